@@ -1,0 +1,63 @@
+package schema
+
+import "time"
+
+// ArtifactListing is one entry of the GitHub artifact listing
+// (GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts), as kept in a
+// tree's artifacts.json.
+type ArtifactListing struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	CreatedAt   time.Time `json:"created_at"`
+	SizeInBytes int64     `json:"size_in_bytes"`
+	// Digest is GitHub's "sha256:<hex>" of the artifact zip, when known.
+	Digest  string `json:"digest,omitempty"`
+	Expired bool   `json:"expired"`
+}
+
+// RunMeta is what is known about a workflow run besides its artifacts.
+// Empty strings and zero times mean unknown.
+type RunMeta struct {
+	RunID        int64     `json:"id,omitempty"`
+	RunAttempt   int       `json:"run_attempt,omitempty"`
+	Name         string    `json:"name,omitempty"`
+	Event        string    `json:"event,omitempty"`
+	Status       string    `json:"status,omitempty"`
+	Conclusion   string    `json:"conclusion,omitempty"`
+	HeadSHA      string    `json:"head_sha,omitempty"`
+	HeadBranch   string    `json:"head_branch,omitempty"`
+	HTMLURL      string    `json:"html_url,omitempty"`
+	CreatedAt    time.Time `json:"created_at,omitempty"`
+	RunStartedAt time.Time `json:"run_started_at,omitempty"`
+}
+
+// Merge fills every unknown field of m from other and returns the result.
+// Known values are never replaced.
+func (m RunMeta) Merge(other RunMeta) RunMeta {
+	if m.RunID == 0 {
+		m.RunID = other.RunID
+	}
+	if m.RunAttempt == 0 {
+		m.RunAttempt = other.RunAttempt
+	}
+	pick := func(a, b string) string {
+		if a != "" {
+			return a
+		}
+		return b
+	}
+	m.Name = pick(m.Name, other.Name)
+	m.Event = pick(m.Event, other.Event)
+	m.Status = pick(m.Status, other.Status)
+	m.Conclusion = pick(m.Conclusion, other.Conclusion)
+	m.HeadSHA = pick(m.HeadSHA, other.HeadSHA)
+	m.HeadBranch = pick(m.HeadBranch, other.HeadBranch)
+	m.HTMLURL = pick(m.HTMLURL, other.HTMLURL)
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = other.CreatedAt
+	}
+	if m.RunStartedAt.IsZero() {
+		m.RunStartedAt = other.RunStartedAt
+	}
+	return m
+}

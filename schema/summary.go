@@ -1,0 +1,172 @@
+// Package schema holds the leaf domain types shared by every stage of the
+// ingest: run identity, normalized rows and the ingest summary. It imports
+// nothing of ours.
+package schema
+
+import "time"
+
+// Status is the outcome of one ingest attempt.
+type Status string
+
+const (
+	// StatusSucceeded: the run was written and nothing failed.
+	StatusSucceeded Status = "succeeded"
+	// StatusCompletedWithFailures: the run was written, but some rows or
+	// files failed and were left out.
+	StatusCompletedWithFailures Status = "completed_with_failures"
+	// StatusAborted: the ingest was rolled back; nothing was written.
+	StatusAborted Status = "aborted"
+)
+
+// Category names one row of the report table.
+type Category string
+
+const (
+	CategoryBenchmark Category = "benchmark"
+	CategoryEval      Category = "eval"
+	CategoryTrace     Category = "trace"
+	CategoryPower     Category = "power"
+	// CategoryRun is used for failures that belong to no table row
+	// (run-stats, changelog, run metadata, artifacts of unknown kind).
+	CategoryRun Category = "run"
+)
+
+// Counts is one row of the report table. Every item read lands in exactly
+// one column: New + Duplicate + Skipped + Unmapped + Failed = items read.
+type Counts struct {
+	New       int64 `json:"new"`
+	Duplicate int64 `json:"duplicate"`
+	Skipped   int64 `json:"skipped"`
+	Unmapped  int64 `json:"unmapped"`
+	Failed    int64 `json:"failed"`
+}
+
+// Total is the number of items the row accounts for.
+func (c Counts) Total() int64 { return c.New + c.Duplicate + c.Skipped + c.Unmapped + c.Failed }
+
+// Rows is the report table: exactly these four rows, in this order.
+type Rows struct {
+	Benchmark Counts `json:"benchmark"`
+	Eval      Counts `json:"eval"`
+	Trace     Counts `json:"trace"`
+	Power     Counts `json:"power"`
+}
+
+// Stats are the eleven counters of the report's stats line, in the order
+// the report prints them.
+type Stats struct {
+	BenchmarkFiles          int64 `json:"benchmarkFiles"`
+	RawBenchmarkRows        int64 `json:"rawBenchmarkRows"`
+	CoveredByPerJobFiles    int64 `json:"coveredByPerJobFiles"`
+	PurgedPoints            int64 `json:"purgedPoints"`
+	FailedRunRows           int64 `json:"failedRunRows"`
+	RunStatsNew             int64 `json:"runStatsNew"`
+	RunStatsDuplicate       int64 `json:"runStatsDuplicate"`
+	EvalSamplesNew          int64 `json:"evalSamplesNew"`
+	GPUMetricSamplesNew     int64 `json:"gpuMetricSamplesNew"`
+	PowerPublicationPoints  int64 `json:"powerPublicationPoints"`
+	ChangelogEntriesWritten int64 `json:"changelogEntriesWritten"`
+}
+
+// Details are counters beyond the stats line that operators still want to
+// see: they explain the skipped column and what the run cost.
+type Details struct {
+	// StaleAttemptRows: per-job rows whose point a newer attempt owns.
+	StaleAttemptRows int64 `json:"staleAttemptRows"`
+	// MissingIdentityRows: rows without isl/osl (single-turn) that cannot
+	// name their point.
+	MissingIdentityRows int64 `json:"missingIdentityRows"`
+	// BenchmarkRowsUpdated: duplicates whose stored values differed and were
+	// refreshed from the artifact (for example after an alias-table change).
+	BenchmarkRowsUpdated int64 `json:"benchmarkRowsUpdated"`
+	ConfigsNew           int64 `json:"configsNew"`
+	AvailabilityNew      int64 `json:"availabilityNew"`
+	RunStatsRows         int64 `json:"runStatsRows"`
+	ArtifactsRead        int64 `json:"artifactsRead"`
+	FilesRead            int64 `json:"filesRead"`
+	BytesRead            int64 `json:"bytesRead"`
+	// UnknownMetrics lists numeric metric keys that are not in the catalog's
+	// known metric list; they are stored all the same.
+	UnknownMetrics []string `json:"unknownMetrics"`
+	// AttemptOrder says how retries were ordered: "listing" when the GitHub
+	// artifact listing (artifacts.json) was available, "inferred" otherwise.
+	AttemptOrder string `json:"attemptOrder"`
+	DurationMS   int64  `json:"durationMs"`
+}
+
+// Unmapped lists the values that could not be resolved, by kind. Every list
+// is sorted and unique.
+type Unmapped struct {
+	Models      []string `json:"models"`
+	Hardware    []string `json:"hardware"`
+	Precisions  []string `json:"precisions"`
+	Frameworks  []string `json:"frameworks"`
+	SpecMethods []string `json:"specMethods"`
+	Datasets    []string `json:"datasets"`
+}
+
+// Empty reports whether nothing at all was unmapped.
+func (u Unmapped) Empty() bool {
+	return len(u.Models)+len(u.Hardware)+len(u.Precisions)+len(u.Frameworks)+len(u.SpecMethods)+len(u.Datasets) == 0
+}
+
+// Failure is one item that could not be read or written.
+type Failure struct {
+	Category Category `json:"category"`
+	Artifact string   `json:"artifact"`
+	File     string   `json:"file,omitempty"`
+	Reason   string   `json:"reason"`
+}
+
+// Links are the workflow runs the report points at, where known.
+type Links struct {
+	IngestRun string `json:"ingestRun,omitempty"`
+	MergeRun  string `json:"mergeRun,omitempty"`
+	SourceRun string `json:"sourceRun,omitempty"`
+}
+
+// RunIdentity names the run an ingest is about.
+type RunIdentity struct {
+	Repo             string `json:"repo"`
+	SourceRunID      int64  `json:"sourceRunId"`
+	SourceRunAttempt int    `json:"sourceRunAttempt"`
+	MergeRunID       int64  `json:"mergeRunId"`
+	MergeRunAttempt  int    `json:"mergeRunAttempt"`
+}
+
+// Summary is everything one ingest attempt has to say. The Markdown, JSON
+// and console reports are rendered from it alone. Field names are stable.
+type Summary struct {
+	SchemaVersion int         `json:"schemaVersion"`
+	IngestID      int64       `json:"ingestId,omitempty"`
+	Run           RunIdentity `json:"run"`
+	Target        string      `json:"target"`
+	Status        Status      `json:"status"`
+	// AbortReason is the one-line reason of an aborted ingest.
+	AbortReason string    `json:"abortReason,omitempty"`
+	DryRun      bool      `json:"dryRun"`
+	StartedAt   time.Time `json:"startedAt"`
+	FinishedAt  time.Time `json:"finishedAt"`
+	Links       Links     `json:"links"`
+	Rows        Rows      `json:"rows"`
+	Stats       Stats     `json:"stats"`
+	Details     Details   `json:"details"`
+	Unmapped    Unmapped  `json:"unmapped"`
+	Failures    []Failure `json:"failures"`
+	Notes       []string  `json:"notes"`
+}
+
+// SummarySchemaVersion is the version of the Summary JSON layout.
+const SummarySchemaVersion = 1
+
+// FailureCount is the number of failed items across every row plus
+// failures that belong to no row.
+func (s *Summary) FailureCount() int64 {
+	n := s.Rows.Benchmark.Failed + s.Rows.Eval.Failed + s.Rows.Trace.Failed + s.Rows.Power.Failed
+	for _, f := range s.Failures {
+		if f.Category == CategoryRun {
+			n++
+		}
+	}
+	return n
+}
