@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/golang-migrate/migrate/v4"
+	pgxmigrate "github.com/golang-migrate/migrate/v4/database/pgx/v5"
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5/stdlib"
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/migrations"
+)
+
+// MigrationStatus is the schema version a database is at.
+type MigrationStatus struct {
+	Version uint
+	Dirty   bool
+	// Latest is the newest version the binary carries.
+	Latest uint
+}
+
+// withMigrator runs fn with a golang-migrate instance bound to this store's
+// database. golang-migrate takes its own advisory lock, so concurrent
+// processes migrate one at a time.
+func (s *Store) withMigrator(ctx context.Context, fn func(*migrate.Migrate) error) error {
+	src, err := iofs.New(migrations.FS, ".")
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	db := stdlib.OpenDBFromPool(s.pool)
+	drv, err := pgxmigrate.WithInstance(db, &pgxmigrate.Config{})
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("migrations: %w", err)
+	}
+	m, err := migrate.NewWithInstance("iofs", src, "pgx5", drv)
+	if err != nil {
+		drv.Close()
+		return fmt.Errorf("migrations: %w", err)
+	}
+	defer m.Close()
+	stop := context.AfterFunc(ctx, func() {
+		select {
+		case m.GracefulStop <- true:
+		default:
+		}
+	})
+	defer stop()
+	return fn(m)
+}
+
+// MigrateUp applies every pending migration. It reports how many versions
+// it moved; "no change" is success.
+func (s *Store) MigrateUp(ctx context.Context) (from, to uint, err error) {
+	err = s.withMigrator(ctx, func(m *migrate.Migrate) error {
+		from, _, err = version(m)
+		if err != nil {
+			return err
+		}
+		if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+			return fmt.Errorf("migrate up: %w", err)
+		}
+		to, _, err = version(m)
+		return err
+	})
+	if err == nil && from != to {
+		s.log.Info("migrated", zap.Uint("from", from), zap.Uint("to", to))
+	}
+	return from, to, err
+}
+
+// MigrateDown reverts the given number of migrations (at least one).
+func (s *Store) MigrateDown(ctx context.Context, steps int) error {
+	if steps < 1 {
+		return fmt.Errorf("migrate down: steps must be at least 1, got %d", steps)
+	}
+	return s.withMigrator(ctx, func(m *migrate.Migrate) error {
+		if err := m.Steps(-steps); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+			return fmt.Errorf("migrate down %d: %w", steps, err)
+		}
+		return nil
+	})
+}
+
+// MigrationVersion reports the database's schema version and the newest
+// one the binary carries.
+func (s *Store) MigrationVersion(ctx context.Context) (MigrationStatus, error) {
+	var st MigrationStatus
+	latest, err := LatestMigration()
+	if err != nil {
+		return st, err
+	}
+	st.Latest = latest
+	err = s.withMigrator(ctx, func(m *migrate.Migrate) error {
+		st.Version, st.Dirty, err = version(m)
+		return err
+	})
+	return st, err
+}
+
+// LatestMigration is the highest version embedded in the binary.
+func LatestMigration() (uint, error) {
+	src, err := iofs.New(migrations.FS, ".")
+	if err != nil {
+		return 0, fmt.Errorf("migrations: %w", err)
+	}
+	defer src.Close()
+	v, err := src.First()
+	if err != nil {
+		return 0, fmt.Errorf("migrations: %w", err)
+	}
+	for {
+		next, err := src.Next(v)
+		if err != nil {
+			return v, nil
+		}
+		v = next
+	}
+}
+
+func version(m *migrate.Migrate) (uint, bool, error) {
+	v, dirty, err := m.Version()
+	if errors.Is(err, migrate.ErrNilVersion) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("migration version: %w", err)
+	}
+	return v, dirty, nil
+}

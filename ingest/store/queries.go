@@ -1,0 +1,168 @@
+package store
+
+// Every SQL statement the store runs lives in this file.
+
+const configColumns = `hardware, framework, model, precision, spec_method, disagg, is_multinode,
+	prefill_tp, prefill_ep, prefill_dp_attention, prefill_num_workers,
+	decode_tp, decode_ep, decode_dp_attention, decode_num_workers,
+	num_prefill_gpu, num_decode_gpu`
+
+// qLockRun serialises ingests of one source run: a second ingest waits for
+// the first to commit, then finds its rows and reports duplicates.
+const qLockRun = `SELECT pg_advisory_xact_lock(hashtextextended('ingest-run:' || $1::bigint, 0))`
+
+// qUpsertWorkflowRun writes the run row. Unknown values (NULL) never erase
+// known ones, and a fallback name or date never replaces a real one.
+const qUpsertWorkflowRun = `
+INSERT INTO workflow_runs AS w (
+	repo, github_run_id, run_attempt, name, name_is_fallback, event, status, conclusion,
+	head_sha, head_branch, html_url, created_at, created_at_is_fallback, run_started_at, date)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, ($12 AT TIME ZONE 'UTC')::date)
+ON CONFLICT ON CONSTRAINT workflow_runs_natural_key DO UPDATE SET
+	repo = CASE WHEN EXCLUDED.repo <> '' THEN EXCLUDED.repo ELSE w.repo END,
+	name = CASE WHEN EXCLUDED.name_is_fallback THEN w.name ELSE EXCLUDED.name END,
+	name_is_fallback = w.name_is_fallback AND EXCLUDED.name_is_fallback,
+	event = COALESCE(EXCLUDED.event, w.event),
+	status = COALESCE(EXCLUDED.status, w.status),
+	conclusion = COALESCE(EXCLUDED.conclusion, w.conclusion),
+	head_sha = COALESCE(EXCLUDED.head_sha, w.head_sha),
+	head_branch = COALESCE(EXCLUDED.head_branch, w.head_branch),
+	html_url = COALESCE(EXCLUDED.html_url, w.html_url),
+	created_at = CASE WHEN EXCLUDED.created_at_is_fallback THEN w.created_at ELSE EXCLUDED.created_at END,
+	date = CASE WHEN EXCLUDED.created_at_is_fallback THEN w.date ELSE EXCLUDED.date END,
+	created_at_is_fallback = w.created_at_is_fallback AND EXCLUDED.created_at_is_fallback,
+	run_started_at = COALESCE(EXCLUDED.run_started_at, w.run_started_at)
+RETURNING id, to_char(date, 'YYYY-MM-DD')`
+
+const qInsertLedgerRunning = `
+INSERT INTO ingests (repo, github_run_id, run_attempt, merge_run_id, merge_run_attempt,
+	workflow_run_id, status, target, started_at, tool_version)
+VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9)
+RETURNING id`
+
+const qCreateStaging = `
+CREATE TEMP TABLE stage_benchmark (
+	seq bigint NOT NULL,
+	point_key text NOT NULL,
+	is_aggregate boolean NOT NULL,
+	attempt_rank integer NOT NULL,
+	hardware text NOT NULL, framework text NOT NULL, model text NOT NULL, precision text NOT NULL,
+	spec_method text NOT NULL, disagg boolean NOT NULL, is_multinode boolean NOT NULL,
+	prefill_tp smallint NOT NULL, prefill_ep smallint NOT NULL, prefill_dp_attention boolean NOT NULL,
+	prefill_num_workers smallint NOT NULL, decode_tp smallint NOT NULL, decode_ep smallint NOT NULL,
+	decode_dp_attention boolean NOT NULL, decode_num_workers smallint NOT NULL,
+	num_prefill_gpu smallint NOT NULL, num_decode_gpu smallint NOT NULL,
+	benchmark_type text NOT NULL, isl integer, osl integer, conc integer NOT NULL,
+	offload_mode text NOT NULL, recipe_fingerprint text, image text,
+	metrics jsonb NOT NULL, workers jsonb, power_invalid_reasons jsonb, power_audit jsonb,
+	source_artifact text NOT NULL, source_artifact_id bigint, source_file text NOT NULL, source_row integer NOT NULL
+) ON COMMIT DROP`
+
+// stagingColumns is the COPY column order of stage_benchmark.
+var stagingColumns = []string{
+	"seq", "point_key", "is_aggregate", "attempt_rank",
+	"hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
+	"prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers",
+	"decode_tp", "decode_ep", "decode_dp_attention", "decode_num_workers",
+	"num_prefill_gpu", "num_decode_gpu",
+	"benchmark_type", "isl", "osl", "conc", "offload_mode", "recipe_fingerprint", "image",
+	"metrics", "workers", "power_invalid_reasons", "power_audit",
+	"source_artifact", "source_artifact_id", "source_file", "source_row",
+}
+
+const qInsertConfigs = `
+INSERT INTO configs (` + configColumns + `)
+SELECT DISTINCT ` + configColumns + ` FROM stage_benchmark
+ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
+
+// qUpsertBenchmarks picks one winner per point (per-job files before
+// aggregates, newest attempt first, then staging order), writes the winners
+// and counts what happened to every staged row, in one statement.
+// A duplicate whose stored values equal the artifact's is left untouched, so
+// a rerun changes nothing; one whose values differ is refreshed (counted as
+// updated) and keeps its row id.
+const qUpsertBenchmarks = `
+WITH ranked AS (
+	SELECT s.*,
+		row_number() OVER w AS rn,
+		first_value(s.is_aggregate) OVER w AS winner_is_aggregate
+	FROM stage_benchmark s
+	WINDOW w AS (PARTITION BY s.point_key ORDER BY s.is_aggregate, s.attempt_rank, s.seq)
+), ins AS (
+	INSERT INTO benchmark_results AS b (
+		workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
+		recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit,
+		source_artifact, source_artifact_id, source_file, source_row, ingest_id)
+	SELECT $1, c.id, r.benchmark_type, $2::date, r.isl, r.osl, r.conc, r.offload_mode,
+		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit,
+		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3
+	FROM ranked r
+	JOIN configs c ON (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
+		c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
+		c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
+		c.num_prefill_gpu, c.num_decode_gpu)
+		= (r.hardware, r.framework, r.model, r.precision, r.spec_method, r.disagg, r.is_multinode,
+		r.prefill_tp, r.prefill_ep, r.prefill_dp_attention, r.prefill_num_workers,
+		r.decode_tp, r.decode_ep, r.decode_dp_attention, r.decode_num_workers,
+		r.num_prefill_gpu, r.num_decode_gpu)
+	WHERE r.rn = 1
+	ON CONFLICT ON CONSTRAINT benchmark_results_natural_key DO UPDATE SET
+		date = EXCLUDED.date, image = EXCLUDED.image, metrics = EXCLUDED.metrics,
+		workers = EXCLUDED.workers, power_invalid_reasons = EXCLUDED.power_invalid_reasons,
+		power_audit = EXCLUDED.power_audit,
+		source_artifact = EXCLUDED.source_artifact, source_artifact_id = EXCLUDED.source_artifact_id,
+		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id
+	WHERE (b.date, b.image, b.metrics, b.workers, b.power_invalid_reasons, b.power_audit)
+		IS DISTINCT FROM (EXCLUDED.date, EXCLUDED.image, EXCLUDED.metrics, EXCLUDED.workers,
+			EXCLUDED.power_invalid_reasons, EXCLUDED.power_audit)
+	RETURNING (xmax = 0) AS inserted
+)
+SELECT
+	(SELECT count(*) FROM ranked) AS staged,
+	(SELECT count(*) FROM ranked WHERE rn = 1) AS winners,
+	(SELECT count(*) FROM ins WHERE inserted) AS inserted,
+	(SELECT count(*) FROM ins WHERE NOT inserted) AS updated,
+	(SELECT count(*) FROM ranked WHERE rn > 1 AND is_aggregate AND NOT winner_is_aggregate) AS covered,
+	(SELECT count(*) FROM ranked WHERE rn > 1 AND NOT (is_aggregate AND NOT winner_is_aggregate)) AS stale`
+
+const qInsertAvailability = `
+INSERT INTO availability (model, isl, osl, precision, hardware, framework, spec_method, disagg, benchmark_type, date)
+SELECT DISTINCT model, isl, osl, precision, hardware, framework, spec_method, disagg, benchmark_type, $1::date
+FROM stage_benchmark
+ON CONFLICT ON CONSTRAINT availability_natural_key DO NOTHING`
+
+// qUpsertRunStats writes run-stats rows given as parallel arrays.
+const qUpsertRunStats = `
+WITH src AS (
+	SELECT * FROM unnest($3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[])
+		AS u(cluster, hardware, n_success, total, source_artifact, source_file)
+), ins AS (
+	INSERT INTO run_stats AS r (workflow_run_id, date, cluster, hardware, n_success, total,
+		source_artifact, source_file, ingest_id)
+	SELECT $1, $2::date, cluster, hardware, n_success, total, source_artifact, source_file, $9 FROM src
+	ON CONFLICT ON CONSTRAINT run_stats_natural_key DO UPDATE SET
+		date = EXCLUDED.date, hardware = EXCLUDED.hardware, n_success = EXCLUDED.n_success,
+		total = EXCLUDED.total, source_artifact = EXCLUDED.source_artifact,
+		source_file = EXCLUDED.source_file, ingest_id = EXCLUDED.ingest_id
+	WHERE (r.date, r.hardware, r.n_success, r.total) IS DISTINCT FROM
+		(EXCLUDED.date, EXCLUDED.hardware, EXCLUDED.n_success, EXCLUDED.total)
+	RETURNING (xmax = 0) AS inserted
+)
+SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins WHERE inserted)`
+
+const qFinishLedger = `
+UPDATE ingests SET status = $2, finished_at = $3, duration_ms = $4, summary = $5, artifacts = $6, error = $7
+WHERE id = $1`
+
+const qInsertLedgerAborted = `
+INSERT INTO ingests (repo, github_run_id, run_attempt, merge_run_id, merge_run_attempt,
+	status, target, started_at, finished_at, duration_ms, error, summary, artifacts, tool_version)
+VALUES ($1, $2, $3, $4, $5, 'aborted', $6, $7, $8, $9, $10, $11, $12, $13)
+RETURNING id`
+
+// qLatestSummary finds the summary of the newest finished ingest of a run
+// (any attempt when $2 is 0).
+const qLatestSummary = `
+SELECT summary FROM ingests
+WHERE github_run_id = $1 AND ($2 = 0 OR run_attempt = $2) AND summary IS NOT NULL
+ORDER BY id DESC LIMIT 1`

@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// RunTx is the single transaction one ingest writes its run in. Nothing it
+// writes is visible to others before Commit, and Rollback leaves the
+// database exactly as it was.
+type RunTx struct {
+	tx    pgx.Tx
+	start schema.RunStart
+	run   schema.WrittenRun
+	log   *zap.Logger
+	seq   int64
+}
+
+// BeginRun opens the run's transaction: it waits for the run's advisory
+// lock (so a concurrent ingest of the same run finishes first), writes the
+// workflow run row, opens the ledger row and creates the staging tables —
+// in one round trip after BEGIN.
+func (s *Store) BeginRun(ctx context.Context, start schema.RunStart) (*RunTx, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin run transaction: %w", err)
+	}
+	t := &RunTx{tx: tx, start: start, log: s.log.With(zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt))}
+	if err := t.begin(ctx); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *RunTx) begin(ctx context.Context) error {
+	st, m := t.start, t.start.Meta
+	var runStarted *time.Time
+	if !m.RunStartedAt.IsZero() {
+		v := m.RunStartedAt.UTC()
+		runStarted = &v
+	}
+	b := &pgx.Batch{}
+	b.Queue(qLockRun, st.Run.SourceRunID)
+	b.Queue(qUpsertWorkflowRun, st.Run.Repo, st.Run.SourceRunID, st.Run.SourceRunAttempt,
+		m.Name, st.NameIsFallback, null(m.Event), null(m.Status), null(m.Conclusion),
+		null(m.HeadSHA), null(m.HeadBranch), null(m.HTMLURL), m.CreatedAt.UTC(), st.CreatedAtIsFallback, runStarted)
+	b.Queue(qCreateStaging)
+	res := t.tx.SendBatch(ctx, b)
+	defer res.Close()
+	if _, err := res.Exec(); err != nil {
+		return fmt.Errorf("lock run %d: %w", st.Run.SourceRunID, err)
+	}
+	if err := res.QueryRow().Scan(&t.run.WorkflowRunID, &t.run.Date); err != nil {
+		return fmt.Errorf("write workflow run %d attempt %d: %w", st.Run.SourceRunID, st.Run.SourceRunAttempt, err)
+	}
+	if _, err := res.Exec(); err != nil {
+		return fmt.Errorf("create staging tables: %w", err)
+	}
+	if err := res.Close(); err != nil {
+		return fmt.Errorf("begin run: %w", err)
+	}
+	err := t.tx.QueryRow(ctx, qInsertLedgerRunning, st.Run.Repo, st.Run.SourceRunID, st.Run.SourceRunAttempt,
+		nullInt64(st.Run.MergeRunID), nullInt(st.Run.MergeRunAttempt), t.run.WorkflowRunID, st.Target,
+		st.StartedAt.UTC(), st.ToolVersion).Scan(&t.run.IngestID)
+	if err != nil {
+		return fmt.Errorf("open ledger row: %w", err)
+	}
+	return nil
+}
+
+// Run is the workflow run row and ledger row this transaction writes under.
+func (t *RunTx) Run() schema.WrittenRun { return t.run }
+
+// StageBenchmarks streams rows into the staging table with COPY. next is
+// called until it reports no more rows; parsing can therefore run while
+// PostgreSQL receives earlier rows, and memory stays flat however large the
+// run. It returns how many rows were staged.
+func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error) {
+	src := &benchmarkSource{next: next, seq: &t.seq}
+	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_benchmark"}, stagingColumns, src)
+	if err != nil {
+		return n, fmt.Errorf("stage benchmark rows: %w", err)
+	}
+	return n, nil
+}
+
+// Apply writes everything staged: configs, benchmark results (one winner
+// per point), availability and run stats, in one round trip.
+func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error) {
+	var r schema.ApplyResult
+	b := &pgx.Batch{}
+	b.Queue(qInsertConfigs)
+	b.Queue(qUpsertBenchmarks, t.run.WorkflowRunID, t.run.Date, t.run.IngestID)
+	b.Queue(qInsertAvailability, t.run.Date)
+	if len(stats) > 0 {
+		cl, hw, src, file := make([]string, len(stats)), make([]string, len(stats)), make([]string, len(stats)), make([]string, len(stats))
+		ok, total := make([]int32, len(stats)), make([]int32, len(stats))
+		for i, s := range stats {
+			cl[i], hw[i], src[i], file[i] = s.Cluster, s.Hardware, s.Source.Artifact, s.Source.File
+			ok[i], total[i] = int32(s.NSuccess), int32(s.Total)
+		}
+		b.Queue(qUpsertRunStats, t.run.WorkflowRunID, t.run.Date, cl, hw, ok, total, src, file, t.run.IngestID)
+	}
+	res := t.tx.SendBatch(ctx, b)
+	defer res.Close()
+	tag, err := res.Exec()
+	if err != nil {
+		return r, fmt.Errorf("write configs: %w", err)
+	}
+	r.ConfigsNew = tag.RowsAffected()
+	var winners int64
+	if err := res.QueryRow().Scan(&r.BenchmarkStaged, &winners, &r.BenchmarkNew, &r.BenchmarkUpdated, &r.Covered, &r.StaleAttempt); err != nil {
+		return r, fmt.Errorf("write benchmark results: %w", err)
+	}
+	r.BenchmarkDuplicate = winners - r.BenchmarkNew
+	if tag, err = res.Exec(); err != nil {
+		return r, fmt.Errorf("write availability: %w", err)
+	}
+	r.AvailabilityNew = tag.RowsAffected()
+	if len(stats) > 0 {
+		var staged int64
+		if err := res.QueryRow().Scan(&staged, &r.RunStatsNew); err != nil {
+			return r, fmt.Errorf("write run stats: %w", err)
+		}
+		r.RunStatsDuplicate = staged - r.RunStatsNew
+	}
+	if err := res.Close(); err != nil {
+		return r, fmt.Errorf("apply run: %w", err)
+	}
+	return r, nil
+}
+
+// Finish records the summary in the ledger row and commits — or, for a dry
+// run, rolls everything back so the run leaves no trace.
+func (t *RunTx) Finish(ctx context.Context, s *schema.Summary, artifacts json.RawMessage, dryRun bool) error {
+	s.IngestID = t.run.IngestID
+	sum, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	if artifacts == nil {
+		artifacts = json.RawMessage("[]")
+	}
+	_, err = t.tx.Exec(ctx, qFinishLedger, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
+		s.Details.DurationMS, sum, []byte(artifacts), nil)
+	if err != nil {
+		return fmt.Errorf("close ledger row: %w", err)
+	}
+	if dryRun {
+		if err := t.tx.Rollback(ctx); err != nil {
+			return fmt.Errorf("roll back dry run: %w", err)
+		}
+		return nil
+	}
+	if err := t.tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit run: %w", err)
+	}
+	return nil
+}
+
+// Rollback abandons the transaction. It is safe after Finish.
+func (t *RunTx) Rollback(ctx context.Context) error {
+	err := t.tx.Rollback(context.WithoutCancel(ctx))
+	if errors.Is(err, pgx.ErrTxClosed) {
+		return nil
+	}
+	return err
+}
+
+func null(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nullInt64(v int64) *int64 {
+	if v == 0 {
+		return nil
+	}
+	return &v
+}
+
+func nullInt(v int) *int32 {
+	if v == 0 {
+		return nil
+	}
+	x := int32(v)
+	return &x
+}

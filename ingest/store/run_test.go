@@ -1,0 +1,100 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/ingest/store/pgtest"
+	"github.com/inferencex/ingest/schema"
+)
+
+func intp(v int) *int { return &v }
+
+func testPoint(conc int, tput float64) schema.BenchmarkPoint {
+	return schema.BenchmarkPoint{
+		Config: schema.Config{Hardware: "b200", Framework: "sglang", Model: "qwen3.5", Precision: "fp8", SpecMethod: "none",
+			PrefillTP: 8, PrefillEP: 1, DecodeTP: 8, DecodeEP: 1, NumPrefillGPU: 8, NumDecodeGPU: 8},
+		BenchmarkType: schema.BenchmarkSingleTurn, ISL: intp(8192), OSL: intp(1024), Conc: conc, OffloadMode: "off",
+		Metrics: map[string]any{"tput_per_gpu": tput},
+	}
+}
+
+func start(runID int64) schema.RunStart {
+	return schema.RunStart{
+		Run:       schema.RunIdentity{Repo: "o/r", SourceRunID: runID, SourceRunAttempt: 1},
+		Meta:      schema.RunMeta{Name: "Run Sweep", CreatedAt: time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)},
+		Target:    "test",
+		StartedAt: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC),
+	}
+}
+
+// iterate feeds rows to StageBenchmarks.
+func iterate(rows []schema.StagedBenchmark) func() (schema.StagedBenchmark, bool, error) {
+	i := 0
+	return func() (schema.StagedBenchmark, bool, error) {
+		if i == len(rows) {
+			return schema.StagedBenchmark{}, false, nil
+		}
+		i++
+		return rows[i-1], true, nil
+	}
+}
+
+func ingestOnce(t *testing.T, st *store.Store, rows []schema.StagedBenchmark, stats []schema.RunStat) schema.ApplyResult {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := st.BeginRun(ctx, start(42))
+	require.NoError(t, err)
+	n, err := tx.StageBenchmarks(ctx, iterate(rows))
+	require.NoError(t, err)
+	require.EqualValues(t, len(rows), n)
+	res, err := tx.Apply(ctx, stats)
+	require.NoError(t, err)
+	sum := &schema.Summary{Status: schema.StatusSucceeded, FinishedAt: time.Now()}
+	require.NoError(t, tx.Finish(ctx, sum, json.RawMessage(`[]`), false))
+	return res
+}
+
+func TestApplyRanksPointsAndIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+
+	src := func(a string) schema.Provenance { return schema.Provenance{Artifact: a, File: "agg.json"} }
+	rows := []schema.StagedBenchmark{
+		// point conc 4: per-job (stale attempt rank 1), per-job newest (rank 0), aggregate copy.
+		{Point: testPoint(4, 1), Source: src("bmk_old"), AttemptRank: 1},
+		{Point: testPoint(4, 2), Source: src("bmk_new"), AttemptRank: 0},
+		{Point: testPoint(4, 3), Source: src("results_bmk"), IsAggregate: true},
+		// point conc 8: only in the aggregate.
+		{Point: testPoint(8, 4), Source: src("results_bmk"), IsAggregate: true},
+	}
+	stats := []schema.RunStat{{Cluster: "b200-dgxc", Hardware: "b200", NSuccess: 3, Total: 4, Source: src("run-stats")}}
+	res := ingestOnce(t, st, rows, stats)
+	require.Equal(t, schema.ApplyResult{BenchmarkStaged: 4, BenchmarkNew: 2, Covered: 1, StaleAttempt: 1,
+		ConfigsNew: 1, AvailabilityNew: 1, RunStatsNew: 1}, res)
+
+	var tput float64
+	var artifact string
+	require.NoError(t, st.Pool().QueryRow(ctx,
+		`SELECT (metrics->>'tput_per_gpu')::float8, source_artifact FROM benchmark_results WHERE conc = 4`).Scan(&tput, &artifact))
+	require.Equal(t, 2.0, tput, "the newest per-job attempt wins")
+	require.Equal(t, "bmk_new", artifact)
+
+	again := ingestOnce(t, st, rows, stats)
+	require.Equal(t, schema.ApplyResult{BenchmarkStaged: 4, BenchmarkDuplicate: 2, Covered: 1, StaleAttempt: 1,
+		RunStatsDuplicate: 1}, again)
+
+	// A changed value for an existing point is a duplicate that is refreshed.
+	rows[1].Point.Metrics = map[string]any{"tput_per_gpu": 2.5}
+	changed := ingestOnce(t, st, rows, stats)
+	require.EqualValues(t, 2, changed.BenchmarkDuplicate)
+	require.EqualValues(t, 1, changed.BenchmarkUpdated)
+}

@@ -1,0 +1,63 @@
+// Package store is the PostgreSQL side of the ingest: migrations, the one
+// transaction a run is written in, and the ingest ledger.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+)
+
+// Store is a connection pool to the ingest database.
+type Store struct {
+	pool *pgxpool.Pool
+	url  string
+	log  *zap.Logger
+}
+
+// Open connects to the database at url and checks that it answers.
+func Open(ctx context.Context, url string, log *zap.Logger) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", redact(err))
+	}
+	if cfg.MaxConns > 4 {
+		cfg.MaxConns = 4
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", describe(cfg.ConnConfig), err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to %s: %w", describe(cfg.ConnConfig), err)
+	}
+	return &Store{pool: pool, url: url, log: log.Named("store")}, nil
+}
+
+// Close releases every connection.
+func (s *Store) Close() { s.pool.Close() }
+
+// Pool exposes the pool to tests and read-only commands of this package's
+// callers that need plain queries.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// describe names a database without its password.
+func describe(c *pgx.ConnConfig) string {
+	return fmt.Sprintf("postgres://%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+}
+
+// redact drops the connection string from parse errors, which may echo a
+// password.
+func redact(err error) error {
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) {
+		return errors.New("cannot parse the connection string (check its syntax)")
+	}
+	return err
+}

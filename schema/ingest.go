@@ -1,0 +1,95 @@
+package schema
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// RunStart is what the store needs to open the transaction of one ingest.
+type RunStart struct {
+	Run  RunIdentity
+	Meta RunMeta
+	// NameIsFallback and CreatedAtIsFallback mark values that were made up
+	// because nothing better was known; a later ingest that knows the real
+	// value replaces them, but a fallback never replaces a known value.
+	NameIsFallback      bool
+	CreatedAtIsFallback bool
+	Target              string
+	StartedAt           time.Time
+	ToolVersion         string
+}
+
+// WrittenRun is the workflow run row an ingest writes under.
+type WrittenRun struct {
+	WorkflowRunID int64
+	IngestID      int64
+	// Date is the run's date (YYYY-MM-DD), stamped on every row it owns.
+	Date string
+}
+
+// StagedBenchmark is one normalized benchmark row on its way to the store,
+// with what decides which copy of a point wins.
+type StagedBenchmark struct {
+	Point  BenchmarkPoint
+	Source Provenance
+	// IsAggregate is true for rows of results_* aggregates; per-job bmk_*
+	// files own their points first.
+	IsAggregate bool
+	// AttemptRank orders copies of one point: 0 is the newest upload.
+	AttemptRank int
+}
+
+// RunStat is one cluster's job success count from run-stats.
+type RunStat struct {
+	Cluster  string
+	Hardware string
+	NSuccess int
+	Total    int
+	Source   Provenance
+}
+
+// ApplyResult is what the store learned while writing a run.
+type ApplyResult struct {
+	BenchmarkStaged    int64
+	BenchmarkNew       int64
+	BenchmarkDuplicate int64
+	BenchmarkUpdated   int64
+	Covered            int64
+	StaleAttempt       int64
+	ConfigsNew         int64
+	AvailabilityNew    int64
+	RunStatsNew        int64
+	RunStatsDuplicate  int64
+}
+
+// Key is the point identity of a row within its run, as one string:
+// the configs natural key, benchmark type, isl, osl, conc, offload mode and
+// recipe fingerprint (absent values written as null).
+func (p *BenchmarkPoint) Key() string {
+	c := p.Config
+	parts := []string{
+		c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod,
+		strconv.FormatBool(c.Disagg), strconv.FormatBool(c.IsMultinode),
+		strconv.Itoa(c.PrefillTP), strconv.Itoa(c.PrefillEP), strconv.FormatBool(c.PrefillDPAttention), strconv.Itoa(c.PrefillNumWorkers),
+		strconv.Itoa(c.DecodeTP), strconv.Itoa(c.DecodeEP), strconv.FormatBool(c.DecodeDPAttention), strconv.Itoa(c.DecodeNumWorkers),
+		strconv.Itoa(c.NumPrefillGPU), strconv.Itoa(c.NumDecodeGPU),
+		p.BenchmarkType, optInt(p.ISL), optInt(p.OSL), strconv.Itoa(p.Conc), p.OffloadMode, optString(p.RecipeFingerprint),
+	}
+	enc, _ := json.Marshal(parts) // a []string always marshals
+	return string(enc)
+}
+
+func optInt(v *int) string {
+	if v == nil {
+		return "null"
+	}
+	return strconv.Itoa(*v)
+}
+
+func optString(v *string) string {
+	if v == nil {
+		return "\x00null"
+	}
+	return *v
+}
