@@ -1,0 +1,181 @@
+// Package overrides holds the audited run-override ledger: runs, attempts
+// and benchmark points that must never be ingested, and corrected run
+// conclusions. The ledger is a data file embedded in the binary; operators
+// add to it with extra files of the same shape.
+package overrides
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+//go:embed overrides.json
+var embedded []byte
+
+// PurgedRun removes a whole run, or some of its attempts.
+type PurgedRun struct {
+	RunID int64 `json:"runId"`
+	// Attempts limits the purge to these attempts; empty means every attempt.
+	Attempts []int  `json:"attempts,omitempty"`
+	Reason   string `json:"reason"`
+}
+
+// PurgedPoint removes one benchmark point of one run. Attempt 0 matches
+// every attempt. A nil recipe fingerprint matches only rows without one.
+type PurgedPoint struct {
+	RunID             int64         `json:"runId"`
+	Attempt           int           `json:"attempt,omitempty"`
+	Config            schema.Config `json:"config"`
+	BenchmarkType     string        `json:"benchmarkType"`
+	ISL               *int          `json:"isl"`
+	OSL               *int          `json:"osl"`
+	Conc              int           `json:"conc"`
+	OffloadMode       string        `json:"offloadMode"`
+	RecipeFingerprint *string       `json:"recipeFingerprint"`
+	Reason            string        `json:"reason"`
+}
+
+// ConclusionOverride corrects the conclusion GitHub reports for a run.
+type ConclusionOverride struct {
+	RunID      int64  `json:"runId"`
+	Conclusion string `json:"conclusion"`
+	Reason     string `json:"reason"`
+}
+
+type file struct {
+	PurgedRuns          []PurgedRun          `json:"purgedRuns"`
+	PurgedRunAttempts   []PurgedRun          `json:"purgedRunAttempts"`
+	PurgedPoints        []PurgedPoint        `json:"purgedPoints"`
+	ConclusionOverrides []ConclusionOverride `json:"conclusionOverrides"`
+}
+
+// Overrides is the loaded, validated ledger. It is immutable.
+type Overrides struct {
+	runs        map[int64]PurgedRun
+	points      map[pointKey]PurgedPoint
+	conclusions map[int64]string
+}
+
+type pointKey struct {
+	run     int64
+	attempt int
+	key     string
+}
+
+// Load reads the embedded ledger and then each extension, in order.
+func Load(extensions ...io.Reader) (*Overrides, error) {
+	o := &Overrides{runs: map[int64]PurgedRun{}, points: map[pointKey]PurgedPoint{}, conclusions: map[int64]string{}}
+	if err := o.add("embedded overrides.json", bytes.NewReader(embedded)); err != nil {
+		return nil, err
+	}
+	for i, r := range extensions {
+		if err := o.add(fmt.Sprintf("overrides extension %d", i+1), r); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+var validConclusions = map[string]bool{"success": true, "failure": true, "cancelled": true, "skipped": true,
+	"timed_out": true, "action_required": true, "neutral": true, "stale": true}
+
+func (o *Overrides) add(name string, r io.Reader) error {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var f file
+	if err := dec.Decode(&f); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))
+	}
+	for _, p := range append(f.PurgedRuns, f.PurgedRunAttempts...) {
+		if p.RunID <= 0 {
+			return bad("purged run id %d is not positive", p.RunID)
+		}
+		if strings.TrimSpace(p.Reason) == "" {
+			return bad("purged run %d has no reason", p.RunID)
+		}
+		for _, a := range p.Attempts {
+			if a < 1 {
+				return bad("purged run %d: attempt %d is not positive", p.RunID, a)
+			}
+		}
+		prev, seen := o.runs[p.RunID]
+		if seen && (len(prev.Attempts) == 0 || len(p.Attempts) == 0) {
+			return bad("run %d is purged twice", p.RunID)
+		}
+		if seen {
+			p.Attempts = append(append([]int{}, prev.Attempts...), p.Attempts...)
+		}
+		o.runs[p.RunID] = p
+	}
+	for _, p := range f.PurgedPoints {
+		if p.RunID <= 0 || p.Conc <= 0 || p.BenchmarkType == "" || p.OffloadMode == "" || p.Config.Model == "" || p.Config.Hardware == "" {
+			return bad("purged point of run %d is incomplete (runId, config, benchmarkType, conc, offloadMode are required)", p.RunID)
+		}
+		if strings.TrimSpace(p.Reason) == "" {
+			return bad("purged point of run %d has no reason", p.RunID)
+		}
+		if p.RecipeFingerprint != nil && *p.RecipeFingerprint == "" {
+			return bad("purged point of run %d: recipeFingerprint must be null or non-empty", p.RunID)
+		}
+		o.points[pointKey{p.RunID, p.Attempt, p.point().Key()}] = p
+	}
+	for _, c := range f.ConclusionOverrides {
+		if c.RunID <= 0 || !validConclusions[c.Conclusion] || strings.TrimSpace(c.Reason) == "" {
+			return bad("conclusion override for run %d needs a positive run id, a valid conclusion and a reason", c.RunID)
+		}
+		o.conclusions[c.RunID] = c.Conclusion
+	}
+	return nil
+}
+
+func (p PurgedPoint) point() *schema.BenchmarkPoint {
+	return &schema.BenchmarkPoint{Config: p.Config, BenchmarkType: p.BenchmarkType, ISL: p.ISL, OSL: p.OSL,
+		Conc: p.Conc, OffloadMode: p.OffloadMode, RecipeFingerprint: p.RecipeFingerprint}
+}
+
+// RunPurged reports whether a run attempt must not be ingested, and why.
+func (o *Overrides) RunPurged(runID int64, attempt int) (string, bool) {
+	p, ok := o.runs[runID]
+	if !ok {
+		return "", false
+	}
+	if len(p.Attempts) == 0 {
+		return p.Reason, true
+	}
+	for _, a := range p.Attempts {
+		if a == attempt {
+			return p.Reason, true
+		}
+	}
+	return "", false
+}
+
+// PointPurged reports whether a benchmark point of a run attempt is purged.
+func (o *Overrides) PointPurged(runID int64, attempt int, p *schema.BenchmarkPoint) (string, bool) {
+	if len(o.points) == 0 {
+		return "", false
+	}
+	key := p.Key()
+	if pp, ok := o.points[pointKey{runID, attempt, key}]; ok {
+		return pp.Reason, true
+	}
+	if pp, ok := o.points[pointKey{runID, 0, key}]; ok {
+		return pp.Reason, true
+	}
+	return "", false
+}
+
+// Conclusion returns the corrected conclusion of a run, if any.
+func (o *Overrides) Conclusion(runID int64) (string, bool) {
+	c, ok := o.conclusions[runID]
+	return c, ok
+}
