@@ -1,0 +1,86 @@
+package benchmark
+
+import (
+	"sort"
+
+	"github.com/inferencex/ingest/ingest/catalog"
+)
+
+// capturedMetrics is the numeric content of a row.
+type capturedMetrics struct {
+	values map[string]any // float64 values, keyed as in the row
+	// nonFinite lists known metric keys whose value is NaN or ±Inf.
+	nonFinite map[string]bool
+}
+
+// captureMetrics keeps every numeric value of a row outside the catalog's
+// non-metric keys: JSON numbers and numeric strings, finite only. A
+// non-finite value is dropped; when its key is a known metric it is also
+// remembered, because it makes the row fail unless the power contract
+// withholds the key anyway. Booleans, null, empty strings, arrays and
+// objects are never metrics.
+func captureMetrics(cat *catalog.Catalog, row map[string]any) capturedMetrics {
+	c := capturedMetrics{values: make(map[string]any, len(row)), nonFinite: map[string]bool{}}
+	for key, raw := range row {
+		if cat.IsNonMetricKey(key) {
+			continue
+		}
+		f, ok := numericValue(raw)
+		if !ok {
+			continue
+		}
+		if !finite(f) {
+			if cat.IsKnownMetric(key) {
+				c.nonFinite[key] = true
+			}
+			continue
+		}
+		c.values[key] = f
+	}
+	return c
+}
+
+// firstNonFinite returns the first (sorted) known key still non-finite.
+func (c capturedMetrics) firstNonFinite() (string, bool) {
+	if len(c.nonFinite) == 0 {
+		return "", false
+	}
+	keys := make([]string, 0, len(c.nonFinite))
+	for k := range c.nonFinite {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys[0], true
+}
+
+// unknownMetrics lists the numeric keys the catalog does not know, sorted.
+func unknownMetrics(cat *catalog.Catalog, metrics map[string]any) []string {
+	var unknown []string
+	for key, v := range metrics {
+		if _, numeric := v.(float64); numeric && !cat.IsKnownMetric(key) {
+			unknown = append(unknown, key)
+		}
+	}
+	sort.Strings(unknown)
+	return unknown
+}
+
+// equalisePipelineParallelism gives an aggregate (not disaggregated)
+// deployment one pipeline depth: prefill_pp and decode_pp both become the
+// larger of the two (a missing side counts as 1).
+func equalisePipelineParallelism(metrics map[string]any) {
+	p, hasP := metrics["prefill_pp"].(float64)
+	d, hasD := metrics["decode_pp"].(float64)
+	if !hasP && !hasD {
+		return
+	}
+	if !hasP {
+		p = 1
+	}
+	if !hasD {
+		d = 1
+	}
+	pp := max(p, d)
+	metrics["prefill_pp"] = pp
+	metrics["decode_pp"] = pp
+}

@@ -1,0 +1,147 @@
+// Package benchmark reads benchmark result files (per-job bmk_* and
+// aggregate results_* JSON) and normalizes their rows into
+// schema.BenchmarkPoint values, saying for every row whether it is stored,
+// skipped, unmapped or failed and why.
+package benchmark
+
+import (
+	"strings"
+
+	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/schema"
+)
+
+// Normalizer maps raw benchmark rows to points. It holds no mutable state
+// and is safe for concurrent use.
+type Normalizer struct {
+	cat *catalog.Catalog
+}
+
+// NewNormalizer returns a Normalizer that resolves vocabulary through c.
+func NewNormalizer(c *catalog.Catalog) *Normalizer {
+	return &Normalizer{cat: c}
+}
+
+// Normalize maps one raw row (as delivered by ReadRows) to a point. The
+// point is only meaningful when the outcome is OK. The row is not modified.
+//
+// The steps, in order: flatten the v3 agentic layout; skip rows whose
+// benchmark_outcome failed; validate the point identity (conc/users, isl,
+// osl); skip runs without a successful request; resolve model, hardware,
+// framework, precision and spec method (every unresolved one is reported);
+// resolve the topology; capture and normalize the metrics.
+func (n *Normalizer) Normalize(row map[string]any) (schema.BenchmarkPoint, Outcome) {
+	row = flattenV3(row)
+	if isFailedOutcome(row) {
+		return schema.BenchmarkPoint{}, skipped(SkipFailedRun)
+	}
+	id, o := readIdentity(row)
+	if o != nil {
+		return schema.BenchmarkPoint{}, *o
+	}
+	if noSuccessfulRequests(row) {
+		return schema.BenchmarkPoint{}, skipped(SkipFailedRun)
+	}
+
+	cfg, fwDisagg, o := n.resolveDimensions(row)
+	if o != nil {
+		return schema.BenchmarkPoint{}, *o
+	}
+	topo, err := resolveTopology(row, cfg.Framework, fwDisagg, id.agentic)
+	if err != nil {
+		return schema.BenchmarkPoint{}, failed("%v", err)
+	}
+	topo.Hardware, topo.Framework, topo.Model = cfg.Hardware, cfg.Framework, cfg.Model
+	topo.Precision, topo.SpecMethod = cfg.Precision, cfg.SpecMethod
+
+	point := schema.BenchmarkPoint{
+		Config:            topo,
+		BenchmarkType:     id.benchmarkType,
+		ISL:               id.isl,
+		OSL:               id.osl,
+		Conc:              id.conc,
+		OffloadMode:       offloadMode(row),
+		RecipeFingerprint: recipeFingerprint(row),
+		Image:             image(row),
+		DatasetSlug:       datasetSlug(row),
+	}
+	metrics, withholdWorkers, o := n.metrics(row, point, id.agentic)
+	if o != nil {
+		return schema.BenchmarkPoint{}, *o
+	}
+	point.Metrics = metrics
+	if !withholdWorkers {
+		point.Workers = extractWorkers(row["workers"])
+	}
+	point.PowerInvalidReasons = extractPowerInvalidReasons(row["power_invalid_reasons"])
+	point.PowerAudit = extractPowerAudit(row["power_audit"])
+	return point, Outcome{Kind: OK, UnknownMetrics: unknownMetrics(n.cat, metrics)}
+}
+
+// resolveDimensions resolves the five vocabulary dimensions of a config.
+// fwDisagg is the disaggregation flag the framework implies.
+func (n *Normalizer) resolveDimensions(row map[string]any) (cfg schema.Config, fwDisagg bool, o *Outcome) {
+	var unmapped []UnmappedValue
+	miss := func(kind string, raw any) {
+		unmapped = append(unmapped, UnmappedValue{Kind: kind, Value: text(raw)})
+	}
+
+	prefix := row["infmax_model_prefix"]
+	if !present(row, "infmax_model_prefix") {
+		prefix = row["model_prefix"]
+	}
+	model, ok := n.cat.ResolveModel(text(prefix), text(row["model"]))
+	if !ok {
+		raw := prefix
+		if strings.TrimSpace(text(raw)) == "" {
+			raw = row["model"]
+		}
+		miss(DimModel, raw)
+	}
+	hardware, ok := n.cat.ResolveHardware(text(row["hw"]))
+	if !ok {
+		miss(DimHardware, row["hw"])
+	}
+	framework, fwDisagg, known := n.cat.ResolveFramework(text(row["framework"]), row["disagg"])
+	if !known {
+		miss(DimFramework, row["framework"])
+	}
+	precision, ok := n.cat.ResolvePrecision(text(row["precision"]))
+	if !ok {
+		miss(DimPrecision, row["precision"])
+	}
+	spec, ok := n.cat.ResolveSpecMethod(row["spec_decoding"])
+	if !ok {
+		miss(DimSpecMethod, row["spec_decoding"])
+	}
+	if len(unmapped) > 0 {
+		return cfg, false, &Outcome{Kind: Unmapped, Unmapped: unmapped}
+	}
+	cfg = schema.Config{Hardware: hardware, Framework: framework, Model: model, Precision: precision, SpecMethod: spec}
+	return cfg, fwDisagg, nil
+}
+
+// metrics builds the metrics of an identified point.
+func (n *Normalizer) metrics(row map[string]any, p schema.BenchmarkPoint, agentic bool) (map[string]any, bool, *Outcome) {
+	c := captureMetrics(n.cat, row)
+	withholdWorkers := applyPowerContract(n.cat, row, &c)
+	if key, bad := c.firstNonFinite(); bad {
+		o := failed("metric %s: non-finite value", key)
+		return nil, false, &o
+	}
+	m := c.values
+	if agentic {
+		preferFullResponse(m)
+	}
+	if !p.Config.Disagg {
+		equalisePipelineParallelism(m)
+	}
+	if agentic {
+		m["offload_mode"] = p.OffloadMode
+	}
+	addRuntimeMetadata(row, m)
+	if agentic {
+		deriveInteractivity(m)
+	}
+	return m, withholdWorkers, nil
+}

@@ -1,0 +1,170 @@
+package benchmark
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Shape says which top-level JSON shapes a benchmark file may have.
+type Shape int
+
+const (
+	// ObjectOrArray: per-job bmk_* files hold one row object or an array of
+	// row objects.
+	ObjectOrArray Shape = iota
+	// ArrayOnly: aggregate results_* files must hold an array of rows.
+	ArrayOnly
+)
+
+// maxRowBytes bounds the size of one row so that a corrupt file cannot make
+// the reader buffer without limit. Real rows are a few KiB.
+const maxRowBytes = 64 << 20
+
+// File-level errors that callers may want to tell apart.
+var (
+	ErrEmptyFile = errors.New("empty file")
+	ErrNotArray  = errors.New("aggregate file is not a JSON array")
+)
+
+// RowFunc receives every row of a file in order. index is the row's 0-based
+// position; err is set (and row nil) when that row could not be decoded. A
+// non-nil return stops the reading and is returned by ReadRows as is.
+type RowFunc func(index int, row map[string]any, err error) error
+
+// ReadRows streams the rows of a benchmark file to fn. The top-level array
+// is split into elements without loading the whole file, and each element is
+// decoded on its own (numbers as json.Number), so one bad element does not
+// lose its neighbours: its error is passed to fn. Errors that concern the
+// file as a whole (empty, not JSON, wrong shape, truncated, trailing data)
+// are returned; rows is always the number of rows delivered to fn.
+func ReadRows(r io.Reader, shape Shape, fn RowFunc) (rows int, err error) {
+	s := &rowScanner{r: bufio.NewReaderSize(r, 64<<10)}
+	first, err := s.skipSpace()
+	if err != nil {
+		return 0, err
+	}
+	if first == 0 {
+		return 0, ErrEmptyFile
+	}
+	switch {
+	case first == '[':
+		return s.readArray(fn)
+	case first == '{' && shape == ObjectOrArray:
+		return s.readObject(fn)
+	case shape == ArrayOnly && startsJSONValue(first):
+		return 0, ErrNotArray
+	case startsJSONValue(first):
+		return 0, fmt.Errorf("file is a JSON %s, not an object or array", scalarKind(first))
+	default:
+		return 0, fmt.Errorf("not JSON: unexpected character %q at offset %d", first, s.offset-1)
+	}
+}
+
+func eofAfter(rows int) error {
+	if rows == 0 {
+		return errors.New("unexpected end of file before row 0")
+	}
+	return fmt.Errorf("unexpected end of file after row %d", rows-1)
+}
+
+// decodeRow decodes one element into a row object.
+func decodeRow(index int, elem []byte) (map[string]any, error) {
+	if len(bytes.TrimSpace(elem)) == 0 {
+		return nil, fmt.Errorf("row %d: missing value", index)
+	}
+	dec := json.NewDecoder(bytes.NewReader(elem))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	if err == nil {
+		if _, tokErr := dec.Token(); tokErr != io.EOF {
+			err = errors.New("unexpected data after the value")
+		}
+	}
+	if err != nil {
+		if tok := nonFiniteToken(elem); tok != "" {
+			return nil, fmt.Errorf("row %d: non-finite number %s is not valid JSON", index, tok)
+		}
+		return nil, fmt.Errorf("row %d: invalid JSON: %w", index, err)
+	}
+	row, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("row %d: not an object (%s)", index, jsonKind(v))
+	}
+	return row, nil
+}
+
+// nonFiniteToken finds a bare NaN, Infinity or -Infinity token (as Python's
+// json.dump writes them) outside strings.
+func nonFiniteToken(elem []byte) string {
+	inString, escaped := false, false
+	for i := 0; i < len(elem); i++ {
+		b := elem[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		if b == '"' {
+			inString = true
+			continue
+		}
+		for _, tok := range []string{"NaN", "-Infinity", "Infinity"} {
+			if bytes.HasPrefix(elem[i:], []byte(tok)) {
+				return tok
+			}
+		}
+	}
+	return ""
+}
+
+func startsJSONValue(b byte) bool {
+	switch b {
+	case '{', '[', '"', '-', 't', 'f', 'n':
+		return true
+	}
+	return b >= '0' && b <= '9'
+}
+
+func scalarKind(first byte) string {
+	switch first {
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	default:
+		return "number"
+	}
+}
+
+// jsonKind names the JSON type of a decoded value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case json.Number, float64, float32, int, int64, int32:
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}

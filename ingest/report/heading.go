@@ -1,0 +1,148 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// outcome is which variant of the heading and footer a summary gets.
+type outcome int
+
+const (
+	outcomeSucceeded outcome = iota
+	outcomeWithFailures
+	outcomeAborted
+	outcomeDryRun
+)
+
+// outcomeOf picks the variant: a dry run first (nothing was written either
+// way), then a rolled-back run, then a run written with failures.
+func outcomeOf(s *schema.Summary) outcome {
+	switch {
+	case s.DryRun:
+		return outcomeDryRun
+	case s.Status == schema.StatusAborted:
+		return outcomeAborted
+	case failureTotal(s) > 0 || s.Status == schema.StatusCompletedWithFailures:
+		return outcomeWithFailures
+	default:
+		return outcomeSucceeded
+	}
+}
+
+// failureTotal is the N of "with N failures": the failed cells plus the
+// failures that belong to no row, or the listed failures when the counters
+// are all zero.
+func failureTotal(s *schema.Summary) int64 {
+	if n := s.FailureCount(); n > 0 {
+		return n
+	}
+	return int64(len(s.Failures))
+}
+
+// abortReason is the one-line reason of an aborted run, escaped with esc and
+// without a trailing period (the sentence adds its own).
+func abortReason(s *schema.Summary, esc func(string) string) string {
+	r := strings.TrimSpace(strings.TrimSuffix(oneLine(s.AbortReason, maxInlineRunes), "."))
+	if r == "" {
+		return ""
+	}
+	return esc(r)
+}
+
+// headingEN is the English heading after "Ingest report — ": an emoji and a
+// sentence. Values from input are escaped with esc.
+func headingEN(s *schema.Summary, esc func(string) string) (emoji, sentence string) {
+	db := "the database"
+	if t := oneLine(s.Target, maxInlineRunes); t != "" {
+		db = "the " + esc(t) + " database"
+	}
+	reason := abortReason(s, esc)
+	switch outcomeOf(s) {
+	case outcomeDryRun:
+		if s.Status == schema.StatusAborted {
+			if reason == "" {
+				return "🔎", "Dry run failed. Nothing was written."
+			}
+			return "🔎", "Dry run failed: " + reason + ". Nothing was written."
+		}
+		return "🔎", "Dry run — nothing was written."
+	case outcomeAborted:
+		if reason == "" {
+			return "❌", "Ingest failed. Nothing was written."
+		}
+		return "❌", "Ingest failed: " + reason + ". Nothing was written."
+	case outcomeWithFailures:
+		switch n := failureTotal(s); n {
+		case 0:
+			return "⚠️", "Results ingested into " + db + ", with failures."
+		case 1:
+			return "⚠️", "Results ingested into " + db + ", with 1 failure."
+		default:
+			return "⚠️", fmt.Sprintf("Results ingested into %s, with %d failures.", db, n)
+		}
+	default:
+		return "✅", "Results ingested into " + db + "."
+	}
+}
+
+// headingZH is the Chinese heading after "Ingest 报告 — ".
+func headingZH(s *schema.Summary, esc func(string) string) string {
+	db := "数据库"
+	if t := oneLine(s.Target, maxInlineRunes); t != "" {
+		db = esc(t) + " 数据库"
+	}
+	reason := abortReason(s, esc)
+	switch outcomeOf(s) {
+	case outcomeDryRun:
+		if s.Status == schema.StatusAborted {
+			if reason == "" {
+				return "🔎 试运行失败，未写入任何数据。"
+			}
+			return "🔎 试运行失败：" + reason + "。未写入任何数据。"
+		}
+		return "🔎 试运行（dry run）— 未写入任何数据。"
+	case outcomeAborted:
+		if reason == "" {
+			return "❌ Ingest 失败，已回滚，未写入任何数据。"
+		}
+		return "❌ Ingest 失败：" + reason + "。已回滚，未写入任何数据。"
+	case outcomeWithFailures:
+		if n := failureTotal(s); n > 0 {
+			return fmt.Sprintf("⚠️ 结果已写入 %s，其中 %d 项失败。", db, n)
+		}
+		return "⚠️ 结果已写入 " + db + "，但有部分失败。"
+	default:
+		return "✅ 结果已写入 " + db + "。"
+	}
+}
+
+// footerEN is the sentence that closes the English part.
+func footerEN(o outcome) string {
+	const rows = "Rows: benchmark_results, eval_results, agentic rows linked to a trace, gpu_metrics series."
+	const rerun = "This comment updates if the ingest is rerun."
+	switch o {
+	case outcomeDryRun:
+		return "Counts cover only this run and show what would have been written; nothing was. " + rows + " " + rerun
+	case outcomeAborted:
+		return "Counts cover only this run and show what was processed before the rollback; nothing was kept. " + rows + " " + rerun
+	default:
+		return "Counts cover only this run. " + rows + " " + rerun
+	}
+}
+
+// footerZH is the Chinese translation of footerEN.
+func footerZH(o outcome) string {
+	const rows = "各行单位依次为 benchmark_results 行、eval_results 行、已关联 trace 的 agentic 行和 gpu_metrics 序列。"
+	const rerun = "重新运行 ingest 时本评论会原地更新。"
+	switch o {
+	case outcomeDryRun:
+		return "上表仅统计本次运行在试运行中将会写入的数据（实际未写入），" + rows + rerun
+	case outcomeAborted:
+		return "上表仅统计本次运行在回滚前处理的数据（均未保留），" + rows + rerun
+	default:
+		return "上表仅统计本次运行写入的数据，" + rows + rerun
+	}
+}

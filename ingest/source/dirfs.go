@@ -1,0 +1,136 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// loadDir fills a folder artifact. The folder is listed through an
+// os.Root, so nothing outside it is reached; symbolic links and other
+// non-regular files are Problems, never served or followed.
+func loadDir(a *Artifact, listing []schema.ArtifactListing) {
+	a.Listing = matchListing(a.Name, "", listing)
+	root, err := os.OpenRoot(a.Path)
+	if err != nil {
+		a.Err = fmt.Errorf("artifact %s: open folder: %w", a.Name, err)
+		return
+	}
+	defer root.Close()
+	var problems []Problem
+	reject := func(name, reason string) {
+		problems = append(problems, Problem{Artifact: a.Name, File: displayName(name), Reason: reason})
+	}
+	// fs.WalkDir reports entry types as Lstat does and descends into real
+	// directories only.
+	err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if name == "." {
+				return err
+			}
+			reject(name, fmt.Sprintf("unreadable: %v", unwrapPathError(err)))
+			return nil // a directory that cannot be read is skipped
+		}
+		if name == "." {
+			return nil
+		}
+		if reason := entryNameProblem(name); reason != "" {
+			reject(name, reason)
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		switch t := d.Type(); {
+		case t&fs.ModeSymlink != 0:
+			reject(name, "symbolic link rejected")
+		case t.IsDir():
+		case !t.IsRegular():
+			reject(name, notRegular(t))
+		default:
+			info, err := d.Info()
+			if err != nil {
+				reject(name, fmt.Sprintf("unreadable: %v", unwrapPathError(err)))
+				return nil
+			}
+			a.Files = append(a.Files, name)
+			a.Size += info.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		a.Files, a.Size = nil, 0
+		a.Err = fmt.Errorf("artifact %s: list folder: %w", a.Name, err)
+		return
+	}
+	slices.Sort(a.Files)
+	sortProblems(problems)
+	a.Problems = problems
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// openDirFS opens a folder artifact for serving.
+func openDirFS(a *Artifact) (fs.FS, io.Closer, error) {
+	root, err := os.OpenRoot(a.Path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("artifact %s: open folder: %w", a.Name, err)
+	}
+	return newServedFS(a.Files, dirBackend{root: root}), root, nil
+}
+
+// dirBackend serves validated files of a folder through its os.Root. A
+// file is served only if it is still a regular file when opened.
+type dirBackend struct {
+	root *os.Root
+}
+
+func (b dirBackend) openFile(name string) (fs.File, error) {
+	f, err := b.root.Open(name)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, unwrapPathError(err)
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, errors.New(notRegular(info.Mode()))
+	}
+	return f, nil
+}
+
+func (b dirBackend) statFile(name string) (fs.FileInfo, error) {
+	info, err := b.root.Lstat(name)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errors.New(notRegular(info.Mode()))
+	}
+	return info, nil
+}
+
+func (b dirBackend) statDir(name string) (fs.FileInfo, error) {
+	info, err := b.root.Lstat(name)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if !info.IsDir() {
+		return nil, errNotDir
+	}
+	return info, nil
+}

@@ -1,0 +1,198 @@
+package source
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// Tree is the artifacts of one run, as found in a local directory.
+type Tree struct {
+	// Root is the absolute path of the directory.
+	Root string
+	// Artifacts are sorted by Name.
+	Artifacts []*Artifact
+	// HasListing is true when artifacts.json (or, without it,
+	// ingest-artifact-manifest.json) was found and parsed.
+	HasListing bool
+	// Listing holds every entry of the listing, in file order.
+	Listing []schema.ArtifactListing
+	// Run is the listing's optional "run" object, completed from the
+	// artifacts' workflow_run.
+	Run schema.RunMeta
+	// Problems are tree-level: an unreadable listing, stray files,
+	// rejected names and name collisions. Sorted.
+	Problems []Problem
+}
+
+// Open reads the tree at dir: it parses the listing, then indexes every
+// artifact in name order (each zip is streamed once for its digest and
+// closed again). It fails only when dir itself is unusable or ctx ends;
+// anything wrong inside the tree is a Problem or an Artifact.Err.
+func Open(ctx context.Context, dir string, log *zap.Logger) (*Tree, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	log = log.Named("source")
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("source %s: %w", dir, err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", dir, err)
+	}
+	t := &Tree{Root: abs}
+	found := t.scanRoot(entries)
+	t.loadListing(found.listingFile)
+
+	for _, a := range found.artifacts {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("source %s: %w", dir, err)
+		}
+		switch a.Container {
+		case ContainerZip:
+			loadZip(a, t.Listing)
+		case ContainerDir:
+			loadDir(a, t.Listing)
+		}
+		t.Artifacts = append(t.Artifacts, a)
+		log.Debug("artifact",
+			zap.String("artifact", a.Name),
+			zap.String("container", string(a.Container)),
+			zap.Int("files", len(a.Files)),
+			zap.Int("problems", len(a.Problems)),
+			zap.Int64("bytes", a.Size),
+			zap.Bool("listed", a.Listing != nil),
+			zap.Error(a.Err))
+	}
+	sortProblems(t.Problems)
+	log.Debug("tree",
+		zap.String("root", abs),
+		zap.Int("artifacts", len(t.Artifacts)),
+		zap.Bool("listing", t.HasListing),
+		zap.Int("problems", len(t.Problems)))
+	return t, nil
+}
+
+// rootScan is what the tree root holds.
+type rootScan struct {
+	artifacts   []*Artifact // sorted by Name, not yet loaded
+	listingFile string      // "" when there is none
+}
+
+// scanRoot classifies the root entries: folders and *.zip files are
+// artifacts, artifacts.json and ingest-artifact-manifest.json the listing,
+// anything else a tree Problem. A name present as folder and zip is used
+// as the folder.
+func (t *Tree) scanRoot(entries []os.DirEntry) rootScan {
+	var (
+		scan    rootScan
+		dirs    = make(map[string]bool)
+		zips    = make(map[string]bool)
+		listing = make(map[string]bool)
+	)
+	for _, e := range entries {
+		name := e.Name()
+		typ := e.Type()
+		switch {
+		case typ&fs.ModeSymlink != 0:
+			t.problem(name, "", "symbolic link rejected")
+		case name == ListingFile || name == ManifestFile:
+			if typ.IsRegular() {
+				listing[name] = true
+			} else {
+				t.problem("", name, "listing is not a regular file")
+			}
+		case typ.IsDir():
+			if validArtifactName(name) {
+				dirs[name] = true
+			} else {
+				t.problem(name, "", "invalid artifact name: must match ^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+			}
+		case typ.IsRegular() && strings.HasSuffix(name, ".zip"):
+			if stem := strings.TrimSuffix(name, ".zip"); validArtifactName(stem) {
+				zips[stem] = true
+			} else {
+				t.problem(name, "", "invalid artifact name: must match ^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+			}
+		default:
+			t.problem(name, "", "not an artifact: neither a folder nor a .zip")
+		}
+	}
+	for name := range zips {
+		if dirs[name] {
+			t.problem(name, name+".zip", "name collision: both a folder and a .zip; the folder is used")
+			continue
+		}
+		scan.artifacts = append(scan.artifacts, &Artifact{Name: name, Container: ContainerZip, Path: filepath.Join(t.Root, name+".zip")})
+	}
+	for name := range dirs {
+		scan.artifacts = append(scan.artifacts, &Artifact{Name: name, Container: ContainerDir, Path: filepath.Join(t.Root, name)})
+	}
+	slices.SortFunc(scan.artifacts, func(a, b *Artifact) int { return cmp.Compare(a.Name, b.Name) })
+	switch {
+	case listing[ListingFile]:
+		scan.listingFile = ListingFile
+	case listing[ManifestFile]:
+		scan.listingFile = ManifestFile
+	}
+	return scan
+}
+
+// loadListing parses the listing file, if any; a malformed listing is a
+// tree Problem and leaves the tree without a listing.
+func (t *Tree) loadListing(name string) {
+	if name == "" {
+		return
+	}
+	doc, err := readListing(filepath.Join(t.Root, name))
+	if err != nil {
+		t.problem("", name, name+": "+unwrapPathError(err).Error())
+		return
+	}
+	t.HasListing = true
+	t.Listing = doc.entries
+	t.Run = doc.run
+}
+
+func (t *Tree) problem(artifact, file, reason string) {
+	t.Problems = append(t.Problems, Problem{Artifact: displayName(artifact), File: displayName(file), Reason: reason})
+}
+
+// Artifact returns the artifact called name, or nil.
+func (t *Tree) Artifact(name string) *Artifact {
+	i, ok := slices.BinarySearchFunc(t.Artifacts, name, func(a *Artifact, n string) int { return cmp.Compare(a.Name, n) })
+	if !ok {
+		return nil
+	}
+	return t.Artifacts[i]
+}
+
+// Close releases every artifact.
+func (t *Tree) Close() error {
+	var errs []error
+	for _, a := range t.Artifacts {
+		errs = append(errs, a.Release())
+	}
+	return errors.Join(errs...)
+}
+
+func sortProblems(ps []Problem) {
+	slices.SortFunc(ps, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(a.Artifact, b.Artifact), cmp.Compare(a.File, b.File), cmp.Compare(a.Reason, b.Reason))
+	})
+}

@@ -1,0 +1,199 @@
+package source
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+)
+
+func TestTreeRootEntries(t *testing.T) {
+	t.Parallel()
+	const notArtifact = "not an artifact: neither a folder nor a .zip"
+	const badName = "invalid artifact name: must match ^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
+	tests := []struct {
+		name          string
+		setup         func(t *testing.T, dir string)
+		wantArtifacts []string
+		wantContainer map[string]Container
+		wantProblems  []Problem
+	}{
+		{
+			name: "folders and zips",
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "run-stats", "run_stats.json"), "{}")
+				writeZip(t, filepath.Join(dir, "bmk_b.zip"), []zipEntry{{name: "agg.json", body: "{}"}})
+				writeZip(t, filepath.Join(dir, "results_bmk.zip"), []zipEntry{{name: "agg_bmk.json", body: "[]"}})
+				require.NoError(t, os.Mkdir(filepath.Join(dir, "empty_artifact"), 0o755))
+			},
+			wantArtifacts: []string{"bmk_b", "empty_artifact", "results_bmk", "run-stats"},
+			wantContainer: map[string]Container{"bmk_b": ContainerZip, "empty_artifact": ContainerDir, "results_bmk": ContainerZip, "run-stats": ContainerDir},
+		},
+		{
+			name: "stray root files",
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "bmk_a", "agg.json"), "{}")
+				writeFile(t, filepath.Join(dir, "notes.txt"), "hi")
+				writeFile(t, filepath.Join(dir, "bmk_c.tar.gz"), "x")
+				writeFile(t, filepath.Join(dir, "bmk_d.ZIP"), "x")
+			},
+			wantArtifacts: []string{"bmk_a"},
+			wantProblems: []Problem{
+				{Artifact: "bmk_c.tar.gz", Reason: notArtifact},
+				{Artifact: "bmk_d.ZIP", Reason: notArtifact},
+				{Artifact: "notes.txt", Reason: notArtifact},
+			},
+		},
+		{
+			name: "folder and zip with one name: the folder wins",
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "bmk_a", "agg.json"), `"folder"`)
+				writeZip(t, filepath.Join(dir, "bmk_a.zip"), []zipEntry{{name: "agg.json", body: `"zip"`}})
+			},
+			wantArtifacts: []string{"bmk_a"},
+			wantContainer: map[string]Container{"bmk_a": ContainerDir},
+			wantProblems:  []Problem{{Artifact: "bmk_a", File: "bmk_a.zip", Reason: "name collision: both a folder and a .zip; the folder is used"}},
+		},
+		{
+			name: "bad artifact names",
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "bmk_ok", "agg.json"), "{}")
+				writeFile(t, filepath.Join(dir, "has space", "agg.json"), "{}")
+				writeFile(t, filepath.Join(dir, ".hidden", "agg.json"), "{}")
+				writeZip(t, filepath.Join(dir, "bad:name.zip"), []zipEntry{{name: "a.json"}})
+				writeZip(t, filepath.Join(dir, ".zip"), []zipEntry{{name: "a.json"}})
+				writeFile(t, filepath.Join(dir, "tab\tname", "agg.json"), "{}")
+			},
+			wantArtifacts: []string{"bmk_ok"},
+			wantProblems: []Problem{
+				{Artifact: `"tab\tname"`, Reason: badName},
+				{Artifact: ".hidden", Reason: badName},
+				{Artifact: ".zip", Reason: badName},
+				{Artifact: "bad:name.zip", Reason: badName},
+				{Artifact: "has space", Reason: badName},
+			},
+		},
+		{
+			name: "root symlinks",
+			setup: func(t *testing.T, dir string) {
+				outside := t.TempDir()
+				writeFile(t, filepath.Join(outside, "agg.json"), "{}")
+				writeZip(t, filepath.Join(outside, "real.zip"), []zipEntry{{name: "agg.json"}})
+				require.NoError(t, os.Symlink(outside, filepath.Join(dir, "bmk_link")))
+				require.NoError(t, os.Symlink(filepath.Join(outside, "real.zip"), filepath.Join(dir, "bmk_zip.zip")))
+				require.NoError(t, os.Symlink(filepath.Join(outside, "agg.json"), filepath.Join(dir, ListingFile)))
+			},
+			wantProblems: []Problem{
+				{Artifact: ListingFile, Reason: "symbolic link rejected"},
+				{Artifact: "bmk_link", Reason: "symbolic link rejected"},
+				{Artifact: "bmk_zip.zip", Reason: "symbolic link rejected"},
+			},
+		},
+		{
+			name: "listing that is a folder",
+			setup: func(t *testing.T, dir string) {
+				require.NoError(t, os.Mkdir(filepath.Join(dir, ListingFile), 0o755))
+			},
+			wantProblems: []Problem{{File: ListingFile, Reason: "listing is not a regular file"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			tt.setup(t, dir)
+			tree := openTree(t, dir)
+			var names []string
+			for _, a := range tree.Artifacts {
+				names = append(names, a.Name)
+				require.NoError(t, a.Err, a.Name)
+				if c, ok := tt.wantContainer[a.Name]; ok {
+					require.Equal(t, c, a.Container, a.Name)
+				}
+			}
+			require.Equal(t, tt.wantArtifacts, names)
+			require.Equal(t, tt.wantProblems, tree.Problems)
+			require.False(t, tree.HasListing)
+		})
+	}
+}
+
+func TestTreeCollisionServesFolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bmk_a", "agg.json"), `"folder"`)
+	writeZip(t, filepath.Join(dir, "bmk_a.zip"), []zipEntry{{name: "agg.json", body: `"zip"`}})
+	tree := openTree(t, dir)
+	require.Equal(t, `"folder"`, readString(t, artifactFS(t, tree, "bmk_a"), "agg.json"))
+}
+
+func TestTreeArtifactLookup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"c", "a", "b"} {
+		writeFile(t, filepath.Join(dir, name, "x.json"), "{}")
+	}
+	tree := openTree(t, dir)
+	abs, err := filepath.Abs(dir)
+	require.NoError(t, err)
+	require.Equal(t, abs, tree.Root)
+	for _, name := range []string{"a", "b", "c"} {
+		require.Equal(t, name, tree.Artifact(name).Name)
+	}
+	require.Nil(t, tree.Artifact("d"))
+	require.Nil(t, tree.Artifact(""))
+}
+
+func TestOpenErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	writeFile(t, file, "x")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		dir  string
+		want string
+	}{
+		{name: "missing", ctx: context.Background(), dir: filepath.Join(dir, "missing"), want: "no such file or directory"},
+		{name: "not a directory", ctx: context.Background(), dir: file, want: "not a directory"},
+		{name: "cancelled", ctx: cancelled, dir: dir, want: context.Canceled.Error()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tree, err := Open(tt.ctx, tt.dir, zaptest.NewLogger(t))
+			require.Nil(t, tree)
+			require.ErrorContains(t, err, "source "+tt.dir)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
+// The context ends once the first artifact is logged: Open must stop
+// before the second.
+func TestOpenStopsBetweenArtifacts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		writeZip(t, filepath.Join(dir, name+".zip"), []zipEntry{{name: "x.json", body: "{}"}})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := zaptest.NewLogger(t, zaptest.WrapOptions(zap.Hooks(func(e zapcore.Entry) error {
+		if e.Message == "artifact" {
+			cancel()
+		}
+		return nil
+	})))
+	tree, err := Open(ctx, dir, log)
+	require.Nil(t, tree)
+	require.ErrorIs(t, err, context.Canceled)
+}
