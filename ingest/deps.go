@@ -1,0 +1,53 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/ingest/overrides"
+	"github.com/inferencex/ingest/schema"
+)
+
+// Store is what the pipeline needs from the database.
+type Store interface {
+	BeginRun(ctx context.Context, start schema.RunStart) (RunWriter, error)
+	RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error)
+}
+
+// RunWriter is the open transaction of one run.
+type RunWriter interface {
+	Run() schema.WrittenRun
+	StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error)
+	Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error)
+	Finish(ctx context.Context, sum *schema.Summary, artifacts json.RawMessage, dryRun bool) error
+	Rollback(ctx context.Context) error
+}
+
+// Deps are the collaborators of a run.
+type Deps struct {
+	Store      Store
+	Catalog    *catalog.Catalog
+	Normalizer *benchmark.Normalizer
+	Overrides  *overrides.Overrides
+	Log        *zap.Logger
+	// Now is the clock; golden tests inject a fixed one.
+	Now func() time.Time
+}
+
+// Config says which run to ingest and how.
+type Config struct {
+	Run schema.RunIdentity
+	// Meta is run metadata given by the caller (flags); it wins over what
+	// the tree's artifacts.json says.
+	Meta        schema.RunMeta
+	Target      string
+	DryRun      bool
+	ToolVersion string
+	// IngestRunURL links the workflow run doing the ingest, when known.
+	IngestRunURL string
+}

@@ -1,0 +1,9 @@
+// Package ingest is the pipeline: it reads one run's artifact tree,
+// normalizes every row, and writes the run in one transaction through the
+// store, producing the Summary the report is rendered from.
+//
+// Stages, in order: classify artifacts → order attempts → stream benchmark
+// files through the normalizer into the store's staging table → parse run
+// stats → apply (one winner per point, dedupe against the database) →
+// finish (ledger row, commit or, for a dry run, roll back).
+package ingest

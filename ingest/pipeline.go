@@ -1,0 +1,195 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/schema"
+)
+
+// recordTimeout bounds writing the ledger row of an aborted ingest, which
+// happens after the run's own context may have been cancelled.
+const recordTimeout = 15 * time.Second
+
+// Run ingests one run's artifact tree. It always returns a summary; the
+// error is non-nil when the ingest was aborted and rolled back (the summary
+// then says why, and nothing but its ledger row was written).
+func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Summary, error) {
+	log := d.Log.Named("ingest")
+	started := d.Now()
+	sum := &schema.Summary{SchemaVersion: schema.SummarySchemaVersion, Run: cfg.Run, Target: cfg.Target,
+		DryRun: cfg.DryRun, StartedAt: started, Failures: []schema.Failure{}, Notes: []string{}}
+	t := newTally(sum)
+	sum.Links.IngestRun = cfg.IngestRunURL
+
+	start, err := runStart(cfg, tree, started, t)
+	if err != nil {
+		return abort(sum, t, d, err), err
+	}
+	sum.Run = start.Run
+	sum.Links.SourceRun = start.Meta.HTMLURL
+	if start.Run.Repo != "" {
+		sum.Links.MergeRun = runURL(start.Run.Repo, start.Run.MergeRunID)
+	}
+	if reason, purged := d.Overrides.RunPurged(start.Run.SourceRunID, start.Run.SourceRunAttempt); purged {
+		t.note(fmt.Sprintf("run %d attempt %d is purged by the run overrides (%s): nothing was written",
+			start.Run.SourceRunID, start.Run.SourceRunAttempt, reason))
+		return finish(sum, t, d), nil
+	}
+	if c, ok := d.Overrides.Conclusion(start.Run.SourceRunID); ok {
+		start.Meta.Conclusion = c
+	}
+	for _, p := range tree.Problems {
+		t.fail(schema.CategoryRun, p.Artifact, p.File, p.Reason)
+	}
+	p := newPlan(tree)
+	if p.inferred {
+		sum.Details.AttemptOrder = "inferred"
+		t.note("attempt order was inferred from file modification times: the tree has no artifacts.json listing")
+	} else {
+		sum.Details.AttemptOrder = "listing"
+		if p.unlisted > 0 {
+			t.note(fmt.Sprintf("%s not in artifacts.json: ordered after the listed ones", plural(p.unlisted, "benchmark artifact is", "benchmark artifacts are")))
+		}
+	}
+
+	log.Info("ingest started", zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt),
+		zap.Int("artifacts", len(tree.Artifacts)), zap.Bool("dry_run", cfg.DryRun))
+	stage := &benchmarkStage{deps: d, run: start.Run, tally: t}
+	w, err := d.Store.BeginRun(ctx, start)
+	if err != nil {
+		return abortRecorded(ctx, sum, t, d, start, stage, err), err
+	}
+	defer w.Rollback(ctx)
+
+	if err := stageBenchmarks(ctx, w, stage, p, log); err != nil {
+		return abortRecorded(ctx, sum, t, d, start, stage, err), err
+	}
+	stats := stage.readRunStats(p.runStats)
+	res, err := w.Apply(ctx, stats)
+	if err != nil {
+		return abortRecorded(ctx, sum, t, d, start, stage, err), err
+	}
+	if res.BenchmarkStaged != stage.staged {
+		err := fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.staged)
+		return abortRecorded(ctx, sum, t, d, start, stage, err), err
+	}
+	applyResult(sum, res)
+	finish(sum, t, d)
+	if err := w.Finish(ctx, sum, encodeRecords(stage.records), cfg.DryRun); err != nil {
+		return abortRecorded(ctx, sum, t, d, start, stage, err), err
+	}
+	log.Info("ingest finished", zap.String("status", string(sum.Status)), zap.Int64("ingest_id", sum.IngestID),
+		zap.Int64("benchmark_new", sum.Rows.Benchmark.New), zap.Int64("benchmark_duplicate", sum.Rows.Benchmark.Duplicate),
+		zap.Int64("duration_ms", sum.Details.DurationMS))
+	if cfg.DryRun {
+		sum.IngestID = 0
+	}
+	return sum, nil
+}
+
+// stageBenchmarks runs the parser and the COPY side by side: the parser
+// goroutine feeds a small channel that the COPY drains.
+func stageBenchmarks(ctx context.Context, w RunWriter, stage *benchmarkStage, p plan, log *zap.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rows := make(chan schema.StagedBenchmark, 256)
+	parsed := make(chan error, 1)
+	go func() { parsed <- stage.stream(ctx, p, rows) }()
+	log.Debug("staging benchmark rows")
+	_, copyErr := w.StageBenchmarks(ctx, func() (schema.StagedBenchmark, bool, error) {
+		select {
+		case r, ok := <-rows:
+			return r, ok, nil
+		case <-ctx.Done():
+			return schema.StagedBenchmark{}, false, ctx.Err()
+		}
+	})
+	cancel() // stop the parser if the COPY ended early
+	parseErr := <-parsed
+	if copyErr != nil {
+		return copyErr
+	}
+	if parseErr != nil {
+		return fmt.Errorf("read benchmark files: %w", parseErr)
+	}
+	return nil
+}
+
+func applyResult(sum *schema.Summary, r schema.ApplyResult) {
+	b := &sum.Rows.Benchmark
+	b.New += r.BenchmarkNew
+	b.Duplicate += r.BenchmarkDuplicate
+	b.Skipped += r.Covered + r.StaleAttempt
+	sum.Stats.CoveredByPerJobFiles += r.Covered
+	sum.Stats.RunStatsNew += r.RunStatsNew
+	sum.Stats.RunStatsDuplicate += r.RunStatsDuplicate
+	sum.Details.StaleAttemptRows += r.StaleAttempt
+	sum.Details.BenchmarkRowsUpdated += r.BenchmarkUpdated
+	sum.Details.ConfigsNew += r.ConfigsNew
+	sum.Details.AvailabilityNew += r.AvailabilityNew
+	sum.Details.RunStatsRows += r.RunStatsNew + r.RunStatsDuplicate
+}
+
+// finish stamps the status and timings of a run that was written.
+func finish(sum *schema.Summary, t *tally, d Deps) *schema.Summary {
+	t.close()
+	sum.FinishedAt = d.Now()
+	sum.Details.DurationMS = sum.FinishedAt.Sub(sum.StartedAt).Milliseconds()
+	sum.Status = schema.StatusSucceeded
+	if sum.FailureCount() > 0 {
+		sum.Status = schema.StatusCompletedWithFailures
+	}
+	return sum
+}
+
+// abort turns the summary into the one of a rolled-back ingest: nothing was
+// written, so the table and counters are zero; failures and notes stay.
+func abort(sum *schema.Summary, t *tally, d Deps, cause error) *schema.Summary {
+	t.close()
+	sum.Rows = schema.Rows{}
+	sum.Stats = schema.Stats{}
+	sum.Status = schema.StatusAborted
+	sum.AbortReason = oneLine(cause.Error())
+	sum.FinishedAt = d.Now()
+	sum.Details.DurationMS = sum.FinishedAt.Sub(sum.StartedAt).Milliseconds()
+	return sum
+}
+
+// abortRecorded aborts and, unless this is a dry run, records the failure in
+// the ledger in its own transaction.
+func abortRecorded(ctx context.Context, sum *schema.Summary, t *tally, d Deps, start schema.RunStart, stage *benchmarkStage, cause error) *schema.Summary {
+	abort(sum, t, d, cause)
+	if sum.DryRun {
+		return sum
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	id, err := d.Store.RecordAborted(rctx, start, sum, encodeRecords(stage.records), cause)
+	if err != nil {
+		d.Log.Error("could not record the aborted ingest in the ledger", zap.Error(err))
+		return sum
+	}
+	sum.IngestID = id
+	return sum
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,150 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/schema"
+)
+
+// maxRunStatsBytes bounds a run_stats.json read into memory; the real file
+// is a few hundred bytes.
+const maxRunStatsBytes = 1 << 20
+
+// readRunStats parses every run-stats artifact: an object mapping cluster
+// names to {n_success, total}. Bad entries are reported and left out; a
+// cluster seen twice keeps its first entry (artifacts and files are read in
+// name order).
+func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat {
+	var out []schema.RunStat
+	seen := map[string]bool{}
+	for _, a := range arts {
+		rec := newArtifactRecord(a)
+		s.records = append(s.records, rec)
+		s.tally.sum.Details.ArtifactsRead++
+		for _, p := range a.Problems {
+			s.tally.fail(schema.CategoryRun, a.Name, p.File, p.Reason)
+		}
+		if a.Err != nil {
+			s.tally.fail(schema.CategoryRun, a.Name, "", a.Err.Error())
+			continue
+		}
+		fsys, err := a.FS()
+		if err != nil {
+			s.tally.fail(schema.CategoryRun, a.Name, "", err.Error())
+			continue
+		}
+		for _, file := range benchmarkFiles(a) {
+			stats, frec, err := s.parseRunStatsFile(fsys, a.Name, file)
+			if frec != nil {
+				rec.Files = append(rec.Files, *frec)
+			}
+			if err != nil {
+				s.tally.fail(schema.CategoryRun, a.Name, file, err.Error())
+				continue
+			}
+			for _, st := range stats {
+				if seen[st.Cluster] {
+					s.tally.note(fmt.Sprintf("run stats for %s appear more than once; kept the first (%s)", st.Cluster, a.Name))
+					continue
+				}
+				seen[st.Cluster] = true
+				out = append(out, st)
+			}
+		}
+		a.Release()
+	}
+	return out
+}
+
+func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string) ([]schema.RunStat, *fileRecord, error) {
+	f, err := fsys.Open(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot open: %w", err)
+	}
+	defer f.Close()
+	dr := newDigestReader(io.LimitReader(f, maxRunStatsBytes+1))
+	data, err := io.ReadAll(dr)
+	rec := &fileRecord{Path: file, SHA256: dr.sum(), Bytes: dr.n}
+	s.tally.sum.Details.FilesRead++
+	s.tally.sum.Details.BytesRead += dr.n
+	if err != nil {
+		return nil, rec, fmt.Errorf("read: %w", err)
+	}
+	if len(data) > maxRunStatsBytes {
+		return nil, rec, fmt.Errorf("run stats file is larger than %d bytes", maxRunStatsBytes)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, rec, fmt.Errorf("empty file")
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, rec, fmt.Errorf("not a JSON object of clusters: %v", err)
+	}
+	if v, ok := doc["result_schema_version"]; ok {
+		if string(bytes.TrimSpace(v)) != "1" {
+			return nil, rec, fmt.Errorf("unsupported result_schema_version %s", v)
+		}
+		delete(doc, "result_schema_version")
+	}
+	keys := make([]string, 0, len(doc))
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []schema.RunStat
+	for _, key := range keys {
+		st, err := s.runStat(key, doc[key])
+		if err != nil {
+			s.tally.fail(schema.CategoryRun, artifact, file, fmt.Sprintf("cluster %q: %v", key, err))
+			continue
+		}
+		if st == nil {
+			continue
+		}
+		st.Source = schema.Provenance{Artifact: artifact, File: file}
+		out = append(out, *st)
+	}
+	return out, rec, nil
+}
+
+func (s *benchmarkStage) runStat(key string, raw json.RawMessage) (*schema.RunStat, error) {
+	cluster := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(key), "cluster:")))
+	if cluster == "" {
+		return nil, fmt.Errorf("empty cluster name")
+	}
+	var v struct {
+		NSuccess *float64 `json:"n_success"`
+		Total    *float64 `json:"total"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("not an object with numeric n_success and total: %v", err)
+	}
+	if v.NSuccess == nil || v.Total == nil {
+		return nil, fmt.Errorf("n_success and total are required")
+	}
+	ok, total := *v.NSuccess, *v.Total
+	if !isCount(ok) || !isCount(total) {
+		return nil, fmt.Errorf("n_success %v and total %v must be non-negative integers", ok, total)
+	}
+	if ok > total {
+		return nil, fmt.Errorf("n_success %v is larger than total %v", ok, total)
+	}
+	hw, known := s.deps.Catalog.ResolveHardware(cluster)
+	if !known {
+		s.tally.addUnmapped("hardware", cluster)
+		return nil, fmt.Errorf("unknown hardware (add it to the catalog)")
+	}
+	return &schema.RunStat{Cluster: cluster, Hardware: hw, NSuccess: int(ok), Total: int(total)}, nil
+}
+
+func isCount(v float64) bool {
+	return v >= 0 && v <= math.MaxInt32 && v == math.Trunc(v)
+}
