@@ -168,11 +168,11 @@ func TestMetricKeys(t *testing.T) {
 	c := mustDefault(t)
 	for _, k := range []string{"tput_per_gpu", "p99.9_ttft", "median_intvty", "std_full_response_itl",
 		"p95_output_tokens_expected", "power_valid", "cpu_power_valid", "avg_power_w", "total_module_energy_j",
-		"prefill_pp", "dp", "gpu_kv_cache_usage_pct"} {
+		"prefill_pp", "dp", "gpu_kv_cache_usage_pct", "pp", "kv_cache_pool_tokens", "allocated_cpu_dram_gb"} {
 		require.True(t, c.IsKnownMetric(k), k)
 		require.False(t, c.IsNonMetricKey(k), k)
 	}
-	for _, k := range []string{"pp", "kv_cache_pool_tokens", "request_goodput:", "hw"} {
+	for _, k := range []string{"request_goodput:", "hw", "zeta"} {
 		require.False(t, c.IsKnownMetric(k), k)
 	}
 	for _, k := range []string{"hw", "recipe-fingerprint", "users", "benchmark_outcome", "num_aggregate_gpu"} {
