@@ -51,3 +51,26 @@ type Config struct {
 	// IngestRunURL links the workflow run doing the ingest, when known.
 	IngestRunURL string
 }
+
+// Beginner is a store whose BeginRun returns its own concrete writer type.
+type Beginner[W RunWriter] interface {
+	BeginRun(ctx context.Context, start schema.RunStart) (W, error)
+	RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error)
+}
+
+// AdaptStore presents a store with a concrete writer type as a Store.
+func AdaptStore[W RunWriter](s Beginner[W]) Store { return adapted[W]{s} }
+
+type adapted[W RunWriter] struct{ s Beginner[W] }
+
+func (a adapted[W]) BeginRun(ctx context.Context, start schema.RunStart) (RunWriter, error) {
+	w, err := a.s.BeginRun(ctx, start)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (a adapted[W]) RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error) {
+	return a.s.RecordAborted(ctx, start, sum, artifacts, cause)
+}

@@ -1,0 +1,18 @@
+// Command ingest loads InferenceX benchmark runs into PostgreSQL.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/inferencex/ingest/ingest/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, os.Args[1:], cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv})
+	stop()
+	os.Exit(code)
+}

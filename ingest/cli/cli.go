@@ -1,0 +1,90 @@
+// Package cli is the command tree of the ingest binary. It parses flags and
+// environment, wires the stages together and maps outcomes to exit codes.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+)
+
+// Env is the process environment a command runs in; tests inject their own.
+type Env struct {
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env Env, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"load", "ingest a downloaded run tree: ingest load DIR --run-id N", runLoad},
+		{"demo", "migrate, then ingest the bundled demo run and print its report", runDemo},
+		{"report", "re-render the stored report of a run: ingest report --run-id N", runReport},
+		{"migrate", "manage the schema: ingest migrate up|down [N]|version", runMigrate},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// Main runs one command line and returns the process exit code.
+func Main(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(env.Stderr)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, env, args[1:])
+		}
+	}
+	fmt.Fprintf(env.Stderr, "ingest: unknown command %q\n\n", args[0])
+	usage(env.Stderr)
+	return ExitUsage
+}
+
+func usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("ingest loads InferenceX benchmark runs into PostgreSQL and reports what landed.\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nRun 'ingest COMMAND -h' for a command's options. Options come from flags, then the\n" +
+		"environment, then defaults (flag > environment > default).\n" +
+		"Exit codes: 0 success, 1 aborted (nothing written), 2 usage, 3 written with failures.\n")
+	fmt.Fprint(w, b.String())
+}
+
+func runVersion(_ context.Context, env Env, _ []string) int {
+	fmt.Fprintln(env.Stdout, "ingest", toolVersion())
+	return ExitOK
+}
+
+func toolVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return v + "+" + s.Value[:12]
+		}
+	}
+	if v == "" {
+		return "dev"
+	}
+	return v
+}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/inferencex/ingest/ingest/store"
+)
+
+// DefaultDatabaseURL is where the tool writes when nothing else is said.
+const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/ingest"
+
+// commonOpts are the options every database command shares.
+type commonOpts struct {
+	dbURL     *setting
+	logLevel  *setting
+	logFormat *setting
+	noMigrate *bool
+}
+
+func addCommon(s *settings) *commonOpts {
+	return &commonOpts{
+		dbURL:     s.str("database-url", DefaultDatabaseURL, "PostgreSQL connection string", "DATABASE_WRITE_URL", "DATABASE_URL"),
+		logLevel:  s.str("log-level", "info", "log level: debug, info, warn, error", "INGEST_LOG_LEVEL"),
+		logFormat: s.str("log-format", "", "log format: console or json (default json when CI is set, else console)", "INGEST_LOG_FORMAT"),
+		noMigrate: s.flag("no-migrate", "do not apply pending migrations first", "INGEST_NO_MIGRATE"),
+	}
+}
+
+// newFlagSet builds a command's flag set writing its help to stderr.
+func newFlagSet(name string, env Env) (*flag.FlagSet, *settings) {
+	fs := flag.NewFlagSet("ingest "+name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	return fs, newSettings(fs, env.Getenv)
+}
+
+// parse parses flags and resolves the environment; it returns the exit
+// code to use when parsing ended the command.
+func parse(fs *flag.FlagSet, s *settings, args []string) (bool, int) {
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return false, ExitOK
+		}
+		return false, ExitUsage
+	}
+	s.resolve()
+	return true, 0
+}
+
+// newLogger builds the one logger of the process: JSON lines in CI,
+// readable console lines on a terminal, always on stderr.
+func newLogger(c *commonOpts, env Env) (*zap.Logger, error) {
+	var level zapcore.Level
+	if err := level.Set(c.logLevel.String()); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	format := c.logFormat.String()
+	if format == "" {
+		format = "console"
+		if env.Getenv("CI") != "" || env.Getenv("GITHUB_ACTIONS") != "" {
+			format = "json"
+		}
+	}
+	encCfg := zap.NewProductionEncoderConfig()
+	encCfg.EncodeTime = zapcore.ISO8601TimeEncoder
+	var enc zapcore.Encoder
+	switch format {
+	case "json":
+		enc = zapcore.NewJSONEncoder(encCfg)
+	case "console":
+		encCfg.EncodeLevel = zapcore.CapitalLevelEncoder
+		enc = zapcore.NewConsoleEncoder(encCfg)
+	default:
+		return nil, fmt.Errorf("--log-format: %q is not console or json", format)
+	}
+	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(env.Stderr), level)), nil
+}
+
+// openStore connects and, unless told not to, applies pending migrations.
+func openStore(ctx context.Context, c *commonOpts, log *zap.Logger) (*store.Store, error) {
+	st, err := store.Open(ctx, c.dbURL.String(), log)
+	if err != nil {
+		return nil, err
+	}
+	if !*c.noMigrate {
+		if _, _, err := st.MigrateUp(ctx); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// readFiles opens each comma-separated path for a loader of data files.
+func readFiles(list string) ([]io.Reader, func(), error) {
+	var readers []io.Reader
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	for _, p := range strings.Split(list, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		files = append(files, f)
+		readers = append(readers, f)
+	}
+	return readers, closeAll, nil
+}
+
+func fail(env Env, format string, args ...any) int {
+	fmt.Fprintf(env.Stderr, "ingest: "+format+"\n", args...)
+	return ExitAborted
+}

@@ -1,0 +1,10 @@
+package cli
+
+// Exit codes. CI distinguishes a clean ingest, one that wrote the run but
+// left some rows or files out, and one that wrote nothing.
+const (
+	ExitOK                    = 0
+	ExitAborted               = 1 // the ingest (or command) failed; nothing was written
+	ExitUsage                 = 2 // bad flags or arguments
+	ExitCompletedWithFailures = 3 // the run was written, some items failed
+)

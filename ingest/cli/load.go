@@ -1,0 +1,267 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest"
+	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/ingest/overrides"
+	"github.com/inferencex/ingest/ingest/report"
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/schema"
+)
+
+// ingestOpts are the options of the commands that ingest a tree.
+type ingestOpts struct {
+	*commonOpts
+	dryRun      *bool
+	target      *setting
+	format      *setting
+	summaryJSON *setting
+	unmappedOut *setting
+	catalog     *setting
+	overrides   *setting
+	repo        *setting
+	runID       *setting
+	attempt     *setting
+	runDate     *setting
+	runName     *setting
+	headSHA     *setting
+	headBranch  *setting
+	runURL      *setting
+	conclusion  *setting
+	event       *setting
+}
+
+func addIngest(s *settings) *ingestOpts {
+	return &ingestOpts{
+		commonOpts:  addCommon(s),
+		dryRun:      s.flag("dry-run", "run the whole ingest, report what would happen, then roll back", "INGEST_DRY_RUN"),
+		target:      s.str("target", "", "name of the database in the report heading (default: the database name)", "INGEST_TARGET"),
+		format:      s.str("format", "text", "report printed on stdout: text, md or json", "INGEST_REPORT_FORMAT"),
+		summaryJSON: s.str("summary-json", "", "also write the JSON summary to this file", "INGEST_SUMMARY_JSON"),
+		unmappedOut: s.str("unmapped-output", "", "write unmapped-entities.json here when anything is unmapped", "UNMAPPED_ENTITIES_OUTPUT"),
+		catalog:     s.str("catalog", "", "comma-separated alias-table extension files (JSON, same shape as the embedded catalog)", "INGEST_CATALOG"),
+		overrides:   s.str("overrides", "", "comma-separated run-override files (JSON, same shape as the embedded ledger)", "INGEST_OVERRIDES"),
+		repo:        s.str("repo", "SemiAnalysisAI/InferenceX", "repository the run belongs to (OWNER/NAME)", "INGEST_REPO"),
+		runID:       s.str("run-id", "", "GitHub workflow run id (default: the run in artifacts.json)", "INGEST_RUN_ID"),
+		attempt:     s.str("attempt", "", "run attempt (default: artifacts.json, else 1)", "INGEST_RUN_ATTEMPT"),
+		runDate:     s.str("run-date", "", "run creation time, RFC 3339 or YYYY-MM-DD (default: artifacts.json)", "INGEST_RUN_DATE"),
+		runName:     s.str("run-name", "", "workflow run name", "INGEST_RUN_NAME"),
+		headSHA:     s.str("head-sha", "", "head commit of the run", "INGEST_HEAD_SHA"),
+		headBranch:  s.str("head-branch", "", "head branch of the run", "INGEST_HEAD_BRANCH"),
+		runURL:      s.str("run-url", "", "web URL of the run", "INGEST_RUN_URL"),
+		conclusion:  s.str("conclusion", "", "run conclusion (success, failure, …)", "INGEST_RUN_CONCLUSION"),
+		event:       s.str("event", "", "event that triggered the run (push, pull_request, …)", "INGEST_RUN_EVENT"),
+	}
+}
+
+func runLoad(ctx context.Context, env Env, args []string) int {
+	fs, s := newFlagSet("load", env)
+	opts := addIngest(s)
+	artifacts := s.str("artifacts", "", "the run tree (also the first argument)", "INGEST_ARTIFACTS_PATH")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: ingest load DIR [--run-id N] [--attempt A] [--repo OWNER/NAME] [--dry-run] [options]")
+		fs.PrintDefaults()
+	}
+	// Accept the tree before or after the flags.
+	var dir string
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		dir, args = args[0], args[1:]
+	}
+	if ok, code := parse(fs, s, args); !ok {
+		return code
+	}
+	if dir == "" && fs.NArg() > 0 {
+		dir = fs.Arg(0)
+	}
+	if dir == "" {
+		dir = artifacts.String()
+	}
+	if dir == "" {
+		fmt.Fprintln(env.Stderr, "ingest load: the run tree is required (ingest load DIR, or INGEST_ARTIFACTS_PATH)")
+		return ExitUsage
+	}
+	return ingestTree(ctx, env, opts, dir)
+}
+
+// ingestTree is the shared body of load and demo.
+func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir string) int {
+	log, err := newLogger(opts.commonOpts, env)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", err)
+		return ExitUsage
+	}
+	defer log.Sync()
+	cfg, err := ingestConfig(opts, env)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", err)
+		return ExitUsage
+	}
+	if !validFormat(opts.format.String()) {
+		fmt.Fprintf(env.Stderr, "ingest: --format %q is not one of %v\n", opts.format.String(), report.Formats())
+		return ExitUsage
+	}
+	deps, err := loadDeps(opts, log)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	st, err := openStore(ctx, opts.commonOpts, log)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	defer st.Close()
+	deps.Store = ingest.AdaptStore[*store.RunTx](st)
+	if cfg.Target == "" {
+		cfg.Target = databaseName(opts.dbURL.String())
+	}
+	tree, err := source.Open(ctx, dir, log)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	defer tree.Close()
+
+	sum, runErr := ingest.Run(ctx, cfg, tree, deps)
+	if code, ok := writeOutputs(env, opts, sum, log); !ok {
+		return code
+	}
+	if runErr != nil {
+		fmt.Fprintln(env.Stderr, "ingest: aborted:", runErr)
+		return ExitAborted
+	}
+	if sum.Status == schema.StatusCompletedWithFailures {
+		return ExitCompletedWithFailures
+	}
+	return ExitOK
+}
+
+func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
+	cfg := ingest.Config{Target: opts.target.String(), DryRun: *opts.dryRun, ToolVersion: toolVersion()}
+	runID, err := opts.runID.int64()
+	if err != nil {
+		return cfg, err
+	}
+	attempt, err := opts.attempt.int64()
+	if err != nil {
+		return cfg, err
+	}
+	if attempt > 32767 {
+		return cfg, fmt.Errorf("--attempt %d is out of range", attempt)
+	}
+	cfg.Run = schema.RunIdentity{Repo: opts.repo.String(), SourceRunID: runID, SourceRunAttempt: int(attempt)}
+	cfg.Meta = schema.RunMeta{Name: opts.runName.String(), HeadSHA: opts.headSHA.String(), HeadBranch: opts.headBranch.String(),
+		HTMLURL: opts.runURL.String(), Conclusion: opts.conclusion.String(), Event: opts.event.String()}
+	if d := opts.runDate.String(); d != "" {
+		t, err := parseDate(d)
+		if err != nil {
+			return cfg, fmt.Errorf("--run-date: %w", err)
+		}
+		cfg.Meta.CreatedAt = t
+	}
+	if server, repo, id := env.Getenv("GITHUB_SERVER_URL"), env.Getenv("GITHUB_REPOSITORY"), env.Getenv("GITHUB_RUN_ID"); server != "" && repo != "" && id != "" {
+		if _, err := strconv.ParseInt(id, 10, 64); err == nil {
+			cfg.IngestRunURL = server + "/" + repo + "/actions/runs/" + id
+		}
+	}
+	return cfg, nil
+}
+
+func parseDate(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither RFC 3339 nor YYYY-MM-DD", s)
+	}
+	return t, nil
+}
+
+func loadDeps(opts *ingestOpts, log *zap.Logger) (ingest.Deps, error) {
+	catExt, closeCat, err := readFiles(opts.catalog.String())
+	if err != nil {
+		return ingest.Deps{}, fmt.Errorf("--catalog: %w", err)
+	}
+	defer closeCat()
+	cat, err := catalog.Load(catExt...)
+	if err != nil {
+		return ingest.Deps{}, fmt.Errorf("catalog: %w", err)
+	}
+	ovExt, closeOv, err := readFiles(opts.overrides.String())
+	if err != nil {
+		return ingest.Deps{}, fmt.Errorf("--overrides: %w", err)
+	}
+	defer closeOv()
+	ov, err := overrides.Load(ovExt...)
+	if err != nil {
+		return ingest.Deps{}, fmt.Errorf("overrides: %w", err)
+	}
+	return ingest.Deps{Catalog: cat, Normalizer: benchmark.NewNormalizer(cat), Overrides: ov, Log: log, Now: time.Now}, nil
+}
+
+// writeOutputs prints the report and writes the side files. It reports
+// false with an exit code when an output could not be written.
+func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logger) (int, bool) {
+	if err := report.Render(env.Stdout, sum, opts.format.String()); err != nil {
+		return fail(env, "print report: %v", err), false
+	}
+	if p := opts.summaryJSON.String(); p != "" {
+		if err := writeFile(p, func(w io.Writer) error { return report.JSON(w, sum) }); err != nil {
+			return fail(env, "--summary-json: %v", err), false
+		}
+	}
+	if p := opts.unmappedOut.String(); p != "" {
+		if _, err := report.WriteUnmappedFile(p, sum.Unmapped); err != nil {
+			return fail(env, "--unmapped-output: %v", err), false
+		}
+	}
+	if p := env.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, err = io.WriteString(f, report.Markdown(sum)+"\n")
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			log.Warn("could not write the job summary", zap.Error(err))
+		}
+	}
+	return 0, true
+}
+
+func writeFile(path string, fn func(io.Writer) error) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func validFormat(f string) bool {
+	for _, v := range report.Formats() {
+		if v == f {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// runMigrate manages the schema: up applies every pending migration, down
+// reverts N (default 1), version prints where the database stands.
+func runMigrate(ctx context.Context, env Env, args []string) int {
+	fs, s := newFlagSet("migrate", env)
+	common := addCommon(s)
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: ingest migrate up|down [N]|version [--database-url URL]")
+		fs.PrintDefaults()
+	}
+	if len(args) == 0 {
+		fs.Usage()
+		return ExitUsage
+	}
+	action, rest := args[0], args[1:]
+	steps := 1
+	if action == "down" && len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
+		n, err := strconv.Atoi(rest[0])
+		if err != nil || n < 1 {
+			fmt.Fprintf(env.Stderr, "ingest migrate down: %q is not a positive number of steps\n", rest[0])
+			return ExitUsage
+		}
+		steps, rest = n, rest[1:]
+	}
+	if ok, code := parse(fs, s, rest); !ok {
+		return code
+	}
+	log, err := newLogger(common, env)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", err)
+		return ExitUsage
+	}
+	*common.noMigrate = true
+	st, err := openStore(ctx, common, log)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	defer st.Close()
+	switch action {
+	case "up":
+		from, to, err := st.MigrateUp(ctx)
+		if err != nil {
+			return fail(env, "%v", err)
+		}
+		fmt.Fprintf(env.Stdout, "schema at version %d (was %d)\n", to, from)
+	case "down":
+		if err := st.MigrateDown(ctx, steps); err != nil {
+			return fail(env, "%v", err)
+		}
+		fmt.Fprintf(env.Stdout, "reverted %d migration(s)\n", steps)
+	case "version":
+		v, err := st.MigrationVersion(ctx)
+		if err != nil {
+			return fail(env, "%v", err)
+		}
+		dirty := ""
+		if v.Dirty {
+			dirty = " (dirty: a migration failed halfway; fix it, then force the version)"
+		}
+		fmt.Fprintf(env.Stdout, "schema version %d, binary carries %d%s\n", v.Version, v.Latest, dirty)
+	default:
+		fmt.Fprintf(env.Stderr, "ingest migrate: unknown action %q (up, down, version)\n", action)
+		return ExitUsage
+	}
+	return ExitOK
+}

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/inferencex/ingest/ingest/report"
+	"github.com/inferencex/ingest/ingest/store"
+)
+
+// runReport re-renders the stored summary of a run's newest ingest.
+func runReport(ctx context.Context, env Env, args []string) int {
+	fs, s := newFlagSet("report", env)
+	common := addCommon(s)
+	runID := s.str("run-id", "", "GitHub workflow run id", "INGEST_RUN_ID")
+	attempt := s.str("attempt", "", "run attempt (default: the newest ingest of any attempt)", "INGEST_RUN_ATTEMPT")
+	format := s.str("format", "md", "text, md or json")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: ingest report --run-id N [--attempt A] [--format md|json|text]")
+		fs.PrintDefaults()
+	}
+	if ok, code := parse(fs, s, args); !ok {
+		return code
+	}
+	id, err := runID.int64()
+	if err != nil || id == 0 {
+		fmt.Fprintln(env.Stderr, "ingest report: --run-id is required and must be a positive integer")
+		return ExitUsage
+	}
+	att, err := attempt.int64()
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "ingest report:", err)
+		return ExitUsage
+	}
+	if !validFormat(format.String()) {
+		fmt.Fprintf(env.Stderr, "ingest report: --format %q is not one of %v\n", format.String(), report.Formats())
+		return ExitUsage
+	}
+	log, err := newLogger(common, env)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", err)
+		return ExitUsage
+	}
+	st, err := openStore(ctx, common, log)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	defer st.Close()
+	sum, err := st.LatestSummary(ctx, id, int(att))
+	if errors.Is(err, store.ErrNoSummary) {
+		return fail(env, "%v", err)
+	}
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	if err := report.Render(env.Stdout, sum, format.String()); err != nil {
+		return fail(env, "%v", err)
+	}
+	return ExitOK
+}
