@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"runtime"
+	"sort"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -20,23 +23,113 @@ type benchmarkStage struct {
 	deps    Deps
 	run     schema.RunIdentity
 	tally   *tally
+	reader  *benchmark.Reader
 	records []*artifactRecord
 	staged  int64
 }
 
-// stream sends every stageable row to out and closes it. It returns only
-// fatal errors (cancellation); bad input is counted and reported.
+// maxParseWorkers bounds the goroutines parsing benchmark files.
+const maxParseWorkers = 4
+
+// stream sends every stageable row to out and closes it. Artifacts are
+// parsed by a few workers, each with its own counters, merged at the end
+// in a deterministic order. It returns only fatal errors (cancellation);
+// bad input is counted and reported.
 func (s *benchmarkStage) stream(ctx context.Context, p plan, out chan<- schema.StagedBenchmark) error {
 	defer close(out)
+	workers := min(runtime.GOMAXPROCS(0), maxParseWorkers, max(len(p.benchmark), 1))
+	parts := make([]*benchmarkStage, workers)
+	errs := make([]error, workers)
+	jobs := make(chan plannedArtifact)
+	var wg sync.WaitGroup
+	for i := range parts {
+		parts[i] = s.fork()
+		wg.Add(1)
+		go func(w *benchmarkStage, errp *error) {
+			defer wg.Done()
+			for pa := range jobs {
+				if *errp != nil {
+					continue // drain
+				}
+				*errp = w.readArtifact(ctx, pa, out)
+			}
+		}(parts[i], &errs[i])
+	}
+feed:
 	for _, pa := range p.benchmark {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := s.readArtifact(ctx, pa, out); err != nil {
-			return err
+		select {
+		case jobs <- pa:
+		case <-ctx.Done():
+			break feed
 		}
 	}
-	return nil
+	close(jobs)
+	wg.Wait()
+	for _, w := range parts {
+		s.merge(w)
+	}
+	s.sortOutputs()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// fork returns a worker with its own counters and buffers.
+func (s *benchmarkStage) fork() *benchmarkStage {
+	return &benchmarkStage{deps: s.deps, run: s.run, tally: newTally(&schema.Summary{}), reader: benchmark.NewReader()}
+}
+
+// merge adds a worker's counters, failures, unmapped values and records.
+func (s *benchmarkStage) merge(w *benchmarkStage) {
+	dst, src := s.tally.sum, w.tally.sum
+	addCounts(&dst.Rows.Benchmark, src.Rows.Benchmark)
+	dst.Stats.BenchmarkFiles += src.Stats.BenchmarkFiles
+	dst.Stats.RawBenchmarkRows += src.Stats.RawBenchmarkRows
+	dst.Stats.FailedRunRows += src.Stats.FailedRunRows
+	dst.Stats.PurgedPoints += src.Stats.PurgedPoints
+	dst.Details.ArtifactsRead += src.Details.ArtifactsRead
+	dst.Details.FilesRead += src.Details.FilesRead
+	dst.Details.BytesRead += src.Details.BytesRead
+	dst.Details.MissingIdentityRows += src.Details.MissingIdentityRows
+	for _, f := range src.Failures {
+		s.tally.fail(f.Category, f.Artifact, f.File, f.Reason)
+	}
+	s.tally.droppedFails += w.tally.droppedFails
+	for kind, set := range w.tally.unmapped {
+		for v := range set {
+			s.tally.addUnmapped(kind, v)
+		}
+	}
+	for k := range w.tally.unknownMetrics {
+		s.tally.unknownMetrics[k] = struct{}{}
+	}
+	s.records = append(s.records, w.records...)
+	s.staged += w.staged
+}
+
+// sortOutputs puts records and benchmark failures in artifact order, so the
+// summary does not depend on which worker read what.
+func (s *benchmarkStage) sortOutputs() {
+	sort.SliceStable(s.records, func(i, j int) bool { return s.records[i].Name < s.records[j].Name })
+	f := s.tally.sum.Failures
+	sort.SliceStable(f, func(i, j int) bool {
+		if f[i].Category != f[j].Category {
+			return f[i].Category == schema.CategoryRun
+		}
+		if f[i].Artifact != f[j].Artifact {
+			return f[i].Artifact < f[j].Artifact
+		}
+		return f[i].File < f[j].File
+	})
+}
+
+func addCounts(dst *schema.Counts, src schema.Counts) {
+	dst.New += src.New
+	dst.Duplicate += src.Duplicate
+	dst.Skipped += src.Skipped
+	dst.Unmapped += src.Unmapped
+	dst.Failed += src.Failed
 }
 
 func (s *benchmarkStage) readArtifact(ctx context.Context, pa plannedArtifact, out chan<- schema.StagedBenchmark) error {
@@ -92,7 +185,7 @@ func (s *benchmarkStage) readFile(ctx context.Context, pa plannedArtifact, fsys 
 		shape = benchmark.ArrayOnly
 	}
 	var fatal error
-	_, ferr := benchmark.ReadRows(dr, shape, func(index int, row map[string]any, rerr error) error {
+	_, ferr := s.reader.ReadRows(dr, shape, func(index int, row map[string]any, rerr error) error {
 		sum.Stats.RawBenchmarkRows++
 		if rerr != nil {
 			counts.Failed++

@@ -67,14 +67,19 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	}
 	defer w.Rollback(ctx)
 
+	stagingStarted := time.Now()
 	if err := stageBenchmarks(ctx, w, stage, p, log); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err
 	}
+	log.Info("benchmark rows staged", zap.Int64("rows", stage.staged), zap.Int64("files", sum.Stats.BenchmarkFiles),
+		zap.Duration("took", time.Since(stagingStarted)))
 	stats := stage.readRunStats(p.runStats)
+	applyStarted := time.Now()
 	res, err := w.Apply(ctx, stats)
 	if err != nil {
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err
 	}
+	log.Info("run applied", zap.Int64("benchmark_new", res.BenchmarkNew), zap.Duration("took", time.Since(applyStarted)))
 	if res.BenchmarkStaged != stage.staged {
 		err := fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.staged)
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err

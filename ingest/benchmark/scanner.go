@@ -11,8 +11,42 @@ import (
 // rowScanner tokenises just enough JSON to find element boundaries.
 type rowScanner struct {
 	r      *bufio.Reader
-	offset int64 // bytes consumed so far
+	buf    bytes.Buffer // the value being collected; reused between rows
+	offset int64        // bytes consumed so far
 	bom    bool
+}
+
+// scanElement collects the bytes of one array element, starting with first,
+// up to the ',' or ']' that ends it at nesting depth 0. delim is that byte,
+// or 0 when the input ended first. elem is valid until the next scan.
+func (s *rowScanner) scanElement(first byte) (elem []byte, delim byte, err error) {
+	s.buf.Reset()
+	var st scanState
+	done, keep := st.step(first, untilDelim)
+	if keep {
+		s.buf.WriteByte(first)
+	}
+	if done {
+		return s.buf.Bytes(), first, nil
+	}
+	end, complete, err := s.scanValue(&st, untilDelim)
+	if err != nil || !complete {
+		return nil, 0, err
+	}
+	return s.buf.Bytes(), end, nil
+}
+
+// scanObject collects a top-level object whose '{' is consumed, up to its
+// matching '}'. complete is false when the input ended first.
+func (s *rowScanner) scanObject() (elem []byte, complete bool, err error) {
+	s.buf.Reset()
+	s.buf.WriteByte('{')
+	st := scanState{depth: 1}
+	_, complete, err = s.scanValue(&st, untilClose)
+	if err != nil || !complete {
+		return nil, complete, err
+	}
+	return s.buf.Bytes(), true, nil
 }
 
 func (s *rowScanner) readByte() (byte, error) {
@@ -108,89 +142,104 @@ func (s *rowScanner) readObject(fn RowFunc) (int, error) {
 	return 1, nil
 }
 
-// scanElement collects the bytes of one array element, starting with first,
-// up to the ',' or ']' that ends it at nesting depth 0. delim is that byte,
-// or 0 when the input ended first.
-func (s *rowScanner) scanElement(first byte) (elem []byte, delim byte, err error) {
-	var buf bytes.Buffer
-	depth := 0
-	inString, escaped := false, false
-	b := first
-	for {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
-		case b == '{' || b == '[':
-			depth++
-		case (b == ',' || b == ']') && depth == 0:
-			return buf.Bytes(), b, nil
-		case b == '}' || b == ']':
-			if depth > 0 {
-				depth--
-			}
-		}
-		buf.WriteByte(b)
-		if buf.Len() > maxRowBytes {
-			return nil, 0, fmt.Errorf("row is larger than %d MiB", maxRowBytes>>20)
-		}
-		next, rerr := s.readByte()
-		if rerr == io.EOF {
-			return nil, 0, nil
-		}
-		if rerr != nil {
-			return nil, 0, fmt.Errorf("read: %w", rerr)
-		}
-		b = next
-	}
+// scanState tracks JSON nesting while element boundaries are searched.
+type scanState struct {
+	depth             int
+	inString, escaped bool
 }
 
-// scanObject collects a top-level object whose '{' is consumed, up to its
-// matching '}'. complete is false when the input ended first.
-func (s *rowScanner) scanObject() (elem []byte, complete bool, err error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	depth := 1
-	inString, escaped := false, false
-	for depth > 0 {
-		b, rerr := s.readByte()
-		if rerr == io.EOF {
-			return nil, false, nil
-		}
-		if rerr != nil {
-			return nil, false, fmt.Errorf("read: %w", rerr)
-		}
-		buf.WriteByte(b)
-		if buf.Len() > maxRowBytes {
-			return nil, false, fmt.Errorf("row object is larger than %d MiB", maxRowBytes>>20)
-		}
+// scanMode says what ends the value being collected.
+type scanMode int
+
+const (
+	// untilDelim: an array element, ended by ',' or ']' at depth 0 (the
+	// delimiter is consumed but not kept).
+	untilDelim scanMode = iota
+	// untilClose: an object whose '{' is consumed, ended by its matching
+	// '}' (kept).
+	untilClose
+)
+
+// step feeds one byte through the state machine. It reports whether the
+// byte ends the value, and whether the byte belongs to the value.
+func (st *scanState) step(c byte, mode scanMode) (end, keep bool) {
+	if st.inString {
 		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
+		case st.escaped:
+			st.escaped = false
+		case c == '\\':
+			st.escaped = true
+		case c == '"':
+			st.inString = false
+		}
+		return false, true
+	}
+	switch c {
+	case '"':
+		st.inString = true
+	case '{', '[':
+		st.depth++
+	case ',':
+		if mode == untilDelim && st.depth == 0 {
+			return true, false
+		}
+	case '}', ']':
+		if mode == untilDelim && st.depth == 0 {
+			if c == ']' {
+				return true, false
 			}
-		case b == '"':
-			inString = true
-		case b == '{' || b == '[':
-			depth++
-		case b == '}' || b == ']':
-			depth--
+			return false, true
+		}
+		if st.depth > 0 {
+			st.depth--
+		}
+		if mode == untilClose && st.depth == 0 {
+			return true, true
 		}
 	}
-	return buf.Bytes(), true, nil
+	return false, true
+}
+
+// scanValue collects bytes into s.buf until the value ends, scanning the
+// reader's buffered bytes in place rather than one call per byte. It
+// returns the byte that ended the value (0 when the input ended first).
+func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete bool, err error) {
+	for {
+		chunk, perr := s.r.Peek(s.r.Buffered())
+		if len(chunk) == 0 {
+			if _, perr = s.r.Peek(1); perr == io.EOF {
+				return 0, false, nil
+			}
+			if perr != nil {
+				return 0, false, fmt.Errorf("read: %w", perr)
+			}
+			continue
+		}
+		for i, c := range chunk {
+			done, keep := st.step(c, mode)
+			if !done {
+				continue
+			}
+			n := i
+			if keep {
+				n = i + 1
+			}
+			s.buf.Write(chunk[:n])
+			s.offset += int64(i + 1)
+			if _, err := s.r.Discard(i + 1); err != nil {
+				return 0, false, fmt.Errorf("read: %w", err)
+			}
+			return c, true, nil
+		}
+		s.buf.Write(chunk)
+		s.offset += int64(len(chunk))
+		if _, err := s.r.Discard(len(chunk)); err != nil {
+			return 0, false, fmt.Errorf("read: %w", err)
+		}
+		if s.buf.Len() > maxRowBytes {
+			return 0, false, fmt.Errorf("row is larger than %d MiB", maxRowBytes>>20)
+		}
+	}
 }
 
 // expectEnd checks that only whitespace follows the top-level value.

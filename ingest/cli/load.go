@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -130,7 +131,12 @@ func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir string) int 
 	}
 	defer tree.Close()
 
+	stopProfile, err := startCPUProfile(env.Getenv("INGEST_CPU_PROFILE"))
+	if err != nil {
+		return fail(env, "INGEST_CPU_PROFILE: %v", err)
+	}
 	sum, runErr := ingest.Run(ctx, cfg, tree, deps)
+	stopProfile()
 	if code, ok := writeOutputs(env, opts, sum, log); !ok {
 		return code
 	}
@@ -173,6 +179,23 @@ func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// startCPUProfile writes a CPU profile of the ingest to path when set, for
+// `go tool pprof`.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func parseDate(s string) (time.Time, error) {

@@ -59,15 +59,21 @@ func Open(ctx context.Context, dir string, log *zap.Logger) (*Tree, error) {
 	found := t.scanRoot(entries)
 	t.loadListing(found.listingFile)
 
+	// Index the listing by name once: matching each artifact against the
+	// whole listing would cost artifacts × entries on a full sweep.
+	byName := make(map[string][]schema.ArtifactListing, len(t.Listing))
+	for _, e := range t.Listing {
+		byName[e.Name] = append(byName[e.Name], e)
+	}
 	for _, a := range found.artifacts {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("source %s: %w", dir, err)
 		}
 		switch a.Container {
 		case ContainerZip:
-			loadZip(a, t.Listing)
+			loadZip(a, byName[a.Name])
 		case ContainerDir:
-			loadDir(a, t.Listing)
+			loadDir(a, byName[a.Name])
 		}
 		t.Artifacts = append(t.Artifacts, a)
 		log.Debug("artifact",

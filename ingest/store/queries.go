@@ -42,7 +42,6 @@ RETURNING id`
 
 const qCreateStaging = `
 CREATE TEMP TABLE stage_benchmark (
-	seq bigint NOT NULL,
 	point_key text NOT NULL,
 	is_aggregate boolean NOT NULL,
 	attempt_rank integer NOT NULL,
@@ -60,7 +59,7 @@ CREATE TEMP TABLE stage_benchmark (
 
 // stagingColumns is the COPY column order of stage_benchmark.
 var stagingColumns = []string{
-	"seq", "point_key", "is_aggregate", "attempt_rank",
+	"point_key", "is_aggregate", "attempt_rank",
 	"hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
 	"prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers",
 	"decode_tp", "decode_ep", "decode_dp_attention", "decode_num_workers",
@@ -76,7 +75,8 @@ SELECT DISTINCT ` + configColumns + ` FROM stage_benchmark
 ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 
 // qUpsertBenchmarks picks one winner per point (per-job files before
-// aggregates, newest attempt first, then staging order), writes the winners
+// aggregates, newest attempt first, then artifact, file and row order — never
+// the order rows arrived in), writes the winners
 // and counts what happened to every staged row, in one statement.
 // A duplicate whose stored values equal the artifact's is left untouched, so
 // a rerun changes nothing; one whose values differ is refreshed (counted as
@@ -87,7 +87,7 @@ WITH ranked AS (
 		row_number() OVER w AS rn,
 		first_value(s.is_aggregate) OVER w AS winner_is_aggregate
 	FROM stage_benchmark s
-	WINDOW w AS (PARTITION BY s.point_key ORDER BY s.is_aggregate, s.attempt_rank, s.seq)
+	WINDOW w AS (PARTITION BY s.point_key ORDER BY s.is_aggregate, s.attempt_rank, s.source_artifact, s.source_file, s.source_row)
 ), ins AS (
 	INSERT INTO benchmark_results AS b (
 		workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,

@@ -21,7 +21,6 @@ type RunTx struct {
 	start schema.RunStart
 	run   schema.WrittenRun
 	log   *zap.Logger
-	seq   int64
 }
 
 // BeginRun opens the run's transaction: it waits for the run's advisory
@@ -85,7 +84,7 @@ func (t *RunTx) Run() schema.WrittenRun { return t.run }
 // PostgreSQL receives earlier rows, and memory stays flat however large the
 // run. It returns how many rows were staged.
 func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error) {
-	src := &benchmarkSource{next: next, seq: &t.seq}
+	src := &benchmarkSource{next: next}
 	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_benchmark"}, stagingColumns, src)
 	if err != nil {
 		return n, fmt.Errorf("stage benchmark rows: %w", err)

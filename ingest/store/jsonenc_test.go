@@ -1,0 +1,36 @@
+package store
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestEncodeMetricsMatchesEncodingJSON(t *testing.T) {
+	cases := []map[string]any{
+		{},
+		{"tput_per_gpu": 1607.93415277835, "p99.9_e2el": 92.52239999999999, "request_goodput:": 12.5},
+		{"tiny": 5e-324, "big": 1e21, "neg": -0.000001234, "int": 261750519.0, "zero": 0.0},
+		{"router_name": "dynamo-router", "quote": `a"b\c`, "ctl": "x\ty\n", "uni": "héllo ✓"},
+		{"list": []any{1.0, "a"}, "flag": true},
+	}
+	for _, m := range cases {
+		got, err := encodeMetrics(nil, m)
+		require.NoError(t, err)
+		var back, want map[string]any
+		require.NoError(t, json.Unmarshal(got, &back), string(got))
+		enc, _ := json.Marshal(m)
+		require.NoError(t, json.Unmarshal(enc, &want))
+		require.Equal(t, want, back, string(got))
+	}
+}
+
+func TestEncodeMetricsDropsWhatPostgresRejects(t *testing.T) {
+	got, err := encodeMetrics(nil, map[string]any{"a\x00b": "c\x00d", "bad": string([]byte{0xff}), "nan": math.NaN()})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"ab":"cd","bad":"\ufffd","nan":null}`, string(got))
+	require.JSONEq(t, `{"k":["ab"]}`, string(sanitizeJSON([]byte(`{"k":["a\u0000b"]}`))))
+	require.Equal(t, "ab", cleanText("a\x00b"))
+}
