@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"runtime"
 	"sort"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -26,24 +28,81 @@ type benchmarkStage struct {
 	reader  *benchmark.Reader
 	records []*artifactRecord
 	staged  int64
+	// seed keys the hashes of this run.
+	seed maphash.Seed
+	// owns collects what a per-job worker staged; covered holds what
+	// per-job files own, for aggregate workers.
+	owns, covered *coverage
+	compact       []byte
+}
+
+// coverage is what per-job files own: the points they staged, and the
+// content of the rows that staged them (an aggregate row with the same
+// content is covered without being decoded).
+type coverage struct {
+	points, contents map[pointHash]struct{}
+}
+
+func newCoverage() *coverage {
+	return &coverage{points: map[pointHash]struct{}{}, contents: map[pointHash]struct{}{}}
+}
+
+func (c *coverage) add(o *coverage) {
+	for h := range o.points {
+		c.points[h] = struct{}{}
+	}
+	for h := range o.contents {
+		c.contents[h] = struct{}{}
+	}
 }
 
 // maxParseWorkers bounds the goroutines parsing benchmark files.
 const maxParseWorkers = 4
 
-// stream sends every stageable row to out and closes it. Artifacts are
-// parsed by a few workers, each with its own counters, merged at the end
+// pointHash is a 128-bit hash of a point key; the pipeline remembers the
+// points per-job files own by hash, not by key, to keep memory small.
+type pointHash [2]uint64
+
+// stream sends every stageable row to out and closes it. Per-job artifacts
+// are read first, then aggregates: an aggregate row whose point a per-job
+// row already owns is counted as covered right here and never sent to the
+// database. Each phase runs a few workers with their own counters, merged
 // in a deterministic order. It returns only fatal errors (cancellation);
 // bad input is counted and reported.
 func (s *benchmarkStage) stream(ctx context.Context, p plan, out chan<- schema.StagedBenchmark) error {
 	defer close(out)
-	workers := min(runtime.GOMAXPROCS(0), maxParseWorkers, max(len(p.benchmark), 1))
+	var perJob, aggregates []plannedArtifact
+	for _, pa := range p.benchmark {
+		if pa.aggregate {
+			aggregates = append(aggregates, pa)
+		} else {
+			perJob = append(perJob, pa)
+		}
+	}
+	owned := newCoverage()
+	started := time.Now()
+	if err := s.phase(ctx, perJob, out, owned, nil); err != nil {
+		return err
+	}
+	s.deps.Log.Debug("per-job benchmark files read", zap.Int("artifacts", len(perJob)), zap.Duration("took", time.Since(started)))
+	started = time.Now()
+	err := s.phase(ctx, aggregates, out, nil, owned)
+	s.deps.Log.Debug("aggregate benchmark files read", zap.Int("artifacts", len(aggregates)), zap.Duration("took", time.Since(started)))
+	s.sortOutputs()
+	return err
+}
+
+// phase reads artifacts with a pool of workers. Rows staged are added to
+// own (when set); rows whose point is in covered (when set) are counted as
+// covered instead of staged.
+func (s *benchmarkStage) phase(ctx context.Context, arts []plannedArtifact, out chan<- schema.StagedBenchmark, own, covered *coverage) error {
+	workers := min(runtime.GOMAXPROCS(0), maxParseWorkers, max(len(arts), 1))
 	parts := make([]*benchmarkStage, workers)
 	errs := make([]error, workers)
 	jobs := make(chan plannedArtifact)
 	var wg sync.WaitGroup
 	for i := range parts {
-		parts[i] = s.fork()
+		parts[i] = s.fork(covered, own != nil)
 		wg.Add(1)
 		go func(w *benchmarkStage, errp *error) {
 			defer wg.Done()
@@ -56,7 +115,7 @@ func (s *benchmarkStage) stream(ctx context.Context, p plan, out chan<- schema.S
 		}(parts[i], &errs[i])
 	}
 feed:
-	for _, pa := range p.benchmark {
+	for _, pa := range arts {
 		select {
 		case jobs <- pa:
 		case <-ctx.Done():
@@ -67,17 +126,26 @@ feed:
 	wg.Wait()
 	for _, w := range parts {
 		s.merge(w)
+		if own != nil {
+			own.add(w.owns)
+		}
 	}
-	s.sortOutputs()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return errors.Join(errs...)
 }
 
-// fork returns a worker with its own counters and buffers.
-func (s *benchmarkStage) fork() *benchmarkStage {
-	return &benchmarkStage{deps: s.deps, run: s.run, tally: newTally(&schema.Summary{}), reader: benchmark.NewReader()}
+// fork returns a worker with its own counters and buffers. A worker of the
+// per-job phase records the points it stages; one of the aggregate phase
+// checks them.
+func (s *benchmarkStage) fork(covered *coverage, recordOwned bool) *benchmarkStage {
+	w := &benchmarkStage{deps: s.deps, run: s.run, tally: newTally(&schema.Summary{}), reader: benchmark.NewReader(),
+		covered: covered, seed: s.seed}
+	if recordOwned {
+		w.owns = newCoverage()
+	}
+	return w
 }
 
 // merge adds a worker's counters, failures, unmapped values and records.
@@ -92,6 +160,7 @@ func (s *benchmarkStage) merge(w *benchmarkStage) {
 	dst.Details.FilesRead += src.Details.FilesRead
 	dst.Details.BytesRead += src.Details.BytesRead
 	dst.Details.MissingIdentityRows += src.Details.MissingIdentityRows
+	dst.Stats.CoveredByPerJobFiles += src.Stats.CoveredByPerJobFiles
 	for _, f := range src.Failures {
 		s.tally.fail(f.Category, f.Artifact, f.File, f.Reason)
 	}
@@ -122,6 +191,28 @@ func (s *benchmarkStage) sortOutputs() {
 		}
 		return f[i].File < f[j].File
 	})
+}
+
+// hash is the 128-bit hash of a point key.
+func (s *benchmarkStage) hash(key string) pointHash {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteString(key)
+	return sum128(&h)
+}
+
+// hashBytes is the 128-bit hash of a row's compact content.
+func (s *benchmarkStage) hashBytes(b []byte) pointHash {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.Write(b)
+	return sum128(&h)
+}
+
+func sum128(h *maphash.Hash) pointHash {
+	a := h.Sum64()
+	h.WriteByte(0x9e)
+	return pointHash{a, h.Sum64()}
 }
 
 func addCounts(dst *schema.Counts, src schema.Counts) {
@@ -185,16 +276,29 @@ func (s *benchmarkStage) readFile(ctx context.Context, pa plannedArtifact, fsys 
 		shape = benchmark.ArrayOnly
 	}
 	var fatal error
-	_, ferr := s.reader.ReadRows(dr, shape, func(index int, row map[string]any, rerr error) error {
+	_, ferr := s.reader.ReadElements(dr, shape, func(e *benchmark.Element) error {
 		sum.Stats.RawBenchmarkRows++
+		s.compact = e.AppendCompact(s.compact[:0])
+		content := s.hashBytes(s.compact)
+		if s.covered != nil {
+			if _, ok := s.covered.contents[content]; ok {
+				counts.Skipped++
+				sum.Stats.CoveredByPerJobFiles++
+				return nil
+			}
+		}
+		row, rerr := e.Decode()
 		if rerr != nil {
 			counts.Failed++
 			s.tally.fail(schema.CategoryBenchmark, a.Name, file, rerr.Error())
 			return nil
 		}
-		staged, ok := s.normalize(a.Name, file, index, row)
+		staged, ok := s.normalize(a.Name, file, e.Index, row)
 		if !ok {
 			return nil
+		}
+		if s.owns != nil {
+			s.owns.contents[content] = struct{}{}
 		}
 		staged.IsAggregate, staged.AttemptRank = pa.aggregate, pa.rank
 		if a.Listing != nil {
@@ -261,8 +365,20 @@ func (s *benchmarkStage) normalize(artifact, file string, index int, row map[str
 			zap.Int("row", index), zap.String("reason", reason))
 		return schema.StagedBenchmark{}, false
 	}
+	key := point.Key()
+	h := s.hash(key)
+	if s.covered != nil {
+		if _, ok := s.covered.points[h]; ok {
+			counts.Skipped++
+			sum.Stats.CoveredByPerJobFiles++
+			return schema.StagedBenchmark{}, false
+		}
+	}
+	if s.owns != nil {
+		s.owns.points[h] = struct{}{}
+	}
 	for _, k := range out.UnknownMetrics {
 		s.tally.unknownMetrics[k] = struct{}{}
 	}
-	return schema.StagedBenchmark{Point: point, Source: schema.Provenance{Artifact: artifact, File: file, Row: index}}, true
+	return schema.StagedBenchmark{Point: point, Key: key, Source: schema.Provenance{Artifact: artifact, File: file, Row: index}}, true
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"time"
 
@@ -60,7 +61,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 
 	log.Info("ingest started", zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt),
 		zap.Int("artifacts", len(tree.Artifacts)), zap.Bool("dry_run", cfg.DryRun))
-	stage := &benchmarkStage{deps: d, run: start.Run, tally: t}
+	stage := &benchmarkStage{deps: d, run: start.Run, tally: t, seed: maphash.MakeSeed()}
 	w, err := d.Store.BeginRun(ctx, start)
 	if err != nil {
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err
@@ -131,7 +132,7 @@ func applyResult(sum *schema.Summary, r schema.ApplyResult) {
 	b.New += r.BenchmarkNew
 	b.Duplicate += r.BenchmarkDuplicate
 	b.Skipped += r.Covered + r.StaleAttempt
-	sum.Stats.CoveredByPerJobFiles += r.Covered
+	sum.Stats.CoveredByPerJobFiles += r.Covered // rows the pipeline could not attribute itself
 	sum.Stats.RunStatsNew += r.RunStatsNew
 	sum.Stats.RunStatsDuplicate += r.RunStatsDuplicate
 	sum.Details.StaleAttemptRows += r.StaleAttempt

@@ -94,6 +94,9 @@ CREATE TABLE benchmark_results (
     power_invalid_reasons jsonb,
     power_audit           jsonb,
     error                 text,
+    -- sha256 (first 16 bytes) of the point key and every stored value: a
+    -- rerun compares digests instead of sending unchanged rows again.
+    content_digest        bytea   NOT NULL,
     -- provenance: the artifact, file and row this point was read from, and
     -- the ingest that wrote it.
     source_artifact       text    NOT NULL,
@@ -106,7 +109,7 @@ CREATE TABLE benchmark_results (
 );
 CREATE INDEX benchmark_results_run_id_idx ON benchmark_results (workflow_run_id);
 CREATE INDEX benchmark_results_config_ts_idx ON benchmark_results (config_id, conc, isl, osl, date DESC)
-    INCLUDE (image, metrics) WHERE error IS NULL;
+    WHERE error IS NULL;
 CREATE INDEX benchmark_results_ingest_idx ON benchmark_results (ingest_id);
 
 CREATE TABLE availability (

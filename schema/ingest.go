@@ -31,7 +31,9 @@ type WrittenRun struct {
 // StagedBenchmark is one normalized benchmark row on its way to the store,
 // with what decides which copy of a point wins.
 type StagedBenchmark struct {
-	Point  BenchmarkPoint
+	Point BenchmarkPoint
+	// Key is Point.Key(), when the caller already computed it.
+	Key    string
 	Source Provenance
 	// IsAggregate is true for rows of results_* aggregates; per-job bmk_*
 	// files own their points first.

@@ -86,7 +86,7 @@ func (s *rowScanner) skipSpace() (byte, error) {
 }
 
 // readArray reads the elements of a top-level array whose '[' is consumed.
-func (s *rowScanner) readArray(fn RowFunc) (int, error) {
+func (s *rowScanner) readArray(fn ElementFunc) (int, error) {
 	rows := 0
 	next, err := s.skipSpace()
 	if err != nil {
@@ -107,9 +107,8 @@ func (s *rowScanner) readArray(fn RowFunc) (int, error) {
 			return rows, eofAfter(rows)
 		}
 		index := rows
-		row, rowErr := decodeRow(index, elem)
 		rows++
-		if err := fn(index, row, rowErr); err != nil {
+		if err := fn(&Element{Index: index, Raw: elem}); err != nil {
 			return rows, err
 		}
 		if delim == ']' {
@@ -124,7 +123,7 @@ func (s *rowScanner) readArray(fn RowFunc) (int, error) {
 // readObject reads a single top-level row object whose '{' is consumed. The
 // rest of the file must be whitespace; that is checked before the row is
 // delivered, since a file with trailing garbage is not trustworthy.
-func (s *rowScanner) readObject(fn RowFunc) (int, error) {
+func (s *rowScanner) readObject(fn ElementFunc) (int, error) {
 	elem, complete, err := s.scanObject()
 	if err != nil {
 		return 0, err
@@ -135,8 +134,7 @@ func (s *rowScanner) readObject(fn RowFunc) (int, error) {
 	if err := s.expectEnd(); err != nil {
 		return 0, err
 	}
-	row, rowErr := decodeRow(0, elem)
-	if err := fn(0, row, rowErr); err != nil {
+	if err := fn(&Element{Index: 0, Raw: elem}); err != nil {
 		return 1, err
 	}
 	return 1, nil

@@ -14,8 +14,9 @@ import (
 	"github.com/inferencex/ingest/ingest/store"
 )
 
-// DefaultDatabaseURL is where the tool writes when nothing else is said.
-const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/ingest"
+// DefaultDatabaseURL is where the tool writes when nothing else is said: the
+// local server, without TLS (on loopback it only costs CPU).
+const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/ingest?sslmode=disable"
 
 // commonOpts are the options every database command shares.
 type commonOpts struct {

@@ -125,11 +125,14 @@ func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir string) int 
 	if cfg.Target == "" {
 		cfg.Target = databaseName(opts.dbURL.String())
 	}
+	opened := time.Now()
 	tree, err := source.Open(ctx, dir, log)
 	if err != nil {
 		return fail(env, "%v", err)
 	}
 	defer tree.Close()
+	log.Info("run tree opened", zap.String("dir", dir), zap.Int("artifacts", len(tree.Artifacts)),
+		zap.Bool("listing", tree.HasListing), zap.Duration("took", time.Since(opened)))
 
 	stopProfile, err := startCPUProfile(env.Getenv("INGEST_CPU_PROFILE"))
 	if err != nil {

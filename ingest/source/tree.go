@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -65,16 +67,37 @@ func Open(ctx context.Context, dir string, log *zap.Logger) (*Tree, error) {
 	for _, e := range t.Listing {
 		byName[e.Name] = append(byName[e.Name], e)
 	}
+	// Artifacts are independent: load them with a few workers (listing a
+	// folder and hashing a zip are both I/O bound), in the sorted order.
+	workers := min(runtime.GOMAXPROCS(0)*2, 8, max(len(found.artifacts), 1))
+	next := make(chan *Artifact)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for a := range next {
+				switch a.Container {
+				case ContainerZip:
+					loadZip(a, byName[a.Name])
+				case ContainerDir:
+					loadDir(a, byName[a.Name])
+				}
+			}
+		})
+	}
+	var cancelled error
 	for _, a := range found.artifacts {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("source %s: %w", dir, err)
+			cancelled = err
+			break
 		}
-		switch a.Container {
-		case ContainerZip:
-			loadZip(a, byName[a.Name])
-		case ContainerDir:
-			loadDir(a, byName[a.Name])
-		}
+		next <- a
+	}
+	close(next)
+	wg.Wait()
+	if cancelled != nil {
+		return nil, fmt.Errorf("source %s: %w", dir, cancelled)
+	}
+	for _, a := range found.artifacts {
 		t.Artifacts = append(t.Artifacts, a)
 		log.Debug("artifact",
 			zap.String("artifact", a.Name),

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 
@@ -10,6 +12,9 @@ import (
 // benchmarkSource adapts a row iterator to pgx.CopyFromSource.
 type benchmarkSource struct {
 	next   func() (schema.StagedBenchmark, bool, error)
+	date   string
+	known  map[digest]struct{}
+	buf    []byte
 	values []any
 	err    error
 }
@@ -23,7 +28,7 @@ func (s *benchmarkSource) Next() bool {
 	if !ok {
 		return false
 	}
-	s.values, s.err = stagingValues(row)
+	s.values, s.buf, s.err = stagingValues(row, s.date, s.known, s.buf)
 	return s.err == nil
 }
 
@@ -31,12 +36,31 @@ func (s *benchmarkSource) Values() ([]any, error) { return s.values, nil }
 
 func (s *benchmarkSource) Err() error { return s.err }
 
-// stagingValues lays a row out in stagingColumns order.
-func stagingValues(r schema.StagedBenchmark) ([]any, error) {
+// digest identifies a row's point and stored values.
+type digest [16]byte
+
+// stagingValues lays a row out in stagingColumns order. A row whose digest
+// the run already has is staged without its values (unchanged): it only
+// takes part in choosing the point's winner.
+func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struct{}, buf []byte) ([]any, []byte, error) {
 	p, c := &r.Point, r.Point.Config
-	metrics, err := encodeMetrics(make([]byte, 0, 2048), p.Metrics)
+	metrics, err := encodeMetrics(buf[:0], p.Metrics)
 	if err != nil {
-		return nil, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
+		return nil, buf, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
+	}
+	key := r.Key
+	if key == "" {
+		key = p.Key()
+	}
+	image, fingerprint := cleanOptText(p.Image), cleanOptText(p.RecipeFingerprint)
+	workers, reasons, audit := rawOrNil(p.Workers), rawOrNil(p.PowerInvalidReasons), rawOrNil(p.PowerAudit)
+	d := contentDigest(key, date, image, metrics, workers, reasons, audit)
+	_, unchanged := known[d]
+	var metricsValue any = metrics
+	if unchanged {
+		metricsValue, workers, reasons, audit = nil, nil, nil, nil
+	} else {
+		metricsValue = append([]byte(nil), metrics...) // buf is reused for the next row
 	}
 	var artifactID *int64
 	if r.Source.ArtifactID != 0 {
@@ -44,18 +68,51 @@ func stagingValues(r schema.StagedBenchmark) ([]any, error) {
 		artifactID = &id
 	}
 	return []any{
-		p.Key(), r.IsAggregate, int32(r.AttemptRank),
+		key, r.IsAggregate, int32(r.AttemptRank),
 		c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod, c.Disagg, c.IsMultinode,
 		int16(c.PrefillTP), int16(c.PrefillEP), c.PrefillDPAttention, int16(c.PrefillNumWorkers),
 		int16(c.DecodeTP), int16(c.DecodeEP), c.DecodeDPAttention, int16(c.DecodeNumWorkers),
 		int16(c.NumPrefillGPU), int16(c.NumDecodeGPU),
-		p.BenchmarkType, p.ISL, p.OSL, int32(p.Conc), p.OffloadMode, cleanOptText(p.RecipeFingerprint), cleanOptText(p.Image),
-		metrics, rawOrNil(p.Workers), rawOrNil(p.PowerInvalidReasons), rawOrNil(p.PowerAudit),
+		p.BenchmarkType, p.ISL, p.OSL, int32(p.Conc), p.OffloadMode, fingerprint, image,
+		metricsValue, nilIfEmpty(workers), nilIfEmpty(reasons), nilIfEmpty(audit),
+		d[:], unchanged,
 		cleanText(r.Source.Artifact), artifactID, cleanText(r.Source.File), int32(r.Source.Row),
-	}, nil
+	}, metrics, nil
 }
 
-func rawOrNil(m json.RawMessage) any {
+// contentDigest hashes the point key and every value written for it.
+func contentDigest(key, date string, image *string, metrics, workers, reasons, audit []byte) digest {
+	h := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	field([]byte(key))
+	field([]byte(date))
+	if image != nil {
+		field([]byte("i" + *image))
+	} else {
+		field(nil)
+	}
+	field(metrics)
+	field(workers)
+	field(reasons)
+	field(audit)
+	var d digest
+	copy(d[:], h.Sum(nil))
+	return d
+}
+
+func nilIfEmpty(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+func rawOrNil(m json.RawMessage) []byte {
 	if len(m) == 0 {
 		return nil
 	}

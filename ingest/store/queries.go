@@ -53,9 +53,17 @@ CREATE TEMP TABLE stage_benchmark (
 	num_prefill_gpu smallint NOT NULL, num_decode_gpu smallint NOT NULL,
 	benchmark_type text NOT NULL, isl integer, osl integer, conc integer NOT NULL,
 	offload_mode text NOT NULL, recipe_fingerprint text, image text,
-	metrics jsonb NOT NULL, workers jsonb, power_invalid_reasons jsonb, power_audit jsonb,
+	metrics jsonb, workers jsonb, power_invalid_reasons jsonb, power_audit jsonb,
+	content_digest bytea NOT NULL, unchanged boolean NOT NULL,
 	source_artifact text NOT NULL, source_artifact_id bigint, source_file text NOT NULL, source_row integer NOT NULL
 ) ON COMMIT DROP`
+
+// qRunDigests lists the content digests of the rows a workflow run already
+// has, so unchanged rows are staged without their values.
+const qRunDigests = `
+SELECT b.content_digest FROM benchmark_results b
+JOIN workflow_runs w ON w.id = b.workflow_run_id
+WHERE w.github_run_id = $1 AND w.run_attempt = $2`
 
 // stagingColumns is the COPY column order of stage_benchmark.
 var stagingColumns = []string{
@@ -66,6 +74,7 @@ var stagingColumns = []string{
 	"num_prefill_gpu", "num_decode_gpu",
 	"benchmark_type", "isl", "osl", "conc", "offload_mode", "recipe_fingerprint", "image",
 	"metrics", "workers", "power_invalid_reasons", "power_audit",
+	"content_digest", "unchanged",
 	"source_artifact", "source_artifact_id", "source_file", "source_row",
 }
 
@@ -78,9 +87,9 @@ ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 // aggregates, newest attempt first, then artifact, file and row order — never
 // the order rows arrived in), writes the winners
 // and counts what happened to every staged row, in one statement.
-// A duplicate whose stored values equal the artifact's is left untouched, so
-// a rerun changes nothing; one whose values differ is refreshed (counted as
-// updated) and keeps its row id.
+// A winner staged as unchanged (its digest is already stored) is a duplicate
+// and is not written; a duplicate whose digest differs is refreshed (counted
+// as updated) and keeps its row id. A rerun therefore changes nothing.
 const qUpsertBenchmarks = `
 WITH ranked AS (
 	SELECT s.*,
@@ -91,10 +100,10 @@ WITH ranked AS (
 ), ins AS (
 	INSERT INTO benchmark_results AS b (
 		workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
-		recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit,
+		recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, content_digest,
 		source_artifact, source_artifact_id, source_file, source_row, ingest_id)
 	SELECT $1, c.id, r.benchmark_type, $2::date, r.isl, r.osl, r.conc, r.offload_mode,
-		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit,
+		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit, r.content_digest,
 		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3
 	FROM ranked r
 	JOIN configs c ON (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
@@ -105,16 +114,14 @@ WITH ranked AS (
 		r.prefill_tp, r.prefill_ep, r.prefill_dp_attention, r.prefill_num_workers,
 		r.decode_tp, r.decode_ep, r.decode_dp_attention, r.decode_num_workers,
 		r.num_prefill_gpu, r.num_decode_gpu)
-	WHERE r.rn = 1
+	WHERE r.rn = 1 AND NOT r.unchanged
 	ON CONFLICT ON CONSTRAINT benchmark_results_natural_key DO UPDATE SET
 		date = EXCLUDED.date, image = EXCLUDED.image, metrics = EXCLUDED.metrics,
 		workers = EXCLUDED.workers, power_invalid_reasons = EXCLUDED.power_invalid_reasons,
-		power_audit = EXCLUDED.power_audit,
+		power_audit = EXCLUDED.power_audit, content_digest = EXCLUDED.content_digest,
 		source_artifact = EXCLUDED.source_artifact, source_artifact_id = EXCLUDED.source_artifact_id,
 		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id
-	WHERE (b.date, b.image, b.metrics, b.workers, b.power_invalid_reasons, b.power_audit)
-		IS DISTINCT FROM (EXCLUDED.date, EXCLUDED.image, EXCLUDED.metrics, EXCLUDED.workers,
-			EXCLUDED.power_invalid_reasons, EXCLUDED.power_audit)
+	WHERE b.content_digest <> EXCLUDED.content_digest
 	RETURNING (xmax = 0) AS inserted
 )
 SELECT

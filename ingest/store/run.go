@@ -21,6 +21,8 @@ type RunTx struct {
 	start schema.RunStart
 	run   schema.WrittenRun
 	log   *zap.Logger
+	// known holds the content digests the run's rows already have.
+	known map[digest]struct{}
 }
 
 // BeginRun opens the run's transaction: it waits for the run's advisory
@@ -53,6 +55,7 @@ func (t *RunTx) begin(ctx context.Context) error {
 		m.Name, st.NameIsFallback, null(m.Event), null(m.Status), null(m.Conclusion),
 		null(m.HeadSHA), null(m.HeadBranch), null(m.HTMLURL), m.CreatedAt.UTC(), st.CreatedAtIsFallback, runStarted)
 	b.Queue(qCreateStaging)
+	b.Queue(qRunDigests, st.Run.SourceRunID, st.Run.SourceRunAttempt)
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
 	if _, err := res.Exec(); err != nil {
@@ -64,10 +67,29 @@ func (t *RunTx) begin(ctx context.Context) error {
 	if _, err := res.Exec(); err != nil {
 		return fmt.Errorf("create staging tables: %w", err)
 	}
+	rows, err := res.Query()
+	if err != nil {
+		return fmt.Errorf("read stored digests: %w", err)
+	}
+	t.known = map[digest]struct{}{}
+	for rows.Next() {
+		var d []byte
+		if err := rows.Scan(&d); err != nil {
+			rows.Close()
+			return fmt.Errorf("read stored digests: %w", err)
+		}
+		var k digest
+		copy(k[:], d)
+		t.known[k] = struct{}{}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read stored digests: %w", err)
+	}
 	if err := res.Close(); err != nil {
 		return fmt.Errorf("begin run: %w", err)
 	}
-	err := t.tx.QueryRow(ctx, qInsertLedgerRunning, st.Run.Repo, st.Run.SourceRunID, st.Run.SourceRunAttempt,
+	err = t.tx.QueryRow(ctx, qInsertLedgerRunning, st.Run.Repo, st.Run.SourceRunID, st.Run.SourceRunAttempt,
 		nullInt64(st.Run.MergeRunID), nullInt(st.Run.MergeRunAttempt), t.run.WorkflowRunID, st.Target,
 		st.StartedAt.UTC(), st.ToolVersion).Scan(&t.run.IngestID)
 	if err != nil {
@@ -84,7 +106,7 @@ func (t *RunTx) Run() schema.WrittenRun { return t.run }
 // PostgreSQL receives earlier rows, and memory stays flat however large the
 // run. It returns how many rows were staged.
 func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error) {
-	src := &benchmarkSource{next: next}
+	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known}
 	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_benchmark"}, stagingColumns, src)
 	if err != nil {
 		return n, fmt.Errorf("stage benchmark rows: %w", err)

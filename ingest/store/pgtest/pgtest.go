@@ -26,7 +26,7 @@ import (
 // database must allow CREATE DATABASE.
 const AdminURLEnv = "INGEST_TEST_DATABASE_URL"
 
-const defaultAdminURL = "postgres://postgres@127.0.0.1:5432/postgres"
+const defaultAdminURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
 // AdminURL is the maintenance connection tests create databases through.
 func AdminURL() string {
