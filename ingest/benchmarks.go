@@ -262,6 +262,9 @@ func (s *benchmarkStage) readFile(ctx context.Context, pa plannedArtifact, fsys 
 	counts := &sum.Rows.Benchmark
 	sum.Stats.BenchmarkFiles++
 	sum.Details.FilesRead++
+	if ce := s.deps.Log.Check(zap.DebugLevel, "benchmark file"); ce != nil {
+		ce.Write(zap.String("artifact", a.Name), zap.String("file", file))
+	}
 	f, err := fsys.Open(file)
 	if err != nil {
 		sum.Stats.RawBenchmarkRows++

@@ -3,11 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/inferencex/ingest/fixtures"
@@ -35,7 +32,7 @@ func runDemo(ctx context.Context, env Env, args []string) int {
 		return fail(env, "%v", err)
 	}
 	defer os.RemoveAll(dir)
-	if err := copyFS(dir, fixtures.DemoRun()); err != nil {
+	if err := fixtures.WriteDemoRun(dir); err != nil {
 		return fail(env, "unpack the demo run: %v", err)
 	}
 	code := ingestTree(ctx, env, opts, dir)
@@ -43,34 +40,6 @@ func runDemo(ctx context.Context, env Env, args []string) int {
 		return ExitOK
 	}
 	return code
-}
-
-// copyFS writes every file of src below dir, keeping modification times
-// out of it: the demo tree's order comes from its artifacts.json.
-func copyFS(dir string, src fs.FS) error {
-	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dir, filepath.FromSlash(p))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		in, err := src.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(target)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
 }
 
 // databaseName is the last path element of a connection URL, used as the
