@@ -33,7 +33,6 @@ type benchmarkStage struct {
 	// owns collects what a per-job worker staged; covered holds what
 	// per-job files own, for aggregate workers.
 	owns, covered *coverage
-	compact       []byte
 }
 
 // coverage is what per-job files own: the points they staged, and the
@@ -281,8 +280,7 @@ func (s *benchmarkStage) readFile(ctx context.Context, pa plannedArtifact, fsys 
 	var fatal error
 	_, ferr := s.reader.ReadElements(dr, shape, func(e *benchmark.Element) error {
 		sum.Stats.RawBenchmarkRows++
-		s.compact = e.AppendCompact(s.compact[:0])
-		content := s.hashBytes(s.compact)
+		content := s.hashBytes(e.Raw) // Raw is compact: indentation does not matter
 		if s.covered != nil {
 			if _, ok := s.covered.contents[content]; ok {
 				counts.Skipped++

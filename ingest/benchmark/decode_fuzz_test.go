@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
@@ -47,5 +48,17 @@ func FuzzDecodeRowMatchesEncodingJSON(f *testing.F) {
 		}
 		require.NoError(t, err, "encoding/json accepts %q", data)
 		require.Equal(t, want, got)
+		// The same object inside an indented array, read through the
+		// compacting scanner, decodes to the same row.
+		var rows []map[string]any
+		n, ferr := ReadRows(bytes.NewReader(append(append([]byte("[\n  "), data...), "\n]"...)), ArrayOnly,
+			func(_ int, row map[string]any, rerr error) error {
+				require.NoError(t, rerr, "%q", data)
+				rows = append(rows, row)
+				return nil
+			})
+		require.NoError(t, ferr, "%q", data)
+		require.Equal(t, 1, n)
+		require.Equal(t, want, rows[0])
 	})
 }

@@ -67,7 +67,10 @@ func (rd *Reader) ReadRows(r io.Reader, shape Shape, fn RowFunc) (rows int, err 
 }
 
 // Element is one top-level row of a benchmark file, split out but not yet
-// decoded. Raw is only valid during the ElementFunc call.
+// decoded. Raw is compact: whitespace outside strings is dropped (a single
+// space kept between two tokens), so two rows written by the same producer
+// with different indentation have equal Raw bytes. Raw is only valid
+// during the ElementFunc call.
 type Element struct {
 	Index int
 	Raw   []byte
@@ -78,35 +81,6 @@ type ElementFunc func(e *Element) error
 
 // Decode decodes the element into a row object; errors name the row.
 func (e *Element) Decode() (map[string]any, error) { return decodeRow(e.Index, e.Raw) }
-
-// AppendCompact appends the element without the whitespace outside its
-// strings. Two rows written by the same producer (json.dump) with
-// different indentation compact to the same bytes.
-func (e *Element) AppendCompact(dst []byte) []byte {
-	inString, escaped := false, false
-	start := 0
-	for i, c := range e.Raw {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case ' ', '\t', '\n', '\r':
-			dst = append(dst, e.Raw[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(dst, e.Raw[start:]...)
-}
 
 // ReadElements streams the undecoded rows of a benchmark file to fn, with
 // the same file-level checks as ReadRows. A caller that can tell from the

@@ -22,6 +22,7 @@ type rowScanner struct {
 func (s *rowScanner) scanElement(first byte) (elem []byte, delim byte, err error) {
 	s.buf.Reset()
 	var st scanState
+	st.afterToken = isTokenByte(first)
 	done, keep := st.step(first, untilDelim)
 	if keep {
 		s.buf.WriteByte(first)
@@ -144,6 +145,9 @@ func (s *rowScanner) readObject(fn ElementFunc) (int, error) {
 type scanState struct {
 	depth             int
 	inString, escaped bool
+	// afterToken: the last significant byte belongs to a number or
+	// literal; spaced: a space was kept after it.
+	afterToken, spaced bool
 }
 
 // scanMode says what ends the value being collected.
@@ -213,7 +217,43 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 			}
 			continue
 		}
-		for i, c := range chunk {
+		start := 0 // chunk[start:i] is yet to be copied into buf
+		for i := 0; i < len(chunk); i++ {
+			c := chunk[i]
+			if st.inString {
+				if st.escaped {
+					st.escaped = false
+					continue
+				}
+				// Jump to the next quote or backslash.
+				j := bytes.IndexAny(chunk[i:], "\"\\")
+				if j < 0 {
+					i = len(chunk) - 1
+					continue
+				}
+				i += j
+				if chunk[i] == '\\' {
+					st.escaped = true
+				} else {
+					st.inString = false
+				}
+				continue
+			}
+			switch c {
+			case ' ', '\t', '\n', '\r':
+				// Whitespace between tokens is dropped, except that a run
+				// after a number or literal keeps one space, so `1 2` does
+				// not become `12`.
+				s.buf.Write(chunk[start:i])
+				start = i + 1
+				if st.afterToken && !st.spaced {
+					s.buf.WriteByte(' ')
+					st.spaced = true
+				}
+				continue
+			}
+			st.spaced = false
+			st.afterToken = isTokenByte(c)
 			done, keep := st.step(c, mode)
 			if !done {
 				continue
@@ -222,14 +262,14 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 			if keep {
 				n = i + 1
 			}
-			s.buf.Write(chunk[:n])
+			s.buf.Write(chunk[start:n])
 			s.offset += int64(i + 1)
 			if _, err := s.r.Discard(i + 1); err != nil {
 				return 0, false, fmt.Errorf("read: %w", err)
 			}
 			return c, true, nil
 		}
-		s.buf.Write(chunk)
+		s.buf.Write(chunk[start:])
 		s.offset += int64(len(chunk))
 		if _, err := s.r.Discard(len(chunk)); err != nil {
 			return 0, false, fmt.Errorf("read: %w", err)
@@ -238,6 +278,11 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 			return 0, false, fmt.Errorf("row is larger than %d MiB", maxRowBytes>>20)
 		}
 	}
+}
+
+// isTokenByte reports bytes of numbers and literals (true, false, null).
+func isTokenByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '-' || c == '+'
 }
 
 // expectEnd checks that only whitespace follows the top-level value.

@@ -127,6 +127,15 @@ func dbName(t *testing.T, dbURL string) string {
 	return strings.TrimPrefix(u.Path, "/")
 }
 
+// withDatabase is dbURL pointing at another database of the same server.
+func withDatabase(t *testing.T, dbURL, name string) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	require.NoError(t, err)
+	u.Path = "/" + name
+	return u.String()
+}
+
 // genTree writes a generated run tree into a fresh directory.
 func genTree(t *testing.T, opts generate.Options) (string, generate.Manifest) {
 	t.Helper()
