@@ -247,7 +247,7 @@ func (s *benchmarkStage) readArtifact(ctx context.Context, pa plannedArtifact, o
 		itemFailed("", err.Error())
 		return nil
 	}
-	for _, file := range benchmarkFiles(a) {
+	for _, file := range jsonFiles(a) {
 		if err := s.readFile(ctx, pa, fsys, file, rec, out); err != nil {
 			return err
 		}

@@ -137,7 +137,8 @@ func newestFileTime(a *source.Artifact) time.Time {
 	if err != nil {
 		return newest
 	}
-	for _, f := range benchmarkFiles(a) {
+	defer a.Release() // a run can hold thousands of artifacts: keep none open
+	for _, f := range jsonFiles(a) {
 		if info, err := fs.Stat(fsys, f); err == nil && info.ModTime().After(newest) {
 			newest = info.ModTime()
 		}
@@ -145,8 +146,8 @@ func newestFileTime(a *source.Artifact) time.Time {
 	return newest
 }
 
-// benchmarkFiles are the JSON files directly inside a benchmark artifact.
-func benchmarkFiles(a *source.Artifact) []string {
+// jsonFiles are the JSON files at the root of an artifact, in name order.
+func jsonFiles(a *source.Artifact) []string {
 	var out []string
 	for _, f := range a.Files {
 		if !strings.Contains(f, "/") && strings.EqualFold(path.Ext(f), ".json") {

@@ -41,7 +41,7 @@ func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat 
 			s.tally.fail(schema.CategoryRun, a.Name, "", err.Error())
 			continue
 		}
-		for _, file := range benchmarkFiles(a) {
+		for _, file := range jsonFiles(a) {
 			stats, frec, err := s.parseRunStatsFile(fsys, a.Name, file)
 			if frec != nil {
 				rec.Files = append(rec.Files, *frec)
@@ -59,7 +59,7 @@ func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat 
 				out = append(out, st)
 			}
 		}
-		a.Release()
+		_ = a.Release()
 	}
 	return out
 }

@@ -1,0 +1,124 @@
+package cli_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/ingest/store/pgtest"
+)
+
+// TestMigrate walks a migrated database down to nothing and back up.
+func TestMigrate(t *testing.T) {
+	t.Parallel()
+	latest, err := store.LatestMigration()
+	require.NoError(t, err)
+	require.NotZero(t, latest)
+	db := pgtest.New(t)
+	steps := []struct {
+		args       []string
+		wantStdout string
+		wantTables bool
+	}{
+		{[]string{"version"}, fmt.Sprintf("schema version %d, binary carries %d\n", latest, latest), true},
+		{[]string{"up"}, fmt.Sprintf("schema at version %d (was %d)\n", latest, latest), true},
+		{[]string{"down", fmt.Sprint(latest)}, fmt.Sprintf("reverted %d migration(s)\n", latest), false},
+		{[]string{"version"}, fmt.Sprintf("schema version 0, binary carries %d\n", latest), false},
+		{[]string{"up"}, fmt.Sprintf("schema at version %d (was 0)\n", latest), true},
+		{[]string{"version"}, fmt.Sprintf("schema version %d, binary carries %d\n", latest, latest), true},
+	}
+	for _, st := range steps {
+		r := run(t, nil, append(append([]string{"migrate"}, st.args...), "--database-url", db)...)
+		requireCode(t, cli.ExitOK, r)
+		require.Equal(t, st.wantStdout, r.stdout, "migrate %v", st.args)
+		require.Equal(t, st.wantTables, tableExists(t, db, "benchmark_results"), "after migrate %v", st.args)
+	}
+}
+
+// TestMigrateDownDefaultsToOneStep reverts with no count, via
+// DATABASE_URL.
+func TestMigrateDownDefaultsToOneStep(t *testing.T) {
+	t.Parallel()
+	latest, err := store.LatestMigration()
+	require.NoError(t, err)
+	db := pgtest.New(t)
+	vars := map[string]string{"DATABASE_URL": db}
+	r := run(t, vars, "migrate", "down")
+	requireCode(t, cli.ExitOK, r)
+	require.Equal(t, "reverted 1 migration(s)\n", r.stdout)
+	r = run(t, vars, "migrate", "version")
+	requireCode(t, cli.ExitOK, r)
+	require.Equal(t, fmt.Sprintf("schema version %d, binary carries %d\n", latest-1, latest), r.stdout)
+}
+
+// TestNoMigrate: database commands apply pending migrations first unless
+// --no-migrate or INGEST_NO_MIGRATE says not to.
+func TestNoMigrate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		vars     map[string]string
+		wantCode int
+	}{
+		{"--no-migrate", []string{"--no-migrate"}, nil, cli.ExitAborted},
+		{"INGEST_NO_MIGRATE=1", nil, map[string]string{"INGEST_NO_MIGRATE": "1"}, cli.ExitAborted},
+		{"--no-migrate=false beats INGEST_NO_MIGRATE", []string{"--no-migrate=false"}, map[string]string{"INGEST_NO_MIGRATE": "true"}, cli.ExitOK},
+		{"migrations applied by default", nil, nil, cli.ExitOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			db := pgtest.New(t)
+			requireCode(t, cli.ExitOK, run(t, nil, "migrate", "down", "--database-url", db))
+			require.False(t, tableExists(t, db, "benchmark_results"))
+
+			r := run(t, tt.vars, append([]string{"demo", "--database-url", db}, tt.args...)...)
+			requireCode(t, tt.wantCode, r)
+			if tt.wantCode == cli.ExitOK {
+				require.True(t, tableExists(t, db, "benchmark_results"))
+				require.Equal(t, int64(8), count(t, db, "benchmark_results"))
+				return
+			}
+			require.Contains(t, r.stderr, "ingest: aborted: ")
+			require.False(t, tableExists(t, db, "benchmark_results"), "the schema was left alone")
+		})
+	}
+}
+
+// TestMigrateUsage covers bad migrate command lines.
+func TestMigrateUsage(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no action", nil, "usage: ingest migrate up|down [N]|version"},
+		{"unknown action", []string{"sideways"}, `ingest migrate: unknown action "sideways" (up, down, version)`},
+		{"zero steps", []string{"down", "0"}, `ingest migrate down: "0" is not a positive number of steps`},
+		{"non-numeric steps", []string{"down", "two"}, `ingest migrate down: "two" is not a positive number of steps`},
+		{"unknown flag", []string{"version", "--bogus"}, "flag provided but not defined: -bogus"},
+		{"bad --log-format", []string{"version", "--log-format", "xml"}, `ingest: --log-format: "xml" is not console or json`},
+	}
+	t.Run("cases", func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				r := run(t, map[string]string{"DATABASE_URL": db}, append([]string{"migrate"}, tt.args...)...)
+				requireCode(t, cli.ExitUsage, r)
+				require.Contains(t, r.stderr, tt.want)
+				require.Empty(t, r.stdout)
+			})
+		}
+	})
+	latest, err := store.LatestMigration()
+	require.NoError(t, err)
+	r := run(t, map[string]string{"DATABASE_URL": db}, "migrate", "version")
+	requireCode(t, cli.ExitOK, r)
+	require.Equal(t, fmt.Sprintf("schema version %d, binary carries %d\n", latest, latest), r.stdout, "no usage error changed the schema")
+}
