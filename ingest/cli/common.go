@@ -42,17 +42,32 @@ func newFlagSet(name string, env Env) (*flag.FlagSet, *settings) {
 	return fs, newSettings(fs, env.Getenv)
 }
 
-// parse parses flags and resolves the environment; it returns the exit
-// code to use when parsing ended the command.
-func parse(fs *flag.FlagSet, s *settings, args []string) (bool, int) {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return false, ExitOK
+// parse parses flags, which may come before and after positional
+// arguments, and resolves the environment. It returns the positional
+// arguments, or false and the exit code when parsing ended the command (help
+// or a usage error, including more than maxArgs positional arguments).
+func parse(fs *flag.FlagSet, s *settings, args []string, maxArgs int) ([]string, bool, int) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return nil, false, ExitOK
+			}
+			return nil, false, ExitUsage
 		}
-		return false, ExitUsage
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(positional) > maxArgs {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), positional[maxArgs])
+		fs.Usage()
+		return nil, false, ExitUsage
 	}
 	s.resolve()
-	return true, 0
+	return positional, true, 0
 }
 
 // newLogger builds the one logger of the process: JSON lines in CI,

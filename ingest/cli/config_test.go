@@ -322,7 +322,9 @@ func TestArtifactsPathPrecedence(t *testing.T) {
 		{"argument after the flags beats INGEST_ARTIFACTS_PATH",
 			func(db string) []string { return []string{"--database-url", db, "--format", "json", small} }, envLarge, ms.Points},
 		{"--artifacts beats INGEST_ARTIFACTS_PATH",
-			func(db string) []string { return []string{"--artifacts", small, "--database-url", db, "--format", "json"} }, envLarge, ms.Points},
+			func(db string) []string {
+				return []string{"--artifacts", small, "--database-url", db, "--format", "json"}
+			}, envLarge, ms.Points},
 		{"INGEST_ARTIFACTS_PATH",
 			func(db string) []string { return []string{"--database-url", db, "--format", "json"} }, envLarge, ml.Points},
 	}

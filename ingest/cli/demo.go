@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/inferencex/ingest/fixtures"
+	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/ingest/store"
 )
 
@@ -21,8 +22,12 @@ func runDemo(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "usage: ingest demo [--database-url URL] [--format text|md|json] [--dry-run]")
 		fs.PrintDefaults()
 	}
-	if ok, code := parse(fs, s, args); !ok {
+	if _, ok, code := parse(fs, s, args, 0); !ok {
 		return code
+	}
+	if !validFormat(opts.format.String()) {
+		fmt.Fprintf(env.Stderr, "ingest demo: --format %q is not one of %v\n", opts.format.String(), report.Formats())
+		return ExitUsage
 	}
 	if _, err := store.EnsureDatabase(ctx, opts.dbURL.String()); err != nil {
 		return fail(env, "%v", err)

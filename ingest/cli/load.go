@@ -74,22 +74,21 @@ func runLoad(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "usage: ingest load DIR [--run-id N] [--attempt A] [--repo OWNER/NAME] [--dry-run] [options]")
 		fs.PrintDefaults()
 	}
-	// Accept the tree before or after the flags.
-	var dir string
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		dir, args = args[0], args[1:]
-	}
-	if ok, code := parse(fs, s, args); !ok {
+	// The tree may come before, between or after the flags.
+	positional, ok, code := parse(fs, s, args, 1)
+	if !ok {
 		return code
 	}
-	if dir == "" && fs.NArg() > 0 {
-		dir = fs.Arg(0)
-	}
-	if dir == "" {
-		dir = artifacts.String()
+	dir := artifacts.String()
+	if len(positional) == 1 {
+		dir = positional[0]
 	}
 	if dir == "" {
 		fmt.Fprintln(env.Stderr, "ingest load: the run tree is required (ingest load DIR, or INGEST_ARTIFACTS_PATH)")
+		return ExitUsage
+	}
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		fmt.Fprintf(env.Stderr, "ingest load: the run tree %q is not a directory\n", dir)
 		return ExitUsage
 	}
 	return ingestTree(ctx, env, opts, dir)
@@ -140,8 +139,12 @@ func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir string) int 
 	}
 	sum, runErr := ingest.Run(ctx, cfg, tree, deps)
 	stopProfile()
-	if code, ok := writeOutputs(env, opts, sum, log); !ok {
-		return code
+	if err := writeOutputs(env, opts, sum, log); err != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", err)
+		if runErr == nil {
+			// The run is committed; only an output is missing.
+			return ExitCompletedWithFailures
+		}
 	}
 	if runErr != nil {
 		fmt.Fprintln(env.Stderr, "ingest: aborted:", runErr)
@@ -234,20 +237,19 @@ func loadDeps(opts *ingestOpts, log *zap.Logger) (ingest.Deps, error) {
 	return ingest.Deps{Catalog: cat, Normalizer: benchmark.NewNormalizer(cat), Overrides: ov, Log: log, Now: time.Now}, nil
 }
 
-// writeOutputs prints the report and writes the side files. It reports
-// false with an exit code when an output could not be written.
-func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logger) (int, bool) {
+// writeOutputs prints the report and writes the side files.
+func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logger) error {
 	if err := report.Render(env.Stdout, sum, opts.format.String()); err != nil {
-		return fail(env, "print report: %v", err), false
+		return fmt.Errorf("print report: %w", err)
 	}
 	if p := opts.summaryJSON.String(); p != "" {
 		if err := writeFile(p, func(w io.Writer) error { return report.JSON(w, sum) }); err != nil {
-			return fail(env, "--summary-json: %v", err), false
+			return fmt.Errorf("--summary-json: %w", err)
 		}
 	}
 	if p := opts.unmappedOut.String(); p != "" {
 		if _, err := report.WriteUnmappedFile(p, sum.Unmapped); err != nil {
-			return fail(env, "--unmapped-output: %v", err), false
+			return fmt.Errorf("--unmapped-output: %w", err)
 		}
 	}
 	if p := env.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
@@ -262,7 +264,7 @@ func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logge
 			log.Warn("could not write the job summary", zap.Error(err))
 		}
 	}
-	return 0, true
+	return nil
 }
 
 func writeFile(path string, fn func(io.Writer) error) error {

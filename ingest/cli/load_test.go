@@ -145,16 +145,48 @@ func TestLoadAborted(t *testing.T) {
 }
 
 // TestLoadMissingTreeDirectory points load at a directory that does not
-// exist: the ingest is aborted before anything is written.
+// exist: a usage error, before the database is touched.
 func TestLoadMissingTreeDirectory(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	missing := filepath.Join(t.TempDir(), "no-such-tree")
 	r := run(t, nil, "load", missing, "--database-url", db)
-	requireCode(t, cli.ExitAborted, r)
-	require.Contains(t, r.stderr, "ingest: source "+missing+": ")
-	require.Contains(t, r.stderr, "no such file or directory")
+	requireCode(t, cli.ExitUsage, r)
+	require.Contains(t, r.stderr, "is not a directory")
 	require.Zero(t, count(t, db, "ingests"))
+}
+
+// TestLoadFlagsAfterTheTree: flags are honoured wherever the tree stands,
+// and a second positional argument is a usage error.
+func TestLoadFlagsAfterTheTree(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	dir := t.TempDir()
+	_, err := generate.Write(dir, generate.Options{Points: 3, Seed: 1})
+	require.NoError(t, err)
+
+	r := run(t, nil, "load", "--database-url", db, dir, "--dry-run")
+	requireCode(t, cli.ExitOK, r)
+	require.Zero(t, count(t, db, "benchmark_results"), "--dry-run after the tree still applies")
+
+	r = run(t, nil, "load", dir, "extra", "--database-url", db)
+	requireCode(t, cli.ExitUsage, r)
+	require.Contains(t, r.stderr, `unexpected argument "extra"`)
+	require.Zero(t, count(t, db, "ingests"))
+}
+
+// TestLoadSideFileErrorAfterCommit: the run is written, so a report file
+// that cannot be written is not an abort.
+func TestLoadSideFileErrorAfterCommit(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	dir := t.TempDir()
+	_, err := generate.Write(dir, generate.Options{Points: 3, Seed: 1})
+	require.NoError(t, err)
+	r := run(t, nil, "load", dir, "--database-url", db, "--summary-json", filepath.Join(t.TempDir(), "missing", "s.json"))
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+	require.Contains(t, r.stderr, "--summary-json")
+	require.EqualValues(t, 3, count(t, db, "benchmark_results"))
 }
 
 // TestLoadUsage covers bad command lines. The database is unreachable: a

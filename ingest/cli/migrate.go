@@ -20,17 +20,28 @@ func runMigrate(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	action, rest := args[0], args[1:]
+	switch action {
+	case "up", "down", "version":
+	default:
+		fmt.Fprintf(env.Stderr, "ingest migrate: unknown action %q (up, down, version)\n", action)
+		return ExitUsage
+	}
+	maxArgs := 0
+	if action == "down" {
+		maxArgs = 1
+	}
+	positional, ok, code := parse(fs, s, rest, maxArgs)
+	if !ok {
+		return code
+	}
 	steps := 1
-	if action == "down" && len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
-		n, err := strconv.Atoi(rest[0])
+	if len(positional) == 1 {
+		n, err := strconv.Atoi(positional[0])
 		if err != nil || n < 1 {
-			fmt.Fprintf(env.Stderr, "ingest migrate down: %q is not a positive number of steps\n", rest[0])
+			fmt.Fprintf(env.Stderr, "ingest migrate down: %q is not a positive number of steps\n", positional[0])
 			return ExitUsage
 		}
-		steps, rest = n, rest[1:]
-	}
-	if ok, code := parse(fs, s, rest); !ok {
-		return code
+		steps = n
 	}
 	log, err := newLogger(common, env)
 	if err != nil {
@@ -65,9 +76,6 @@ func runMigrate(ctx context.Context, env Env, args []string) int {
 			dirty = " (dirty: a migration failed halfway; fix it, then force the version)"
 		}
 		fmt.Fprintf(env.Stdout, "schema version %d, binary carries %d%s\n", v.Version, v.Latest, dirty)
-	default:
-		fmt.Fprintf(env.Stderr, "ingest migrate: unknown action %q (up, down, version)\n", action)
-		return ExitUsage
 	}
 	return ExitOK
 }

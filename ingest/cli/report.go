@@ -15,12 +15,12 @@ func runReport(ctx context.Context, env Env, args []string) int {
 	common := addCommon(s)
 	runID := s.str("run-id", "", "GitHub workflow run id", "INGEST_RUN_ID")
 	attempt := s.str("attempt", "", "run attempt (default: the newest ingest of any attempt)", "INGEST_RUN_ATTEMPT")
-	format := s.str("format", "md", "text, md or json")
+	format := s.str("format", "md", "text, md or json", "INGEST_REPORT_FORMAT")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "usage: ingest report --run-id N [--attempt A] [--format md|json|text]")
 		fs.PrintDefaults()
 	}
-	if ok, code := parse(fs, s, args); !ok {
+	if _, ok, code := parse(fs, s, args, 0); !ok {
 		return code
 	}
 	id, err := runID.int64()
@@ -42,6 +42,7 @@ func runReport(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
 		return ExitUsage
 	}
+	*common.noMigrate = true // a read-only command never changes the schema
 	st, err := openStore(ctx, common, log)
 	if err != nil {
 		return fail(env, "%v", err)
