@@ -228,6 +228,7 @@ func (s *benchmarkStage) readArtifact(ctx context.Context, pa plannedArtifact, o
 	rec := newArtifactRecord(a)
 	s.records = append(s.records, rec)
 	sum.Details.ArtifactsRead++
+	defer rec.seal()
 	defer a.Release()
 	itemFailed := func(file, reason string) {
 		sum.Stats.BenchmarkFiles++
@@ -330,7 +331,7 @@ func (s *benchmarkStage) readFile(ctx context.Context, pa plannedArtifact, fsys 
 		s.deps.Log.Debug("finish file digest", zap.String("artifact", a.Name), zap.String("file", file), zap.Error(err))
 	}
 	sum.Details.BytesRead += dr.n
-	rec.Files = append(rec.Files, fileRecord{Path: file, SHA256: dr.sum(), Bytes: dr.n})
+	rec.addFile(file, dr.sum(), dr.n)
 	return nil
 }
 

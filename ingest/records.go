@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"hash"
 	"io"
-	"sort"
 	"time"
 
 	"github.com/inferencex/ingest/ingest/source"
@@ -14,7 +13,7 @@ import (
 
 // artifactRecord is what the ledger keeps of each artifact a run read: its
 // identity, the digest of its container (zips), and a digest of the files
-// read from it: sha256 over "path NUL sha256(content) NL" in path order.
+// read from it: sha256 over "path NUL sha256-hex(content) NL", in path order.
 type artifactRecord struct {
 	Name          string     `json:"name"`
 	Container     string     `json:"container"`
@@ -27,15 +26,10 @@ type artifactRecord struct {
 	FilesDigest   string     `json:"filesDigest,omitempty"`
 	FilesRead     int        `json:"filesRead"`
 	BytesRead     int64      `json:"bytesRead"`
-	// Files are the digests FilesDigest is computed from.
-	Files []fileRecord `json:"-"`
+	// files hashes the files read so far, in the (sorted) order read.
+	files hash.Hash
 }
 
-type fileRecord struct {
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"`
-	Bytes  int64  `json:"bytes"`
-}
 
 func newArtifactRecord(a *source.Artifact) *artifactRecord {
 	r := &artifactRecord{Name: a.Name, Container: string(a.Container), Size: a.Size, Digest: a.Digest}
@@ -82,20 +76,25 @@ func (d *digestReader) Read(p []byte) (int, error) {
 
 func (d *digestReader) sum() string { return hex.EncodeToString(d.h.Sum(nil)) }
 
-// seal computes the files digest and totals of a record.
+// addFile records one file read from the artifact. Files are read in path
+// order, so the digest does not depend on anything but their contents.
+func (r *artifactRecord) addFile(path, sha string, n int64) {
+	if r.files == nil {
+		r.files = sha256.New()
+	}
+	io.WriteString(r.files, path)
+	r.files.Write([]byte{0})
+	io.WriteString(r.files, sha)
+	r.files.Write([]byte{'\n'})
+	r.FilesRead++
+	r.BytesRead += n
+}
+
+// seal computes the files digest of a record once its artifact is read,
+// and drops the hasher.
 func (r *artifactRecord) seal() {
-	if len(r.Files) == 0 {
-		return
+	if r.files != nil {
+		r.FilesDigest = "sha256:" + hex.EncodeToString(r.files.Sum(nil))
+		r.files = nil
 	}
-	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Path < r.Files[j].Path })
-	h := sha256.New()
-	r.FilesRead, r.BytesRead = len(r.Files), 0
-	for _, f := range r.Files {
-		io.WriteString(h, f.Path)
-		h.Write([]byte{0})
-		io.WriteString(h, f.SHA256)
-		h.Write([]byte{'\n'})
-		r.BytesRead += f.Bytes
-	}
-	r.FilesDigest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -42,10 +42,7 @@ func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat 
 			continue
 		}
 		for _, file := range jsonFiles(a) {
-			stats, frec, err := s.parseRunStatsFile(fsys, a.Name, file)
-			if frec != nil {
-				rec.Files = append(rec.Files, *frec)
-			}
+			stats, err := s.parseRunStatsFile(fsys, a.Name, file, rec)
 			if err != nil {
 				s.tally.fail(schema.CategoryRun, a.Name, file, err.Error())
 				continue
@@ -60,37 +57,38 @@ func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat 
 			}
 		}
 		_ = a.Release()
+		rec.seal()
 	}
 	return out
 }
 
-func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string) ([]schema.RunStat, *fileRecord, error) {
+func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string, rec *artifactRecord) ([]schema.RunStat, error) {
 	f, err := fsys.Open(file)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot open: %w", err)
+		return nil, fmt.Errorf("cannot open: %w", err)
 	}
 	defer f.Close()
 	dr := newDigestReader(io.LimitReader(f, maxRunStatsBytes+1))
 	data, err := io.ReadAll(dr)
-	rec := &fileRecord{Path: file, SHA256: dr.sum(), Bytes: dr.n}
+	rec.addFile(file, dr.sum(), dr.n)
 	s.tally.sum.Details.FilesRead++
 	s.tally.sum.Details.BytesRead += dr.n
 	if err != nil {
-		return nil, rec, fmt.Errorf("read: %w", err)
+		return nil, fmt.Errorf("read: %w", err)
 	}
 	if len(data) > maxRunStatsBytes {
-		return nil, rec, fmt.Errorf("run stats file is larger than %d bytes", maxRunStatsBytes)
+		return nil, fmt.Errorf("run stats file is larger than %d bytes", maxRunStatsBytes)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, rec, fmt.Errorf("empty file")
+		return nil, fmt.Errorf("empty file")
 	}
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, rec, fmt.Errorf("not a JSON object of clusters: %v", err)
+		return nil, fmt.Errorf("not a JSON object of clusters: %v", err)
 	}
 	if v, ok := doc["result_schema_version"]; ok {
 		if string(bytes.TrimSpace(v)) != "1" {
-			return nil, rec, fmt.Errorf("unsupported result_schema_version %s", v)
+			return nil, fmt.Errorf("unsupported result_schema_version %s", v)
 		}
 		delete(doc, "result_schema_version")
 	}
@@ -112,7 +110,7 @@ func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string) ([
 		st.Source = schema.Provenance{Artifact: artifact, File: file}
 		out = append(out, *st)
 	}
-	return out, rec, nil
+	return out, nil
 }
 
 func (s *benchmarkStage) runStat(key string, raw json.RawMessage) (*schema.RunStat, error) {
