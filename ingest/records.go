@@ -30,7 +30,6 @@ type artifactRecord struct {
 	files hash.Hash
 }
 
-
 func newArtifactRecord(a *source.Artifact) *artifactRecord {
 	r := &artifactRecord{Name: a.Name, Container: string(a.Container), Size: a.Size, Digest: a.Digest}
 	if a.Listing != nil {
