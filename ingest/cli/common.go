@@ -99,6 +99,23 @@ func newLogger(c *commonOpts, env Env) (*zap.Logger, error) {
 	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(env.Stderr), level)), nil
 }
 
+// connect builds the logger and opens the store for a command that only
+// reads or manages the schema (no migration first). It returns an exit code
+// when it could not.
+func connect(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Logger, int) {
+	log, err := newLogger(c, env)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", err)
+		return nil, nil, ExitUsage
+	}
+	*c.noMigrate = true
+	st, err := openStore(ctx, c, log)
+	if err != nil {
+		return nil, nil, fail(env, "%v", err)
+	}
+	return st, log, ExitOK
+}
+
 // openStore connects and, unless told not to, applies pending migrations.
 func openStore(ctx context.Context, c *commonOpts, log *zap.Logger) (*store.Store, error) {
 	st, err := store.Open(ctx, c.dbURL.String(), log)

@@ -43,15 +43,9 @@ func runMigrate(ctx context.Context, env Env, args []string) int {
 		}
 		steps = n
 	}
-	log, err := newLogger(common, env)
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "ingest:", err)
-		return ExitUsage
-	}
-	*common.noMigrate = true
-	st, err := openStore(ctx, common, log)
-	if err != nil {
-		return fail(env, "%v", err)
+	st, _, code := connect(ctx, common, env)
+	if st == nil {
+		return code
 	}
 	defer st.Close()
 	switch action {

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/inferencex/ingest/ingest/report"
-	"github.com/inferencex/ingest/ingest/store"
 )
 
 // runReport re-renders the stored summary of a run's newest ingest.
@@ -37,21 +35,12 @@ func runReport(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "ingest report: --format %q is not one of %v\n", format.String(), report.Formats())
 		return ExitUsage
 	}
-	log, err := newLogger(common, env)
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "ingest:", err)
-		return ExitUsage
-	}
-	*common.noMigrate = true // a read-only command never changes the schema
-	st, err := openStore(ctx, common, log)
-	if err != nil {
-		return fail(env, "%v", err)
+	st, _, code := connect(ctx, common, env) // a read-only command never migrates
+	if st == nil {
+		return code
 	}
 	defer st.Close()
 	sum, err := st.LatestSummary(ctx, id, int(att))
-	if errors.Is(err, store.ErrNoSummary) {
-		return fail(env, "%v", err)
-	}
 	if err != nil {
 		return fail(env, "%v", err)
 	}
