@@ -55,7 +55,8 @@ func (c *coverage) add(o *coverage) {
 	}
 }
 
-// maxParseWorkers bounds the goroutines parsing benchmark files.
+// maxParseWorkers bounds the goroutines parsing benchmark files; there are
+// twice as many as CPUs, as much of the per-file work waits on syscalls.
 const maxParseWorkers = 4
 
 // pointHash is a 128-bit hash of a point key; the pipeline remembers the
@@ -95,7 +96,7 @@ func (s *benchmarkStage) stream(ctx context.Context, p plan, out chan<- schema.S
 // own (when set); rows whose point is in covered (when set) are counted as
 // covered instead of staged.
 func (s *benchmarkStage) phase(ctx context.Context, arts []plannedArtifact, out chan<- schema.StagedBenchmark, own, covered *coverage) error {
-	workers := min(runtime.GOMAXPROCS(0), maxParseWorkers, max(len(arts), 1))
+	workers := min(2*runtime.GOMAXPROCS(0), maxParseWorkers, max(len(arts), 1))
 	parts := make([]*benchmarkStage, workers)
 	errs := make([]error, workers)
 	jobs := make(chan plannedArtifact)
@@ -225,6 +226,7 @@ func addCounts(dst *schema.Counts, src schema.Counts) {
 func (s *benchmarkStage) readArtifact(ctx context.Context, pa plannedArtifact, out chan<- schema.StagedBenchmark) error {
 	a := pa.artifact
 	sum := s.tally.sum
+	_ = a.Load() // index the artifact now, in this worker; Err is reported below
 	rec := newArtifactRecord(a)
 	s.records = append(s.records, rec)
 	sum.Details.ArtifactsRead++

@@ -130,10 +130,8 @@ func orderKeyOf(a *source.Artifact, inferred bool) orderKey {
 // top-level JSON files; zero when none can be read.
 func newestFileTime(a *source.Artifact) time.Time {
 	var newest time.Time
-	if a.Err != nil {
-		return newest
-	}
-	fsys, err := a.FS()
+	fsys, err := a.FS() // loads the artifact
+
 	if err != nil {
 		return newest
 	}

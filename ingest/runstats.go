@@ -26,6 +26,7 @@ func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat 
 	var out []schema.RunStat
 	seen := map[string]bool{}
 	for _, a := range arts {
+		_ = a.Load() // Err is reported below
 		rec := newArtifactRecord(a)
 		s.records = append(s.records, rec)
 		s.tally.sum.Details.ArtifactsRead++

@@ -30,8 +30,10 @@ type Problem struct {
 	Reason   string
 }
 
-// Artifact is one artifact of the tree. Its exported fields are filled by
-// Open and never change afterwards; FS and Release manage the open handle.
+// Artifact is one artifact of the tree. Name, Container, Path and Listing
+// are set by Open; Files, Size, Digest, Problems and Err (and a Listing
+// refined by the zip's digest) are filled by Load, once, and never change
+// afterwards. FS and Release manage the open handle.
 type Artifact struct {
 	Name      string
 	Container Container
@@ -55,9 +57,29 @@ type Artifact struct {
 	// then.
 	Err error
 
+	loadOnce   sync.Once
+	candidates []schema.ArtifactListing // listing entries with this name
+
 	mu     sync.Mutex
 	fsys   fs.FS
 	closer io.Closer
+}
+
+// Load indexes the artifact: its files and rejected entries and, for a
+// zip, its digest, checked against the listing. It runs once, on first
+// use, is safe for concurrent use, and returns Err.
+func (a *Artifact) Load() error {
+	a.loadOnce.Do(func() {
+		switch a.Container {
+		case ContainerZip:
+			loadZip(a, a.candidates)
+		case ContainerDir:
+			loadDir(a, a.candidates)
+		default:
+			a.Err = fmt.Errorf("artifact %s: unknown container %q", a.Name, a.Container)
+		}
+	})
+	return a.Err
 }
 
 // FS returns the artifact's files as a read-only fs.FS that also
@@ -66,8 +88,8 @@ type Artifact struct {
 // on first use and stays open until Release; an FS obtained before Release
 // fails afterwards, and the next call to FS opens it again.
 func (a *Artifact) FS() (fs.FS, error) {
-	if a.Err != nil {
-		return nil, a.Err
+	if err := a.Load(); err != nil {
+		return nil, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -86,6 +86,7 @@ func openTree(t *testing.T, dir string) *Tree {
 	tree, err := Open(context.Background(), dir, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, tree.Close()) })
+	require.NoError(t, tree.LoadAll(context.Background()))
 	return tree
 }
 

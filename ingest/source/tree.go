@@ -37,10 +37,12 @@ type Tree struct {
 	Problems []Problem
 }
 
-// Open reads the tree at dir: it parses the listing, then indexes every
-// artifact in name order (each zip is streamed once for its digest and
-// closed again). It fails only when dir itself is unusable or ctx ends;
-// anything wrong inside the tree is a Problem or an Artifact.Err.
+// Open reads the tree at dir: it names the artifacts at its root and parses
+// the listing. It does not read the artifacts themselves: each is indexed
+// on first use (Artifact.Load, which FS calls), so opening a tree of
+// thousands of artifacts costs one directory read, and a stage reads only
+// the artifacts it needs. It fails only when dir itself is unusable or ctx
+// ends; anything wrong inside the tree is a Problem or an Artifact.Err.
 func Open(ctx context.Context, dir string, log *zap.Logger) (*Tree, error) {
 	if log == nil {
 		log = zap.NewNop()
@@ -67,46 +69,10 @@ func Open(ctx context.Context, dir string, log *zap.Logger) (*Tree, error) {
 	for _, e := range t.Listing {
 		byName[e.Name] = append(byName[e.Name], e)
 	}
-	// Artifacts are independent: load them with a few workers (listing a
-	// folder and hashing a zip are both I/O bound), in the sorted order.
-	workers := min(runtime.GOMAXPROCS(0)*2, 8, max(len(found.artifacts), 1))
-	next := make(chan *Artifact)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for a := range next {
-				switch a.Container {
-				case ContainerZip:
-					loadZip(a, byName[a.Name])
-				case ContainerDir:
-					loadDir(a, byName[a.Name])
-				}
-			}
-		})
-	}
-	var cancelled error
 	for _, a := range found.artifacts {
-		if err := ctx.Err(); err != nil {
-			cancelled = err
-			break
-		}
-		next <- a
-	}
-	close(next)
-	wg.Wait()
-	if cancelled != nil {
-		return nil, fmt.Errorf("source %s: %w", dir, cancelled)
-	}
-	for _, a := range found.artifacts {
+		a.candidates = byName[a.Name]
+		a.Listing = matchListing(a.Name, "", a.candidates)
 		t.Artifacts = append(t.Artifacts, a)
-		log.Debug("artifact",
-			zap.String("artifact", a.Name),
-			zap.String("container", string(a.Container)),
-			zap.Int("files", len(a.Files)),
-			zap.Int("problems", len(a.Problems)),
-			zap.Int64("bytes", a.Size),
-			zap.Bool("listed", a.Listing != nil),
-			zap.Error(a.Err))
 	}
 	sortProblems(t.Problems)
 	log.Debug("tree",
@@ -200,6 +166,35 @@ func (t *Tree) loadListing(name string) {
 
 func (t *Tree) problem(artifact, file, reason string) {
 	t.Problems = append(t.Problems, Problem{Artifact: displayName(artifact), File: displayName(file), Reason: reason})
+}
+
+// LoadAll loads every artifact with a few workers, for callers that want
+// the whole tree indexed up front.
+func (t *Tree) LoadAll(ctx context.Context) error {
+	workers := min(runtime.GOMAXPROCS(0)*2, 8, max(len(t.Artifacts), 1))
+	next := make(chan *Artifact)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for a := range next {
+				_ = a.Load()
+			}
+		})
+	}
+	var cancelled error
+	for _, a := range t.Artifacts {
+		if err := ctx.Err(); err != nil {
+			cancelled = err
+			break
+		}
+		next <- a
+	}
+	close(next)
+	wg.Wait()
+	if cancelled != nil {
+		return fmt.Errorf("source %s: %w", t.Root, cancelled)
+	}
+	return nil
 }
 
 // Artifact returns the artifact called name, or nil.

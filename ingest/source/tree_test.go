@@ -188,3 +188,25 @@ func TestOpenStopsWhenCancelled(t *testing.T) {
 	require.Nil(t, tree)
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// Open names the artifacts without reading them: a truncated zip is only
+// found out when the artifact is loaded (FS loads it too).
+func TestOpenIsLazy(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bmk_a.zip")
+	writeZip(t, path, []zipEntry{{name: "agg.json", body: "{}"}})
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data[:len(data)/2], 0o644))
+
+	tree, err := Open(context.Background(), dir, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	a := tree.Artifact("bmk_a")
+	require.NotNil(t, a)
+	require.NoError(t, a.Err)
+	require.Nil(t, a.Files)
+	_, err = a.FS()
+	require.ErrorContains(t, err, "unreadable zip")
+	require.Equal(t, err, a.Load(), "Load runs once and keeps its error")
+}
