@@ -226,7 +226,7 @@ func addCounts(dst *schema.Counts, src schema.Counts) {
 func (s *benchmarkStage) readArtifact(ctx context.Context, pa plannedArtifact, out chan<- schema.StagedBenchmark) error {
 	a := pa.artifact
 	sum := s.tally.sum
-	_ = a.Load() // index the artifact now, in this worker; Err is reported below
+	fsys, fsErr := a.FS() // indexes and opens the artifact, in this worker
 	rec := newArtifactRecord(a)
 	s.records = append(s.records, rec)
 	sum.Details.ArtifactsRead++
@@ -241,13 +241,8 @@ func (s *benchmarkStage) readArtifact(ctx context.Context, pa plannedArtifact, o
 	for _, p := range a.Problems {
 		itemFailed(p.File, p.Reason)
 	}
-	if a.Err != nil {
-		itemFailed("", a.Err.Error())
-		return nil
-	}
-	fsys, err := a.FS()
-	if err != nil {
-		itemFailed("", err.Error())
+	if fsErr != nil {
+		itemFailed("", fsErr.Error())
 		return nil
 	}
 	for _, file := range jsonFiles(a) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"sync"
 
 	"github.com/inferencex/ingest/schema"
@@ -69,17 +70,22 @@ type Artifact struct {
 // zip, its digest, checked against the listing. It runs once, on first
 // use, is safe for concurrent use, and returns Err.
 func (a *Artifact) Load() error {
-	a.loadOnce.Do(func() {
-		switch a.Container {
-		case ContainerZip:
-			loadZip(a, a.candidates)
-		case ContainerDir:
-			loadDir(a, a.candidates)
-		default:
-			a.Err = fmt.Errorf("artifact %s: unknown container %q", a.Name, a.Container)
-		}
-	})
+	a.loadOnce.Do(func() { a.load(false) })
 	return a.Err
+}
+
+// load indexes the artifact. With keepOpen, a folder's os.Root is returned
+// open for FS to serve from, which saves reopening it.
+func (a *Artifact) load(keepOpen bool) *os.Root {
+	switch a.Container {
+	case ContainerZip:
+		loadZip(a, a.candidates)
+	case ContainerDir:
+		return loadDir(a, a.candidates, keepOpen)
+	default:
+		a.Err = fmt.Errorf("artifact %s: unknown container %q", a.Name, a.Container)
+	}
+	return nil
 }
 
 // FS returns the artifact's files as a read-only fs.FS that also
@@ -88,12 +94,18 @@ func (a *Artifact) Load() error {
 // on first use and stays open until Release; an FS obtained before Release
 // fails afterwards, and the next call to FS opens it again.
 func (a *Artifact) FS() (fs.FS, error) {
-	if err := a.Load(); err != nil {
-		return nil, err
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.fsys != nil {
+		return a.fsys, nil
+	}
+	var root *os.Root
+	a.loadOnce.Do(func() { root = a.load(true) })
+	if a.Err != nil {
+		return nil, a.Err
+	}
+	if root != nil { // first use: serve from the root the load opened
+		a.fsys, a.closer = newServedFS(a.Files, dirBackend{root: root}), root
 		return a.fsys, nil
 	}
 	var (

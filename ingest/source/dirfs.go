@@ -14,14 +14,18 @@ import (
 // loadDir fills a folder artifact. The folder is listed through an
 // os.Root, so nothing outside it is reached; symbolic links and other
 // non-regular files are Problems, never served or followed.
-func loadDir(a *Artifact, listing []schema.ArtifactListing) {
+func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) (kept *os.Root) {
 	a.Listing = matchListing(a.Name, "", listing)
 	root, err := os.OpenRoot(a.Path)
 	if err != nil {
 		a.Err = fmt.Errorf("artifact %s: open folder: %w", a.Name, err)
-		return
+		return nil
 	}
-	defer root.Close()
+	defer func() {
+		if kept == nil {
+			root.Close()
+		}
+	}()
 	var problems []Problem
 	reject := func(name, reason string) {
 		problems = append(problems, Problem{Artifact: a.Name, File: displayName(name), Reason: reason})
@@ -66,11 +70,15 @@ func loadDir(a *Artifact, listing []schema.ArtifactListing) {
 	if err != nil {
 		a.Files, a.Size = nil, 0
 		a.Err = fmt.Errorf("artifact %s: list folder: %w", a.Name, err)
-		return
+		return nil
 	}
 	slices.Sort(a.Files)
 	sortProblems(problems)
 	a.Problems = problems
+	if keepOpen {
+		return root
+	}
+	return nil
 }
 
 func unwrapPathError(err error) error {
