@@ -104,6 +104,10 @@ func (t *Tree) scanRoot(entries []os.DirEntry) rootScan {
 		name := e.Name()
 		typ := e.Type()
 		switch {
+		case strings.HasPrefix(name, "."):
+			// Hidden entries (.DS_Store, .git) are never artifacts: GitHub
+			// artifact names cannot start with a dot.
+			continue
 		case typ&fs.ModeSymlink != 0:
 			t.problem(name, "", "symbolic link rejected")
 		case name == ListingFile || name == ManifestFile:

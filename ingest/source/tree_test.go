@@ -210,3 +210,15 @@ func TestOpenIsLazy(t *testing.T) {
 	require.ErrorContains(t, err, "unreadable zip")
 	require.Equal(t, err, a.Load(), "Load runs once and keeps its error")
 }
+
+// Hidden entries at the root are ignored, not reported.
+func TestHiddenRootEntriesIgnored(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".DS_Store"), []byte("x"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".git"), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "bmk_a"), 0o755))
+	tree := openTree(t, dir)
+	require.Empty(t, tree.Problems)
+	require.Len(t, tree.Artifacts, 1)
+}
