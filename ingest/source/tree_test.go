@@ -70,8 +70,6 @@ func TestTreeRootEntries(t *testing.T) {
 			wantArtifacts: []string{"bmk_ok"},
 			wantProblems: []Problem{
 				{Artifact: `"tab\tname"`, Reason: badName},
-				{Artifact: ".hidden", Reason: badName},
-				{Artifact: ".zip", Reason: badName},
 				{Artifact: "bad:name.zip", Reason: badName},
 				{Artifact: "has space", Reason: badName},
 			},
