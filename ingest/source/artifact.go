@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"sync"
 
 	"github.com/inferencex/ingest/schema"
@@ -60,6 +59,7 @@ type Artifact struct {
 
 	loadOnce   sync.Once
 	candidates []schema.ArtifactListing // listing entries with this name
+	fast       bool                     // serve folders through openat2 (see fdFolder)
 
 	mu     sync.Mutex
 	fsys   fs.FS
@@ -74,9 +74,9 @@ func (a *Artifact) Load() error {
 	return a.Err
 }
 
-// load indexes the artifact. With keepOpen, a folder's os.Root is returned
-// open for FS to serve from, which saves reopening it.
-func (a *Artifact) load(keepOpen bool) *os.Root {
+// load indexes the artifact. With keepOpen, an open folder is returned for
+// FS to serve from, which saves reopening it.
+func (a *Artifact) load(keepOpen bool) *servingFolder {
 	switch a.Container {
 	case ContainerZip:
 		loadZip(a, a.candidates)
@@ -99,13 +99,13 @@ func (a *Artifact) FS() (fs.FS, error) {
 	if a.fsys != nil {
 		return a.fsys, nil
 	}
-	var root *os.Root
-	a.loadOnce.Do(func() { root = a.load(true) })
+	var folder *servingFolder
+	a.loadOnce.Do(func() { folder = a.load(true) })
 	if a.Err != nil {
 		return nil, a.Err
 	}
-	if root != nil { // first use: serve from the root the load opened
-		a.fsys, a.closer = newServedFS(a.Files, dirBackend{root: root}), root
+	if folder != nil { // first use: serve from the folder the load opened
+		a.fsys, a.closer = newServedFS(a.Files, folder.backend), folder.closer
 		return a.fsys, nil
 	}
 	var (

@@ -11,24 +11,61 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// loadDir fills a folder artifact. The folder is listed through an
-// os.Root, so nothing outside it is reached; symbolic links and other
-// non-regular files are Problems, never served or followed.
-func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) (kept *os.Root) {
+// servingFolder is an open folder artifact: what serves its files, and
+// what closes it.
+type servingFolder struct {
+	backend backend
+	closer  io.Closer
+}
+
+// loadDir fills a folder artifact. On Linux the folder is listed and
+// served through openat2 beneath it (see fdFolder); elsewhere, or where
+// openat2 is refused, through an os.Root. Either way nothing outside the
+// folder is reached, and symbolic links and other non-regular files are
+// Problems, never served or followed. With keepOpen the open folder is
+// returned for FS to serve from.
+func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *servingFolder {
 	a.Listing = matchListing(a.Name, "", listing)
-	root, err := os.OpenRoot(a.Path)
-	if err != nil {
-		a.Err = fmt.Errorf("artifact %s: open folder: %w", a.Name, err)
-		return nil
-	}
-	defer func() {
-		if kept == nil {
-			root.Close()
-		}
-	}()
 	var problems []Problem
 	reject := func(name, reason string) {
 		problems = append(problems, Problem{Artifact: a.Name, File: displayName(name), Reason: reason})
+	}
+	add := func(name string, size int64) {
+		a.Files = append(a.Files, name)
+		a.Size += size
+	}
+	folder, err := listFolder(a.Path, a.fast, reject, add)
+	if err != nil {
+		a.Files, a.Size = nil, 0
+		a.Err = fmt.Errorf("artifact %s: list folder: %w", a.Name, err)
+		return nil
+	}
+	slices.Sort(a.Files)
+	sortProblems(problems)
+	a.Problems = problems
+	if !keepOpen {
+		folder.closer.Close()
+		return nil
+	}
+	return folder
+}
+
+// listFolder opens a folder and lists it, with the fast path when it can.
+func listFolder(dir string, fastPath bool, reject func(name, reason string), add func(name string, size int64)) (*servingFolder, error) {
+	fast, ok, err := openFdFolder(dir, fastPath)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		if err := fast.list(reject, add); err != nil {
+			fast.Close()
+			return nil, err
+		}
+		return &servingFolder{backend: fast, closer: fast}, nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
 	}
 	// fs.WalkDir reports entry types as Lstat does and descends into real
 	// directories only.
@@ -62,23 +99,15 @@ func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) (kept
 				reject(name, fmt.Sprintf("unreadable: %v", unwrapPathError(err)))
 				return nil
 			}
-			a.Files = append(a.Files, name)
-			a.Size += info.Size()
+			add(name, info.Size())
 		}
 		return nil
 	})
 	if err != nil {
-		a.Files, a.Size = nil, 0
-		a.Err = fmt.Errorf("artifact %s: list folder: %w", a.Name, err)
-		return nil
+		root.Close()
+		return nil, err
 	}
-	slices.Sort(a.Files)
-	sortProblems(problems)
-	a.Problems = problems
-	if keepOpen {
-		return root
-	}
-	return nil
+	return &servingFolder{backend: dirBackend{root: root}, closer: root}, nil
 }
 
 func unwrapPathError(err error) error {
@@ -91,6 +120,13 @@ func unwrapPathError(err error) error {
 
 // openDirFS opens a folder artifact for serving.
 func openDirFS(a *Artifact) (fs.FS, io.Closer, error) {
+	fast, ok, err := openFdFolder(a.Path, a.fast)
+	if err != nil {
+		return nil, nil, fmt.Errorf("artifact %s: open folder: %w", a.Name, err)
+	}
+	if ok {
+		return newServedFS(a.Files, fast), fast, nil
+	}
 	root, err := os.OpenRoot(a.Path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("artifact %s: open folder: %w", a.Name, err)

@@ -69,7 +69,9 @@ func Open(ctx context.Context, dir string, log *zap.Logger) (*Tree, error) {
 	for _, e := range t.Listing {
 		byName[e.Name] = append(byName[e.Name], e)
 	}
+	fast := haveOpenat2(abs)
 	for _, a := range found.artifacts {
+		a.fast = fast
 		a.candidates = byName[a.Name]
 		a.Listing = matchListing(a.Name, "", a.candidates)
 		t.Artifacts = append(t.Artifacts, a)
