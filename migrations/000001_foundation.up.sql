@@ -107,10 +107,9 @@ CREATE TABLE benchmark_results (
     CONSTRAINT benchmark_results_natural_key UNIQUE NULLS NOT DISTINCT (
         workflow_run_id, config_id, benchmark_type, isl, osl, conc, offload_mode, recipe_fingerprint)
 );
-CREATE INDEX benchmark_results_run_id_idx ON benchmark_results (workflow_run_id);
+-- Lookups by run use the natural key, whose first column is workflow_run_id.
 CREATE INDEX benchmark_results_config_ts_idx ON benchmark_results (config_id, conc, isl, osl, date DESC)
     WHERE error IS NULL;
-CREATE INDEX benchmark_results_ingest_idx ON benchmark_results (ingest_id);
 
 CREATE TABLE availability (
     model          text    NOT NULL,

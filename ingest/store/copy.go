@@ -67,8 +67,9 @@ func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struc
 		id := r.Source.ArtifactID
 		artifactID = &id
 	}
+	keyHash := sha256.Sum256([]byte(key))
 	return []any{
-		key, r.IsAggregate, int32(r.AttemptRank),
+		keyHash[:16], r.IsAggregate, int32(r.AttemptRank),
 		c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod, c.Disagg, c.IsMultinode,
 		int16(c.PrefillTP), int16(c.PrefillEP), c.PrefillDPAttention, int16(c.PrefillNumWorkers),
 		int16(c.DecodeTP), int16(c.DecodeEP), c.DecodeDPAttention, int16(c.DecodeNumWorkers),

@@ -1,11 +1,16 @@
 package store
 
+import "fmt"
+
 // Every SQL statement the store runs lives in this file.
 
 const configColumns = `hardware, framework, model, precision, spec_method, disagg, is_multinode,
 	prefill_tp, prefill_ep, prefill_dp_attention, prefill_num_workers,
 	decode_tp, decode_ep, decode_dp_attention, decode_num_workers,
 	num_prefill_gpu, num_decode_gpu`
+
+// qWorkMem lets the run's ranking sort in memory rather than on disk.
+const qWorkMem = `SET LOCAL work_mem = '64MB'`
 
 // qLockRun serialises ingests of one source run: a second ingest waits for
 // the first to commit, then finds its rows and reports duplicates.
@@ -42,7 +47,7 @@ RETURNING id`
 
 const qCreateStaging = `
 CREATE TEMP TABLE stage_benchmark (
-	point_key text NOT NULL,
+	point_key bytea NOT NULL,
 	is_aggregate boolean NOT NULL,
 	attempt_rank integer NOT NULL,
 	hardware text NOT NULL, framework text NOT NULL, model text NOT NULL, precision text NOT NULL,
@@ -90,7 +95,7 @@ ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 // A winner staged as unchanged (its digest is already stored) is a duplicate
 // and is not written; a duplicate whose digest differs is refreshed (counted
 // as updated) and keeps its row id. A rerun therefore changes nothing.
-const qUpsertBenchmarks = `
+const upsertBenchmarksTemplate = `
 WITH ranked AS (
 	SELECT s.*,
 		row_number() OVER w AS rn,
@@ -115,13 +120,7 @@ WITH ranked AS (
 		r.decode_tp, r.decode_ep, r.decode_dp_attention, r.decode_num_workers,
 		r.num_prefill_gpu, r.num_decode_gpu)
 	WHERE r.rn = 1 AND NOT r.unchanged
-	ON CONFLICT ON CONSTRAINT benchmark_results_natural_key DO UPDATE SET
-		date = EXCLUDED.date, image = EXCLUDED.image, metrics = EXCLUDED.metrics,
-		workers = EXCLUDED.workers, power_invalid_reasons = EXCLUDED.power_invalid_reasons,
-		power_audit = EXCLUDED.power_audit, content_digest = EXCLUDED.content_digest,
-		source_artifact = EXCLUDED.source_artifact, source_artifact_id = EXCLUDED.source_artifact_id,
-		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id
-	WHERE b.content_digest <> EXCLUDED.content_digest
+	%s
 	RETURNING (xmax = 0) AS inserted
 )
 SELECT
@@ -131,6 +130,23 @@ SELECT
 	(SELECT count(*) FROM ins WHERE NOT inserted) AS updated,
 	(SELECT count(*) FROM ranked WHERE rn > 1 AND is_aggregate AND NOT winner_is_aggregate) AS covered,
 	(SELECT count(*) FROM ranked WHERE rn > 1 AND NOT (is_aggregate AND NOT winner_is_aggregate)) AS stale`
+
+// onConflictRefresh is the conflict clause of qUpsertBenchmarks.
+const onConflictRefresh = `ON CONFLICT ON CONSTRAINT benchmark_results_natural_key DO UPDATE SET
+		date = EXCLUDED.date, image = EXCLUDED.image, metrics = EXCLUDED.metrics,
+		workers = EXCLUDED.workers, power_invalid_reasons = EXCLUDED.power_invalid_reasons,
+		power_audit = EXCLUDED.power_audit, content_digest = EXCLUDED.content_digest,
+		source_artifact = EXCLUDED.source_artifact, source_artifact_id = EXCLUDED.source_artifact_id,
+		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id
+	WHERE b.content_digest <> EXCLUDED.content_digest`
+
+var (
+	qUpsertBenchmarks = fmt.Sprintf(upsertBenchmarksTemplate, onConflictRefresh)
+	// qInsertBenchmarks is used when the run has no rows yet (none can
+	// conflict: the run's lock is held), which spares PostgreSQL the
+	// speculative insertion of ON CONFLICT.
+	qInsertBenchmarks = fmt.Sprintf(upsertBenchmarksTemplate, "")
+)
 
 const qInsertAvailability = `
 INSERT INTO availability (model, isl, osl, precision, hardware, framework, spec_method, disagg, benchmark_type, date)

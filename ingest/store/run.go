@@ -50,6 +50,7 @@ func (t *RunTx) begin(ctx context.Context) error {
 		runStarted = &v
 	}
 	b := &pgx.Batch{}
+	b.Queue(qWorkMem)
 	b.Queue(qLockRun, st.Run.SourceRunID)
 	b.Queue(qUpsertWorkflowRun, st.Run.Repo, st.Run.SourceRunID, st.Run.SourceRunAttempt,
 		m.Name, st.NameIsFallback, null(m.Event), null(m.Status), null(m.Conclusion),
@@ -58,6 +59,9 @@ func (t *RunTx) begin(ctx context.Context) error {
 	b.Queue(qRunDigests, st.Run.SourceRunID, st.Run.SourceRunAttempt)
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
+	if _, err := res.Exec(); err != nil {
+		return fmt.Errorf("set work_mem: %w", err)
+	}
 	if _, err := res.Exec(); err != nil {
 		return fmt.Errorf("lock run %d: %w", st.Run.SourceRunID, err)
 	}
@@ -120,7 +124,11 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 	var r schema.ApplyResult
 	b := &pgx.Batch{}
 	b.Queue(qInsertConfigs)
-	b.Queue(qUpsertBenchmarks, t.run.WorkflowRunID, t.run.Date, t.run.IngestID)
+	upsert := qUpsertBenchmarks
+	if len(t.known) == 0 {
+		upsert = qInsertBenchmarks
+	}
+	b.Queue(upsert, t.run.WorkflowRunID, t.run.Date, t.run.IngestID)
 	b.Queue(qInsertAvailability, t.run.Date)
 	if len(stats) > 0 {
 		cl, hw, src, file := make([]string, len(stats)), make([]string, len(stats)), make([]string, len(stats)), make([]string, len(stats))
