@@ -292,6 +292,10 @@ func (s *benchmarkStage) readFile(ctx context.Context, pa plannedArtifact, fsys 
 			s.tally.fail(schema.CategoryBenchmark, a.Name, file, rerr.Error())
 			return nil
 		}
+		// Legacy rows: lengths stated only by the file or artifact name,
+		// and the one run published with a wrong TPU chip count.
+		benchmark.FillISLOSLFromNames(row, file, a.Name)
+		benchmark.RepairLegacyTPURow(s.run.SourceRunID, row)
 		staged, ok := s.normalize(a.Name, file, e.Index, row)
 		if !ok {
 			return nil

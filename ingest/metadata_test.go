@@ -113,3 +113,16 @@ func demoFingerprint(t *testing.T, dir string) string {
 	require.GreaterOrEqual(t, i, 0)
 	return string(data[i+len(key) : i+len(key)+64])
 }
+
+// A legacy row without isl/osl takes the lengths its file name states;
+// one that states none is skipped as missing its identity.
+func TestLegacyRowLengthsFromNames(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bmk_legacy", "agg_dsr1_1k8k_run.json"), mustJSON(t, benchRow(4, map[string]any{"isl": nil, "osl": nil})))
+	writeFile(t, filepath.Join(dir, "bmk_nameless", "agg.json"), mustJSON(t, benchRow(8, map[string]any{"isl": nil, "osl": nil})))
+	sum := e.mustIngest(dir, ingest.Config{Run: RunID(888, 1)})
+	require.EqualValues(t, 1, sum.Rows.Benchmark.New)
+	require.EqualValues(t, 1, sum.Details.MissingIdentityRows)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM benchmark_results WHERE isl = 1024 AND osl = 8192 AND conc = 4`))
+}

@@ -262,7 +262,7 @@ func TestNormalizeSkipsAndFailures(t *testing.T) {
 		{"conc abc", build(t, v1Base, set("conc", `"abc"`)), requireFailed(`conc: "abc" is not a positive integer`)},
 		{"conc 2.5", build(t, v1Base, set("conc", "2.5")), requireFailed("conc: 2.5 is not a positive integer")},
 		{"conc bool", build(t, v1Base, set("conc", "true")), requireFailed("conc: true is not a positive integer")},
-		{"conc huge", build(t, v1Base, set("conc", "1e12")), requireFailed("conc: 1e12 is out of range")},
+		{"conc huge", build(t, v1Base, set("conc", "1e12")), requireFailed("conc: 1e+12 is out of range")},
 		{"isl garbage", build(t, v1Base, set("isl", `"8k"`)), requireFailed(`isl: "8k" is not a positive integer`)},
 		{"osl zero", build(t, v1Base, set("osl", "0")), requireFailed("osl: 0 is not a positive integer")},
 		{"invalid isl beats missing osl", build(t, v1Base, set("isl", "-1"), del("osl")), requireFailed("isl: -1 is not a positive integer")},
@@ -327,7 +327,7 @@ func TestNormalizeMetricCapture(t *testing.T) {
 			requireFailed("metric p99_ttft: non-finite value")},
 		{"infinite known metric fails the row", build(t, v1Base, set("p99_ttft", `"-inf"`)),
 			requireFailed("metric p99_ttft: non-finite value")},
-		{"overflowing number fails the row", build(t, v1Base, set("tput_per_gpu", "1e400")),
+		{"overflowing numeric string fails the row", build(t, v1Base, set("tput_per_gpu", `"1e400"`)),
 			requireFailed("metric tput_per_gpu: non-finite value")},
 		{"non-finite unknown metric is dropped", build(t, v1Base, set("mystery_ms", `"Infinity"`)),
 			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
