@@ -112,7 +112,7 @@ func (f *fdFolder) listDir(dir string, reject func(name, reason string), add fun
 				reject(name, fmt.Sprintf("unreadable: %v", err))
 				continue
 			}
-			mode, size = dtToMode(modeToDT(st.Mode)), st.Size
+			mode, size = statMode(st.Mode), st.Size
 		}
 		switch {
 		case mode&fs.ModeSymlink != 0:
@@ -173,26 +173,28 @@ func readDirents(fd int) ([]dirent, error) {
 	}
 }
 
-func modeToDT(m uint32) uint8 {
+// statMode is the fs.FileMode type bits of a stat(2) mode.
+func statMode(m uint32) fs.FileMode {
 	switch m & unix.S_IFMT {
 	case unix.S_IFREG:
-		return unix.DT_REG
+		return 0
 	case unix.S_IFDIR:
-		return unix.DT_DIR
+		return fs.ModeDir
 	case unix.S_IFLNK:
-		return unix.DT_LNK
+		return fs.ModeSymlink
 	case unix.S_IFIFO:
-		return unix.DT_FIFO
+		return fs.ModeNamedPipe
 	case unix.S_IFSOCK:
-		return unix.DT_SOCK
+		return fs.ModeSocket
 	case unix.S_IFCHR:
-		return unix.DT_CHR
+		return fs.ModeDevice | fs.ModeCharDevice
 	case unix.S_IFBLK:
-		return unix.DT_BLK
+		return fs.ModeDevice
 	}
-	return unix.DT_UNKNOWN
+	return fs.ModeIrregular
 }
 
+// dtToMode is the fs.FileMode type bits of a directory entry type.
 func dtToMode(t uint8) fs.FileMode {
 	switch t {
 	case unix.DT_REG:
@@ -228,7 +230,7 @@ func (f *fdFolder) openFile(name string) (fs.File, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, errors.New(notRegular(dtToMode(modeToDT(st.Mode))))
+		return nil, errors.New(notRegular(statMode(st.Mode)))
 	}
 	return &fdFile{fd: fd, info: statInfo(path.Base(name), &st)}, nil
 }
@@ -258,7 +260,7 @@ func (f *fdFolder) statFile(name string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, errors.New(notRegular(dtToMode(modeToDT(st.Mode))))
+		return nil, errors.New(notRegular(statMode(st.Mode)))
 	}
 	return statInfo(path.Base(name), st), nil
 }
@@ -321,7 +323,7 @@ type statFileInfo struct {
 }
 
 func statInfo(name string, st *unix.Stat_t) fs.FileInfo {
-	return statFileInfo{name: name, size: st.Size, mode: dtToMode(modeToDT(st.Mode)) | fs.FileMode(st.Mode&0o777),
+	return statFileInfo{name: name, size: st.Size, mode: statMode(st.Mode) | fs.FileMode(st.Mode&0o777),
 		mod: time.Unix(st.Mtim.Unix())}
 }
 
