@@ -92,6 +92,9 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 	if ready {
 		return name, nil
 	}
+	if err := dropStaleTemplates(ctx, admin, name); err != nil {
+		return "", err
+	}
 	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 		return "", fmt.Errorf("drop stale template: %w", err)
 	}
@@ -111,6 +114,28 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 		return "", fmt.Errorf("mark template: %w", err)
 	}
 	return name, nil
+}
+
+// dropStaleTemplates removes templates built from older migration sets.
+func dropStaleTemplates(ctx context.Context, admin *pgx.Conn, keep string) error {
+	rows, err := admin.Query(ctx, "SELECT datname FROM pg_database WHERE datname LIKE 'ingest\\_tmpl\\_%' AND datname <> $1", keep)
+	if err != nil {
+		return fmt.Errorf("list stale templates: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("list stale templates: %w", err)
+	}
+	for _, n := range names {
+		id := pgx.Identifier{n}.Sanitize()
+		if _, err := admin.Exec(ctx, "ALTER DATABASE "+id+" WITH IS_TEMPLATE false"); err != nil {
+			return fmt.Errorf("unmark stale template %s: %w", n, err)
+		}
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+id+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("drop stale template %s: %w", n, err)
+		}
+	}
+	return nil
 }
 
 func migrationsDigest() (string, error) {
