@@ -20,7 +20,7 @@ func runStart(cfg Config, tree *source.Tree, now time.Time, t *tally) (schema.Ru
 		return schema.RunStart{}, fmt.Errorf("no run id: pass --run-id (or INGEST_RUN_ID), or an artifacts.json with the run")
 	}
 	if tree.Run.RunID != 0 && tree.Run.RunID != id.SourceRunID {
-		return schema.RunStart{}, fmt.Errorf("artifacts.json describes run %d, not run %d: is this the right tree?", tree.Run.RunID, id.SourceRunID)
+		return schema.RunStart{}, fmt.Errorf("artifacts.json describes run %d, not run %d: the tree belongs to another run", tree.Run.RunID, id.SourceRunID)
 	}
 	if id.SourceRunAttempt == 0 {
 		id.SourceRunAttempt = tree.Run.RunAttempt

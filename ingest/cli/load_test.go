@@ -96,7 +96,7 @@ func TestLoadAborted(t *testing.T) {
 		wantReport bool // an aborted report is printed on stdout
 	}{
 		{name: "--run-id is not the run in artifacts.json", args: []string{"--run-id", "999"}, ownDB: true,
-			wantStderr: []string{"ingest: aborted: artifacts.json describes run 28485856738, not run 999: is this the right tree?"},
+			wantStderr: []string{"ingest: aborted: artifacts.json describes run 28485856738, not run 999: the tree belongs to another run"},
 			wantReport: true},
 		{name: "INGEST_RUN_ID is not the run in artifacts.json", vars: map[string]string{"INGEST_RUN_ID": "999"}, ownDB: true,
 			wantStderr: []string{"ingest: aborted: artifacts.json describes run 28485856738, not run 999"},
