@@ -66,6 +66,13 @@ type Artifact struct {
 	closer io.Closer
 }
 
+// openedArtifact is an artifact left open by its load: what serves its
+// files, and what closes it. FS takes it over instead of reopening.
+type openedArtifact struct {
+	backend backend
+	closer  io.Closer
+}
+
 // Load indexes the artifact: its files and rejected entries and, for a
 // zip, its digest, checked against the listing. It runs once, on first
 // use, is safe for concurrent use, and returns Err.
@@ -74,12 +81,13 @@ func (a *Artifact) Load() error {
 	return a.Err
 }
 
-// load indexes the artifact. With keepOpen, an open folder is returned for
-// FS to serve from, which saves reopening it.
-func (a *Artifact) load(keepOpen bool) *servingFolder {
+// load indexes the artifact. With keepOpen, the open artifact is returned
+// for FS to serve from, which saves reopening it (and, for a zip, reading
+// its central directory again).
+func (a *Artifact) load(keepOpen bool) *openedArtifact {
 	switch a.Container {
 	case ContainerZip:
-		loadZip(a, a.candidates)
+		return loadZip(a, a.candidates, keepOpen)
 	case ContainerDir:
 		return loadDir(a, a.candidates, keepOpen)
 	default:
@@ -99,13 +107,13 @@ func (a *Artifact) FS() (fs.FS, error) {
 	if a.fsys != nil {
 		return a.fsys, nil
 	}
-	var folder *servingFolder
-	a.loadOnce.Do(func() { folder = a.load(true) })
+	var opened *openedArtifact
+	a.loadOnce.Do(func() { opened = a.load(true) })
 	if a.Err != nil {
 		return nil, a.Err
 	}
-	if folder != nil { // first use: serve from the folder the load opened
-		a.fsys, a.closer = newServedFS(a.Files, folder.backend), folder.closer
+	if opened != nil { // first use: serve from what the load opened
+		a.fsys, a.closer = newServedFS(a.Files, opened.backend), opened.closer
 		return a.fsys, nil
 	}
 	var (

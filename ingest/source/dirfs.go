@@ -11,20 +11,13 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// servingFolder is an open folder artifact: what serves its files, and
-// what closes it.
-type servingFolder struct {
-	backend backend
-	closer  io.Closer
-}
-
 // loadDir fills a folder artifact. On Linux the folder is listed and
 // served through openat2 beneath it (see fdFolder); elsewhere, or where
 // openat2 is refused, through an os.Root. Either way nothing outside the
 // folder is reached, and symbolic links and other non-regular files are
 // Problems, never served or followed. With keepOpen the open folder is
 // returned for FS to serve from.
-func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *servingFolder {
+func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *openedArtifact {
 	a.Listing = matchListing(a.Name, "", listing)
 	var problems []Problem
 	reject := func(name, reason string) {
@@ -51,7 +44,7 @@ func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *serv
 }
 
 // listFolder opens a folder and lists it, with the fast path when it can.
-func listFolder(dir string, fastPath bool, reject func(name, reason string), add func(name string, size int64)) (*servingFolder, error) {
+func listFolder(dir string, fastPath bool, reject func(name, reason string), add func(name string, size int64)) (*openedArtifact, error) {
 	fast, ok, err := openFdFolder(dir, fastPath)
 	if err != nil {
 		return nil, err
@@ -61,7 +54,7 @@ func listFolder(dir string, fastPath bool, reject func(name, reason string), add
 			fast.Close()
 			return nil, err
 		}
-		return &servingFolder{backend: fast, closer: fast}, nil
+		return &openedArtifact{backend: fast, closer: fast}, nil
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -107,7 +100,7 @@ func listFolder(dir string, fastPath bool, reject func(name, reason string), add
 		root.Close()
 		return nil, err
 	}
-	return &servingFolder{backend: dirBackend{root: root}, closer: root}, nil
+	return &openedArtifact{backend: dirBackend{root: root}, closer: root}, nil
 }
 
 func unwrapPathError(err error) error {

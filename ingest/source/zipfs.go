@@ -94,35 +94,43 @@ func indexZip(artifact string, r *zip.Reader) zipIndex {
 }
 
 // loadZip fills a zip artifact: it streams the file once for its digest,
-// matches the listing, and validates the central directory. The zip is
-// closed before loadZip returns.
-func loadZip(a *Artifact, listing []schema.ArtifactListing) {
+// matches the listing, and validates the central directory. With keepOpen
+// the zip is returned open for FS; otherwise it is closed.
+func loadZip(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) (opened *openedArtifact) {
 	f, err := os.Open(a.Path)
 	if err != nil {
 		a.Err = fmt.Errorf("artifact %s: open zip: %w", a.Name, err)
-		return
+		return nil
 	}
-	defer f.Close()
+	defer func() {
+		if opened == nil {
+			f.Close()
+		}
+	}()
 	h := sha256.New()
 	size, err := io.Copy(h, f)
 	if err != nil {
 		a.Err = fmt.Errorf("artifact %s: read zip: %w", a.Name, err)
-		return
+		return nil
 	}
 	a.Size = size
 	a.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	a.Listing = matchListing(a.Name, a.Digest, listing)
 	if a.Listing != nil && isSHA256Digest(a.Listing.Digest) && !strings.EqualFold(a.Listing.Digest, a.Digest) {
 		a.Err = fmt.Errorf("artifact %s: digest mismatch: listing says %s, zip is %s", a.Name, a.Listing.Digest, a.Digest)
-		return
+		return nil
 	}
 	r, err := newZipReader(f, size)
 	if err != nil {
 		a.Err = fmt.Errorf("artifact %s: unreadable zip (truncated or corrupt): %w", a.Name, err)
-		return
+		return nil
 	}
 	idx := indexZip(a.Name, r)
 	a.Files, a.Problems = idx.names, idx.problems
+	if !keepOpen {
+		return nil
+	}
+	return &openedArtifact{backend: zipBackend{files: idx.files}, closer: f}
 }
 
 // newZipReader reads the central directory. archive/zip may report
