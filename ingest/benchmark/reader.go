@@ -124,7 +124,7 @@ func eofAfter(rows int) error {
 // as encoding/json into map[string]any about five times faster, which is
 // most of the cost of reading a run.
 func decodeRow(index int, elem []byte) (map[string]any, error) {
-	trimmed := bytes.TrimSpace(elem)
+	trimmed := bytes.Trim(elem, " \t\r\n") // JSON whitespace only: "\f" is not
 	if len(trimmed) == 0 {
 		return nil, fmt.Errorf("row %d: missing value", index)
 	}
@@ -154,22 +154,11 @@ func decodeRow(index int, elem []byte) (map[string]any, error) {
 // nonFiniteToken finds a bare NaN, Infinity or -Infinity token (as Python's
 // json.dump writes them) outside strings.
 func nonFiniteToken(elem []byte) string {
-	inString, escaped := false, false
-	for i := 0; i < len(elem); i++ {
-		b := elem[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		if b == '"' {
-			inString = true
+	var st scanState // tracks strings the way the scanner does
+	for i, b := range elem {
+		inString := st.inString
+		st.step(b, untilClose)
+		if inString || st.inString {
 			continue
 		}
 		for _, tok := range []string{"NaN", "-Infinity", "Infinity"} {
