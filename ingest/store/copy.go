@@ -54,7 +54,8 @@ func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struc
 	}
 	image, fingerprint := cleanOptText(p.Image), cleanOptText(p.RecipeFingerprint)
 	workers, reasons, audit := rawOrNil(p.Workers), rawOrNil(p.PowerInvalidReasons), rawOrNil(p.PowerAudit)
-	d := contentDigest(key, date, image, metrics, workers, reasons, audit)
+	keyHash := sha256.Sum256([]byte(key))
+	d := contentDigest(keyHash[:], date, image, metrics, workers, reasons, audit)
 	_, unchanged := known[d]
 	var metricsValue any = metrics
 	if unchanged {
@@ -67,7 +68,6 @@ func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struc
 		id := r.Source.ArtifactID
 		artifactID = &id
 	}
-	keyHash := sha256.Sum256([]byte(key))
 	return []any{
 		keyHash[:16], r.IsAggregate, int32(r.AttemptRank),
 		c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod, c.Disagg, c.IsMultinode,
@@ -81,8 +81,9 @@ func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struc
 	}, metrics, nil
 }
 
-// contentDigest hashes the point key and every value written for it.
-func contentDigest(key, date string, image *string, metrics, workers, reasons, audit []byte) digest {
+// contentDigest hashes the point (its key's hash) and every value written
+// for it.
+func contentDigest(keyHash []byte, date string, image *string, metrics, workers, reasons, audit []byte) digest {
 	h := sha256.New()
 	field := func(b []byte) {
 		var n [8]byte
@@ -90,7 +91,7 @@ func contentDigest(key, date string, image *string, metrics, workers, reasons, a
 		h.Write(n[:])
 		h.Write(b)
 	}
-	field([]byte(key))
+	field(keyHash)
 	field([]byte(date))
 	if image != nil {
 		field([]byte("i" + *image))
