@@ -1,0 +1,215 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"io/fs"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/schema"
+)
+
+// parseWorker reads whole artifacts for the benchmark stage, with its own
+// reader, counters and records, which the stage merges when a phase ends.
+type parseWorker struct {
+	deps    Deps
+	run     schema.RunIdentity
+	tally   *tally
+	reader  *benchmark.Reader
+	records []*artifactRecord
+	staged  int64
+	seed    maphash.Seed
+	// owns collects what a per-job worker staged; covered holds what
+	// per-job files own, for aggregate workers.
+	owns, covered *coverage
+}
+
+// hash is the 128-bit hash of a point key.
+func (s *parseWorker) hash(key string) pointHash {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteString(key)
+	return sum128(&h)
+}
+
+// hashBytes is the 128-bit hash of a row's compact content.
+func (s *parseWorker) hashBytes(b []byte) pointHash {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.Write(b)
+	return sum128(&h)
+}
+
+func sum128(h *maphash.Hash) pointHash {
+	a := h.Sum64()
+	h.WriteByte(0x9e)
+	return pointHash{a, h.Sum64()}
+}
+
+func (s *parseWorker) readArtifact(ctx context.Context, pa plannedArtifact, out chan<- schema.StagedBenchmark) error {
+	a := pa.artifact
+	sum := s.tally.sum
+	fsys, fsErr := a.FS() // indexes and opens the artifact, in this worker
+	rec := newArtifactRecord(a)
+	s.records = append(s.records, rec)
+	sum.Details.ArtifactsRead++
+	defer rec.seal()
+	defer a.Release()
+	itemFailed := func(file, reason string) {
+		sum.Stats.BenchmarkFiles++
+		sum.Stats.RawBenchmarkRows++
+		sum.Rows.Benchmark.Failed++
+		s.tally.fail(schema.CategoryBenchmark, a.Name, file, reason)
+	}
+	for _, p := range a.Problems {
+		itemFailed(p.File, p.Reason)
+	}
+	if fsErr != nil {
+		itemFailed("", fsErr.Error())
+		return nil
+	}
+	for _, file := range jsonFiles(a) {
+		if err := s.readFile(ctx, pa, fsys, file, rec, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *parseWorker) readFile(ctx context.Context, pa plannedArtifact, fsys fs.FS, file string, rec *artifactRecord, out chan<- schema.StagedBenchmark) error {
+	a := pa.artifact
+	sum := s.tally.sum
+	counts := &sum.Rows.Benchmark
+	sum.Stats.BenchmarkFiles++
+	sum.Details.FilesRead++
+	if ce := s.deps.Log.Check(zap.DebugLevel, "benchmark file"); ce != nil {
+		ce.Write(zap.String("artifact", a.Name), zap.String("file", file))
+	}
+	f, err := fsys.Open(file)
+	if err != nil {
+		sum.Stats.RawBenchmarkRows++
+		counts.Failed++
+		s.tally.fail(schema.CategoryBenchmark, a.Name, file, fmt.Sprintf("cannot open: %v", err))
+		return nil
+	}
+	defer f.Close()
+	dr := newDigestReader(f)
+	shape := benchmark.ObjectOrArray
+	if pa.aggregate {
+		shape = benchmark.ArrayOnly
+	}
+	var fatal error
+	_, ferr := s.reader.ReadElements(dr, shape, func(e *benchmark.Element) error {
+		sum.Stats.RawBenchmarkRows++
+		content := s.hashBytes(e.Raw) // Raw is compact: indentation does not matter
+		if s.covered != nil {
+			if _, ok := s.covered.contents[content]; ok {
+				counts.Skipped++
+				sum.Stats.CoveredByPerJobFiles++
+				return nil
+			}
+		}
+		row, rerr := e.Decode()
+		if rerr != nil {
+			counts.Failed++
+			s.tally.fail(schema.CategoryBenchmark, a.Name, file, rerr.Error())
+			return nil
+		}
+		// Legacy rows: lengths stated only by the file or artifact name,
+		// and the one run published with a wrong TPU chip count.
+		benchmark.FillISLOSLFromNames(row, file, a.Name)
+		benchmark.RepairLegacyTPURow(s.run.SourceRunID, row)
+		staged, ok := s.normalize(a.Name, file, e.Index, row)
+		if !ok {
+			return nil
+		}
+		if s.owns != nil {
+			s.owns.contents[content] = struct{}{}
+		}
+		staged.IsAggregate, staged.AttemptRank = pa.aggregate, pa.rank
+		if a.Listing != nil {
+			staged.Source.ArtifactID = a.Listing.ID
+		}
+		select {
+		case out <- staged:
+			s.staged++
+			return nil
+		case <-ctx.Done():
+			fatal = ctx.Err()
+			return fatal
+		}
+	})
+	if fatal != nil {
+		return fatal
+	}
+	if ferr != nil {
+		if cerr := ctx.Err(); cerr != nil && errors.Is(ferr, cerr) {
+			return cerr
+		}
+		sum.Stats.RawBenchmarkRows++
+		counts.Failed++
+		s.tally.fail(schema.CategoryBenchmark, a.Name, file, ferr.Error())
+	}
+	// Hash the whole file even when reading stopped early.
+	if _, err := io.Copy(io.Discard, dr); err != nil {
+		s.deps.Log.Debug("finish file digest", zap.String("artifact", a.Name), zap.String("file", file), zap.Error(err))
+	}
+	sum.Details.BytesRead += dr.n
+	rec.addFile(file, dr.sum(), dr.n)
+	return nil
+}
+
+// normalize maps one row and counts its outcome; it returns the row to
+// stage when it is good.
+func (s *parseWorker) normalize(artifact, file string, index int, row map[string]any) (schema.StagedBenchmark, bool) {
+	sum := s.tally.sum
+	counts := &sum.Rows.Benchmark
+	point, out := s.deps.Normalizer.Normalize(row)
+	switch out.Kind {
+	case benchmark.Failed:
+		counts.Failed++
+		s.tally.fail(schema.CategoryBenchmark, artifact, file, fmt.Sprintf("row %d: %s", index, out.Reason))
+		return schema.StagedBenchmark{}, false
+	case benchmark.Unmapped:
+		counts.Unmapped++
+		s.tally.addUnmappedValues(out.Unmapped)
+		return schema.StagedBenchmark{}, false
+	case benchmark.Skipped:
+		counts.Skipped++
+		switch out.SkipReason {
+		case benchmark.SkipFailedRun:
+			sum.Stats.FailedRunRows++
+		case benchmark.SkipMissingIdentity:
+			sum.Details.MissingIdentityRows++
+		}
+		return schema.StagedBenchmark{}, false
+	}
+	if reason, purged := s.deps.Overrides.PointPurged(s.run.SourceRunID, s.run.SourceRunAttempt, &point); purged {
+		counts.Skipped++
+		sum.Stats.PurgedPoints++
+		s.deps.Log.Info("skipped purged benchmark point", zap.String("artifact", artifact), zap.String("file", file),
+			zap.Int("row", index), zap.String("reason", reason))
+		return schema.StagedBenchmark{}, false
+	}
+	key := point.Key()
+	h := s.hash(key)
+	if s.covered != nil {
+		if _, ok := s.covered.points[h]; ok {
+			counts.Skipped++
+			sum.Stats.CoveredByPerJobFiles++
+			return schema.StagedBenchmark{}, false
+		}
+	}
+	if s.owns != nil {
+		s.owns.points[h] = struct{}{}
+	}
+	for _, k := range out.UnknownMetrics {
+		s.tally.unknownMetrics[k] = struct{}{}
+	}
+	return schema.StagedBenchmark{Point: point, Key: key, Source: schema.Provenance{Artifact: artifact, File: file, Row: index}}, true
+}
