@@ -26,6 +26,10 @@ type RunWriter interface {
 	Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error)
 	Finish(ctx context.Context, sum *schema.Summary, artifacts json.RawMessage, dryRun bool) error
 	Rollback(ctx context.Context) error
+	EvalWriter
+	TraceWriter
+	TelemetryWriter
+	ChangelogWriter
 }
 
 // Deps are the collaborators of a run.

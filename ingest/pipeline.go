@@ -86,6 +86,13 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err
 	}
 	applyResult(sum, res)
+	env := &runEnv{cfg: cfg, deps: d, start: start, written: w.Run(), tree: tree, plan: p, tally: t, sum: sum, log: log, records: &stage.records}
+	for _, s := range laterStages() {
+		if err := s.run(ctx, w, env); err != nil {
+			err = fmt.Errorf("%s: %w", s.name, err)
+			return abortRecorded(ctx, sum, t, d, start, stage, err), err
+		}
+	}
 	finish(sum, t, d)
 	if err := w.Finish(ctx, sum, encodeRecords(stage.records), cfg.DryRun); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err

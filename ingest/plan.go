@@ -18,6 +18,16 @@ const (
 	kindPerJob                 // bmk_* and bmk_agentic_*: per-job benchmark files
 	kindAggregate              // results_*: the collected agg_bmk.json
 	kindRunStats               // run-stats
+	// Artifacts of the stages after the benchmark rows (docs/artifacts.md §1.2, §1.3).
+	kindEval          // eval_<…>: one per-config eval directory
+	kindEvalAggregate // eval_results_*: agg_eval_all.json
+	kindChangelog     // changelog-metadata
+	kindReuse         // reused-ingest-metadata
+	kindAgenticRaw    // agentic_<RF>: the raw AgentX sibling (traces, telemetry)
+	kindServerLogs    // server_logs_<RF>, multinode_server_logs_<RF>
+	kindGPUMetrics    // gpu_metrics_<RF>
+	kindPowerAudit    // power_audit_<RF>
+	kindPowerManifest // required-power-sweep-manifest
 )
 
 func classify(name string) artifactKind {
@@ -29,6 +39,26 @@ func classify(name string) artifactKind {
 	case name == "run-stats" || name == "run_stats" ||
 		strings.HasPrefix(name, "run-stats_") || strings.HasPrefix(name, "run_stats_"):
 		return kindRunStats
+	case strings.HasPrefix(name, "eval_results_"):
+		return kindEvalAggregate
+	case strings.HasPrefix(name, "eval_server_logs_"), strings.HasPrefix(name, "eval_gpu_metrics_"):
+		return kindOther // they cover an eval job, not a point: not ingested
+	case strings.HasPrefix(name, "eval_"):
+		return kindEval
+	case name == "changelog-metadata":
+		return kindChangelog
+	case name == "reused-ingest-metadata":
+		return kindReuse
+	case strings.HasPrefix(name, "agentic_"):
+		return kindAgenticRaw
+	case strings.HasPrefix(name, "server_logs_"), strings.HasPrefix(name, "multinode_server_logs_"):
+		return kindServerLogs
+	case strings.HasPrefix(name, "gpu_metrics_"):
+		return kindGPUMetrics
+	case strings.HasPrefix(name, "power_audit_"):
+		return kindPowerAudit
+	case name == "required-power-sweep-manifest":
+		return kindPowerManifest
 	}
 	return kindOther
 }
@@ -39,11 +69,18 @@ type plan struct {
 	// newest attempt first. rank is the position within its group.
 	benchmark []plannedArtifact
 	runStats  []*source.Artifact
+	// other holds the artifacts of the later stages by kind, each list in
+	// name order, then newest upload first (same-name re-uploads).
+	other map[artifactKind][]*source.Artifact
 	// inferred is true when no listing told the upload order.
 	inferred bool
 	// unlisted counts benchmark artifacts the listing does not name.
 	unlisted int
 }
+
+// artifacts are the tree's artifacts of one later-stage kind, in name
+// order (never listing or directory order).
+func (p plan) artifacts(k artifactKind) []*source.Artifact { return p.other[k] }
 
 type plannedArtifact struct {
 	artifact  *source.Artifact
@@ -59,16 +96,28 @@ type plannedArtifact struct {
 func newPlan(tree *source.Tree) plan {
 	var p plan
 	p.inferred = !tree.HasListing
+	p.other = map[artifactKind][]*source.Artifact{}
 	var perJob, agg []*source.Artifact
 	for _, a := range tree.Artifacts {
-		switch classify(a.Name) {
+		switch k := classify(a.Name); k {
 		case kindPerJob:
 			perJob = append(perJob, a)
 		case kindAggregate:
 			agg = append(agg, a)
 		case kindRunStats:
 			p.runStats = append(p.runStats, a)
+		case kindOther:
+		default:
+			p.other[k] = append(p.other[k], a)
 		}
+	}
+	for _, arts := range p.other {
+		sort.SliceStable(arts, func(i, j int) bool {
+			if arts[i].Name != arts[j].Name {
+				return arts[i].Name < arts[j].Name
+			}
+			return orderKeyOf(arts[i], false).newerThan(orderKeyOf(arts[j], false))
+		})
 	}
 	for _, group := range []struct {
 		arts      []*source.Artifact
