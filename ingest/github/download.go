@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -38,8 +39,7 @@ type downloadStats struct {
 }
 
 // downloadAll brings every artifact into the cache, at most Parallel at a
-// time. The first failure stops the rest and is returned, naming the
-// artifact.
+// time. The first failure is returned, naming the artifact.
 func (c *Client) downloadAll(ctx context.Context, list []schema.ArtifactListing) (downloadStats, error) {
 	dir := filepath.Join(c.opts.CacheDir, c.owner, c.repo, "artifacts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -58,12 +58,19 @@ func (c *Client) downloadAll(ctx context.Context, list []schema.ArtifactListing)
 		mu    sync.Mutex
 		stats downloadStats
 	)
-	g, gctx := errgroup.WithContext(ctx)
+	// After a failure no new download starts, but those under way finish
+	// into the cache: a rerun then has less to fetch.
+	var failed atomic.Bool
+	var g errgroup.Group
 	g.SetLimit(c.opts.Parallel)
 	for _, a := range list {
 		g.Go(func() error {
-			n, cached, err := c.download(gctx, a)
+			if failed.Load() {
+				return nil
+			}
+			n, cached, err := c.download(ctx, a)
 			if err != nil {
+				failed.Store(true)
 				return err
 			}
 			mu.Lock()
