@@ -100,3 +100,31 @@ func TestRunNoCommentAndDryRun(t *testing.T) {
 	require.Zero(t, count(t, dry, "benchmark_results"))
 	require.Zero(t, fake.Count(fakegithub.RouteCreateComment)+fake.Count(fakegithub.RouteListComments))
 }
+
+// TestRunInActions: in GitHub Actions the report also goes to the job
+// summary, and failures and unmapped values become annotations.
+func TestRunInActions(t *testing.T) {
+	t.Parallel()
+	fake, _ := demoFake(t)
+	vars := runVars(fake, pgtest.New(t), t.TempDir())
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	vars["GITHUB_ACTIONS"] = "true"
+	vars["CI"] = "true"
+	vars["GITHUB_STEP_SUMMARY"] = summary
+	vars["GITHUB_SERVER_URL"] = "https://github.com"
+	vars["GITHUB_REPOSITORY"] = "SemiAnalysisAI/InferenceX-app"
+	vars["GITHUB_RUN_ID"] = "31000000000"
+	r := run(t, vars, "run", "--run-id", "28485856738")
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+	require.Contains(t, r.stdout, "::error title=Ingest failure (benchmark)::bmk_qwen3.5_8k1k_fp8_sglang_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc1024_b200-dgxc_09_recipe-341408ee19f26bfd / agg_")
+	require.Contains(t, r.stdout, "::warning title=Unmapped hardware::hardware \"a100-lab\" is not in the alias tables: its rows were not written\n")
+	// Logs are JSON lines in CI.
+	require.Contains(t, r.stderr, `"msg":"artifacts ready"`)
+	got, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	comments := reportComments(fake, demoPR)
+	require.Len(t, comments, 1)
+	require.Equal(t, comments[0].Body+"\n", string(got))
+	require.Contains(t, comments[0].Body, "[Ingest workflow](https://github.com/SemiAnalysisAI/InferenceX-app/actions/runs/31000000000)")
+	requireNoSecret(t, []string{r.stdout, r.stderr, string(got)})
+}

@@ -29,6 +29,9 @@ const (
 	Hang
 	// Corrupt serves the blob with one byte changed.
 	Corrupt
+	// ServeThenFail performs an API request (a create lands) but answers
+	// 502, as when a response is lost on the way back.
+	ServeThenFail
 )
 
 // Fault is injected into the responses of a route.

@@ -232,6 +232,11 @@ func (s *Server) api(route Route, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if f := s.fault(route, s.artifactNameOf(route, r)); f != nil {
+			if f.Kind == ServeThenFail {
+				h(httptest.NewRecorder(), r)
+				writeError(w, http.StatusBadGateway, "Bad Gateway")
+				return
+			}
 			if s.applyFault(w, r, f, nil) {
 				return
 			}
