@@ -45,6 +45,7 @@ func (c *Client) downloadAll(ctx context.Context, list []schema.ArtifactListing)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return downloadStats{}, fmt.Errorf("cache: %w", err)
 	}
+	removeStaleParts(dir, time.Now().Add(-staleAfter))
 	prog := c.opts.Progress
 	if prog == nil {
 		prog = newLogProgress(c.log)
@@ -88,6 +89,22 @@ func (c *Client) downloadAll(ctx context.Context, list []schema.ArtifactListing)
 	err := g.Wait()
 	prog.Finish(err)
 	return stats, err
+}
+
+// staleAfter is the age from which a partial download is taken to be
+// left over by a process that died.
+const staleAfter = time.Hour
+
+// removeStaleParts deletes partial downloads older than before: those of a
+// process that was killed mid-download (a live one renames or removes its
+// own).
+func removeStaleParts(dir string, before time.Time) {
+	parts, _ := filepath.Glob(filepath.Join(dir, ".*.part"))
+	for _, p := range parts {
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().Before(before) {
+			os.Remove(p)
+		}
+	}
 }
 
 // download brings one artifact into the cache unless it is there already.

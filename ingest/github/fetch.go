@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,8 +189,8 @@ func placeFile(src, dst string) error {
 			return nil
 		}
 	}
-	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp")
-	os.Remove(tmp)
+	// A name of its own, so concurrent ingests of one run do not collide.
+	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf(".%s.%d-%d.tmp", filepath.Base(dst), os.Getpid(), rand.Int64()))
 	if err := os.Link(src, tmp); err != nil {
 		if err := copyFile(src, tmp); err != nil {
 			os.Remove(tmp)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -104,3 +105,41 @@ func TestFetchPagination(t *testing.T) {
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// TestFetchEnterprise: a GitHub Enterprise base URL (GITHUB_API_URL is
+// https://HOST/api/v3 there, without a trailing slash) works, pagination
+// included.
+func TestFetchEnterprise(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := e.newClient(t, func(o *github.Options) { o.BaseURL = e.fake.API.URL + "/api/v3" })
+	const runID = 556
+	e.fake.AddRun(fakegithub.Run{ID: runID, Attempt: 1})
+	for i := range 150 {
+		e.fake.AddArtifact(fakegithub.Artifact{ID: int64(200000 + i), RunID: runID, Name: "bmk_" + itoa(i), Data: fakegithub.ZipFiles(map[string]string{"x.json": "{}"})})
+	}
+	list, err := c.ListArtifacts(t.Context(), runID)
+	require.NoError(t, err)
+	require.Len(t, list, 150)
+	res, err := c.Fetch(t.Context(), github.Request{SourceRunID: demoRunID})
+	require.NoError(t, err)
+	require.Len(t, res.Selected, 14)
+}
+
+// TestFetchRemovesStaleParts: a partial download left by a killed process
+// is removed once it is old; a fresh one (another live process) is kept.
+func TestFetchRemovesStaleParts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dir := filepath.Join(e.cache, "SemiAnalysisAI", "InferenceX", "artifacts")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	stale, fresh := filepath.Join(dir, ".1-old.part"), filepath.Join(dir, ".2-new.part")
+	require.NoError(t, os.WriteFile(stale, []byte("x"), 0o644))
+	require.NoError(t, os.WriteFile(fresh, []byte("x"), 0o644))
+	old := time.Now().Add(-2 * time.Hour)
+	require.NoError(t, os.Chtimes(stale, old, old))
+	_, err := e.client.Fetch(t.Context(), github.Request{SourceRunID: demoRunID})
+	require.NoError(t, err)
+	require.NoFileExists(t, stale)
+	require.FileExists(t, fresh)
+}

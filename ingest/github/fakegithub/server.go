@@ -86,7 +86,17 @@ func New(t testing.TB, repo, token string) *Server {
 	owner, name, _ := strings.Cut(repo, "/")
 	s := &Server{Owner: owner, Repo: name, Token: token, runs: map[int64]Run{}, comments: map[int][]*Comment{},
 		nextCommentID: 9000000001, pulls: map[string][]PullRequest{}, counts: map[Route]int{}}
-	s.API = httptest.NewServer(s.apiHandler())
+	api := s.apiHandler()
+	// GitHub Enterprise Server answers under /api/v3: so does the fake.
+	s.API = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/api/v3/"); ok {
+			r2 := r.Clone(r.Context())
+			r2.URL.Path, r2.URL.RawPath = "/"+rest, ""
+			api.ServeHTTP(w, r2)
+			return
+		}
+		api.ServeHTTP(w, r)
+	}))
 	s.Blob = httptest.NewServer(http.HandlerFunc(s.serveBlob))
 	t.Cleanup(func() {
 		s.API.Close()
@@ -334,6 +344,9 @@ func paginate(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) {
 	link := func(p int, rel string) string {
 		u := *r.URL
 		u.Scheme, u.Host = "http", r.Host
+		if strings.HasPrefix(r.RequestURI, "/api/v3/") {
+			u.Path = "/api/v3" + u.Path
+		}
 		q := u.Query()
 		q.Set("per_page", strconv.Itoa(perPage))
 		q.Set("page", strconv.Itoa(p))
