@@ -1,10 +1,12 @@
 package github
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	gogithub "github.com/google/go-github/v66/github"
@@ -79,10 +81,12 @@ type Comment struct {
 const commentPageSize = 100
 
 // UpsertComment posts body on pull request pr, or edits the comment whose
-// body starts with marker (every page is searched; the oldest wins when
-// several do). body must start with marker. A create that fails
-// transiently is never blindly repeated: the comments are listed again
-// first, so a create that landed despite the error is edited instead.
+// body starts with marker (every page is searched). body must start with
+// marker. One report comment per marker remains: when several exist (a
+// concurrent ingest of the same run posted at the same moment) the oldest
+// is kept and the others deleted. A create that fails transiently is
+// never blindly repeated: the comments are listed again first, so a
+// create that landed despite the error is edited instead.
 func (c *Client) UpsertComment(ctx context.Context, pr int, marker, body string) (Comment, error) {
 	if marker == "" || !strings.HasPrefix(body, marker) {
 		return Comment{}, errors.New("report comment: the body does not start with its marker")
@@ -90,27 +94,28 @@ func (c *Client) UpsertComment(ctx context.Context, pr int, marker, body string)
 	var out Comment
 	what := fmt.Sprintf("pull request #%d: post the report comment", pr)
 	err := c.do(ctx, what, c.opts.RequestTimeout, func(ctx context.Context) (*http.Response, error) {
-		existing, resp, err := c.findComment(ctx, pr, marker)
+		marked, resp, err := c.findComments(ctx, pr, marker)
 		if err != nil {
 			return resp, err
 		}
-		if existing != nil {
-			if existing.GetBody() == body {
-				out = Comment{ID: existing.GetID(), URL: existing.GetHTMLURL()}
-				return nil, nil
-			}
-			ed, r, err := c.gh.Issues.EditComment(ctx, c.owner, c.repo, existing.GetID(), &gogithub.IssueComment{Body: gogithub.String(body)})
+		created := false
+		if len(marked) == 0 {
+			cr, r, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, pr, &gogithub.IssueComment{Body: gogithub.String(body)})
 			if err != nil {
 				return ghResponse(r), err
 			}
-			out = Comment{ID: ed.GetID(), URL: ed.GetHTMLURL()}
-			return nil, nil
+			created = true
+			// Look again: a concurrent ingest may have posted too.
+			if marked, _, err = c.findComments(ctx, pr, marker); err != nil || len(marked) == 0 {
+				out = Comment{ID: cr.GetID(), URL: cr.GetHTMLURL(), Created: true}
+				return nil, nil
+			}
 		}
-		cr, r, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, pr, &gogithub.IssueComment{Body: gogithub.String(body)})
+		kept, r, err := c.settle(ctx, pr, marked, body)
 		if err != nil {
-			return ghResponse(r), err
+			return r, err
 		}
-		out = Comment{ID: cr.GetID(), URL: cr.GetHTMLURL(), Created: true}
+		out = Comment{ID: kept.GetID(), URL: kept.GetHTMLURL(), Created: created && len(marked) == 1}
 		return nil, nil
 	})
 	if err != nil {
@@ -120,10 +125,31 @@ func (c *Client) UpsertComment(ctx context.Context, pr int, marker, body string)
 	return out, nil
 }
 
-// findComment lists every page of a pull request's comments and returns
-// the oldest whose body starts with marker, or nil.
-func (c *Client) findComment(ctx context.Context, pr int, marker string) (*gogithub.IssueComment, *http.Response, error) {
-	var found *gogithub.IssueComment
+// settle keeps the oldest of the marked comments, with body, and deletes
+// the others.
+func (c *Client) settle(ctx context.Context, pr int, marked []*gogithub.IssueComment, body string) (*gogithub.IssueComment, *http.Response, error) {
+	kept := marked[0]
+	if kept.GetBody() != body {
+		ed, r, err := c.gh.Issues.EditComment(ctx, c.owner, c.repo, kept.GetID(), &gogithub.IssueComment{Body: gogithub.String(body)})
+		if err != nil {
+			return nil, ghResponse(r), err
+		}
+		kept = ed
+	}
+	for _, extra := range marked[1:] {
+		c.log.Warn("more than one report comment for this run: deleting the newer", zap.Int("pr", pr),
+			zap.Int64("kept", kept.GetID()), zap.Int64("deleted", extra.GetID()))
+		if r, err := c.gh.Issues.DeleteComment(ctx, c.owner, c.repo, extra.GetID()); err != nil {
+			return nil, ghResponse(r), err
+		}
+	}
+	return kept, nil, nil
+}
+
+// findComments lists every page of a pull request's comments and returns
+// those whose first line is marker, oldest (smallest id) first.
+func (c *Client) findComments(ctx context.Context, pr int, marker string) ([]*gogithub.IssueComment, *http.Response, error) {
+	var found []*gogithub.IssueComment
 	opts := &gogithub.IssueListCommentsOptions{ListOptions: gogithub.ListOptions{PerPage: commentPageSize}}
 	for {
 		page, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, pr, opts)
@@ -131,11 +157,12 @@ func (c *Client) findComment(ctx context.Context, pr int, marker string) (*gogit
 			return nil, ghResponse(resp), err
 		}
 		for _, cm := range page {
-			if hasMarker(cm.GetBody(), marker) && (found == nil || cm.GetID() < found.GetID()) {
-				found = cm
+			if hasMarker(cm.GetBody(), marker) {
+				found = append(found, cm)
 			}
 		}
 		if resp.NextPage == 0 {
+			slices.SortFunc(found, func(a, b *gogithub.IssueComment) int { return cmp.Compare(a.GetID(), b.GetID()) })
 			return found, nil, nil
 		}
 		opts.Page = resp.NextPage

@@ -104,3 +104,29 @@ func TestFindPR(t *testing.T) {
 		require.Equal(t, tt.wantHow, how)
 	}
 }
+
+// TestUpsertCommentConcurrentPoster: another ingest of the same run posts
+// its comment between our look and our create; one comment remains, the
+// oldest, with our body.
+func TestUpsertCommentConcurrentPoster(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.fake.Inject(fakegithub.Fault{Route: fakegithub.RouteCreateComment, Kind: fakegithub.RacingComment, Times: 1, Message: marker + "\nfrom the other ingest"})
+	c, err := e.client.UpsertComment(t.Context(), 12, marker, marker+"\nours")
+	require.NoError(t, err)
+	all := e.fake.Comments(12)
+	require.Len(t, all, 1)
+	require.Equal(t, marker+"\nours", all[0].Body)
+	require.Equal(t, all[0].ID, c.ID)
+	require.False(t, c.Created)
+	require.Equal(t, 1, e.fake.Count(fakegithub.RouteDeleteComment))
+
+	// Two marked comments already there (left by an older tool): the
+	// newer is deleted.
+	first := e.fake.AddComment(13, marker+"\nold one")
+	e.fake.AddComment(13, marker+"\nold two")
+	c, err = e.client.UpsertComment(t.Context(), 13, marker, marker+"\nnew")
+	require.NoError(t, err)
+	require.Equal(t, first, c.ID)
+	require.Equal(t, []fakegithub.Comment{{ID: first, Body: marker + "\nnew"}}, e.fake.Comments(13))
+}

@@ -32,6 +32,9 @@ const (
 	// ServeThenFail performs an API request (a create lands) but answers
 	// 502, as when a response is lost on the way back.
 	ServeThenFail
+	// RacingComment adds a comment with body Message to the issue just
+	// before serving a create, as a concurrent poster would.
+	RacingComment
 )
 
 // Fault is injected into the responses of a route.

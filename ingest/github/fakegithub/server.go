@@ -205,6 +205,7 @@ const (
 	RouteListComments  Route = "list-comments"
 	RouteCreateComment Route = "create-comment"
 	RouteEditComment   Route = "edit-comment"
+	RouteDeleteComment Route = "delete-comment"
 	RoutePulls         Route = "pulls"
 )
 
@@ -216,6 +217,7 @@ func (s *Server) apiHandler() http.Handler {
 	mux.HandleFunc("GET /repos/{owner}/{repo}/issues/{n}/comments", s.api(RouteListComments, s.listComments))
 	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{n}/comments", s.api(RouteCreateComment, s.createComment))
 	mux.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", s.api(RouteEditComment, s.editComment))
+	mux.HandleFunc("DELETE /repos/{owner}/{repo}/issues/comments/{id}", s.api(RouteDeleteComment, s.deleteComment))
 	mux.HandleFunc("GET /repos/{owner}/{repo}/commits/{sha}/pulls", s.api(RoutePulls, s.listPulls))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")
@@ -242,6 +244,13 @@ func (s *Server) api(route Route, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if f := s.fault(route, s.artifactNameOf(route, r)); f != nil {
+			if f.Kind == RacingComment {
+				n, _ := strconv.Atoi(r.PathValue("n"))
+				s.AddComment(n, f.Message)
+				rateHeaders(w, 4999)
+				h(w, r)
+				return
+			}
 			if f.Kind == ServeThenFail {
 				h(httptest.NewRecorder(), r)
 				writeError(w, http.StatusBadGateway, "Bad Gateway")
@@ -498,6 +507,22 @@ func (s *Server) editComment(w http.ResponseWriter, r *http.Request) {
 			if c.ID == id {
 				c.Body = *in.Body
 				writeJSON(w, http.StatusOK, s.commentJSON(issue, c))
+				return
+			}
+		}
+	}
+	writeError(w, http.StatusNotFound, "Not Found")
+}
+
+func (s *Server) deleteComment(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for issue, list := range s.comments {
+		for i, c := range list {
+			if c.ID == id {
+				s.comments[issue] = slices.Delete(list, i, i+1)
+				w.WriteHeader(http.StatusNoContent)
 				return
 			}
 		}
