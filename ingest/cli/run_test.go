@@ -128,3 +128,20 @@ func TestRunInActions(t *testing.T) {
 	require.Contains(t, comments[0].Body, "[Ingest workflow](https://github.com/SemiAnalysisAI/InferenceX-app/actions/runs/31000000000)")
 	requireNoSecret(t, []string{r.stdout, r.stderr, string(got)})
 }
+
+// TestRunCommentRefused: the run is written, the comment is refused (the
+// token lacks pull-requests: write): exit 3, the body on stdout, the
+// reason on stderr.
+func TestRunCommentRefused(t *testing.T) {
+	t.Parallel()
+	fake, _ := demoFake(t)
+	fake.Inject(fakegithub.Fault{Route: fakegithub.RouteCreateComment, Kind: fakegithub.Status, Status: 403, Message: "Resource not accessible by integration"})
+	db := pgtest.New(t)
+	r := run(t, runVars(fake, db, t.TempDir()), "run", "--run-id", "28485856738", "--pr", "5")
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+	require.Contains(t, r.stderr, "ingest: pull request #5: post the report comment: POST ")
+	require.Contains(t, r.stderr, "403 Resource not accessible by integration")
+	require.Contains(t, r.stdout, "--- PR comment (not posted) ---\n<!-- ingest-report source-run=28485856738 -->")
+	require.EqualValues(t, 8, count(t, db, "benchmark_results"))
+	requireNoSecret(t, []string{r.stdout, r.stderr})
+}
