@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,6 +59,12 @@ func TestRunReused(t *testing.T) {
 	require.JSONEq(t, `{"repo":"SemiAnalysisAI/InferenceX","sourceRunId":28485856738,"sourceRunAttempt":2,"mergeRunId":28500000001,"mergeRunAttempt":3}`,
 		string(jsonField(t, r.stdout, "run")))
 	require.Contains(t, r.stderr, "report posted on pull request #2647 (found by reuse metadata)")
+	// The reuse metadata folder and the changelog are no failures: only
+	// the demo's designed malformed file is.
+	var failures []map[string]any
+	require.NoError(t, json.Unmarshal(jsonField(t, r.stdout, "failures"), &failures))
+	require.Len(t, failures, 1, r.stdout)
+	require.JSONEq(t, `{"new":8,"duplicate":0,"skipped":12,"unmapped":2,"failed":1}`, string(jsonField(t, string(jsonField(t, r.stdout, "rows")), "benchmark")))
 	require.Len(t, reportComments(fake, sourcePR), 1)
 
 	tree := filepath.Join(cache, "SemiAnalysisAI", "InferenceX", "runs", "28485856738-merge-28500000001")

@@ -61,6 +61,10 @@ func (c *Client) GetRun(ctx context.Context, id int64) (Run, error) {
 // listPageSize is the largest page the artifact listing serves.
 const listPageSize = 100
 
+// maxListPages bounds the listing (100 000 artifacts), so a server that
+// always promises a next page cannot keep the ingest forever.
+const maxListPages = 1000
+
 // wireArtifact is one artifact of the REST listing. go-github's Artifact
 // has no digest, so the listing is decoded here.
 type wireArtifact struct {
@@ -82,6 +86,9 @@ type wireArtifactPage struct {
 func (c *Client) ListArtifacts(ctx context.Context, runID int64) ([]schema.ArtifactListing, error) {
 	var out []schema.ArtifactListing
 	for page := 1; page != 0; {
+		if page > maxListPages {
+			return nil, fmt.Errorf("run %d: the artifact listing has more than %d pages", runID, maxListPages)
+		}
 		u := fmt.Sprintf("repos/%s/%s/actions/runs/%d/artifacts?per_page=%d&page=%d", c.owner, c.repo, runID, listPageSize, page)
 		var body wireArtifactPage
 		next := 0
