@@ -144,6 +144,9 @@ func (c *Client) download(ctx context.Context, a schema.ArtifactListing) (int64,
 // URL is the credential) into a temporary file, checks its size and
 // digest, and renames it into place.
 func (c *Client) fetchBlob(ctx context.Context, loc *url.URL, a schema.ArtifactListing, path string) (int64, *http.Response, error) {
+	if loc != nil && !loc.IsAbs() {
+		loc = c.gh.BaseURL.ResolveReference(loc)
+	}
 	if loc == nil || (loc.Scheme != "https" && loc.Scheme != "http") {
 		return 0, nil, fmt.Errorf("archive redirect to %q is not an http(s) URL", redactURL(loc))
 	}
