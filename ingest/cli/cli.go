@@ -26,6 +26,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"load", "ingest a downloaded run tree: ingest load DIR --run-id N", runLoad},
+		{"run", "fetch a run from GitHub, ingest it, comment on its PR: ingest run --run-id N", runRun},
 		{"demo", "migrate, then ingest the bundled demo run and print its report", runDemo},
 		{"report", "re-render the stored report of a run: ingest report --run-id N", runReport},
 		{"migrate", "manage the schema: ingest migrate up|down [N]|version", runMigrate},

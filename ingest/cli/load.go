@@ -96,28 +96,46 @@ func runLoad(ctx context.Context, env Env, args []string) int {
 
 // ingestTree is the shared body of load and demo.
 func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir string) int {
+	log, cfg, code := prepareIngest(opts, env)
+	if code != ExitOK {
+		return code
+	}
+	defer log.Sync()
+	_, code = ingestDir(ctx, env, opts, log, cfg, dir)
+	return code
+}
+
+// prepareIngest builds the logger and the run configuration from the
+// options; a non-zero code is a usage error, found before any connection.
+func prepareIngest(opts *ingestOpts, env Env) (*zap.Logger, ingest.Config, int) {
 	log, err := newLogger(opts.commonOpts, env)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
-		return ExitUsage
+		return nil, ingest.Config{}, ExitUsage
 	}
-	defer log.Sync()
 	cfg, err := ingestConfig(opts, env)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
-		return ExitUsage
+		return nil, ingest.Config{}, ExitUsage
 	}
 	if !validFormat(opts.format.String()) {
 		fmt.Fprintf(env.Stderr, "ingest: --format %q is not one of %v\n", opts.format.String(), report.Formats())
-		return ExitUsage
+		return nil, ingest.Config{}, ExitUsage
 	}
+	return log, cfg, ExitOK
+}
+
+// ingestDir ingests the run tree at dir: the one ingest path of load,
+// demo and run. It returns the summary (nil when the ingest never started)
+// and the exit code.
+func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, cfg ingest.Config, dir string) (*schema.Summary, int) {
 	deps, err := loadDeps(opts, log)
 	if err != nil {
-		return fail(env, "%v", err)
+		return nil, fail(env, "%v", err)
 	}
 	st, err := openStore(ctx, opts.commonOpts, log)
 	if err != nil {
-		return fail(env, "%v", err)
+		return nil, fail(env, "%v", err)
 	}
 	defer st.Close()
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
@@ -127,7 +145,7 @@ func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir string) int 
 	opened := time.Now()
 	tree, err := source.Open(ctx, dir, log)
 	if err != nil {
-		return fail(env, "%v", err)
+		return nil, fail(env, "%v", err)
 	}
 	defer tree.Close()
 	log.Info("run tree opened", zap.String("dir", dir), zap.Int("artifacts", len(tree.Artifacts)),
@@ -135,7 +153,7 @@ func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir string) int 
 
 	stopProfile, err := startCPUProfile(env.Getenv("INGEST_CPU_PROFILE"))
 	if err != nil {
-		return fail(env, "INGEST_CPU_PROFILE: %v", err)
+		return nil, fail(env, "INGEST_CPU_PROFILE: %v", err)
 	}
 	sum, runErr := ingest.Run(ctx, cfg, tree, deps)
 	stopProfile()
@@ -143,17 +161,17 @@ func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir string) int 
 		fmt.Fprintln(env.Stderr, "ingest:", err)
 		if runErr == nil {
 			// The run is committed; only an output is missing.
-			return ExitCompletedWithFailures
+			return sum, ExitCompletedWithFailures
 		}
 	}
 	if runErr != nil {
 		fmt.Fprintln(env.Stderr, "ingest: aborted:", runErr)
-		return ExitAborted
+		return sum, ExitAborted
 	}
 	if sum.Status == schema.StatusCompletedWithFailures {
-		return ExitCompletedWithFailures
+		return sum, ExitCompletedWithFailures
 	}
-	return ExitOK
+	return sum, ExitOK
 }
 
 func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {

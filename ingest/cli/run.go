@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/zap"
+	"golang.org/x/term"
+
+	"github.com/inferencex/ingest/ingest/github"
+	"github.com/inferencex/ingest/ingest/report"
+	"github.com/inferencex/ingest/schema"
+)
+
+// runRun fetches a workflow run from GitHub, ingests it exactly as load
+// does, and posts the report on the run's pull request.
+func runRun(ctx context.Context, env Env, args []string) int {
+	fs, s := newFlagSet("run", env)
+	opts := addIngest(s)
+	mergeRun := s.str("merge-run-id", "", "run that triggered the ingest when the sweep was reused (default: --run-id)", "INGEST_MERGE_RUN_ID")
+	prFlag := s.str("pr", "", "pull request to comment on (default: reuse metadata, changelog pr-link, PRs of the merge commit)", "INGEST_PR_NUMBER")
+	baseURL := s.str("base-url", github.DefaultBaseURL, "GitHub REST API URL (GitHub Enterprise: https://HOST/api/v3)", "GITHUB_API_URL")
+	cacheDir := s.str("cache-dir", "", "artifact cache (default: the user cache directory, ingest/)", "INGEST_CACHE_DIR")
+	parallel := s.str("parallel", "8", "concurrent artifact downloads", "INGEST_DOWNLOAD_PARALLELISM")
+	noComment := s.flag("no-comment", "print the PR comment body instead of posting it", "INGEST_NO_COMMENT")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: ingest run --repo OWNER/NAME --run-id N [--merge-run-id M] [--pr N] [--no-comment] [--dry-run] [options]\n"+
+			"The token comes from GITHUB_TOKEN (never a flag).")
+		fs.PrintDefaults()
+	}
+	if _, ok, code := parse(fs, s, args, 0); !ok {
+		return code
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(env.Stderr, "ingest run: "+format+"\n", a...)
+		return ExitUsage
+	}
+	if opts.runID.String() == "" {
+		return usageErr("--run-id (or INGEST_RUN_ID) is required")
+	}
+	if _, _, err := github.SplitRepo(opts.repo.String()); err != nil {
+		return usageErr("--repo: %v", err)
+	}
+	mergeID, err := mergeRun.int64()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	pr, err := prFlag.int64()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	par, err := parallel.int64()
+	if err != nil || par > 64 {
+		return usageErr("--parallel: %q is not an integer from 1 to 64", parallel.String())
+	}
+	token := strings.TrimSpace(env.Getenv("GITHUB_TOKEN"))
+	if token == "" {
+		return usageErr("GITHUB_TOKEN is required (a token with actions:read, and pull-requests:write to comment)")
+	}
+	cache := cacheDir.String()
+	if cache == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return usageErr("no cache directory: pass --cache-dir (%v)", err)
+		}
+		cache = filepath.Join(dir, "ingest")
+	}
+	log, cfg, code := prepareIngest(opts, env)
+	if code != ExitOK {
+		return code
+	}
+	defer log.Sync()
+
+	gopts := github.Options{BaseURL: baseURL.String(), Token: token, Repo: opts.repo.String(), CacheDir: cache,
+		Parallel: int(par), Log: log}
+	if f, ok := env.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		gopts.Progress = github.NewTerminalProgress(env.Stderr)
+	}
+	client, err := github.New(gopts)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	res, err := client.Fetch(ctx, github.Request{SourceRunID: cfg.Run.SourceRunID, MergeRunID: mergeID, Attempt: cfg.Run.SourceRunAttempt})
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	cfg.Run.SourceRunAttempt = res.Source.Meta.RunAttempt
+	cfg.Run.MergeRunID, cfg.Run.MergeRunAttempt = res.Merge.Meta.RunID, res.Merge.Meta.RunAttempt
+	cfg.Meta = cfg.Meta.Merge(res.Meta)
+
+	sum, code := ingestDir(ctx, env, opts, log, cfg, res.Dir)
+	if sum == nil {
+		return code
+	}
+	if env.Getenv("GITHUB_ACTIONS") == "true" {
+		writeAnnotations(env.Stdout, sum)
+	}
+	if err := postReport(ctx, env, client, res, sum, int(pr), *noComment || sum.DryRun, opts.format.String(), log); err != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", err)
+		if code == ExitOK {
+			// The run is written; only the comment is missing.
+			return ExitCompletedWithFailures
+		}
+	}
+	return code
+}
+
+// postReport posts the Markdown report on the run's pull request, editing
+// the comment of an earlier ingest of the run when there is one. When
+// told not to post, or when no pull request is found, it prints the body
+// (unless stdout already holds it: --format md).
+func postReport(ctx context.Context, env Env, client *github.Client, res *github.Result, sum *schema.Summary,
+	pr int, noPost bool, format string, log *zap.Logger) error {
+	body := report.Markdown(sum)
+	marker, _, _ := strings.Cut(body, "\n")
+	printBody := func(why string) {
+		if format == report.FormatMarkdown {
+			return
+		}
+		fmt.Fprintf(env.Stdout, "\n--- PR comment (%s) ---\n%s\n", why, body)
+	}
+	if noPost {
+		printBody("not posted")
+		return nil
+	}
+	hints := github.PRHints{Explicit: pr, RunPRs: res.Source.PullRequests, Changelog: res.ChangelogPR, MergeHeadSHA: res.Merge.Meta.HeadSHA}
+	if res.Reuse != nil && res.Reuse.SourcePRNumber != nil {
+		hints.Reuse = *res.Reuse.SourcePRNumber
+	}
+	n, how, err := client.FindPR(ctx, hints)
+	if err != nil {
+		printBody("not posted")
+		return fmt.Errorf("find the pull request: %w", err)
+	}
+	if n == 0 {
+		log.Warn("no pull request found for the run: the report is not posted")
+		printBody("no pull request found")
+		return nil
+	}
+	c, err := client.UpsertComment(ctx, n, marker, body)
+	if err != nil {
+		printBody("not posted")
+		return err
+	}
+	verb := "edited"
+	if c.Created {
+		verb = "posted"
+	}
+	fmt.Fprintf(env.Stderr, "ingest: report %s on pull request #%d (found by %s): %s\n", verb, n, how, c.URL)
+	return nil
+}

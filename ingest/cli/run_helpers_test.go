@@ -1,0 +1,114 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/fixtures"
+	"github.com/inferencex/ingest/ingest/github/fakegithub"
+)
+
+const (
+	runTestRepo  = "SemiAnalysisAI/InferenceX"
+	runTestToken = "ghs_RUNTESTTOKEN_never_in_output_91c2"
+	demoHeadSHA  = "4f2a9c1e7b3d5a8f0e6c2b9d1a7f3e5c8b0d2a46"
+	demoPR       = 2707
+)
+
+// demoFake serves the demo run; the demo's head commit belongs to pull
+// request demoPR, which already carries 120 unrelated comments (so the
+// marker search needs two pages).
+func demoFake(t *testing.T) (*fakegithub.Server, string) {
+	t.Helper()
+	fake := fakegithub.New(t, runTestRepo, runTestToken)
+	dir := t.TempDir()
+	require.NoError(t, fixtures.WriteDemoRun(dir))
+	_, err := fake.LoadTree(dir, 0)
+	require.NoError(t, err)
+	fake.SetPulls(demoHeadSHA, []fakegithub.PullRequest{{Number: demoPR, MergeCommitSHA: demoHeadSHA, Merged: true}})
+	for i := range 120 {
+		fake.AddComment(demoPR, "LGTM "+strconv.Itoa(i))
+	}
+	return fake, dir
+}
+
+// runVars is the environment of `ingest run` against fake.
+func runVars(fake *fakegithub.Server, db, cache string) map[string]string {
+	return map[string]string{
+		"GITHUB_TOKEN":     runTestToken,
+		"GITHUB_API_URL":   fake.BaseURL(),
+		"INGEST_CACHE_DIR": cache,
+		"DATABASE_URL":     db,
+		"INGEST_REPO":      runTestRepo,
+		"INGEST_TARGET":    "production",
+	}
+}
+
+// reportComments are the comments of pr carrying an ingest-report marker.
+func reportComments(fake *fakegithub.Server, pr int) []fakegithub.Comment {
+	var out []fakegithub.Comment
+	for _, c := range fake.Comments(pr) {
+		if strings.HasPrefix(c.Body, "<!-- ingest-report ") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// dumpTables returns every row of the data tables as sorted JSON, without
+// the surrogate ids and ingest references that differ between databases.
+func dumpTables(t *testing.T, dbURL string) map[string][]string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dbURL)
+	require.NoError(t, err)
+	defer conn.Close(context.WithoutCancel(t.Context()))
+	out := map[string][]string{}
+	for _, table := range []string{"workflow_runs", "configs", "benchmark_results", "availability", "run_stats"} {
+		rows, err := conn.Query(t.Context(), "SELECT (to_jsonb(t) - 'id' - 'ingest_id')::text FROM "+pgx.Identifier{table}.Sanitize()+" t")
+		require.NoError(t, err)
+		list, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		slices.Sort(list)
+		out[table] = list
+	}
+	return out
+}
+
+// requireNoSecret fails when the token shows in any text or any file
+// under dirs.
+func requireNoSecret(t *testing.T, texts []string, dirs ...string) {
+	t.Helper()
+	for _, s := range texts {
+		require.NotContains(t, s, "RUNTESTTOKEN")
+	}
+	for _, d := range dirs {
+		require.NoError(t, filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
+			if err != nil || !info.Mode().IsRegular() {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			require.NotContains(t, string(data), "RUNTESTTOKEN", "token in %s", p)
+			return nil
+		}))
+	}
+}
+
+// jsonField reads one top-level field of a JSON document.
+func jsonField(t *testing.T, doc, field string) json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(doc), &m))
+	return m[field]
+}

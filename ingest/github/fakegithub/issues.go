@@ -1,0 +1,99 @@
+package fakegithub
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+)
+
+func (s *Server) listComments(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	s.mu.Lock()
+	all := slices.Clone(s.comments[n])
+	s.mu.Unlock()
+	lo, hi := paginate(w, r, len(all))
+	out := []map[string]any{}
+	for _, c := range all[lo:hi] {
+		out = append(out, s.commentJSON(n, c))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) commentJSON(issue int, c *Comment) map[string]any {
+	return map[string]any{"id": c.ID, "body": c.Body,
+		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", s.Owner, s.Repo, issue, c.ID)}
+}
+
+func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	var in struct {
+		Body *string `json:"body"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
+		writeError(w, http.StatusUnprocessableEntity, "Invalid request: body is required")
+		return
+	}
+	s.mu.Lock()
+	c := &Comment{ID: s.nextCommentID, Body: *in.Body}
+	s.nextCommentID++
+	s.comments[n] = append(s.comments[n], c)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, s.commentJSON(n, c))
+}
+
+func (s *Server) editComment(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	var in struct {
+		Body *string `json:"body"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
+		writeError(w, http.StatusUnprocessableEntity, "Invalid request: body is required")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for issue, list := range s.comments {
+		for _, c := range list {
+			if c.ID == id {
+				c.Body = *in.Body
+				writeJSON(w, http.StatusOK, s.commentJSON(issue, c))
+				return
+			}
+		}
+	}
+	writeError(w, http.StatusNotFound, "Not Found")
+}
+
+func (s *Server) deleteComment(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for issue, list := range s.comments {
+		for i, c := range list {
+			if c.ID == id {
+				s.comments[issue] = slices.Delete(list, i, i+1)
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+	}
+	writeError(w, http.StatusNotFound, "Not Found")
+}
+
+func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	prs := slices.Clone(s.pulls[r.PathValue("sha")])
+	s.mu.Unlock()
+	out := []map[string]any{}
+	for _, p := range prs {
+		m := map[string]any{"number": p.Number, "state": "closed", "merge_commit_sha": p.MergeCommitSHA,
+			"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d", s.Owner, s.Repo, p.Number)}
+		if p.Merged {
+			m["merged_at"] = "2026-11-20T07:00:00Z"
+		}
+		out = append(out, m)
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,244 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/schema"
+)
+
+// Request names the runs to fetch.
+type Request struct {
+	// SourceRunID is the run whose benchmark artifacts are ingested.
+	SourceRunID int64
+	// MergeRunID is the run that triggered the ingest (0: the source run).
+	// When it differs, the sweep was reused: the changelog comes from it.
+	MergeRunID int64
+	// Attempt, when set, must be the source run's current attempt.
+	Attempt int
+}
+
+// Result is a fetched run, ready to ingest.
+type Result struct {
+	// Dir is the run tree: <name>.zip per selected artifact, artifacts.json
+	// (the listing used and the run), and in reuse mode
+	// reused-ingest-metadata/reuse_source_run.json.
+	Dir    string
+	Source Run
+	Merge  Run
+	Reused bool
+	// Meta is the run metadata the ingest records: the source run's, with
+	// the merge run's created_at and run_started_at in reuse mode.
+	Meta schema.RunMeta
+	// Reuse is what reuse_source_run.json says (nil unless Reused).
+	Reuse *ReuseMetadata
+	// Selected is the listing of the artifacts in Dir, sorted by name.
+	Selected []schema.ArtifactListing
+	// ChangelogPR is the pull request the changelog links to in this
+	// repository (0 when none).
+	ChangelogPR int
+	Downloaded  int
+	Cached      int
+	Bytes       int64
+	Took        time.Duration
+}
+
+// Fetch fetches both runs' metadata, lists and selects the artifacts,
+// downloads what the cache lacks, and lays out the run tree. Everything
+// that can fail before an ingest fails here, before any database write.
+func (c *Client) Fetch(ctx context.Context, req Request) (*Result, error) {
+	started := time.Now()
+	if req.SourceRunID <= 0 {
+		return nil, errors.New("no source run id")
+	}
+	if req.MergeRunID == 0 {
+		req.MergeRunID = req.SourceRunID
+	}
+	res := &Result{Reused: req.MergeRunID != req.SourceRunID}
+	var err error
+	if res.Source, err = c.GetRun(ctx, req.SourceRunID); err != nil {
+		return nil, fmt.Errorf("source run: %w", err)
+	}
+	if req.Attempt != 0 && req.Attempt != res.Source.Meta.RunAttempt {
+		return nil, fmt.Errorf("source run %d: GitHub reports attempt %d, not the requested attempt %d (the listing holds every attempt's artifacts; the ingest records the current one)",
+			req.SourceRunID, res.Source.Meta.RunAttempt, req.Attempt)
+	}
+	res.Merge = res.Source
+	if res.Reused {
+		if res.Merge, err = c.GetRun(ctx, req.MergeRunID); err != nil {
+			return nil, fmt.Errorf("merge run: %w", err)
+		}
+	}
+	srcList, err := c.ListArtifacts(ctx, req.SourceRunID)
+	if err != nil {
+		return nil, fmt.Errorf("source run: %w", err)
+	}
+	var mergeList []schema.ArtifactListing
+	if res.Reused {
+		if mergeList, err = c.ListArtifacts(ctx, req.MergeRunID); err != nil {
+			return nil, fmt.Errorf("merge run: %w", err)
+		}
+	}
+	if res.Selected, err = Select(req.SourceRunID, req.MergeRunID, srcList, mergeList); err != nil {
+		return nil, err
+	}
+	c.log.Info("artifacts selected", zap.Int64("source_run", req.SourceRunID), zap.Int64("merge_run", req.MergeRunID),
+		zap.Int("listed", len(srcList)+len(mergeList)), zap.Int("selected", len(res.Selected)))
+
+	stats, err := c.downloadAll(ctx, res.Selected)
+	if err != nil {
+		return nil, err
+	}
+	res.Downloaded, res.Cached, res.Bytes = stats.Downloaded, stats.Cached, stats.Bytes
+
+	res.Meta = res.Source.Meta
+	if res.Reused {
+		// Rows belong to the source run; the date is the merge's.
+		if !res.Merge.Meta.CreatedAt.IsZero() {
+			res.Meta.CreatedAt = res.Merge.Meta.CreatedAt
+		}
+		if !res.Merge.Meta.RunStartedAt.IsZero() {
+			res.Meta.RunStartedAt = res.Merge.Meta.RunStartedAt
+		}
+	}
+	if res.Reused {
+		m := c.reuseMetadata(res)
+		res.Reuse = &m
+	}
+	if res.Dir, err = c.layTree(res); err != nil {
+		return nil, err
+	}
+	res.ChangelogPR = c.changelogPR(res)
+	res.Took = time.Since(started)
+	c.log.Info("run tree ready", zap.String("dir", res.Dir), zap.Int("artifacts", len(res.Selected)),
+		zap.Int("downloaded", res.Downloaded), zap.Int("cached", res.Cached), zap.Int64("bytes", res.Bytes),
+		zap.Duration("took", res.Took))
+	return res, nil
+}
+
+// treeDir is the run tree of a source run (and merge run, when reused).
+func (c *Client) treeDir(res *Result) string {
+	name := fmt.Sprintf("%d", res.Source.Meta.RunID)
+	if res.Reused {
+		name = fmt.Sprintf("%d-merge-%d", res.Source.Meta.RunID, res.Merge.Meta.RunID)
+	}
+	return filepath.Join(c.opts.CacheDir, c.owner, c.repo, "runs", name)
+}
+
+// ReuseDir and ReuseFile are where a reused run's metadata is written.
+const (
+	ReuseDir  = "reused-ingest-metadata"
+	ReuseFile = "reuse_source_run.json"
+)
+
+// layTree makes the run tree: each selected artifact linked (or copied)
+// from the cache as <name>.zip, entries of an earlier selection removed,
+// artifacts.json written, and the reuse metadata written or removed.
+func (c *Client) layTree(res *Result) (string, error) {
+	dir := c.treeDir(res)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("run tree: %w", err)
+	}
+	want := map[string]bool{source.ListingFile: true}
+	if res.Reused {
+		want[ReuseDir] = true
+	}
+	for _, a := range res.Selected {
+		want[a.Name+".zip"] = true
+		if err := placeFile(c.artifactPath(a.ID), filepath.Join(dir, a.Name+".zip")); err != nil {
+			return "", fmt.Errorf("run tree: artifact %s: %w", a.Name, err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("run tree: %w", err)
+	}
+	for _, e := range entries {
+		if !want[e.Name()] {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return "", fmt.Errorf("run tree: %w", err)
+			}
+		}
+	}
+	if err := source.WriteListing(filepath.Join(dir, source.ListingFile), res.Meta, res.Selected); err != nil {
+		return "", fmt.Errorf("run tree: %w", err)
+	}
+	if res.Reused {
+		if err := writeReuseMetadata(filepath.Join(dir, ReuseDir), res.Reuse); err != nil {
+			return "", fmt.Errorf("run tree: %w", err)
+		}
+	}
+	return dir, nil
+}
+
+// placeFile puts the cached file at dst: a hard link when the file system
+// allows, else a copy; either way dst appears atomically.
+func placeFile(src, dst string) error {
+	if a, err := os.Stat(src); err == nil {
+		if b, err := os.Stat(dst); err == nil && os.SameFile(a, b) {
+			return nil
+		}
+	}
+	// A name of its own, so concurrent ingests of one run do not collide.
+	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf(".%s.%d-%d.tmp", filepath.Base(dst), os.Getpid(), rand.Int64()))
+	if err := os.Link(src, tmp); err != nil {
+		if err := copyFile(src, tmp); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// runURL is a run's web URL when the API gave none.
+func runURL(repo string, id int64) string {
+	return fmt.Sprintf("https://github.com/%s/actions/runs/%d", repo, id)
+}
+
+func (c *Client) fullRepo() string { return c.owner + "/" + c.repo }
+
+// artifactZip is the cached zip of the selected artifact named name.
+func (c *Client) artifactZip(res *Result, name string) (string, bool) {
+	for _, a := range res.Selected {
+		if a.Name == name {
+			return c.artifactPath(a.ID), true
+		}
+	}
+	return "", false
+}
+
+// sameRepo reports whether owner/repo names this client's repository.
+func (c *Client) sameRepo(owner, repo string) bool {
+	return strings.EqualFold(owner, c.owner) && strings.EqualFold(repo, c.repo)
+}

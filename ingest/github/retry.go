@@ -1,0 +1,243 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	gogithub "github.com/google/go-github/v66/github"
+	"go.uber.org/zap"
+)
+
+// RetryPolicy says how often and how long a request is tried again.
+type RetryPolicy struct {
+	// Attempts is the number of tries of one request when it fails
+	// transiently (5xx, timeout, dropped connection, short or corrupt
+	// download); default 6.
+	Attempts int
+	// BaseDelay is the first backoff (default 1 s); it doubles per try up
+	// to MaxDelay (default 30 s), and the actual sleep is drawn uniformly
+	// from [delay/2, delay] (jitter).
+	BaseDelay time.Duration
+	MaxDelay  time.Duration
+	// RateLimitWaits is how many rate-limit waits one request accepts
+	// (default 10), and MaxWait the longest single wait (default 15 min):
+	// beyond either the request fails, saying when the limit resets.
+	RateLimitWaits int
+	MaxWait        time.Duration
+}
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	if p.Attempts <= 0 {
+		p.Attempts = 6
+	}
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = time.Second
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = 30 * time.Second
+	}
+	if p.RateLimitWaits <= 0 {
+		p.RateLimitWaits = 10
+	}
+	if p.MaxWait <= 0 {
+		p.MaxWait = 15 * time.Minute
+	}
+	return p
+}
+
+// backoff is the sleep before try attempt+1 (attempt counts from 1).
+func (p RetryPolicy) backoff(attempt int) time.Duration {
+	d := p.BaseDelay
+	for i := 1; i < attempt && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, p.MaxDelay)
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+// verdict is what to do about a failed request.
+type verdict int
+
+const (
+	permanent verdict = iota
+	transient
+	rateLimited
+)
+
+// failure is a classified error: what to do, and for a rate limit how
+// long to wait and which limit it is.
+type failure struct {
+	verdict verdict
+	wait    time.Duration
+	limit   string // "primary" or "secondary"
+}
+
+// secondaryDefaultWait is GitHub's advice when a secondary limit answer
+// carries no Retry-After: wait at least a minute.
+const secondaryDefaultWait = time.Minute
+
+// classify decides whether a request that ended with resp (possibly nil)
+// and err is tried again. now is the current time (rate-limit resets are
+// absolute).
+func classify(resp *http.Response, err error, now time.Time) failure {
+	var rl *gogithub.RateLimitError
+	if errors.As(err, &rl) {
+		return failure{verdict: rateLimited, wait: untilReset(rl.Rate.Reset.Time, now), limit: "primary"}
+	}
+	var ab *gogithub.AbuseRateLimitError
+	if errors.As(err, &ab) {
+		w := secondaryDefaultWait
+		if ab.RetryAfter != nil {
+			w = *ab.RetryAfter
+		}
+		return failure{verdict: rateLimited, wait: w, limit: "secondary"}
+	}
+	if resp != nil {
+		code := resp.StatusCode
+		switch {
+		case code == http.StatusTooManyRequests || code == http.StatusForbidden:
+			if ra := resp.Header.Get("Retry-After"); ra != "" {
+				if secs, perr := strconv.Atoi(strings.TrimSpace(ra)); perr == nil && secs >= 0 {
+					return failure{verdict: rateLimited, wait: time.Duration(secs) * time.Second, limit: "secondary"}
+				}
+			}
+			if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+				if reset, perr := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); perr == nil {
+					return failure{verdict: rateLimited, wait: untilReset(time.Unix(reset, 0), now), limit: "primary"}
+				}
+			}
+			if code == http.StatusTooManyRequests {
+				return failure{verdict: rateLimited, wait: secondaryDefaultWait, limit: "secondary"}
+			}
+			return failure{verdict: permanent}
+		case code >= 500:
+			return failure{verdict: transient}
+		case code >= 400:
+			return failure{verdict: permanent}
+		}
+	}
+	if err == nil {
+		return failure{verdict: permanent}
+	}
+	if isTransientNetError(err) {
+		return failure{verdict: transient}
+	}
+	return failure{verdict: permanent}
+}
+
+// untilReset is the wait until a primary limit resets, plus a second of
+// slack for clock skew.
+func untilReset(reset, now time.Time) time.Duration {
+	w := reset.Sub(now) + time.Second
+	if w < time.Second {
+		w = time.Second
+	}
+	return w
+}
+
+// errCorruptDownload marks a download whose size or digest is not the
+// listed one: the bytes are fetched again.
+var errCorruptDownload = errors.New("corrupt download")
+
+// isTransientNetError reports errors worth another try: timeouts, dropped
+// or refused connections, truncated bodies, corrupt downloads.
+func isTransientNetError(err error) bool {
+	if errors.Is(err, errCorruptDownload) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, errStalled) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe)
+}
+
+// attemptFunc is one try of a request. It returns the HTTP response it
+// got (its body already consumed or closed; nil when none) and an error.
+type attemptFunc func(ctx context.Context) (*http.Response, error)
+
+// do runs fn until it succeeds, fails permanently, or the policy is spent.
+// timeout bounds each try (0: no bound). what names the request in logs
+// and errors.
+func (c *Client) do(ctx context.Context, what string, timeout time.Duration, fn attemptFunc) error {
+	p := c.opts.Retry
+	waits := 0
+	for attempt := 1; ; attempt++ {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if timeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, timeout)
+		}
+		resp, err := fn(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+		f := classify(resp, err, time.Now())
+		switch f.verdict {
+		case permanent:
+			return fmt.Errorf("%s: %w", what, err)
+		case rateLimited:
+			waits++
+			attempt-- // a rate-limit wait is not a failed try
+			if waits > p.RateLimitWaits {
+				return fmt.Errorf("%s: still rate limited after %d waits: %w", what, p.RateLimitWaits, err)
+			}
+			if f.wait > p.MaxWait {
+				return fmt.Errorf("%s: %s rate limit: the API asks to wait %s, longer than the %s accepted: %w",
+					what, f.limit, f.wait.Round(time.Second), p.MaxWait, err)
+			}
+			c.log.Warn("rate limited: waiting", zap.String("request", what), zap.String("limit", f.limit),
+				zap.Duration("wait", f.wait))
+			if err := sleep(ctx, f.wait); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+		case transient:
+			if attempt >= p.Attempts {
+				return fmt.Errorf("%s: gave up after %d attempts: %w", what, attempt, err)
+			}
+			d := p.backoff(attempt)
+			c.log.Warn("request failed: retrying", zap.String("request", what), zap.Int("attempt", attempt),
+				zap.Duration("backoff", d), zap.String("error", err.Error()))
+			if err := sleep(ctx, d); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+		}
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ghResponse unwraps go-github's response.
+func ghResponse(r *gogithub.Response) *http.Response {
+	if r == nil {
+		return nil
+	}
+	return r.Response
+}
