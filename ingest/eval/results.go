@@ -16,7 +16,7 @@ const maxResultsBytes = 64 << 20
 // results is the part of an lm-eval results_*.json the ingest reads
 // (docs/artifacts.md §4.3, §4.5).
 type results struct {
-	Version  *string                              `json:"lm_eval_version"`
+	Version  *string                               `json:"lm_eval_version"`
 	Results  map[string]map[string]json.RawMessage `json:"results"`
 	NSamples map[string]struct {
 		Effective json.RawMessage `json:"effective"`
