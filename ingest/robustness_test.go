@@ -245,7 +245,7 @@ func writeZip(t *testing.T, path string, files map[string]string) {
 	require.NoError(t, f.Close())
 }
 
-// Artifacts of kinds this ingest does not read yet (evals, logs, traces,
+// Artifacts of kinds this ingest does not read yet (logs, traces,
 // telemetry) sit beside the benchmark artifacts in a real run:
 // they are neither read nor reported, even when one is a broken zip.
 func TestOtherArtifactKindsAreLeftAlone(t *testing.T) {
