@@ -2,13 +2,14 @@ package ingest
 
 import (
 	"context"
-	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
 	"runtime"
 	"sort"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -24,8 +25,12 @@ type EvalWriter interface {
 	StageEvals(ctx context.Context, rows []schema.StagedEval) error
 	// StageEvalSamples streams sample lines into staging with COPY.
 	StageEvalSamples(ctx context.Context, next func() (schema.StagedEvalSample, bool, error)) (int64, error)
-	// ApplyEvals writes what was staged.
-	ApplyEvals(ctx context.Context) (schema.EvalApplyResult, error)
+	// StoredEvalSamples lists the samples files the run's stored eval rows
+	// already hold, by eval key.
+	StoredEvalSamples(ctx context.Context) (map[schema.EvalKey]schema.EvalSamplesFile, error)
+	// ApplyEvals writes what was staged, and records the samples files
+	// whose every line was staged.
+	ApplyEvals(ctx context.Context, files []schema.EvalSamplesFile) (schema.EvalApplyResult, error)
 }
 
 // evalCandidate is one description of an eval row: a task of a per-config
@@ -62,10 +67,19 @@ func ingestEvals(ctx context.Context, w RunWriter, env *runEnv) error {
 	if err := w.StageEvals(ctx, s.staged); err != nil {
 		return err
 	}
+	stored, err := w.StoredEvalSamples(ctx)
+	if err != nil {
+		return err
+	}
+	s.stored = stored
+	started := time.Now()
 	if err := s.stageSamples(ctx, w); err != nil {
 		return err
 	}
-	res, err := w.ApplyEvals(ctx)
+	env.log.Info("eval samples staged", zap.Int("eval_rows", len(s.staged)), zap.Int("samples_files", len(s.samples)),
+		zap.Int64("lines", env.sum.Details.EvalSampleLines), zap.Duration("took", time.Since(started)))
+	started = time.Now()
+	res, err := w.ApplyEvals(ctx, s.complete)
 	if err != nil {
 		return err
 	}
@@ -79,7 +93,7 @@ func ingestEvals(ctx context.Context, w RunWriter, env *runEnv) error {
 	env.sum.Details.EvalRowsUpdated += res.Updated
 	env.sum.Details.EvalSampleTextsNew += res.SampleTextsNew
 	env.log.Info("evals applied", zap.Int64("eval_new", res.New), zap.Int64("samples_staged", res.SamplesStaged),
-		zap.Int64("samples_new", res.SamplesNew))
+		zap.Int64("samples_new", res.SamplesNew), zap.Duration("took", time.Since(started)))
 	return nil
 }
 
@@ -88,6 +102,10 @@ type evalStage struct {
 	staged  []schema.StagedEval
 	samples []*evalCandidate // staged per-config rows with a samples file
 	seen    map[schema.EvalKey]bool
+	// stored are the samples files the run's rows already hold; complete
+	// the files this ingest staged every line of.
+	stored   map[schema.EvalKey]schema.EvalSamplesFile
+	complete []schema.EvalSamplesFile
 }
 
 // openRecorded opens files of an artifact, adding each to its ledger
@@ -219,8 +237,7 @@ func (s *evalStage) add(c *evalCandidate) {
 	}
 	c.result = schema.EvalResult{Config: cfg, Task: r.Task, ISL: r.ISL, OSL: r.OSL, Conc: r.Conc,
 		LMEvalVersion: r.LMEvalVersion, Metrics: r.Metrics}
-	k := sha256.Sum256([]byte(c.result.Key()))
-	copy(c.key[:], k[:16])
+	c.key = c.result.KeyHash()
 	if s.seen[c.key] {
 		counts.Duplicate++ // described again in this ingest
 		return
@@ -267,7 +284,7 @@ func (s *evalStage) stageSamples(ctx context.Context, w RunWriter) error {
 	results := make([]*sampleWorker, workers)
 	var wg sync.WaitGroup
 	for i := range results {
-		sw := &sampleWorker{sent: map[[32]byte]struct{}{}}
+		sw := &sampleWorker{sent: map[[32]byte]struct{}{}, stored: s.stored}
 		results[i] = sw
 		wg.Go(func() {
 			for g := range jobs {
@@ -325,6 +342,10 @@ func (s *evalStage) stageSamples(ctx context.Context, w RunWriter) error {
 		d.BytesRead += r.bytes
 		d.EvalSampleFiles++
 		d.EvalSampleLines += int64(r.stats.Lines)
+		if r.unchanged {
+			d.EvalSampleFilesUnchanged++
+			continue
+		}
 		if r.failed != "" {
 			d.EvalSampleFilesFailed++
 			s.env.tally.fail(schema.CategoryEvalSamples, c.artifact.Name, c.row.SamplesFile, r.failed)
@@ -333,6 +354,12 @@ func (s *evalStage) stageSamples(ctx context.Context, w RunWriter) error {
 		if r.stats.Bad > 0 {
 			d.EvalSampleLinesFailed += int64(r.stats.Bad)
 			s.env.tally.fail(schema.CategoryEvalSamples, c.artifact.Name, c.row.SamplesFile, r.stats.Summary())
+			continue // read again next time, so the failure is reported again
+		}
+		f := schema.EvalSamplesFile{Eval: c.key, File: c.row.SamplesFile, Lines: r.stats.Lines}
+		if raw, err := hex.DecodeString(r.digest); err == nil && len(raw) == len(f.Digest) {
+			copy(f.Digest[:], raw)
+			s.complete = append(s.complete, f)
 		}
 	}
 	return nil
@@ -340,9 +367,10 @@ func (s *evalStage) stageSamples(ctx context.Context, w RunWriter) error {
 
 // sampleWorker parses samples files for stageSamples.
 type sampleWorker struct {
-	sent  map[[32]byte]struct{}
-	files []*sampleFileResult
-	err   error
+	sent   map[[32]byte]struct{}
+	stored map[schema.EvalKey]schema.EvalSamplesFile
+	files  []*sampleFileResult
+	err    error
 }
 
 type sampleFileResult struct {
@@ -351,6 +379,9 @@ type sampleFileResult struct {
 	digest string
 	bytes  int64
 	failed string
+	// unchanged: the row already holds this very file; it was hashed, not
+	// parsed.
+	unchanged bool
 }
 
 // readArtifact streams the samples files of one artifact's rows to out.
@@ -377,6 +408,9 @@ func (sw *sampleWorker) readArtifact(ctx context.Context, g []*evalCandidate, ou
 func (sw *sampleWorker) read(ctx context.Context, fsys fs.FS, c *evalCandidate, out chan<- schema.StagedEvalSample) error {
 	res := &sampleFileResult{c: c}
 	sw.files = append(sw.files, res)
+	if st, ok := sw.stored[c.key]; ok && st.File == c.row.SamplesFile && sw.unchanged(fsys, st, res) {
+		return nil
+	}
 	f, err := fsys.Open(c.row.SamplesFile)
 	if err != nil {
 		res.failed = fmt.Sprintf("cannot open: %v", err)
@@ -410,6 +444,26 @@ func (sw *sampleWorker) read(ctx context.Context, fsys fs.FS, c *evalCandidate, 
 	_, _ = io.Copy(io.Discard, dr)
 	res.digest, res.bytes = dr.sum(), dr.n
 	return nil
+}
+
+// unchanged hashes a samples file the row already holds a digest of; when
+// they match, the file is recorded without being parsed.
+func (sw *sampleWorker) unchanged(fsys fs.FS, st schema.EvalSamplesFile, res *sampleFileResult) bool {
+	f, err := fsys.Open(st.File)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	dr := newDigestReader(f)
+	if _, err := io.Copy(io.Discard, dr); err != nil {
+		return false
+	}
+	if dr.sum() != hex.EncodeToString(st.Digest[:]) {
+		return false
+	}
+	res.unchanged, res.digest, res.bytes = true, dr.sum(), dr.n
+	res.stats = eval.SampleStats{Lines: st.Lines, Good: st.Lines}
+	return true
 }
 
 // text converts a sample text and says whether this worker sent it before.

@@ -94,6 +94,15 @@ func TestBadSampleLinesAreCountedAndTheRestLands(t *testing.T) {
 	require.Contains(t, f.Reason, "line 7: line contains NUL bytes")
 	require.EqualValues(t, 1, sum.FailureCount())
 	require.Equal(t, m.EvalSampleLines, e.count(`SELECT count(*) FROM eval_samples`))
+
+	// The rerun reads the file with bad lines again (and reports them
+	// again); the clean one is recognised by its digest.
+	before := e.checksums(dataTables...)
+	again := e.mustIngest(dir, ingest.Config{})
+	require.Equal(t, sum.Failures, again.Failures)
+	require.Zero(t, again.Stats.EvalSamplesNew)
+	require.EqualValues(t, 1, again.Details.EvalSampleFilesUnchanged)
+	require.Equal(t, before, e.checksums(dataTables...))
 }
 
 // reuseJSON is reuse_source_run.json as the preparation step writes it

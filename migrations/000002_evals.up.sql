@@ -17,6 +17,12 @@ CREATE TABLE eval_results (
     -- sha256 (first 16 bytes) of the key and every stored value: a rerun
     -- with the same content writes nothing.
     content_digest     bytea   NOT NULL,
+    -- the samples file whose every line is stored for this row: its name,
+    -- sha256 and line count. A rerun finds the same file by its digest and
+    -- skips parsing it. NULL until a file was read without a bad line.
+    samples_file       text,
+    samples_digest     bytea,
+    samples_lines      integer,
     -- provenance: the artifact, file and row (task index or array index)
     -- this row was read from, and the ingest that wrote it.
     source_artifact    text    NOT NULL,
@@ -40,14 +46,17 @@ CREATE TABLE eval_sample_texts (
     content text  NOT NULL
 );
 
--- One row per (document, filter) line of an lm-eval samples file.
+-- One row per (document, filter) line of an lm-eval samples file. The
+-- digests name rows of eval_sample_texts, written before the samples in the
+-- same transaction; they are not foreign keys, which would cost three
+-- lookups per sample line (a run has hundreds of thousands).
 CREATE TABLE eval_samples (
     id             bigserial PRIMARY KEY,
     eval_result_id bigint  NOT NULL REFERENCES eval_results (id) ON DELETE CASCADE,
     doc_id         integer NOT NULL CHECK (doc_id >= 0),
     filter         text    NOT NULL DEFAULT '',
-    doc_digest     bytea   REFERENCES eval_sample_texts (digest),
-    prompt_digest  bytea   REFERENCES eval_sample_texts (digest),
+    doc_digest     bytea,
+    prompt_digest  bytea,
     target         text,
     response       text,
     passed         boolean,
@@ -55,7 +64,7 @@ CREATE TABLE eval_samples (
     -- numeric metrics of the line (exact_match, acc, …)
     metrics        jsonb,
     -- the raw model outputs (resps) live in eval_sample_texts
-    resps_digest   bytea   REFERENCES eval_sample_texts (digest),
+    resps_digest   bytea,
     filtered_resps jsonb,
     -- what else the line carries (generation arguments, lm-eval hashes, …)
     data           jsonb,

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"strconv"
 )
@@ -37,6 +38,23 @@ func (e *EvalResult) Key() string {
 // EvalKey identifies an eval row within one ingest (a hash of its Key); its
 // samples name it.
 type EvalKey [16]byte
+
+// KeyHash is the EvalKey of the row: the first 16 bytes of sha256(Key()).
+func (e *EvalResult) KeyHash() EvalKey {
+	sum := sha256.Sum256([]byte(e.Key()))
+	var k EvalKey
+	copy(k[:], sum[:16])
+	return k
+}
+
+// EvalSamplesFile is a samples file whose every line was staged for an eval
+// row: a rerun that finds the same digest skips the file.
+type EvalSamplesFile struct {
+	Eval   EvalKey
+	File   string
+	Digest [32]byte
+	Lines  int
+}
 
 // StagedEval is an eval row on its way to the store: the one description
 // of its key that won (per-config directories before the aggregate).
@@ -87,6 +105,8 @@ type EvalApplyResult struct {
 	SamplesStaged  int64
 	SamplesNew     int64
 	SampleTextsNew int64
+	// SamplesFilesRecorded: samples files whose digest was stored or changed.
+	SamplesFilesRecorded int64
 }
 
 // ChangelogRow is one changelog entry to store for a run.

@@ -108,6 +108,9 @@ type Details struct {
 	EvalSampleLines       int64 `json:"evalSampleLines,omitempty"`
 	EvalSampleLinesFailed int64 `json:"evalSampleLinesFailed,omitempty"`
 	EvalSampleFilesFailed int64 `json:"evalSampleFilesFailed,omitempty"`
+	// EvalSampleFilesUnchanged: samples files an earlier ingest stored
+	// every line of (same sha256): hashed, not parsed again.
+	EvalSampleFilesUnchanged int64 `json:"evalSampleFilesUnchanged,omitempty"`
 	// EvalSampleTextsNew: distinct documents, prompts and model outputs
 	// stored for the first time.
 	EvalSampleTextsNew int64 `json:"evalSampleTextsNew,omitempty"`

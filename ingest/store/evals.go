@@ -140,9 +140,54 @@ func textValues(t *schema.EvalText, sent bool) (digest []byte, content *string) 
 	return d[:], &c
 }
 
+// StoredEvalSamples lists the samples files the run's stored eval rows
+// hold, by eval key, so a rerun can skip files it already stored.
+func (t *RunTx) StoredEvalSamples(ctx context.Context) (map[schema.EvalKey]schema.EvalSamplesFile, error) {
+	rows, err := t.tx.Query(ctx, qStoredSamplesFiles, t.run.WorkflowRunID)
+	if err != nil {
+		return nil, fmt.Errorf("read stored samples files: %w", err)
+	}
+	defer rows.Close()
+	out := map[schema.EvalKey]schema.EvalSamplesFile{}
+	for rows.Next() {
+		var e schema.EvalResult
+		c := &e.Config
+		var ptp, pep, pw, dtp, dep, dw, pg, dg int16
+		var isl, osl, conc *int32
+		var file string
+		var digest []byte
+		var lines int32
+		if err := rows.Scan(&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
+			&ptp, &pep, &c.PrefillDPAttention, &pw, &dtp, &dep, &c.DecodeDPAttention, &dw, &pg, &dg,
+			&e.Task, &isl, &osl, &conc, &file, &digest, &lines); err != nil {
+			return nil, fmt.Errorf("read stored samples files: %w", err)
+		}
+		c.PrefillTP, c.PrefillEP, c.PrefillNumWorkers = int(ptp), int(pep), int(pw)
+		c.DecodeTP, c.DecodeEP, c.DecodeNumWorkers = int(dtp), int(dep), int(dw)
+		c.NumPrefillGPU, c.NumDecodeGPU = int(pg), int(dg)
+		e.ISL, e.OSL, e.Conc = intPtr(isl), intPtr(osl), intPtr(conc)
+		f := schema.EvalSamplesFile{Eval: e.KeyHash(), File: file, Lines: int(lines)}
+		copy(f.Digest[:], digest)
+		out[f.Eval] = f
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read stored samples files: %w", err)
+	}
+	return out, nil
+}
+
+func intPtr(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	x := int(*v)
+	return &x
+}
+
 // ApplyEvals writes the staged evals in one round trip: their configs, the
-// eval rows, then the sample texts not stored yet and the sample lines.
-func (t *RunTx) ApplyEvals(ctx context.Context) (schema.EvalApplyResult, error) {
+// eval rows, then the sample texts not stored yet, the sample lines, and
+// the samples files whose every line was staged.
+func (t *RunTx) ApplyEvals(ctx context.Context, files []schema.EvalSamplesFile) (schema.EvalApplyResult, error) {
 	var r schema.EvalApplyResult
 	if !t.evalsStaged {
 		return r, fmt.Errorf("apply evals: StageEvals was not called")
@@ -154,6 +199,12 @@ func (t *RunTx) ApplyEvals(ctx context.Context) (schema.EvalApplyResult, error) 
 	b.Queue(qInsertSampleTexts)
 	b.Queue(qInsertSamples, t.run.IngestID)
 	b.Queue(`SELECT count(*) FROM stage_eval_sample`)
+	keys, names, digests, lines := make([][]byte, len(files)), make([]string, len(files)), make([][]byte, len(files)), make([]int32, len(files))
+	for i, f := range files {
+		k, d := f.Eval, f.Digest
+		keys[i], names[i], digests[i], lines[i] = k[:], cleanText(f.File), d[:], int32(f.Lines)
+	}
+	b.Queue(qRecordSamplesFiles, keys, names, digests, lines)
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
 	if _, err := res.Exec(); err != nil {
@@ -178,6 +229,10 @@ func (t *RunTx) ApplyEvals(ctx context.Context) (schema.EvalApplyResult, error) 
 	if err := res.QueryRow().Scan(&r.SamplesStaged); err != nil {
 		return r, fmt.Errorf("count staged eval samples: %w", err)
 	}
+	if tag, err = res.Exec(); err != nil {
+		return r, fmt.Errorf("record samples files: %w", err)
+	}
+	r.SamplesFilesRecorded = tag.RowsAffected()
 	if err := res.Close(); err != nil {
 		return r, fmt.Errorf("apply evals: %w", err)
 	}

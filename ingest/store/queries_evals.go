@@ -104,10 +104,11 @@ FROM stage_eval s ` + evalConfigJoin + `
 JOIN eval_results e ON e.workflow_run_id = $1 AND e.config_id = c.id AND e.task = s.task
 	AND e.isl IS NOT DISTINCT FROM s.isl AND e.osl IS NOT DISTINCT FROM s.osl AND e.conc IS NOT DISTINCT FROM s.conc`
 
-// qInsertSampleTexts stores each text not stored yet, once.
+// qInsertSampleTexts stores each text not stored yet, once (a text staged
+// twice conflicts with its first copy).
 const qInsertSampleTexts = `
 INSERT INTO eval_sample_texts (digest, kind, content)
-SELECT DISTINCT ON (digest) digest, kind, content FROM (
+SELECT digest, kind, content FROM (
 	SELECT doc_digest, 'doc', doc_text FROM stage_eval_sample WHERE doc_text IS NOT NULL
 	UNION ALL
 	SELECT prompt_digest, 'prompt', prompt_text FROM stage_eval_sample WHERE prompt_text IS NOT NULL
@@ -116,15 +117,16 @@ SELECT DISTINCT ON (digest) digest, kind, content FROM (
 ) t (digest, kind, content)
 ON CONFLICT (digest) DO NOTHING`
 
-// qInsertSamples stores every (document, filter) line not stored yet; a
-// line repeated within the run keeps its first copy ($1 ingest).
+// qInsertSamples stores every (document, filter) line not stored yet ($1
+// ingest). A line repeated within the run conflicts with the copy inserted
+// before it (staging order: the line order of its file); no sort of the
+// wide staged rows is needed.
 const qInsertSamples = `
 INSERT INTO eval_samples (eval_result_id, doc_id, filter, doc_digest, prompt_digest, resps_digest,
 	target, response, passed, score, metrics, filtered_resps, data, source_file, source_line, ingest_id)
-SELECT DISTINCT ON (i.id, s.doc_id, s.filter) i.id, s.doc_id, s.filter, s.doc_digest, s.prompt_digest, s.resps_digest,
+SELECT i.id, s.doc_id, s.filter, s.doc_digest, s.prompt_digest, s.resps_digest,
 	s.target, s.response, s.passed, s.score, s.metrics, s.filtered_resps, s.data, s.source_file, s.source_line, $1
 FROM stage_eval_sample s JOIN stage_eval_id i ON i.eval_key = s.eval_key
-ORDER BY i.id, s.doc_id, s.filter, s.seq
 ON CONFLICT ON CONSTRAINT eval_samples_natural_key DO NOTHING`
 
 // qWriteChangelog replaces the run's changelog entries with the given ones
@@ -174,3 +176,21 @@ SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM del)`
 // qSetAppendOnly marks a run whose changelog holds only append-only
 // entries ($1 workflow run, $2 the flag).
 const qSetAppendOnly = `UPDATE workflow_runs SET append_only = $2 WHERE id = $1 AND append_only IS DISTINCT FROM $2`
+
+// qRecordSamplesFiles stores, per eval row, the samples file all of whose
+// lines were staged ($1 eval keys, $2 file names, $3 digests, $4 lines).
+const qRecordSamplesFiles = `
+UPDATE eval_results e SET samples_file = d.file, samples_digest = d.digest, samples_lines = d.lines
+FROM unnest($1::bytea[], $2::text[], $3::bytea[], $4::int[]) AS d(eval_key, file, digest, lines)
+JOIN stage_eval_id i ON i.eval_key = d.eval_key
+WHERE e.id = i.id AND (e.samples_file, e.samples_digest, e.samples_lines) IS DISTINCT FROM (d.file, d.digest, d.lines)`
+
+// qStoredSamplesFiles lists the samples files the run's eval rows already
+// hold ($1 workflow run), with the rows' natural keys.
+const qStoredSamplesFiles = `
+SELECT c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
+	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
+	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
+	e.task, e.isl, e.osl, e.conc, e.samples_file, e.samples_digest, e.samples_lines
+FROM eval_results e JOIN configs c ON c.id = e.config_id
+WHERE e.workflow_run_id = $1 AND e.samples_digest IS NOT NULL`
