@@ -253,10 +253,13 @@ func (s *evalStage) add(c *evalCandidate) {
 	}
 }
 
-// maxSentTexts bounds the set of texts an ingest remembers having sent;
+// maxSentTexts bounds the set of documents and prompts a sample worker
+// remembers having sent (a task's documents, the same for every config);
 // past it the set starts over, and the database deduplicates what is sent
-// again. Memory stays flat however many samples a run has.
-const maxSentTexts = 1 << 17
+// again. Model outputs are not remembered: only the filter lines of one
+// document, which follow each other, share them. Memory therefore stays
+// flat however many and however large the samples files are.
+const maxSentTexts = 1 << 14
 
 // maxSampleWorkers bounds the goroutines parsing samples files.
 const maxSampleWorkers = 4
@@ -278,7 +281,7 @@ func (s *evalStage) stageSamples(ctx context.Context, w RunWriter) error {
 		}
 		groups[len(groups)-1] = append(groups[len(groups)-1], c)
 	}
-	out := make(chan schema.StagedEvalSample, 512)
+	out := make(chan schema.StagedEvalSample, 64) // lines carry KBs of text: keep few in flight
 	jobs := make(chan []*evalCandidate)
 	workers := min(runtime.GOMAXPROCS(0), maxSampleWorkers, len(groups))
 	results := make([]*sampleWorker, workers)
@@ -367,10 +370,12 @@ func (s *evalStage) stageSamples(ctx context.Context, w RunWriter) error {
 
 // sampleWorker parses samples files for stageSamples.
 type sampleWorker struct {
-	sent   map[[32]byte]struct{}
-	stored map[schema.EvalKey]schema.EvalSamplesFile
-	files  []*sampleFileResult
-	err    error
+	sent map[[32]byte]struct{}
+	// lastResps is the digest of the model outputs of the previous line.
+	lastResps [32]byte
+	stored    map[schema.EvalKey]schema.EvalSamplesFile
+	files     []*sampleFileResult
+	err       error
 }
 
 type sampleFileResult struct {
@@ -426,7 +431,7 @@ func (sw *sampleWorker) read(ctx context.Context, fsys fs.FS, c *evalCandidate, 
 			File: c.row.SamplesFile, Line: smp.Line}
 		st.Doc, st.DocSent = sw.text(smp.Doc)
 		st.Prompt, st.PromptSent = sw.text(smp.Prompt)
-		st.Resps, st.RespsSent = sw.text(smp.Resps)
+		st.Resps, st.RespsSent = sw.outputs(smp.Resps)
 		select {
 		case out <- st:
 			return nil
@@ -464,6 +469,17 @@ func (sw *sampleWorker) unchanged(fsys fs.FS, st schema.EvalSamplesFile, res *sa
 	res.unchanged, res.digest, res.bytes = true, dr.sum(), dr.n
 	res.stats = eval.SampleStats{Lines: st.Lines, Good: st.Lines}
 	return true
+}
+
+// outputs converts a line's model outputs and says whether the previous
+// line (another filter of the same document) sent them.
+func (sw *sampleWorker) outputs(t *eval.Text) (*schema.EvalText, bool) {
+	if t == nil {
+		return nil, false
+	}
+	sent := t.Digest == sw.lastResps
+	sw.lastResps = t.Digest
+	return &schema.EvalText{Kind: t.Kind, Digest: t.Digest, Content: t.Content}, sent
 }
 
 // text converts a sample text and says whether this worker sent it before.
