@@ -78,6 +78,7 @@ func (e *env) ingest(dir string, cfg ingest.Config) (*schema.Summary, error) {
 	require.NotNil(e.t, sum)
 	if err == nil {
 		require.NoError(e.t, report.CheckInvariant(sum))
+		require.Equal(e.t, sum.Details.EvalRows, sum.Rows.Eval.Total(), "every eval item lands in exactly one column")
 	}
 	return sum, err
 }
