@@ -92,6 +92,10 @@ func ingestEvals(ctx context.Context, w RunWriter, env *runEnv) error {
 	env.sum.Stats.EvalSamplesNew += res.SamplesNew
 	env.sum.Details.EvalRowsUpdated += res.Updated
 	env.sum.Details.EvalSampleTextsNew += res.SampleTextsNew
+	if res.SamplesReplaced > 0 {
+		env.tally.note(fmt.Sprintf("%s of an earlier ingest replaced: their samples files changed",
+			plural(int(res.SamplesReplaced), "eval sample", "eval samples")))
+	}
 	env.log.Info("evals applied", zap.Int64("eval_new", res.New), zap.Int64("samples_staged", res.SamplesStaged),
 		zap.Int64("samples_new", res.SamplesNew), zap.Duration("took", time.Since(started)))
 	return nil

@@ -284,3 +284,25 @@ func TestChangelogFallbackThenReal(t *testing.T) {
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM changelog_entries`))
 	require.Contains(t, strings.Join(sum.Notes, "\n"), "1 changelog entry of an earlier ingest no longer in the changelog: removed")
 }
+
+// A samples file that changed since the last ingest replaces the row's
+// stored samples: a row's samples are always those of its latest complete
+// file.
+func TestChangedSamplesFileReplacesSamples(t *testing.T) {
+	e := newEnv(t)
+	dir, m := evalTree(t, generate.Options{Points: 3, Seed: 19, Evals: 1, EvalDocs: 3})
+	e.mustIngest(dir, ingest.Config{})
+	files := samplesFiles(t, dir)
+	require.Len(t, files, 1)
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	changed := strings.Replace(string(data), `"filtered_resps": ["`, `"filtered_resps": ["9`, 1)
+	require.NotEqual(t, string(data), changed)
+	require.NoError(t, os.WriteFile(files[0], []byte(changed), 0o644))
+
+	sum := e.mustIngest(dir, ingest.Config{})
+	require.EqualValues(t, m.EvalSampleLines, sum.Stats.EvalSamplesNew)
+	require.Contains(t, strings.Join(sum.Notes, "\n"), "6 eval samples of an earlier ingest replaced")
+	require.Equal(t, m.EvalSampleLines, e.count(`SELECT count(*) FROM eval_samples`))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM eval_samples WHERE doc_id = 0 AND filter = 'strict-match' AND response LIKE '9%'`))
+}

@@ -107,6 +107,9 @@ type EvalApplyResult struct {
 	SampleTextsNew int64
 	// SamplesFilesRecorded: samples files whose digest was stored or changed.
 	SamplesFilesRecorded int64
+	// SamplesReplaced: stored samples dropped because their row's samples
+	// file changed (its new lines are counted in SamplesNew).
+	SamplesReplaced int64
 }
 
 // ChangelogRow is one changelog entry to store for a run.

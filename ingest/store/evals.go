@@ -192,18 +192,19 @@ func (t *RunTx) ApplyEvals(ctx context.Context, files []schema.EvalSamplesFile) 
 	if !t.evalsStaged {
 		return r, fmt.Errorf("apply evals: StageEvals was not called")
 	}
-	b := &pgx.Batch{}
-	b.Queue(qInsertEvalConfigs)
-	b.Queue(qUpsertEvals, t.run.WorkflowRunID, t.run.Date, t.run.IngestID)
-	b.Queue(qEvalIDs, t.run.WorkflowRunID)
-	b.Queue(qInsertSampleTexts)
-	b.Queue(qInsertSamples, t.run.IngestID)
-	b.Queue(`SELECT count(*) FROM stage_eval_sample`)
 	keys, names, digests, lines := make([][]byte, len(files)), make([]string, len(files)), make([][]byte, len(files)), make([]int32, len(files))
 	for i, f := range files {
 		k, d := f.Eval, f.Digest
 		keys[i], names[i], digests[i], lines[i] = k[:], cleanText(f.File), d[:], int32(f.Lines)
 	}
+	b := &pgx.Batch{}
+	b.Queue(qInsertEvalConfigs)
+	b.Queue(qUpsertEvals, t.run.WorkflowRunID, t.run.Date, t.run.IngestID)
+	b.Queue(qEvalIDs, t.run.WorkflowRunID)
+	b.Queue(qInsertSampleTexts)
+	b.Queue(qDropReplacedSamples, keys, digests)
+	b.Queue(qInsertSamples, t.run.IngestID)
+	b.Queue(`SELECT count(*) FROM stage_eval_sample`)
 	b.Queue(qRecordSamplesFiles, keys, names, digests, lines)
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
@@ -222,6 +223,10 @@ func (t *RunTx) ApplyEvals(ctx context.Context, files []schema.EvalSamplesFile) 
 		return r, fmt.Errorf("write eval sample texts: %w", err)
 	}
 	r.SampleTextsNew = tag.RowsAffected()
+	if tag, err = res.Exec(); err != nil {
+		return r, fmt.Errorf("drop replaced eval samples: %w", err)
+	}
+	r.SamplesReplaced = tag.RowsAffected()
 	if tag, err = res.Exec(); err != nil {
 		return r, fmt.Errorf("write eval samples: %w", err)
 	}

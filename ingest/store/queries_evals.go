@@ -194,3 +194,15 @@ SELECT c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c
 	e.task, e.isl, e.osl, e.conc, e.samples_file, e.samples_digest, e.samples_lines
 FROM eval_results e JOIN configs c ON c.id = e.config_id
 WHERE e.workflow_run_id = $1 AND e.samples_digest IS NOT NULL`
+
+// qDropReplacedSamples removes the samples of eval rows whose recorded
+// samples file has been replaced by a different one ($1 eval keys, $2 the
+// new files' digests), so a row's samples are always those of its latest
+// complete file. Texts only they used stay (they are small next to the
+// samples and may be shared).
+const qDropReplacedSamples = `
+DELETE FROM eval_samples s
+USING unnest($1::bytea[], $2::bytea[]) AS d(eval_key, digest)
+JOIN stage_eval_id i ON i.eval_key = d.eval_key
+JOIN eval_results e ON e.id = i.id
+WHERE s.eval_result_id = e.id AND e.samples_digest IS NOT NULL AND e.samples_digest <> d.digest`
