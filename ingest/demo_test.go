@@ -88,6 +88,8 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 	require.Zero(t, second.Details.EvalRowsUpdated)
 	require.EqualValues(t, 3, second.Details.EvalSampleFilesUnchanged, "the samples files are hashed, not parsed again")
 	require.EqualValues(t, 2678, second.Details.EvalSampleLines)
+	require.EqualValues(t, 2678, second.Details.EvalSamplesDuplicate, "every sample a duplicate")
+	require.Zero(t, first.Details.EvalSamplesDuplicate)
 	require.Equal(t, before, e.checksums(dataTables...), "a rerun leaves every table byte-identical")
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM ingests`), "each ingest has its ledger row")
 	require.NotEqual(t, first.IngestID, second.IngestID)

@@ -92,6 +92,8 @@ func ingestEvals(ctx context.Context, w RunWriter, env *runEnv) error {
 	env.sum.Stats.EvalSamplesNew += res.SamplesNew
 	env.sum.Details.EvalRowsUpdated += res.Updated
 	env.sum.Details.EvalSampleTextsNew += res.SampleTextsNew
+	d := &env.sum.Details
+	d.EvalSamplesDuplicate += d.EvalSampleLines - d.EvalSampleLinesFailed - res.SamplesNew
 	if res.SamplesReplaced > 0 {
 		env.tally.note(fmt.Sprintf("%s of an earlier ingest replaced: their samples files changed",
 			plural(int(res.SamplesReplaced), "eval sample", "eval samples")))

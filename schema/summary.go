@@ -108,6 +108,10 @@ type Details struct {
 	EvalSampleLines       int64 `json:"evalSampleLines,omitempty"`
 	EvalSampleLinesFailed int64 `json:"evalSampleLinesFailed,omitempty"`
 	EvalSampleFilesFailed int64 `json:"evalSampleFilesFailed,omitempty"`
+	// EvalSamplesDuplicate: good sample lines read that were already stored
+	// (or repeated within the run); with evalSamplesNew and
+	// evalSampleLinesFailed they add up to evalSampleLines.
+	EvalSamplesDuplicate int64 `json:"evalSamplesDuplicate,omitempty"`
 	// EvalSampleFilesUnchanged: samples files an earlier ingest stored
 	// every line of (same sha256): hashed, not parsed again.
 	EvalSampleFilesUnchanged int64 `json:"evalSampleFilesUnchanged,omitempty"`
