@@ -248,3 +248,14 @@ func TestReadSamplesLongLine(t *testing.T) {
 	require.Equal(t, 1, st.Bad)
 	require.Contains(t, st.Summary(), "line 2: line is longer than")
 }
+
+// isMetricKey matches the reference's /^(?:exact_match|score|acc|…)\b/i.
+func TestSampleMetricKeys(t *testing.T) {
+	data := `{"doc_id": 0, "exact_match": 1, "Exact_Match,strict-match": 1, "acc_norm": 0.5, "acc": 1, "f1": 0.3, ` +
+		`"pass@1": 1, "em": 1, "emphasis": 2, "accuracy": 3, "scorer": 4, "score": 0.9, "bleu-4": 0.1}`
+	var got []byte
+	_, err := eval.ReadSamples(strings.NewReader(data), func(s *eval.Sample) error { got = s.Metrics; return nil })
+	require.NoError(t, err)
+	require.JSONEq(t, `{"exact_match": 1, "Exact_Match,strict-match": 1, "acc": 1, "f1": 0.3, "pass@1": 1, "em": 1,
+		"score": 0.9, "bleu-4": 0.1}`, string(got))
+}

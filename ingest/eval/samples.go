@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,8 +142,20 @@ func (st SampleStats) Summary() string {
 	return s + ")"
 }
 
-// metricKey is a per-sample metric name (reference eval-samples-mapper).
-var metricKey = regexp.MustCompile(`(?i)^(?:exact_match|score|acc|f1|rouge|bleu|pass|em)\b`)
+// isMetricKey reports a per-sample metric name (reference
+// eval-samples-mapper: /^(?:exact_match|score|acc|f1|rouge|bleu|pass|em)\b/i).
+func isMetricKey(k string) bool {
+	for _, p := range []string{"exact_match", "score", "acc", "f1", "rouge", "bleu", "pass", "em"} {
+		if len(k) >= len(p) && strings.EqualFold(k[:len(p)], p) && (len(k) == len(p) || !isWordByte(k[len(p)])) {
+			return true
+		}
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
 
 // sampleKeys are the fields a sample row stores in their own columns.
 var sampleKeys = map[string]bool{"doc_id": true, "doc": true, "target": true, "resps": true, "filtered_resps": true, "filter": true, "arguments": true}
@@ -202,7 +213,7 @@ func parseSample(line []byte) (*Sample, string) {
 		if sampleKeys[k] {
 			continue
 		}
-		if metricKey.MatchString(k) {
+		if isMetricKey(k) {
 			var f float64
 			if json.Unmarshal(v, &f) == nil {
 				metrics[k] = f
