@@ -33,7 +33,15 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 	require.Equal(t, schema.StatusCompletedWithFailures, first.Status)
 	require.Equal(t, schema.Counts{New: 8, Duplicate: 0, Skipped: 12, Unmapped: 2, Failed: 1}, first.Rows.Benchmark)
 	require.Equal(t, schema.Stats{BenchmarkFiles: 13, RawBenchmarkRows: 23, CoveredByPerJobFiles: 9, FailedRunRows: 2,
-		RunStatsNew: 16}, first.Stats)
+		RunStatsNew: 16, EvalSamplesNew: 2678, ChangelogEntriesWritten: 2}, first.Stats)
+	// Evals: the single-node gsm8k row and the batched conc 4 and 64 rows
+	// are new; their aggregate copies are duplicates; conc 16 did not
+	// complete. 2638 + 2 × 20 sample lines.
+	require.Equal(t, schema.Counts{New: 3, Duplicate: 3, Skipped: 1}, first.Rows.Eval)
+	require.EqualValues(t, 7, first.Details.EvalRows)
+	require.EqualValues(t, 3, first.Details.EvalSampleFiles)
+	require.EqualValues(t, 2678, first.Details.EvalSampleLines)
+	require.Zero(t, first.Details.EvalSampleLinesFailed)
 	require.EqualValues(t, 1, first.Details.StaleAttemptRows)
 	require.Equal(t, "listing", first.Details.AttemptOrder)
 	require.Equal(t, []string{"a100-lab"}, first.Unmapped.Hardware)
@@ -56,6 +64,17 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 		WHERE w.github_run_id = $1 AND w.run_attempt = 2 AND b.date = '2026-11-20' AND b.ingest_id = $2`, demoRunID, first.IngestID))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM configs WHERE hardware = 'b200' AND model = 'qwen3.5' AND num_prefill_gpu = 8`))
 	require.Equal(t, "completed_with_failures", e.ledgerStatus(first.IngestID))
+	// The single-node eval lands on the benchmarks' config row, although its
+	// meta_env.json carries HEAD's clobbered ep/dp_attention.
+	require.Equal(t, 1, e.count(`SELECT count(DISTINCT config_id) FROM (
+		SELECT config_id FROM benchmark_results UNION ALL
+		SELECT config_id FROM eval_results WHERE conc = 64 AND source_file NOT LIKE '%_conc64.json') t`))
+	require.Equal(t, 3, e.count(`SELECT count(*) FROM eval_results WHERE task = 'gsm8k' AND isl = 8192 AND osl = 1024`))
+	require.Equal(t, 2678, e.count(`SELECT count(*) FROM eval_samples`))
+	require.Equal(t, 1319, e.count(`SELECT count(*) FROM eval_sample_texts WHERE kind = 'doc'`), "every document stored once")
+	require.Equal(t, 1319, e.count(`SELECT count(*) FROM eval_sample_texts WHERE kind = 'prompt'`), "every prompt stored once")
+	require.Equal(t, 1339, e.count(`SELECT count(*) FROM eval_sample_texts WHERE kind = 'resps'`), "one per document and eval, shared by both filters")
+	require.Equal(t, 2, e.count(`SELECT count(*) FROM changelog_entries WHERE merge_run_id = $1 AND NOT is_fallback`, demoRunID))
 
 	before := e.checksums(dataTables...)
 	second := e.mustIngest(dir, ingest.Config{})
@@ -63,6 +82,14 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 	require.EqualValues(t, 0, second.Stats.RunStatsNew)
 	require.EqualValues(t, 16, second.Stats.RunStatsDuplicate)
 	require.Zero(t, second.Details.BenchmarkRowsUpdated)
+	require.Equal(t, schema.Counts{New: 0, Duplicate: 6, Skipped: 1}, second.Rows.Eval)
+	require.Zero(t, second.Stats.EvalSamplesNew)
+	require.Zero(t, second.Stats.ChangelogEntriesWritten)
+	require.Zero(t, second.Details.EvalRowsUpdated)
+	require.EqualValues(t, 3, second.Details.EvalSampleFilesUnchanged, "the samples files are hashed, not parsed again")
+	require.EqualValues(t, 2678, second.Details.EvalSampleLines)
+	require.EqualValues(t, 2678, second.Details.EvalSamplesDuplicate, "every sample a duplicate")
+	require.Zero(t, first.Details.EvalSamplesDuplicate)
 	require.Equal(t, before, e.checksums(dataTables...), "a rerun leaves every table byte-identical")
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM ingests`), "each ingest has its ledger row")
 	require.NotEqual(t, first.IngestID, second.IngestID)
@@ -107,6 +134,7 @@ func TestDryRunLeavesNoTrace(t *testing.T) {
 	after := e.checksums(all...)
 	dry2 := e.mustIngest(dir, ingest.Config{DryRun: true})
 	require.EqualValues(t, 8, dry2.Rows.Benchmark.Duplicate)
+	require.EqualValues(t, 6, dry2.Rows.Eval.Duplicate)
 	require.Equal(t, after, e.checksums(all...))
 }
 

@@ -48,7 +48,11 @@ type Config struct {
 	Run schema.RunIdentity
 	// Meta is run metadata given by the caller (flags); it wins over what
 	// the tree's artifacts.json says.
-	Meta        schema.RunMeta
+	Meta schema.RunMeta
+	// MergeMeta is what the caller knows of the merge (trigger) run when it
+	// differs from the source run (Run.MergeRunID): its created_at and
+	// run_started_at date the run, its html_url is the report's merge link.
+	MergeMeta   schema.RunMeta
 	Target      string
 	DryRun      bool
 	ToolVersion string

@@ -1,9 +1,504 @@
 package ingest
 
-import "context"
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/eval"
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/schema"
+)
 
 // EvalWriter is what the evals stage needs from the run's transaction.
-type EvalWriter interface{}
+type EvalWriter interface {
+	// StageEvals creates the eval staging tables and stages the eval rows.
+	StageEvals(ctx context.Context, rows []schema.StagedEval) error
+	// StageEvalSamples streams sample lines into staging with COPY.
+	StageEvalSamples(ctx context.Context, next func() (schema.StagedEvalSample, bool, error)) (int64, error)
+	// StoredEvalSamples lists the samples files the run's stored eval rows
+	// already hold, by eval key.
+	StoredEvalSamples(ctx context.Context) (map[schema.EvalKey]schema.EvalSamplesFile, error)
+	// ApplyEvals writes what was staged, and records the samples files
+	// whose every line was staged.
+	ApplyEvals(ctx context.Context, files []schema.EvalSamplesFile) (schema.EvalApplyResult, error)
+}
 
-// ingestEvals is the evals stage (issue 3): not built yet, it reads nothing.
-func ingestEvals(ctx context.Context, w RunWriter, env *runEnv) error { return nil }
+// evalCandidate is one description of an eval row: a task of a per-config
+// directory or a row of the aggregate.
+type evalCandidate struct {
+	row      eval.Row
+	artifact *source.Artifact
+	record   *artifactRecord
+	result   schema.EvalResult
+	key      schema.EvalKey
+}
+
+// ingestEvals is the evals stage (docs/artifacts.md §4). Its unit is the
+// eval_results row: every task row of a per-config directory and every row
+// of the aggregate is one item. Per-config directories are read first
+// (newest upload first), then the aggregate; the first description of a
+// natural key is staged, later ones in this ingest count as duplicates.
+// Samples of the staged per-config rows are then streamed into COPY.
+func ingestEvals(ctx context.Context, w RunWriter, env *runEnv) error {
+	dirs, aggs := env.plan.artifacts(kindEval), env.plan.artifacts(kindEvalAggregate)
+	if len(dirs) == 0 && len(aggs) == 0 {
+		return nil
+	}
+	s := &evalStage{env: env, seen: map[schema.EvalKey]bool{}}
+	sort.SliceStable(dirs, func(i, j int) bool {
+		return orderKeyOf(dirs[i], env.plan.inferred).newerThan(orderKeyOf(dirs[j], env.plan.inferred))
+	})
+	for _, a := range dirs {
+		s.readDir(a)
+	}
+	for _, a := range aggs {
+		s.readAggregate(a)
+	}
+	if err := w.StageEvals(ctx, s.staged); err != nil {
+		return err
+	}
+	stored, err := w.StoredEvalSamples(ctx)
+	if err != nil {
+		return err
+	}
+	s.stored = stored
+	started := time.Now()
+	if err := s.stageSamples(ctx, w); err != nil {
+		return err
+	}
+	env.log.Info("eval samples staged", zap.Int("eval_rows", len(s.staged)), zap.Int("samples_files", len(s.samples)),
+		zap.Int64("lines", env.sum.Details.EvalSampleLines), zap.Duration("took", time.Since(started)))
+	started = time.Now()
+	res, err := w.ApplyEvals(ctx, s.complete)
+	if err != nil {
+		return err
+	}
+	if res.Staged != int64(len(s.staged)) {
+		return fmt.Errorf("store wrote %d eval rows, the pipeline staged %d", res.Staged, len(s.staged))
+	}
+	c := &env.sum.Rows.Eval
+	c.New += res.New
+	c.Duplicate += res.Duplicate
+	env.sum.Stats.EvalSamplesNew += res.SamplesNew
+	env.sum.Details.EvalRowsUpdated += res.Updated
+	env.sum.Details.EvalSampleTextsNew += res.SampleTextsNew
+	d := &env.sum.Details
+	d.EvalSamplesDuplicate += d.EvalSampleLines - d.EvalSampleLinesFailed - res.SamplesNew
+	if res.SamplesReplaced > 0 {
+		env.tally.note(fmt.Sprintf("%s of an earlier ingest replaced: their samples files changed",
+			plural(int(res.SamplesReplaced), "eval sample", "eval samples")))
+	}
+	env.log.Info("evals applied", zap.Int64("eval_new", res.New), zap.Int64("samples_staged", res.SamplesStaged),
+		zap.Int64("samples_new", res.SamplesNew), zap.Duration("took", time.Since(started)))
+	return nil
+}
+
+type evalStage struct {
+	env     *runEnv
+	staged  []schema.StagedEval
+	samples []*evalCandidate // staged per-config rows with a samples file
+	seen    map[schema.EvalKey]bool
+	// stored are the samples files the run's rows already hold; complete
+	// the files this ingest staged every line of.
+	stored   map[schema.EvalKey]schema.EvalSamplesFile
+	complete []schema.EvalSamplesFile
+}
+
+// openRecorded opens files of an artifact, adding each to its ledger
+// record (digest and size) when closed.
+func openRecorded(fsys fs.FS, rec *artifactRecord, d *schema.Details) eval.Opener {
+	return func(file string) (io.ReadCloser, error) {
+		f, err := fsys.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		return &recordedFile{f: f, dr: newDigestReader(f), file: file, rec: rec, d: d}, nil
+	}
+}
+
+type recordedFile struct {
+	f    fs.File
+	dr   *digestReader
+	file string
+	rec  *artifactRecord
+	d    *schema.Details
+}
+
+func (r *recordedFile) Read(p []byte) (int, error) { return r.dr.Read(p) }
+
+// Close hashes what was not read, records the file and closes it.
+func (r *recordedFile) Close() error {
+	_, _ = io.Copy(io.Discard, r.dr)
+	r.rec.addFile(r.file, r.dr.sum(), r.dr.n)
+	r.d.FilesRead++
+	r.d.BytesRead += r.dr.n
+	return r.f.Close()
+}
+
+// failItem counts one eval item that could not be read.
+func (s *evalStage) failItem(artifact, file, reason string) {
+	s.env.sum.Details.EvalRows++
+	s.env.sum.Rows.Eval.Failed++
+	s.env.tally.fail(schema.CategoryEval, artifact, file, reason)
+}
+
+// open loads an artifact and starts its ledger record; it reports an
+// unreadable artifact as one failed item.
+func (s *evalStage) open(a *source.Artifact) (fs.FS, *artifactRecord, bool) {
+	fsys, err := a.FS()
+	rec := newArtifactRecord(a)
+	*s.env.records = append(*s.env.records, rec)
+	s.env.sum.Details.ArtifactsRead++
+	for _, p := range a.Problems {
+		s.failItem(a.Name, p.File, p.Reason)
+	}
+	if err != nil {
+		s.failItem(a.Name, "", err.Error())
+		return nil, rec, false
+	}
+	return fsys, rec, true
+}
+
+func (s *evalStage) readDir(a *source.Artifact) {
+	fsys, rec, ok := s.open(a)
+	if !ok {
+		return
+	}
+	defer a.Release()
+	res := eval.ReadDir(openRecorded(fsys, rec, &s.env.sum.Details), a.Name, a.Files)
+	for _, f := range res.Failures {
+		s.failItem(a.Name, f.File, f.Reason)
+	}
+	for _, r := range res.Rows {
+		s.add(&evalCandidate{row: r, artifact: a, record: rec})
+	}
+}
+
+func (s *evalStage) readAggregate(a *source.Artifact) {
+	fsys, rec, ok := s.open(a)
+	if !ok {
+		return
+	}
+	defer a.Release()
+	open := openRecorded(fsys, rec, &s.env.sum.Details)
+	for _, file := range jsonFiles(a) {
+		f, err := open(file)
+		if err != nil {
+			s.failItem(a.Name, file, fmt.Sprintf("cannot open: %v", err))
+			continue
+		}
+		err = eval.ReadAggregate(f, file,
+			func(r eval.Row) { s.add(&evalCandidate{row: r, artifact: a, record: rec}) },
+			func(_ int, reason string) { s.failItem(a.Name, file, reason) })
+		f.Close()
+		if err != nil {
+			s.failItem(a.Name, file, err.Error())
+		}
+	}
+}
+
+// add counts one eval item and stages it when it is the first description
+// of its key.
+func (s *evalStage) add(c *evalCandidate) {
+	sum, r := s.env.sum, c.row
+	counts := &sum.Rows.Eval
+	sum.Details.EvalRows++
+	if r.SkipReason != "" {
+		counts.Skipped++
+		s.env.log.Debug("eval row skipped", zap.String("artifact", c.artifact.Name), zap.String("file", r.File),
+			zap.String("task", r.Task), zap.String("reason", r.SkipReason))
+		return
+	}
+	cfg, out := s.env.deps.Normalizer.ResolveConfig(r.Identity, r.Agentic)
+	switch out.Kind {
+	case benchmark.Unmapped:
+		counts.Unmapped++
+		s.env.tally.addUnmappedValues(out.Unmapped)
+		return
+	case benchmark.Failed:
+		counts.Failed++
+		s.env.tally.fail(schema.CategoryEval, c.artifact.Name, r.File, fmt.Sprintf("task %s: %s", r.Task, out.Reason))
+		return
+	}
+	run := s.env.start.Run
+	if r.Conc != nil {
+		p := schema.BenchmarkPoint{Config: cfg, BenchmarkType: schema.BenchmarkSingleTurn, ISL: r.ISL, OSL: r.OSL,
+			Conc: *r.Conc, OffloadMode: "off"}
+		if reason, purged := s.env.deps.Overrides.PointPurged(run.SourceRunID, run.SourceRunAttempt, &p); purged {
+			counts.Skipped++
+			s.env.log.Info("skipped eval of a purged point", zap.String("artifact", c.artifact.Name),
+				zap.String("file", r.File), zap.String("task", r.Task), zap.String("reason", reason))
+			return
+		}
+	}
+	c.result = schema.EvalResult{Config: cfg, Task: r.Task, ISL: r.ISL, OSL: r.OSL, Conc: r.Conc,
+		LMEvalVersion: r.LMEvalVersion, Metrics: r.Metrics}
+	c.key = c.result.KeyHash()
+	if s.seen[c.key] {
+		counts.Duplicate++ // described again in this ingest
+		return
+	}
+	s.seen[c.key] = true
+	src := schema.Provenance{Artifact: c.artifact.Name, File: r.File, Row: r.Index}
+	if c.artifact.Listing != nil {
+		src.ArtifactID = c.artifact.Listing.ID
+	}
+	s.staged = append(s.staged, schema.StagedEval{Result: c.result, Key: c.key, Source: src})
+	if r.SamplesFile != "" {
+		s.samples = append(s.samples, c)
+	}
+}
+
+// maxSentTexts bounds the set of documents and prompts a sample worker
+// remembers having sent (a task's documents, the same for every config);
+// past it the set starts over, and the database deduplicates what is sent
+// again. Model outputs are not remembered: only the filter lines of one
+// document, which follow each other, share them. Memory therefore stays
+// flat however many and however large the samples files are.
+const maxSentTexts = 1 << 14
+
+// maxSampleWorkers bounds the goroutines parsing samples files.
+const maxSampleWorkers = 4
+
+// stageSamples streams the samples files of the staged rows into COPY,
+// parsed by a few workers (one file each at a time, so a file's lines keep
+// their order).
+func (s *evalStage) stageSamples(ctx context.Context, w RunWriter) error {
+	if len(s.samples) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// One job per artifact: its FS is opened and released by one worker.
+	var groups [][]*evalCandidate
+	for i, c := range s.samples {
+		if i == 0 || s.samples[i-1].artifact != c.artifact {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], c)
+	}
+	out := make(chan schema.StagedEvalSample, 64) // lines carry KBs of text: keep few in flight
+	jobs := make(chan []*evalCandidate)
+	workers := min(runtime.GOMAXPROCS(0), maxSampleWorkers, len(groups))
+	results := make([]*sampleWorker, workers)
+	var wg sync.WaitGroup
+	for i := range results {
+		sw := &sampleWorker{sent: map[[32]byte]struct{}{}, stored: s.stored}
+		results[i] = sw
+		wg.Go(func() {
+			for g := range jobs {
+				if sw.err == nil {
+					sw.err = sw.readArtifact(ctx, g, out)
+				}
+			}
+		})
+	}
+	go func() {
+		defer close(out)
+	feed:
+		for _, g := range groups {
+			select {
+			case jobs <- g:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		close(jobs)
+		wg.Wait()
+	}()
+	_, copyErr := w.StageEvalSamples(ctx, func() (schema.StagedEvalSample, bool, error) {
+		select {
+		case r, ok := <-out:
+			return r, ok, nil
+		case <-ctx.Done():
+			return schema.StagedEvalSample{}, false, ctx.Err()
+		}
+	})
+	cancel()
+	for range out { // let the workers finish
+	}
+	if copyErr != nil {
+		return copyErr
+	}
+	// Merge in the order the files were given, not the order workers ran.
+	byFile := map[*evalCandidate]*sampleFileResult{}
+	for _, sw := range results {
+		if sw.err != nil {
+			return sw.err
+		}
+		for _, r := range sw.files {
+			byFile[r.c] = r
+		}
+	}
+	d := &s.env.sum.Details
+	for _, c := range s.samples {
+		r := byFile[c]
+		if r == nil {
+			continue
+		}
+		c.record.addFile(c.row.SamplesFile, r.digest, r.bytes)
+		d.FilesRead++
+		d.BytesRead += r.bytes
+		d.EvalSampleFiles++
+		d.EvalSampleLines += int64(r.stats.Lines)
+		if r.unchanged {
+			d.EvalSampleFilesUnchanged++
+			continue
+		}
+		if r.failed != "" {
+			d.EvalSampleFilesFailed++
+			s.env.tally.fail(schema.CategoryEvalSamples, c.artifact.Name, c.row.SamplesFile, r.failed)
+			continue
+		}
+		if r.stats.Bad > 0 {
+			d.EvalSampleLinesFailed += int64(r.stats.Bad)
+			s.env.tally.fail(schema.CategoryEvalSamples, c.artifact.Name, c.row.SamplesFile, r.stats.Summary())
+			continue // read again next time, so the failure is reported again
+		}
+		f := schema.EvalSamplesFile{Eval: c.key, File: c.row.SamplesFile, Lines: r.stats.Lines}
+		if raw, err := hex.DecodeString(r.digest); err == nil && len(raw) == len(f.Digest) {
+			copy(f.Digest[:], raw)
+			s.complete = append(s.complete, f)
+		}
+	}
+	return nil
+}
+
+// sampleWorker parses samples files for stageSamples.
+type sampleWorker struct {
+	sent map[[32]byte]struct{}
+	// lastResps is the digest of the model outputs of the previous line.
+	lastResps [32]byte
+	stored    map[schema.EvalKey]schema.EvalSamplesFile
+	files     []*sampleFileResult
+	err       error
+}
+
+type sampleFileResult struct {
+	c      *evalCandidate
+	stats  eval.SampleStats
+	digest string
+	bytes  int64
+	failed string
+	// unchanged: the row already holds this very file; it was hashed, not
+	// parsed.
+	unchanged bool
+}
+
+// readArtifact streams the samples files of one artifact's rows to out.
+func (sw *sampleWorker) readArtifact(ctx context.Context, g []*evalCandidate, out chan<- schema.StagedEvalSample) error {
+	a := g[0].artifact
+	fsys, err := a.FS()
+	if err != nil {
+		for _, c := range g {
+			sw.files = append(sw.files, &sampleFileResult{c: c, failed: err.Error()})
+		}
+		return nil
+	}
+	defer a.Release()
+	for _, c := range g {
+		if err := sw.read(ctx, fsys, c, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// read streams one samples file to out. A file that cannot be opened or
+// read is reported, not fatal; only cancellation is.
+func (sw *sampleWorker) read(ctx context.Context, fsys fs.FS, c *evalCandidate, out chan<- schema.StagedEvalSample) error {
+	res := &sampleFileResult{c: c}
+	sw.files = append(sw.files, res)
+	if st, ok := sw.stored[c.key]; ok && st.File == c.row.SamplesFile && sw.unchanged(fsys, st, res) {
+		return nil
+	}
+	f, err := fsys.Open(c.row.SamplesFile)
+	if err != nil {
+		res.failed = fmt.Sprintf("cannot open: %v", err)
+		return nil
+	}
+	defer f.Close()
+	dr := newDigestReader(f)
+	var stop error
+	res.stats, err = eval.ReadSamples(dr, func(smp *eval.Sample) error {
+		st := schema.StagedEvalSample{Eval: c.key, DocID: smp.DocID, Filter: smp.Filter,
+			Target: smp.Target, Response: smp.Response, Score: smp.Score, Passed: smp.Passed,
+			Metrics: smp.Metrics, FilteredResps: smp.FilteredResps, Data: smp.Data,
+			File: c.row.SamplesFile, Line: smp.Line}
+		st.Doc, st.DocSent = sw.text(smp.Doc)
+		st.Prompt, st.PromptSent = sw.text(smp.Prompt)
+		st.Resps, st.RespsSent = sw.outputs(smp.Resps)
+		select {
+		case out <- st:
+			return nil
+		case <-ctx.Done():
+			stop = ctx.Err()
+			return stop
+		}
+	})
+	if stop != nil {
+		return stop
+	}
+	if err != nil {
+		res.failed = err.Error()
+	}
+	_, _ = io.Copy(io.Discard, dr)
+	res.digest, res.bytes = dr.sum(), dr.n
+	return nil
+}
+
+// unchanged hashes a samples file the row already holds a digest of; when
+// they match, the file is recorded without being parsed.
+func (sw *sampleWorker) unchanged(fsys fs.FS, st schema.EvalSamplesFile, res *sampleFileResult) bool {
+	f, err := fsys.Open(st.File)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	dr := newDigestReader(f)
+	if _, err := io.Copy(io.Discard, dr); err != nil {
+		return false
+	}
+	if dr.sum() != hex.EncodeToString(st.Digest[:]) {
+		return false
+	}
+	res.unchanged, res.digest, res.bytes = true, dr.sum(), dr.n
+	res.stats = eval.SampleStats{Lines: st.Lines, Good: st.Lines}
+	return true
+}
+
+// outputs converts a line's model outputs and says whether the previous
+// line (another filter of the same document) sent them.
+func (sw *sampleWorker) outputs(t *eval.Text) (*schema.EvalText, bool) {
+	if t == nil {
+		return nil, false
+	}
+	sent := t.Digest == sw.lastResps
+	sw.lastResps = t.Digest
+	return &schema.EvalText{Kind: t.Kind, Digest: t.Digest, Content: t.Content}, sent
+}
+
+// text converts a sample text and says whether this worker sent it before.
+func (sw *sampleWorker) text(t *eval.Text) (*schema.EvalText, bool) {
+	if t == nil {
+		return nil, false
+	}
+	_, sent := sw.sent[t.Digest]
+	if !sent {
+		if len(sw.sent) >= maxSentTexts {
+			clear(sw.sent)
+		}
+		sw.sent[t.Digest] = struct{}{}
+	}
+	return &schema.EvalText{Kind: t.Kind, Digest: t.Digest, Content: t.Content}, sent
+}

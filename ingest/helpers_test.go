@@ -78,6 +78,7 @@ func (e *env) ingest(dir string, cfg ingest.Config) (*schema.Summary, error) {
 	require.NotNil(e.t, sum)
 	if err == nil {
 		require.NoError(e.t, report.CheckInvariant(sum))
+		require.Equal(e.t, sum.Details.EvalRows, sum.Rows.Eval.Total(), "every eval item lands in exactly one column")
 	}
 	return sum, err
 }
@@ -97,7 +98,8 @@ func (e *env) count(query string, args ...any) int {
 }
 
 // dataTables are every table an ingest writes rows to, except the ledger.
-var dataTables = []string{"workflow_runs", "configs", "benchmark_results", "availability", "run_stats"}
+var dataTables = []string{"workflow_runs", "configs", "benchmark_results", "availability", "run_stats",
+	"eval_results", "eval_sample_texts", "eval_samples", "changelog_entries"}
 
 // checksums is a content checksum per table: every row as text, sorted.
 func (e *env) checksums(tables ...string) map[string]string {

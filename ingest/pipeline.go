@@ -34,9 +34,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	}
 	sum.Run = start.Run
 	sum.Links.SourceRun = start.Meta.HTMLURL
-	if start.Run.Repo != "" {
-		sum.Links.MergeRun = runURL(start.Run.Repo, start.Run.MergeRunID)
-	}
+	sum.Links.MergeRun = start.MergeMeta.HTMLURL
 	if reason, purged := d.Overrides.RunPurged(start.Run.SourceRunID, start.Run.SourceRunAttempt); purged {
 		t.note(fmt.Sprintf("run %d attempt %d is purged by the run overrides (%s): nothing was written",
 			start.Run.SourceRunID, start.Run.SourceRunAttempt, reason))
@@ -62,6 +60,10 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	log.Info("ingest started", zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt),
 		zap.Int("artifacts", len(tree.Artifacts)), zap.Bool("dry_run", cfg.DryRun))
 	stage := &benchmarkStage{deps: d, run: start.Run, tally: t, seed: maphash.MakeSeed()}
+	cl := readChangelog(p, start, t, &stage.records)
+	if cl.log.EvalsOnly() {
+		skipForEvalsOnly(&p, t, &stage.records, log)
+	}
 	w, err := d.Store.BeginRun(ctx, start)
 	if err != nil {
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err
@@ -86,7 +88,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err
 	}
 	applyResult(sum, res)
-	env := &runEnv{cfg: cfg, deps: d, start: start, written: w.Run(), tree: tree, plan: p, tally: t, sum: sum, log: log, records: &stage.records}
+	env := &runEnv{cfg: cfg, deps: d, start: start, written: w.Run(), tree: tree, plan: p, tally: t, sum: sum, log: log, records: &stage.records, changelog: cl}
 	for _, s := range laterStages() {
 		if err := s.run(ctx, w, env); err != nil {
 			err = fmt.Errorf("%s: %w", s.name, err)

@@ -245,18 +245,16 @@ func writeZip(t *testing.T, path string, files map[string]string) {
 	require.NoError(t, f.Close())
 }
 
-// Artifacts of kinds this ingest does not read yet (evals, logs, traces,
-// telemetry, changelog) sit beside the benchmark artifacts in a real run:
+// Artifacts of kinds this ingest does not read yet (logs, traces,
+// telemetry) sit beside the benchmark artifacts in a real run:
 // they are neither read nor reported, even when one is a broken zip.
 func TestOtherArtifactKindsAreLeftAlone(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
 	m, err := generate.Write(dir, generate.Options{Points: 10, Seed: 9})
 	require.NoError(t, err)
-	writeFile(t, filepath.Join(dir, "eval_dsr1_8k1k_x", "meta_env.json"), `{"framework": "sglang"}`)
 	writeFile(t, filepath.Join(dir, "server_logs_x", "server.log"), "INFO max_total_num_tokens=123\n")
 	writeFile(t, filepath.Join(dir, "agentic_x", "aiperf_artifacts", "profile_export.jsonl"), "{}\n")
-	writeFile(t, filepath.Join(dir, "changelog-metadata", "changelog_metadata.json"), `{"base_ref":"a","head_ref":"b","entries":[]}`)
 	writeFile(t, filepath.Join(dir, "gpu_metrics_x.zip"), "not a zip at all")
 
 	sum := e.mustIngest(dir, ingest.Config{})

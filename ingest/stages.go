@@ -24,6 +24,8 @@ type runEnv struct {
 	log     *zap.Logger
 	// records are the ledger's artifact records; stages append theirs.
 	records *[]*artifactRecord
+	// changelog is the run's changelog, read before the benchmark stage.
+	changelog *runChangelog
 }
 
 // laterStage is one stage that runs after the benchmark rows are applied.

@@ -10,6 +10,10 @@ import (
 type RunStart struct {
 	Run  RunIdentity
 	Meta RunMeta
+	// MergeMeta describes the merge (trigger) run: the run itself unless a
+	// pull request's sweep was reused at merge time. Its changelog is the
+	// run's changelog.
+	MergeMeta RunMeta
 	// NameIsFallback and CreatedAtIsFallback mark values that were made up
 	// because nothing better was known; a later ingest that knows the real
 	// value replaces them, but a fallback never replaces a known value.

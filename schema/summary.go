@@ -26,6 +26,12 @@ const (
 	CategoryEval      Category = "eval"
 	CategoryTrace     Category = "trace"
 	CategoryPower     Category = "power"
+	// CategoryEvalSamples is used for samples files with bad lines (one
+	// failure per file, its reason counting the lines): samples belong to
+	// no table row — the eval row's unit is the eval_results row, which
+	// still lands — so like CategoryRun each such file counts once in
+	// FailureCount.
+	CategoryEvalSamples Category = "eval_samples"
 	// CategoryRun is used for failures that belong to no table row
 	// (run-stats, changelog, run metadata, artifacts of unknown kind).
 	CategoryRun Category = "run"
@@ -88,6 +94,33 @@ type Details struct {
 	// UnknownMetrics lists numeric metric keys that are not in the catalog's
 	// known metric list; they are stored all the same.
 	UnknownMetrics []string `json:"unknownMetrics"`
+	// EvalRows are the eval items read (the items of the eval row):
+	// per-config task rows, aggregate rows, and unreadable eval files.
+	EvalRows int64 `json:"evalRows,omitempty"`
+	// EvalRowsUpdated: duplicates whose stored values differed and were
+	// refreshed.
+	EvalRowsUpdated int64 `json:"evalRowsUpdated,omitempty"`
+	// EvalSampleFiles / EvalSampleLines: samples files and non-blank lines
+	// read; EvalSampleLinesFailed lines skipped as malformed (listed per
+	// file under failures, category eval_samples); EvalSampleFilesFailed
+	// files that could not be read at all.
+	EvalSampleFiles       int64 `json:"evalSampleFiles,omitempty"`
+	EvalSampleLines       int64 `json:"evalSampleLines,omitempty"`
+	EvalSampleLinesFailed int64 `json:"evalSampleLinesFailed,omitempty"`
+	EvalSampleFilesFailed int64 `json:"evalSampleFilesFailed,omitempty"`
+	// EvalSamplesDuplicate: good sample lines read that were already stored
+	// (or repeated within the run); with evalSamplesNew and
+	// evalSampleLinesFailed they add up to evalSampleLines.
+	EvalSamplesDuplicate int64 `json:"evalSamplesDuplicate,omitempty"`
+	// EvalSampleFilesUnchanged: samples files an earlier ingest stored
+	// every line of (same sha256): hashed, not parsed again.
+	EvalSampleFilesUnchanged int64 `json:"evalSampleFilesUnchanged,omitempty"`
+	// EvalSampleTextsNew: distinct documents, prompts and model outputs
+	// stored for the first time.
+	EvalSampleTextsNew int64 `json:"evalSampleTextsNew,omitempty"`
+	// EvalsOnlySkippedRows: benchmark rows not written because the
+	// changelog marks the run evals-only.
+	EvalsOnlySkippedRows int64 `json:"evalsOnlySkippedRows,omitempty"`
 	// AttemptOrder says how retries were ordered: "listing" when the GitHub
 	// artifact listing (artifacts.json) was available, "inferred" otherwise.
 	AttemptOrder string `json:"attemptOrder"`
@@ -164,7 +197,7 @@ const SummarySchemaVersion = 1
 func (s *Summary) FailureCount() int64 {
 	n := s.Rows.Benchmark.Failed + s.Rows.Eval.Failed + s.Rows.Trace.Failed + s.Rows.Power.Failed
 	for _, f := range s.Failures {
-		if f.Category == CategoryRun {
+		if f.Category == CategoryRun || f.Category == CategoryEvalSamples {
 			n++
 		}
 	}

@@ -73,7 +73,9 @@ func TestNoMigrate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			db := pgtest.New(t)
-			requireCode(t, cli.ExitOK, run(t, nil, "migrate", "down", "--database-url", db))
+			latest, err := store.LatestMigration()
+			require.NoError(t, err)
+			requireCode(t, cli.ExitOK, run(t, nil, "migrate", "down", fmt.Sprint(latest), "--database-url", db))
 			require.False(t, tableExists(t, db, "benchmark_results"))
 
 			r := run(t, tt.vars, append([]string{"demo", "--database-url", db}, tt.args...)...)

@@ -23,6 +23,8 @@ type RunTx struct {
 	log   *zap.Logger
 	// known holds the content digests the run's rows already have.
 	known map[digest]struct{}
+	// evalsStaged is set once the eval staging tables exist.
+	evalsStaged bool
 }
 
 // BeginRun opens the run's transaction: it waits for the run's advisory

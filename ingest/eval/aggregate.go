@@ -1,0 +1,112 @@
+package eval
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+)
+
+// aggregateMetricKeys are the scores of an agg_eval_all.json row
+// (docs/artifacts.md §4.6).
+var aggregateMetricKeys = []string{"em_strict", "em_strict_se", "em_flexible", "em_flexible_se", "n_eff", "score", "score_se"}
+
+// ReadAggregate streams the rows of an eval_results_all/agg_eval_all.json
+// array, calling row for every row read (skipped ones included) and bad
+// for every element that is not a usable row. It returns an error when the
+// file itself is unreadable (not JSON, not an array, truncated); rows
+// delivered before that stand.
+func ReadAggregate(r io.Reader, file string, row func(Row), bad func(index int, reason string)) error {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("empty file")
+		}
+		return fmt.Errorf("not JSON: %v", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return fmt.Errorf("not a JSON array of eval rows")
+	}
+	for i := 0; dec.More(); i++ {
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("element %d: %v", i, err)
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			bad(i, fmt.Sprintf("element %d is not an object", i))
+			continue
+		}
+		rw, reason := aggregateRow(obj, file, i)
+		if reason != "" {
+			bad(i, fmt.Sprintf("row %d: %s", i, reason))
+			continue
+		}
+		row(rw)
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("truncated array: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("data after the array")
+	}
+	return nil
+}
+
+// aggregateRow maps one aggregate row. The producer's source path names
+// the per-config artifact and results file (eval_results/<artifact>/<file>):
+// the file's _conc<N> suffix is the row's concurrency, the artifact's
+// topology tokens and 8k1k token fill what the row does not say.
+func aggregateRow(obj map[string]any, file string, index int) (Row, string) {
+	task := strings.ToLower(strings.TrimSpace(str(obj["task"])))
+	if task == "" {
+		return Row{}, "task: missing"
+	}
+	source := str(obj["source"])
+	artifact := path.Base(path.Dir(source))
+	isl, osl, agentic, bad := sequence(obj["isl"], obj["osl"], artifact, source)
+	if bad != "" {
+		return Row{}, bad
+	}
+	var conc *int
+	if c, ok := fileConc(source); ok {
+		conc = &c
+	} else if v, ok := obj["conc"]; ok && v != nil {
+		c, ok := intValue(v)
+		if !ok || c <= 0 {
+			return Row{}, "conc: " + describe(v) + " is not a positive integer"
+		}
+		conc = &c
+	}
+	prefix := obj["model_prefix"]
+	if prefix == nil {
+		prefix = obj["infmax_model_prefix"]
+	}
+	m := map[string]any{}
+	for _, k := range aggregateMetricKeys {
+		v, ok := obj[k]
+		if !ok || v == nil {
+			continue
+		}
+		f, ok := floatValue(v)
+		if !ok {
+			return Row{}, k + ": " + describe(v) + " is not a finite number"
+		}
+		m[k] = f
+	}
+	if _, ok := m["score"]; ok {
+		if n := str(obj["score_name"]); n != "" {
+			m["score_name"] = n
+		}
+	}
+	r := Row{Identity: identity(obj, prefix, artifact), Agentic: agentic, Task: task, ISL: isl, OSL: osl, Conc: conc,
+		Metrics: m, File: file, Index: index}
+	if !hasMetrics(m) {
+		r.SkipReason = SkipNoMetrics
+	}
+	return r, ""
+}

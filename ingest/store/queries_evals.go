@@ -1,0 +1,208 @@
+package store
+
+// Every SQL statement of the eval, eval sample and changelog tables lives
+// in this file.
+
+// qCreateEvalStaging creates the staging table of a run's eval rows (the
+// descriptions that won their key); qCreateSampleStaging the one of the
+// sample lines with the texts they bring (a text's content only the first
+// time the ingest meets it).
+const qCreateEvalStaging = `
+CREATE TEMP TABLE stage_eval (
+	eval_key bytea NOT NULL,
+	hardware text NOT NULL, framework text NOT NULL, model text NOT NULL, precision text NOT NULL,
+	spec_method text NOT NULL, disagg boolean NOT NULL, is_multinode boolean NOT NULL,
+	prefill_tp smallint NOT NULL, prefill_ep smallint NOT NULL, prefill_dp_attention boolean NOT NULL,
+	prefill_num_workers smallint NOT NULL, decode_tp smallint NOT NULL, decode_ep smallint NOT NULL,
+	decode_dp_attention boolean NOT NULL, decode_num_workers smallint NOT NULL,
+	num_prefill_gpu smallint NOT NULL, num_decode_gpu smallint NOT NULL,
+	task text NOT NULL, isl integer, osl integer, conc integer,
+	lm_eval_version text, metrics jsonb NOT NULL, content_digest bytea NOT NULL,
+	source_artifact text NOT NULL, source_artifact_id bigint, source_file text NOT NULL, source_row integer NOT NULL
+) ON COMMIT DROP`
+
+// qCreateEvalIDs creates the table mapping staged eval keys to stored ids.
+const qCreateEvalIDs = `CREATE TEMP TABLE stage_eval_id (eval_key bytea NOT NULL, id bigint NOT NULL) ON COMMIT DROP`
+
+// qCreateSampleStaging creates the staging table of sample lines.
+const qCreateSampleStaging = `
+CREATE TEMP TABLE stage_eval_sample (
+	seq bigint NOT NULL,
+	eval_key bytea NOT NULL,
+	doc_id integer NOT NULL,
+	filter text NOT NULL,
+	doc_digest bytea, doc_text text,
+	prompt_digest bytea, prompt_text text,
+	resps_digest bytea, resps_text text,
+	target text, response text, passed boolean, score double precision,
+	metrics jsonb, filtered_resps jsonb, data jsonb,
+	source_file text NOT NULL, source_line integer NOT NULL
+) ON COMMIT DROP`
+
+// evalStagingColumns is the COPY column order of stage_eval.
+var evalStagingColumns = []string{
+	"eval_key",
+	"hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
+	"prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers",
+	"decode_tp", "decode_ep", "decode_dp_attention", "decode_num_workers",
+	"num_prefill_gpu", "num_decode_gpu",
+	"task", "isl", "osl", "conc", "lm_eval_version", "metrics", "content_digest",
+	"source_artifact", "source_artifact_id", "source_file", "source_row",
+}
+
+// sampleStagingColumns is the COPY column order of stage_eval_sample.
+var sampleStagingColumns = []string{
+	"seq", "eval_key", "doc_id", "filter",
+	"doc_digest", "doc_text", "prompt_digest", "prompt_text", "resps_digest", "resps_text",
+	"target", "response", "passed", "score", "metrics", "filtered_resps", "data",
+	"source_file", "source_line",
+}
+
+const evalConfigJoin = `JOIN configs c ON (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
+		c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
+		c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
+		c.num_prefill_gpu, c.num_decode_gpu)
+		= (s.hardware, s.framework, s.model, s.precision, s.spec_method, s.disagg, s.is_multinode,
+		s.prefill_tp, s.prefill_ep, s.prefill_dp_attention, s.prefill_num_workers,
+		s.decode_tp, s.decode_ep, s.decode_dp_attention, s.decode_num_workers,
+		s.num_prefill_gpu, s.num_decode_gpu)`
+
+const qInsertEvalConfigs = `
+INSERT INTO configs (` + configColumns + `)
+SELECT DISTINCT ` + configColumns + ` FROM stage_eval
+ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
+
+// qUpsertEvals writes the staged eval rows ($1 workflow run, $2 date, $3
+// ingest). A row whose stored content digest is the same is a duplicate and
+// is not touched; a different one is refreshed (counted as updated) and
+// keeps its id and samples.
+const qUpsertEvals = `
+WITH src AS (
+	SELECT s.*, c.id AS config_id FROM stage_eval s ` + evalConfigJoin + `
+), ins AS (
+	INSERT INTO eval_results AS e (workflow_run_id, config_id, task, date, isl, osl, conc, lm_eval_version,
+		metrics, content_digest, source_artifact, source_artifact_id, source_file, source_row, ingest_id)
+	SELECT $1, config_id, task, $2::date, isl, osl, conc, lm_eval_version,
+		metrics, content_digest, source_artifact, source_artifact_id, source_file, source_row, $3
+	FROM src
+	ON CONFLICT ON CONSTRAINT eval_results_natural_key DO UPDATE SET
+		date = EXCLUDED.date, lm_eval_version = EXCLUDED.lm_eval_version, metrics = EXCLUDED.metrics,
+		content_digest = EXCLUDED.content_digest, source_artifact = EXCLUDED.source_artifact,
+		source_artifact_id = EXCLUDED.source_artifact_id, source_file = EXCLUDED.source_file,
+		source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id
+	WHERE e.content_digest <> EXCLUDED.content_digest
+	RETURNING (xmax = 0) AS inserted
+)
+SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins WHERE inserted), (SELECT count(*) FROM ins WHERE NOT inserted)`
+
+// qEvalIDs maps each staged eval key to the id of its stored row ($1 the
+// workflow run), for the samples.
+const qEvalIDs = `
+INSERT INTO stage_eval_id (eval_key, id)
+SELECT s.eval_key, e.id
+FROM stage_eval s ` + evalConfigJoin + `
+JOIN eval_results e ON e.workflow_run_id = $1 AND e.config_id = c.id AND e.task = s.task
+	AND e.isl IS NOT DISTINCT FROM s.isl AND e.osl IS NOT DISTINCT FROM s.osl AND e.conc IS NOT DISTINCT FROM s.conc`
+
+// qInsertSampleTexts stores each text not stored yet, once (a text staged
+// twice conflicts with its first copy).
+const qInsertSampleTexts = `
+INSERT INTO eval_sample_texts (digest, kind, content)
+SELECT digest, kind, content FROM (
+	SELECT doc_digest, 'doc', doc_text FROM stage_eval_sample WHERE doc_text IS NOT NULL
+	UNION ALL
+	SELECT prompt_digest, 'prompt', prompt_text FROM stage_eval_sample WHERE prompt_text IS NOT NULL
+	UNION ALL
+	SELECT resps_digest, 'resps', resps_text FROM stage_eval_sample WHERE resps_text IS NOT NULL
+) t (digest, kind, content)
+ON CONFLICT (digest) DO NOTHING`
+
+// qInsertSamples stores every (document, filter) line not stored yet ($1
+// ingest). A line repeated within the run conflicts with the copy inserted
+// before it (staging order: the line order of its file); no sort of the
+// wide staged rows is needed.
+const qInsertSamples = `
+INSERT INTO eval_samples (eval_result_id, doc_id, filter, doc_digest, prompt_digest, resps_digest,
+	target, response, passed, score, metrics, filtered_resps, data, source_file, source_line, ingest_id)
+SELECT i.id, s.doc_id, s.filter, s.doc_digest, s.prompt_digest, s.resps_digest,
+	s.target, s.response, s.passed, s.score, s.metrics, s.filtered_resps, s.data, s.source_file, s.source_line, $1
+FROM stage_eval_sample s JOIN stage_eval_id i ON i.eval_key = s.eval_key
+ON CONFLICT ON CONSTRAINT eval_samples_natural_key DO NOTHING`
+
+// qWriteChangelog replaces the run's changelog entries with the given ones
+// ($1 workflow run, $2 entries as JSON, $3 date, $4 ingest): unchanged
+// entries are left alone, changed ones updated, entries the changelog no
+// longer has removed. It returns the entries written and removed.
+const qWriteChangelog = `
+WITH src AS (
+	SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(
+		merge_run_id bigint, merge_run_attempt smallint, merge_run_url text, base_ref text, head_ref text,
+		entry_index integer, config_keys text[], description text, pr_link text, evals_only boolean,
+		all_evals boolean, append_only boolean, eval_min_prefill_ep integer, scenario_types text[],
+		is_fallback boolean, source_artifact text, source_file text)
+), del AS (
+	DELETE FROM changelog_entries c
+	WHERE c.workflow_run_id = $1 AND NOT EXISTS (
+		SELECT 1 FROM src WHERE (src.base_ref, src.head_ref, src.entry_index) = (c.base_ref, c.head_ref, c.entry_index))
+	RETURNING 1
+), ins AS (
+	INSERT INTO changelog_entries AS c (workflow_run_id, merge_run_id, merge_run_attempt, merge_run_url, date,
+		base_ref, head_ref, entry_index, config_keys, description, pr_link, evals_only, all_evals, append_only,
+		eval_min_prefill_ep, scenario_types, is_fallback, source_artifact, source_file, ingest_id)
+	SELECT $1, merge_run_id, merge_run_attempt, merge_run_url, $3::date,
+		base_ref, head_ref, entry_index, config_keys, description, pr_link, evals_only, all_evals, append_only,
+		eval_min_prefill_ep, scenario_types, is_fallback, source_artifact, source_file, $4
+	FROM src
+	ON CONFLICT ON CONSTRAINT changelog_entries_natural_key DO UPDATE SET
+		merge_run_id = EXCLUDED.merge_run_id, merge_run_attempt = EXCLUDED.merge_run_attempt,
+		merge_run_url = EXCLUDED.merge_run_url, date = EXCLUDED.date, config_keys = EXCLUDED.config_keys,
+		description = EXCLUDED.description, pr_link = EXCLUDED.pr_link, evals_only = EXCLUDED.evals_only,
+		all_evals = EXCLUDED.all_evals, append_only = EXCLUDED.append_only,
+		eval_min_prefill_ep = EXCLUDED.eval_min_prefill_ep, scenario_types = EXCLUDED.scenario_types,
+		is_fallback = EXCLUDED.is_fallback, source_artifact = EXCLUDED.source_artifact,
+		source_file = EXCLUDED.source_file, ingest_id = EXCLUDED.ingest_id
+	WHERE (c.merge_run_id, c.merge_run_attempt, c.merge_run_url, c.date, c.config_keys, c.description, c.pr_link,
+		c.evals_only, c.all_evals, c.append_only, c.eval_min_prefill_ep, c.scenario_types, c.is_fallback,
+		c.source_artifact, c.source_file)
+		IS DISTINCT FROM
+		(EXCLUDED.merge_run_id, EXCLUDED.merge_run_attempt, EXCLUDED.merge_run_url, EXCLUDED.date, EXCLUDED.config_keys,
+		EXCLUDED.description, EXCLUDED.pr_link, EXCLUDED.evals_only, EXCLUDED.all_evals, EXCLUDED.append_only,
+		EXCLUDED.eval_min_prefill_ep, EXCLUDED.scenario_types, EXCLUDED.is_fallback,
+		EXCLUDED.source_artifact, EXCLUDED.source_file)
+	RETURNING 1
+)
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM del)`
+
+// qSetAppendOnly marks a run whose changelog holds only append-only
+// entries ($1 workflow run, $2 the flag).
+const qSetAppendOnly = `UPDATE workflow_runs SET append_only = $2 WHERE id = $1 AND append_only IS DISTINCT FROM $2`
+
+// qRecordSamplesFiles stores, per eval row, the samples file all of whose
+// lines were staged ($1 eval keys, $2 file names, $3 digests, $4 lines).
+const qRecordSamplesFiles = `
+UPDATE eval_results e SET samples_file = d.file, samples_digest = d.digest, samples_lines = d.lines
+FROM unnest($1::bytea[], $2::text[], $3::bytea[], $4::int[]) AS d(eval_key, file, digest, lines)
+JOIN stage_eval_id i ON i.eval_key = d.eval_key
+WHERE e.id = i.id AND (e.samples_file, e.samples_digest, e.samples_lines) IS DISTINCT FROM (d.file, d.digest, d.lines)`
+
+// qStoredSamplesFiles lists the samples files the run's eval rows already
+// hold ($1 workflow run), with the rows' natural keys.
+const qStoredSamplesFiles = `
+SELECT c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
+	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
+	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
+	e.task, e.isl, e.osl, e.conc, e.samples_file, e.samples_digest, e.samples_lines
+FROM eval_results e JOIN configs c ON c.id = e.config_id
+WHERE e.workflow_run_id = $1 AND e.samples_digest IS NOT NULL`
+
+// qDropReplacedSamples removes the samples of eval rows whose recorded
+// samples file has been replaced by a different one ($1 eval keys, $2 the
+// new files' digests), so a row's samples are always those of its latest
+// complete file. Texts only they used stay (they are small next to the
+// samples and may be shared).
+const qDropReplacedSamples = `
+DELETE FROM eval_samples s
+USING unnest($1::bytea[], $2::bytea[]) AS d(eval_key, digest)
+JOIN stage_eval_id i ON i.eval_key = d.eval_key
+JOIN eval_results e ON e.id = i.id
+WHERE s.eval_result_id = e.id AND e.samples_digest IS NOT NULL AND e.samples_digest <> d.digest`
