@@ -15,13 +15,14 @@ import (
 
 	"github.com/inferencex/ingest/fixtures"
 	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/source"
 )
 
 const (
 	runTestRepo  = "SemiAnalysisAI/InferenceX"
 	runTestToken = "ghs_RUNTESTTOKEN_never_in_output_91c2"
 	demoHeadSHA  = "4f2a9c1e7b3d5a8f0e6c2b9d1a7f3e5c8b0d2a46"
-	demoPR       = 2707
+	demoPR       = 2712 // the demo changelog's pr-link
 )
 
 // demoFake serves the demo run; the demo's head commit belongs to pull
@@ -72,7 +73,14 @@ func dumpTables(t *testing.T, dbURL string) map[string][]string {
 	require.NoError(t, err)
 	defer conn.Close(context.WithoutCancel(t.Context()))
 	out := map[string][]string{}
-	for _, table := range []string{"workflow_runs", "configs", "benchmark_results", "availability", "run_stats"} {
+	// Every data table: all of public but the ledger and golang-migrate's.
+	rows, err := conn.Query(t.Context(), `SELECT table_name FROM information_schema.tables
+		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT IN ('ingests', 'schema_migrations')`)
+	require.NoError(t, err)
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Greater(t, len(tables), 5)
+	for _, table := range tables {
 		rows, err := conn.Query(t.Context(), "SELECT (to_jsonb(t) - 'id' - 'ingest_id')::text FROM "+pgx.Identifier{table}.Sanitize()+" t")
 		require.NoError(t, err)
 		list, err := pgx.CollectRows(rows, pgx.RowTo[string])
@@ -111,4 +119,13 @@ func jsonField(t *testing.T, doc, field string) json.RawMessage {
 	var m map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(doc), &m))
 	return m[field]
+}
+
+// demoArtifacts is the number of artifacts in the demo tree at dir.
+func demoArtifacts(t *testing.T, dir string) int {
+	t.Helper()
+	tree, err := source.Open(t.Context(), dir, nil)
+	require.NoError(t, err)
+	defer tree.Close()
+	return len(tree.Artifacts)
 }

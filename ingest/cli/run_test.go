@@ -41,7 +41,7 @@ func TestRunEndToEnd(t *testing.T) {
 
 	first := run(t, vars, "run", "--run-id", "28485856738", "--format", "json")
 	requireCode(t, cli.ExitCompletedWithFailures, first) // the demo's designed malformed file
-	require.Contains(t, first.stderr, "report posted on pull request #2707 (found by merge commit)")
+	require.Contains(t, first.stderr, "report posted on pull request #2712 (found by changelog pr-link)")
 	require.JSONEq(t, `{"new":8,"duplicate":0,"skipped":12,"unmapped":2,"failed":1}`, string(jsonField(t, string(jsonField(t, first.stdout, "rows")), "benchmark")))
 
 	loaded := pgtest.New(t)
@@ -55,14 +55,14 @@ func TestRunEndToEnd(t *testing.T) {
 
 	second := run(t, vars, "run", "--run-id", "28485856738")
 	requireCode(t, cli.ExitCompletedWithFailures, second)
-	require.Contains(t, second.stderr, "report edited on pull request #2707")
+	require.Contains(t, second.stderr, "report edited on pull request #2712")
 	again := reportComments(fake, demoPR)
 	require.Len(t, again, 1, "no second report comment")
 	require.Equal(t, comments[0].ID, again[0].ID)
 	require.Contains(t, again[0].Body, "| benchmark | 0   | 8         |")
 	requireGolden(t, "run_demo_comment_rerun.md", again[0].Body)
 	require.Equal(t, dumpTables(t, loaded), dumpTables(t, db), "the rerun changed nothing")
-	require.Equal(t, 14, fake.Count(fakegithub.RouteBlob), "the rerun downloaded nothing")
+	require.Equal(t, demoArtifacts(t, demoDir), fake.Count(fakegithub.RouteBlob), "the rerun downloaded nothing")
 
 	// ingest load on the cached tree reproduces the ingest.
 	trees, err := filepath.Glob(filepath.Join(cache, "SemiAnalysisAI", "InferenceX", "runs", "*"))

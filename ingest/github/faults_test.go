@@ -47,11 +47,11 @@ func TestFetchFaults(t *testing.T) {
 			{Route: fakegithub.RouteRun, Kind: fakegithub.Status, Status: 500, Times: 1}},
 			wantLog: "request failed: retrying"},
 		{name: "5xx for good", faults: []fault{{Route: fakegithub.RouteBlob, Artifact: "results_bmk", Kind: fakegithub.Status, Status: 503}},
-			wantErr: "artifact results_bmk (id 4867003113): download: gave up after 4 attempts: blob storage http"},
+			wantErr: "artifact results_bmk (id {id}): download: gave up after 4 attempts: blob storage http"},
 		{name: "connection cut mid-download", faults: []fault{{Route: fakegithub.RouteBlob, Artifact: "results_bmk", Kind: fakegithub.CutConnection, Times: 2}},
 			wantLog: "unexpected EOF"},
 		{name: "connection cut on every try", faults: []fault{{Route: fakegithub.RouteBlob, Artifact: zipArtifact, Kind: fakegithub.CutConnection}},
-			wantErr: "artifact " + zipArtifact + " (id 4867003108): download: gave up after 4 attempts"},
+			wantErr: "artifact " + zipArtifact + " (id {id}): download: gave up after 4 attempts"},
 		{name: "API connection dropped", faults: []fault{{Route: fakegithub.RouteArtifacts, Kind: fakegithub.CutConnection, Times: 3}},
 			wantLog: "request failed: retrying"},
 		{name: "download stalls", faults: []fault{{Route: fakegithub.RouteBlob, Artifact: "run-stats", Kind: fakegithub.Hang, Times: 1}},
@@ -62,9 +62,9 @@ func TestFetchFaults(t *testing.T) {
 		{name: "corrupt bytes once", faults: []fault{{Route: fakegithub.RouteBlob, Artifact: "run-stats", Kind: fakegithub.Corrupt, Times: 1}},
 			wantLog: "the listing says"},
 		{name: "corrupt bytes always", faults: []fault{{Route: fakegithub.RouteBlob, Artifact: "run-stats", Kind: fakegithub.Corrupt}},
-			wantErr: "artifact run-stats (id 4867003114): download: gave up after 4 attempts: sha256 "},
+			wantErr: "artifact run-stats (id {id}): download: gave up after 4 attempts: sha256 "},
 		{name: "artifact expired after the listing", faults: []fault{{Route: fakegithub.RouteDownload, Artifact: "run-stats", Kind: fakegithub.Status, Status: 410, Message: "Artifact has expired"}},
-			wantErr: "artifact run-stats (id 4867003114): download: the artifact has expired (410 Gone)"},
+			wantErr: "artifact run-stats (id {id}): download: the artifact has expired (410 Gone)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +89,11 @@ func TestFetchFaults(t *testing.T) {
 			res, err := c.Fetch(t.Context(), github.Request{SourceRunID: runID})
 			took := time.Since(started)
 			if tt.wantErr != "" {
-				require.ErrorContains(t, err, tt.wantErr)
+				want := tt.wantErr
+				if name := artifactOf(want); name != "" {
+					want = strings.ReplaceAll(want, "{id}", e.id(t, name))
+				}
+				require.ErrorContains(t, err, want)
 				e.requireNoToken(t, err.Error())
 				if tt.token != "" {
 					require.NotContains(t, err.Error()+e.logs.String(), "TESTTOKEN")
@@ -100,10 +104,10 @@ func TestFetchFaults(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Len(t, res.Selected, 14)
+			require.Len(t, res.Selected, e.demoArtifacts)
 			entries, err := os.ReadDir(res.Dir)
 			require.NoError(t, err)
-			require.Len(t, entries, 15)
+			require.Len(t, entries, e.demoArtifacts+1)
 			require.Contains(t, e.logs.String(), tt.wantLog)
 			e.requireNoToken(t)
 			for _, f := range tt.faults {
@@ -114,4 +118,13 @@ func TestFetchFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// artifactOf is the artifact an expected error names ("artifact NAME (id …").
+func artifactOf(wantErr string) string {
+	name, _, ok := strings.Cut(strings.TrimPrefix(wantErr, "artifact "), " (id {id})")
+	if !ok {
+		return ""
+	}
+	return name
 }

@@ -23,8 +23,8 @@ func TestFetchDemoRun(t *testing.T) {
 	require.False(t, res.Reused)
 	require.Equal(t, 2, res.Source.Meta.RunAttempt)
 	require.Equal(t, "4f2a9c1e7b3d5a8f0e6c2b9d1a7f3e5c8b0d2a46", res.Meta.HeadSHA)
-	require.Len(t, res.Selected, 14)
-	require.Equal(t, 14, res.Downloaded)
+	require.Len(t, res.Selected, e.demoArtifacts)
+	require.Equal(t, e.demoArtifacts, res.Downloaded)
 	require.Zero(t, res.Cached)
 
 	// The tree: one zip per artifact and the listing, nothing else.
@@ -48,20 +48,20 @@ func TestFetchDemoRun(t *testing.T) {
 	require.Empty(t, tree.Problems)
 	require.Equal(t, int64(demoRunID), tree.Run.RunID)
 	require.Equal(t, 2, tree.Run.RunAttempt)
-	require.Len(t, tree.Artifacts, 14)
+	require.Len(t, tree.Artifacts, e.demoArtifacts)
 	for _, a := range tree.Artifacts {
 		require.NoError(t, a.Load(), a.Name)
 		require.NotNil(t, a.Listing, a.Name)
 		require.Regexp(t, `^sha256:[0-9a-f]{64}$`, a.Listing.Digest)
 	}
 	downloads := e.fake.Count(fakegithub.RouteBlob)
-	require.Equal(t, 14, downloads)
+	require.Equal(t, e.demoArtifacts, downloads)
 
 	// Again: everything comes from the cache, the tree is the same.
 	again, err := e.client.Fetch(t.Context(), github.Request{SourceRunID: demoRunID})
 	require.NoError(t, err)
 	require.Equal(t, res.Dir, again.Dir)
-	require.Equal(t, 14, again.Cached)
+	require.Equal(t, e.demoArtifacts, again.Cached)
 	require.Zero(t, again.Downloaded)
 	require.Equal(t, downloads, e.fake.Count(fakegithub.RouteBlob), "nothing downloaded twice")
 	e.requireNoToken(t)
@@ -75,13 +75,13 @@ func TestFetchInterrupted(t *testing.T) {
 	const broken = "results_bmk"
 	e.fake.Inject(fakegithub.Fault{Route: fakegithub.RouteBlob, Artifact: broken, Kind: fakegithub.Status, Status: 404, Times: 1})
 	_, err := e.client.Fetch(t.Context(), github.Request{SourceRunID: demoRunID})
-	require.ErrorContains(t, err, "artifact results_bmk (id 4867003113): download")
+	require.ErrorContains(t, err, "artifact results_bmk (id "+e.id(t, "results_bmk")+"): download")
 	first := e.fake.Count(fakegithub.RouteBlob)
 
 	res, err := e.client.Fetch(t.Context(), github.Request{SourceRunID: demoRunID})
 	require.NoError(t, err)
-	require.Equal(t, 14, res.Downloaded+res.Cached)
-	require.Equal(t, 14+1, e.fake.Count(fakegithub.RouteBlob), "each artifact fetched once, plus the refused try")
+	require.Equal(t, e.demoArtifacts, res.Downloaded+res.Cached)
+	require.Equal(t, e.demoArtifacts+1, e.fake.Count(fakegithub.RouteBlob), "each artifact fetched once, plus the refused try")
 	require.Equal(t, first+res.Downloaded, e.fake.Count(fakegithub.RouteBlob))
 	// No partial file is left in the cache.
 	parts, _ := filepath.Glob(filepath.Join(e.cache, "*", "*", "artifacts", ".*"))
@@ -123,7 +123,7 @@ func TestFetchEnterprise(t *testing.T) {
 	require.Len(t, list, 150)
 	res, err := c.Fetch(t.Context(), github.Request{SourceRunID: demoRunID})
 	require.NoError(t, err)
-	require.Len(t, res.Selected, 14)
+	require.Len(t, res.Selected, e.demoArtifacts)
 }
 
 // TestFetchRemovesStaleParts: a partial download left by a killed process

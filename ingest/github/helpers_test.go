@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/inferencex/ingest/fixtures"
 	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/source"
 )
 
 const (
@@ -48,6 +50,10 @@ type env struct {
 	client *github.Client
 	cache  string
 	logs   *logBuffer
+	// demoArtifacts is the number of artifacts of the demo run; ids are
+	// their listing ids by name.
+	demoArtifacts int
+	ids           map[string]int64
 }
 
 // newEnv starts a fake with the demo run loaded.
@@ -58,9 +64,24 @@ func newEnv(t *testing.T) *env {
 	require.NoError(t, fixtures.WriteDemoRun(demo))
 	_, err := fake.LoadTree(demo, 0)
 	require.NoError(t, err)
-	e := &env{fake: fake, cache: t.TempDir(), logs: &logBuffer{}}
+	e := &env{fake: fake, cache: t.TempDir(), logs: &logBuffer{}, ids: map[string]int64{}}
+	tree, err := source.Open(t.Context(), demo, nil)
+	require.NoError(t, err)
+	defer tree.Close()
+	e.demoArtifacts = len(tree.Artifacts)
+	for _, l := range tree.Listing {
+		e.ids[l.Name] = l.ID
+	}
 	e.client = e.newClient(t, nil)
 	return e
+}
+
+// id is the listing id of a demo artifact, as error messages print it.
+func (e *env) id(t *testing.T, name string) string {
+	t.Helper()
+	id, ok := e.ids[name]
+	require.True(t, ok, "demo artifact %s is not listed", name)
+	return strconv.FormatInt(id, 10)
 }
 
 // newClient builds a client with fast retries; edit adjusts the options.
