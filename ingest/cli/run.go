@@ -90,6 +90,7 @@ func runRun(ctx context.Context, env Env, args []string) int {
 	cfg.Run.SourceRunAttempt = res.Source.Meta.RunAttempt
 	cfg.Run.MergeRunID, cfg.Run.MergeRunAttempt = res.Merge.Meta.RunID, res.Merge.Meta.RunAttempt
 	cfg.Meta = cfg.Meta.Merge(res.Meta)
+	cfg.MergeMeta = cfg.MergeMeta.Merge(res.Merge.Meta)
 
 	sum, code := ingestDir(ctx, env, opts, log, cfg, res.Dir)
 	if sum == nil {

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/ingest/cli"
@@ -93,6 +95,31 @@ func TestRunReused(t *testing.T) {
 	require.NotContains(t, string(listing), `"id": 5000000001`)
 	// The run's date is the merge run's.
 	require.Contains(t, string(listing), `"created_at": "2026-11-21T09:00:00Z"`)
+
+	// In the database: the rows under the source run and attempt, dated by
+	// the merge run; the changelog under the merge run's metadata.
+	require.Equal(t, "28485856738/2/2026-11-21", queryText(t, db,
+		`SELECT string_agg(github_run_id || '/' || run_attempt || '/' || date, ',') FROM workflow_runs`), "one workflow run: the source's")
+	require.Equal(t, "0", queryText(t, db, `SELECT count(*) FROM benchmark_results b JOIN workflow_runs w ON w.id = b.workflow_run_id
+		WHERE (w.github_run_id, w.run_attempt) <> (28485856738, 2)`))
+	require.Equal(t, "8", queryText(t, db, `SELECT count(*) FROM benchmark_results`))
+	require.Equal(t, "0", queryText(t, db, `SELECT count(*) FROM eval_results e JOIN workflow_runs w ON w.id = e.workflow_run_id
+		WHERE (w.github_run_id, w.run_attempt) <> (28485856738, 2)`))
+	require.NotEqual(t, "0", queryText(t, db, `SELECT count(*) FROM eval_results`))
+	require.Equal(t, "28500000001/3/https://github.com/SemiAnalysisAI/InferenceX/actions/runs/28500000001/https://github.com/SemiAnalysisAI/InferenceX/pull/2707", queryText(t, db,
+		`SELECT string_agg(merge_run_id || '/' || merge_run_attempt || '/' || merge_run_url || '/' || pr_link, ',') FROM changelog_entries`),
+		"the changelog is the merge run's, not the source run's")
+}
+
+// queryText runs a query that returns one text value.
+func queryText(t *testing.T, db, query string) string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), db)
+	require.NoError(t, err)
+	defer conn.Close(context.WithoutCancel(t.Context()))
+	var s string
+	require.NoError(t, conn.QueryRow(t.Context(), "SELECT ("+query+")::text").Scan(&s))
+	return s
 }
 
 // TestRunChangelogPRLink: without reuse metadata or run PRs, the changelog's
