@@ -1,9 +1,404 @@
 package ingest
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/trace"
+	"github.com/inferencex/ingest/schema"
+)
 
 // TraceWriter is what the traces stage needs from the run's transaction.
-type TraceWriter interface{}
+// The stage costs four round trips whatever the run's size: list the
+// run's points, ask which digests are stored, one COPY of every new chunk,
+// one batch that writes the rest.
+type TraceWriter interface {
+	TracePoints(ctx context.Context) ([]schema.TracePoint, error)
+	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte) (schema.TraceKnown, error)
+	StageTraceChunks(ctx context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error)
+	ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.TraceApplyResult, error)
+}
 
-// ingestTraces is the traces stage (issue 4): not built yet, it reads nothing.
-func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error { return nil }
+// maxTraceNotes bounds the notes naming skipped traces.
+const maxTraceNotes = 20
+
+// ingestTraces is the traces stage (docs/reference-ingest.md §5): it pairs
+// every AgentX row with its raw sibling agentic_<suffix>, stores each
+// distinct trace once (content digest) with its derived payloads, links
+// rows to traces and to their server logs, writes trace-derived metrics
+// back, and records the run's dataset. Report unit: one AgentX row.
+func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error {
+	started := time.Now()
+	rows := readAgentXRows(env)
+	dataset, err := rows.runDataset(env.start.Run.SourceRunID)
+	if err != nil {
+		return err
+	}
+	if dataset != "" {
+		known, err := catalog.KnownDataset(dataset)
+		if err != nil {
+			return fmt.Errorf("dataset list: %w", err)
+		}
+		if !known {
+			env.tally.addUnmapped("dataset", dataset)
+		}
+	}
+	counts := &env.sum.Rows.Trace
+	counts.Unmapped += rows.unmapped
+
+	points, err := w.TracePoints(ctx)
+	if err != nil {
+		return err
+	}
+	st := &traceStage{env: env, raws: byName(env.plan.artifacts(kindAgenticRaw)), logs: byName(env.plan.artifacts(kindServerLogs)),
+		sidecars: map[string]*sidecarJob{}, logJobs: map[string]*logJob{}}
+	for _, p := range points {
+		st.pair(p)
+	}
+	st.noteSkipped()
+	st.firstPass()
+	var sd, ld, bd [][]byte
+	for _, j := range st.sidecarOrder {
+		if j.failed == "" {
+			sd = append(sd, j.digest)
+			for _, d := range j.parts {
+				if d != nil {
+					bd = append(bd, d.sha)
+				}
+			}
+		}
+	}
+	for _, j := range st.logOrder {
+		if j.failed == "" {
+			ld = append(ld, j.digest)
+			for _, d := range j.files {
+				bd = append(bd, d.sha)
+			}
+		}
+	}
+	known := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}}
+	if len(sd)+len(ld) > 0 {
+		if known, err = w.KnownTraceDigests(ctx, sd, ld, bd); err != nil {
+			return err
+		}
+	}
+	for _, j := range st.sidecarOrder {
+		j.known = known.Sidecars[string(j.digest)]
+	}
+	for _, j := range st.logOrder {
+		j.known = known.ServerLogs[string(j.digest)]
+	}
+	if err := st.secondPass(ctx, w, known); err != nil {
+		return err
+	}
+	apply := st.build(dataset)
+	res, err := w.ApplyTraces(ctx, apply)
+	if err != nil {
+		return err
+	}
+	st.count(counts)
+	env.sum.Details.TraceRowsRead += int64(len(st.items)) + rows.unmapped
+	d := &env.sum.Details
+	d.TraceSidecarsNew += res.SidecarsNew
+	d.TraceBlobsNew += res.BlobsNew
+	d.TraceBlobBytesNew += res.BlobBytesNew
+	d.ServerLogsNew += res.ServerLogsNew
+	d.ServerLogRowsLinked += res.ServerLogRowsLinked
+	if res.RowsLinked != counts.New {
+		env.log.Warn("trace links differ from the rows counted new", zap.Int64("linked", res.RowsLinked), zap.Int64("new", counts.New))
+	}
+	env.log.Info("traces written", zap.Int64("trace_new", counts.New), zap.Int64("trace_duplicate", counts.Duplicate),
+		zap.Int64("sidecars_new", res.SidecarsNew), zap.Int64("blobs_new", res.BlobsNew), zap.Int64("blob_bytes_new", res.BlobBytesNew),
+		zap.Int64("server_logs_new", res.ServerLogsNew), zap.Int64("metrics_updated", res.MetricsUpdated),
+		zap.String("dataset", dataset), zap.Duration("took", time.Since(started)))
+	return nil
+}
+
+// traceStage holds the work of one run's traces stage.
+type traceStage struct {
+	env          *runEnv
+	raws, logs   map[string]*source.Artifact
+	sidecars     map[string]*sidecarJob
+	sidecarOrder []*sidecarJob
+	logJobs      map[string]*logJob
+	logOrder     []*logJob
+	// items are the AgentX rows in point order, with what became of them.
+	items   []traceItem
+	skipped []string
+}
+
+type traceItem struct {
+	point  schema.TracePoint
+	job    *sidecarJob // nil when skipped or failed before pairing
+	failed string      // a failure found while pairing
+	art    string
+}
+
+// byName keeps the newest upload of each name (the plan lists same-name
+// re-uploads newest first).
+func byName(arts []*source.Artifact) map[string]*source.Artifact {
+	m := make(map[string]*source.Artifact, len(arts))
+	for _, a := range arts {
+		if _, ok := m[a.Name]; !ok {
+			m[a.Name] = a
+		}
+	}
+	return m
+}
+
+// pair finds the raw sibling and server log of one written point.
+func (s *traceStage) pair(p schema.TracePoint) {
+	if !p.IsAggregate {
+		s.pairServerLog(p)
+	}
+	if p.BenchmarkType != "agentic_traces" {
+		return
+	}
+	item := traceItem{point: p}
+	defer func() { s.items = append(s.items, item) }()
+	rawName, ok := trace.RawSiblingName(p.Artifact)
+	if p.IsAggregate || !ok {
+		s.skipped = append(s.skipped, fmt.Sprintf("%s / %s: the row's winning copy is not in a bmk_agentic_ artifact", p.Artifact, p.File))
+		return
+	}
+	raw := s.raws[rawName]
+	if raw == nil {
+		s.skipped = append(s.skipped, fmt.Sprintf("%s / %s: missing sibling artifact %s", p.Artifact, p.File, rawName))
+		return
+	}
+	item.art = raw.Name
+	if raw.Err != nil {
+		item.failed = raw.Err.Error()
+		return
+	}
+	files, ok := trace.Locate(raw.Files, trace.ConcOfFile(p.File))
+	if !ok {
+		item.failed = "no " + trace.ProfileExport + " under aiperf_artifacts/ or trace_replay/"
+		if c := trace.ConcOfFile(p.File); c > 0 {
+			item.failed += fmt.Sprintf(" (looked in conc_%d/ and the artifact root)", c)
+		}
+		return
+	}
+	key := raw.Name + "\x00" + files.Dir
+	j := s.sidecars[key]
+	if j == nil {
+		j = &sidecarJob{raw: raw, files: files}
+		s.sidecars[key] = j
+		s.sidecarOrder = append(s.sidecarOrder, j)
+	}
+	j.rows = append(j.rows, p)
+	item.job = j
+}
+
+func (s *traceStage) pairServerLog(p schema.TracePoint) {
+	key, ok := trace.ServerLogKey(p.Artifact)
+	if !ok {
+		return
+	}
+	a := s.logs["server_logs_"+key]
+	if a == nil {
+		a = s.logs["multinode_server_logs_"+key]
+	}
+	if a == nil {
+		return
+	}
+	j := s.logJobs[a.Name]
+	if j == nil {
+		j = &logJob{art: a}
+		s.logJobs[a.Name] = j
+		s.logOrder = append(s.logOrder, j)
+	}
+	j.rows = append(j.rows, p)
+}
+
+func (s *traceStage) noteSkipped() {
+	for i, n := range s.skipped {
+		if i == maxTraceNotes {
+			s.env.tally.note(fmt.Sprintf("… and %d more AgentX rows without a raw trace", len(s.skipped)-maxTraceNotes))
+			break
+		}
+		s.env.tally.note("trace skipped: " + n)
+	}
+}
+
+// firstPass hashes every paired file, so stored traces and logs are
+// recognised before anything is compressed or sent.
+func (s *traceStage) firstPass() {
+	recs := map[*source.Artifact]*artifactRecord{}
+	record := func(a *source.Artifact) *artifactRecord {
+		r := recs[a]
+		if r == nil {
+			r = newArtifactRecord(a)
+			recs[a] = r
+			*s.env.records = append(*s.env.records, r)
+			s.env.sum.Details.ArtifactsRead++
+		}
+		return r
+	}
+	for _, j := range s.sidecarOrder {
+		rec := record(j.raw)
+		j.hash(rec)
+		j.raw.Release()
+	}
+	for _, j := range s.logOrder {
+		rec := record(j.art)
+		j.hash(rec)
+		j.art.Release()
+	}
+	for _, r := range recs {
+		s.env.sum.Details.FilesRead += int64(r.FilesRead)
+		s.env.sum.Details.BytesRead += r.BytesRead
+	}
+}
+
+// secondPass streams every sidecar and server log not stored yet through
+// one COPY.
+func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.TraceKnown) error {
+	var todoS []*sidecarJob
+	var todoL []*logJob
+	for _, j := range s.sidecarOrder {
+		if j.failed == "" && !j.known {
+			todoS = append(todoS, j)
+		}
+	}
+	for _, j := range s.logOrder {
+		if j.failed == "" && !j.known {
+			todoL = append(todoL, j)
+		}
+	}
+	if len(todoS)+len(todoL) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	chunks := make(chan schema.TraceChunk, chunkQueue)
+	done := make(chan struct{})
+	st := &streamer{ctx: ctx, out: chunks, log: s.env.log}
+	go func() {
+		defer close(done)
+		defer close(chunks)
+		for _, j := range todoS {
+			if ctx.Err() != nil {
+				return
+			}
+			st.sidecar(j, known)
+		}
+		for _, j := range todoL {
+			if ctx.Err() != nil {
+				return
+			}
+			st.serverLog(j, known)
+		}
+	}()
+	_, copyErr := w.StageTraceChunks(ctx, func() (schema.TraceChunk, bool, error) {
+		select {
+		case c, ok := <-chunks:
+			return c, ok, nil
+		case <-ctx.Done():
+			return schema.TraceChunk{}, false, ctx.Err()
+		}
+	})
+	cancel()
+	<-done
+	if copyErr != nil {
+		return copyErr
+	}
+	if err := ctx.Err(); err != nil && context.Cause(ctx) != context.Canceled {
+		return err
+	}
+	return nil
+}
+
+// build assembles the batch from the jobs' outcomes.
+func (s *traceStage) build(dataset string) schema.TraceApply {
+	a := schema.TraceApply{Dataset: dataset}
+	addBlob := func(d *fileDigest) {
+		if d != nil && d.send {
+			a.Blobs = append(a.Blobs, schema.TraceBlob{Stream: d.stream, Digest: d.sha, Size: d.size, StoredSize: d.stored, Chunks: d.chunks})
+		}
+	}
+	opt := func(d *fileDigest) []byte {
+		if d == nil {
+			return nil
+		}
+		return d.sha
+	}
+	for _, j := range s.sidecarOrder {
+		if j.failed != "" {
+			s.env.tally.fail(schema.CategoryTrace, j.raw.Name, j.failFile, j.failed)
+			continue
+		}
+		if !j.known {
+			for _, d := range j.parts {
+				addBlob(d)
+			}
+			dm, _ := json.Marshal(j.derived.Metrics)
+			sc := schema.TraceSidecar{Digest: j.digest, Profile: j.parts[0].sha, ProfileSize: j.parts[0].size,
+				AIPerfJSON: opt(j.parts[1]), MetricsJSON: opt(j.parts[2]), MetricsCSV: opt(j.parts[3]),
+				Layout: j.files.Layout, StatsStream: j.streams[0], ChartStream: j.streams[1], TimelineStream: j.streams[2],
+				DerivedMetrics: dm, KVCapacity: j.derived.KVCapacity, SourceArtifact: j.raw.Name, SourceDir: j.files.Dir}
+			if j.parts[2] != nil {
+				sc.MetricsJSONSize = j.parts[2].size
+			}
+			if j.parts[3] != nil {
+				sc.MetricsCSVSize = j.parts[3].size
+			}
+			a.Sidecars = append(a.Sidecars, sc)
+		}
+		for _, p := range j.rows {
+			if !sameDigest(p.TraceDigest, j.digest) {
+				a.TraceLinks = append(a.TraceLinks, schema.RowLink{RowID: p.RowID, Digest: j.digest})
+			}
+		}
+	}
+	for _, it := range s.items {
+		if it.failed != "" {
+			s.env.tally.fail(schema.CategoryTrace, it.art, "", it.failed)
+		}
+	}
+	for _, j := range s.logOrder {
+		if j.failed != "" {
+			s.env.tally.fail(schema.CategoryRun, j.art.Name, j.failFile, "server log: "+j.failed)
+			continue
+		}
+		if !j.known {
+			b := schema.ServerLogBundle{Digest: j.digest, Primary: primaryLog(j.stored), KVCapacity: j.kv, SourceArtifact: j.art.Name}
+			for _, d := range j.stored {
+				addBlob(d)
+				b.Files = append(b.Files, schema.ServerLogFile{Name: d.path, Blob: d.sha, Size: d.size})
+				b.TotalSize += d.size
+			}
+			a.Logs = append(a.Logs, b)
+		}
+		for _, p := range j.rows {
+			if !sameDigest(p.ServerLogDigest, j.digest) {
+				a.LogLinks = append(a.LogLinks, schema.RowLink{RowID: p.RowID, Digest: j.digest})
+			}
+		}
+	}
+	return a
+}
+
+// count puts every AgentX row in exactly one column.
+func (s *traceStage) count(c *schema.Counts) {
+	for _, it := range s.items {
+		switch {
+		case it.failed != "":
+			c.Failed++
+		case it.job == nil:
+			c.Skipped++
+		case it.job.failed != "":
+			c.Failed++
+		case sameDigest(it.point.TraceDigest, it.job.digest):
+			c.Duplicate++
+		default:
+			c.New++
+		}
+	}
+}

@@ -106,7 +106,11 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 	for i, x := range a.Blobs {
 		bs[i], bd[i], bsz[i], bst[i], bc[i] = x.Stream, x.Digest, x.Size, x.StoredSize, x.Chunks
 	}
-	b.Queue(qInsertTraceBlobs, bs, bd, bsz, bst, bc)
+	// Only a run that staged chunks has the staging table these read.
+	staged := nb > 0 || len(a.Sidecars) > 0
+	if staged {
+		b.Queue(qInsertTraceBlobs, bs, bd, bsz, bst, bc)
+	}
 
 	ns := len(a.Sidecars)
 	sd, sp, sps, sa, smj, smjs, smc, smcs := make([][]byte, ns), make([][]byte, ns), make([]int64, ns), make([][]byte, ns),
@@ -127,7 +131,9 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 		sl[i], sst[i], sch[i], stl[i] = x.Layout, x.StatsStream, x.ChartStream, x.TimelineStream
 		sdm[i], skv[i], ssa[i], ssd[i] = string(x.DerivedMetrics), x.KVCapacity, x.SourceArtifact, x.SourceDir
 	}
-	b.Queue(qInsertSidecars, sd, sp, sps, sa, smj, smjs, smc, smcs, sl, sst, sch, stl, sdm, skv, ssa, ssd)
+	if staged {
+		b.Queue(qInsertSidecars, sd, sp, sps, sa, smj, smjs, smc, smcs, sl, sst, sch, stl, sdm, skv, ssa, ssd)
+	}
 	lid, ldg := links(a.TraceLinks)
 	b.Queue(qLinkTraces, lid, ldg)
 
@@ -153,12 +159,14 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
-	var parts int64
-	if err := res.QueryRow().Scan(&r.BlobsNew, &r.BlobBytesNew, &parts); err != nil {
-		return r, fmt.Errorf("write trace blobs: %w", err)
-	}
-	if err := res.QueryRow().Scan(&r.SidecarsNew); err != nil {
-		return r, fmt.Errorf("write trace sidecars: %w", err)
+	if staged {
+		var parts int64
+		if err := res.QueryRow().Scan(&r.BlobsNew, &r.BlobBytesNew, &parts); err != nil {
+			return r, fmt.Errorf("write trace blobs: %w", err)
+		}
+		if err := res.QueryRow().Scan(&r.SidecarsNew); err != nil {
+			return r, fmt.Errorf("write trace sidecars: %w", err)
+		}
 	}
 	tag, err := res.Exec()
 	if err != nil {
