@@ -173,8 +173,8 @@ func (s *traceStage) pair(p schema.TracePoint) {
 		return
 	}
 	item.art = raw.Name
-	if raw.Err != nil {
-		item.failed = raw.Err.Error()
+	if err := raw.Load(); err != nil { // indexes the files, opens nothing
+		item.failed = err.Error()
 		return
 	}
 	files, ok := trace.Locate(raw.Files, trace.ConcOfFile(p.File))
