@@ -89,6 +89,10 @@ func ServerLogSuffix(artifact string) (string, bool) {
 // trace_replay/, and the older AIPerf layout with one more child directory
 // (aiperf_artifacts/run_0/). The result depends only on the file list.
 func Locate(files []string, conc int) (Files, bool) {
+	if !sort.StringsAreSorted(files) {
+		files = append([]string(nil), files...)
+		sort.Strings(files)
+	}
 	if conc > 0 {
 		prefix := "conc_" + strconv.Itoa(conc) + "/"
 		if f, ok := locateUnder(files, prefix); ok {
