@@ -31,9 +31,12 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 
 	first := e.mustIngest(dir, ingest.Config{})
 	require.Equal(t, schema.StatusCompletedWithFailures, first.Status)
-	require.Equal(t, schema.Counts{New: 8, Duplicate: 0, Skipped: 12, Unmapped: 2, Failed: 1}, first.Rows.Benchmark)
-	require.Equal(t, schema.Stats{BenchmarkFiles: 13, RawBenchmarkRows: 23, CoveredByPerJobFiles: 9, FailedRunRows: 2,
+	require.Equal(t, schema.Counts{New: 12, Duplicate: 0, Skipped: 12, Unmapped: 2, Failed: 1}, first.Rows.Benchmark)
+	require.Equal(t, schema.Stats{BenchmarkFiles: 17, RawBenchmarkRows: 27, CoveredByPerJobFiles: 9, FailedRunRows: 2,
 		RunStatsNew: 16}, first.Stats)
+	// AgentX: three points with a raw sibling (one per layout), one without.
+	require.Equal(t, schema.Counts{New: 3, Skipped: 1}, first.Rows.Trace)
+	require.EqualValues(t, 3, first.Details.ServerLogsNew)
 	require.EqualValues(t, 1, first.Details.StaleAttemptRows)
 	require.Equal(t, "listing", first.Details.AttemptOrder)
 	require.Equal(t, []string{"a100-lab"}, first.Unmapped.Hardware)
@@ -52,14 +55,16 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 	require.Equal(t, conc64Winner, artifact)
 	require.NotNil(t, artifactID, "listed artifacts keep their GitHub id")
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM benchmark_results WHERE conc = 256 AND source_artifact = $1`, conc256Winner))
-	require.Equal(t, 8, e.count(`SELECT count(*) FROM benchmark_results b JOIN workflow_runs w ON w.id = b.workflow_run_id
+	require.Equal(t, 12, e.count(`SELECT count(*) FROM benchmark_results b JOIN workflow_runs w ON w.id = b.workflow_run_id
 		WHERE w.github_run_id = $1 AND w.run_attempt = 2 AND b.date = '2026-11-20' AND b.ingest_id = $2`, demoRunID, first.IngestID))
-	require.Equal(t, 1, e.count(`SELECT count(*) FROM configs WHERE hardware = 'b200' AND model = 'qwen3.5' AND num_prefill_gpu = 8`))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM configs WHERE hardware = 'b200' AND model = 'qwen3.5' AND framework = 'sglang' AND num_prefill_gpu = 8`), "fixed-seq and AgentX points share the config")
 	require.Equal(t, "completed_with_failures", e.ledgerStatus(first.IngestID))
 
 	before := e.checksums(dataTables...)
 	second := e.mustIngest(dir, ingest.Config{})
-	require.Equal(t, schema.Counts{New: 0, Duplicate: 8, Skipped: 12, Unmapped: 2, Failed: 1}, second.Rows.Benchmark)
+	require.Equal(t, schema.Counts{New: 0, Duplicate: 12, Skipped: 12, Unmapped: 2, Failed: 1}, second.Rows.Benchmark)
+	require.Equal(t, schema.Counts{Duplicate: 3, Skipped: 1}, second.Rows.Trace)
+	require.Zero(t, second.Details.TraceBlobsNew)
 	require.EqualValues(t, 0, second.Stats.RunStatsNew)
 	require.EqualValues(t, 16, second.Stats.RunStatsDuplicate)
 	require.Zero(t, second.Details.BenchmarkRowsUpdated)
@@ -106,7 +111,7 @@ func TestDryRunLeavesNoTrace(t *testing.T) {
 	// A dry rerun over existing rows predicts duplicates, still writing nothing.
 	after := e.checksums(all...)
 	dry2 := e.mustIngest(dir, ingest.Config{DryRun: true})
-	require.EqualValues(t, 8, dry2.Rows.Benchmark.Duplicate)
+	require.EqualValues(t, 12, dry2.Rows.Benchmark.Duplicate)
 	require.Equal(t, after, e.checksums(all...))
 }
 

@@ -164,12 +164,12 @@ func (s *traceStage) pair(p schema.TracePoint) {
 	defer func() { s.items = append(s.items, item) }()
 	rawName, ok := trace.RawSiblingName(p.Artifact)
 	if p.IsAggregate || !ok {
-		s.skipped = append(s.skipped, fmt.Sprintf("%s / %s: the row's winning copy is not in a bmk_agentic_ artifact", p.Artifact, p.File))
+		s.skipped = append(s.skipped, fmt.Sprintf("the winning copy of an AgentX point is in %s, which names no raw sibling", p.Artifact))
 		return
 	}
 	raw := s.raws[rawName]
 	if raw == nil {
-		s.skipped = append(s.skipped, fmt.Sprintf("%s / %s: missing sibling artifact %s", p.Artifact, p.File, rawName))
+		s.skipped = append(s.skipped, "missing sibling artifact "+rawName)
 		return
 	}
 	item.art = raw.Name
