@@ -62,7 +62,10 @@ func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error {
 		st.pair(p)
 	}
 	st.noteSkipped()
+	passStarted := time.Now()
 	st.firstPass()
+	env.log.Debug("traces hashed", zap.Int("sidecars", len(st.sidecarOrder)), zap.Int("server_logs", len(st.logOrder)),
+		zap.Duration("took", time.Since(passStarted)))
 	var sd, ld, bd [][]byte
 	for _, j := range st.sidecarOrder {
 		if j.failed == "" {
@@ -94,14 +97,18 @@ func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error {
 	for _, j := range st.logOrder {
 		j.known = known.ServerLogs[string(j.digest)]
 	}
+	passStarted = time.Now()
 	if err := st.secondPass(ctx, w, known); err != nil {
 		return err
 	}
+	env.log.Debug("traces streamed", zap.Duration("took", time.Since(passStarted)))
+	passStarted = time.Now()
 	apply := st.build(dataset)
 	res, err := w.ApplyTraces(ctx, apply)
 	if err != nil {
 		return err
 	}
+	env.log.Debug("traces applied", zap.Duration("took", time.Since(passStarted)))
 	st.count(counts)
 	env.sum.Details.TraceRowsRead += int64(len(st.items)) + rows.unmapped
 	d := &env.sum.Details
@@ -338,10 +345,12 @@ func (s *traceStage) build(dataset string) schema.TraceApply {
 			for _, d := range j.parts {
 				addBlob(d)
 			}
+			addBlob(j.timeline)
 			dm, _ := json.Marshal(j.derived.Metrics)
 			sc := schema.TraceSidecar{Digest: j.digest, Profile: j.parts[0].sha, ProfileSize: j.parts[0].size,
 				AIPerfJSON: opt(j.parts[1]), MetricsJSON: opt(j.parts[2]), MetricsCSV: opt(j.parts[3]),
-				Layout: j.files.Layout, StatsStream: j.streams[0], ChartStream: j.streams[1], TimelineStream: j.streams[2],
+				Layout: j.files.Layout, StatsStream: j.streams[0], ChartStream: j.streams[1],
+				Timeline: j.timeline.sha, TimelineSize: j.timeline.size,
 				DerivedMetrics: dm, KVCapacity: j.derived.KVCapacity, SourceArtifact: j.raw.Name, SourceDir: j.files.Dir}
 			if j.parts[2] != nil {
 				sc.MetricsJSONSize = j.parts[2].size

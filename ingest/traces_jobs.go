@@ -37,8 +37,9 @@ type sidecarJob struct {
 	known bool
 	// set by the second pass
 	derived  *trace.Derived
-	streams  [3]int32 // stats, chart, timeline
-	failed   string   // reason, with failedFile
+	streams  [2]int32 // stats, chart
+	timeline *fileDigest
+	failed   string // reason, with failedFile
 	failFile string
 }
 

@@ -218,7 +218,7 @@ func (s *streamer) sidecar(j *sidecarJob, known schema.TraceKnown) {
 		return
 	}
 	j.derived = der
-	for i, b := range []json.RawMessage{der.AggregateStats, der.ChartSeries, der.RequestTimeline} {
+	for i, b := range []json.RawMessage{der.AggregateStats, der.ChartSeries} {
 		id, err := s.payload(b)
 		if err != nil {
 			fail(pd.path, err)
@@ -226,6 +226,19 @@ func (s *streamer) sidecar(j *sidecarJob, known schema.TraceKnown) {
 		}
 		j.streams[i] = id
 	}
+	// The timeline holds every request: it is kept as a compressed blob.
+	sum := sha256.Sum256(der.RequestTimeline)
+	tl := &fileDigest{path: "request_timeline.json", sha: sum[:], size: int64(len(der.RequestTimeline))}
+	bw := s.newBlob()
+	if _, err := bw.Write(der.RequestTimeline); err != nil {
+		fail(pd.path, err)
+		return
+	}
+	if err := bw.close(tl); err != nil {
+		fail(pd.path, err)
+		return
+	}
+	j.timeline = tl
 }
 
 // serverLog is the second pass over one unknown server log artifact:

@@ -1,8 +1,12 @@
 package ingest_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,13 +94,38 @@ func TestTracesFirstIngestAndRerun(t *testing.T) {
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM agentic_trace_replay WHERE layout = 'nested'`))
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM agentic_trace_replay WHERE layout = 'multinode'`))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM agentic_trace_replay WHERE layout = 'single-node'`))
-	require.Equal(t, 4, e.count(`SELECT count(*) FROM agentic_trace_replay WHERE jsonb_array_length(request_timeline->'requests') > 0
-		AND (aggregate_stats->'records'->>'recordsTotal')::int = jsonb_array_length(request_timeline->'requests')`))
+	// The request timeline (a gzip JSON blob) has one entry per record.
+	rows, err := e.pool().Query(context.Background(),
+		`SELECT request_timeline_digest, (aggregate_stats->'records'->>'recordsTotal')::int FROM agentic_trace_replay`)
+	require.NoError(t, err)
+	timelines := 0
+	for rows.Next() {
+		var digest []byte
+		var total int
+		require.NoError(t, rows.Scan(&digest, &total))
+		var tl struct {
+			Requests []json.RawMessage `json:"requests"`
+		}
+		require.NoError(t, json.Unmarshal(e.blob(digest), &tl))
+		require.Len(t, tl.Requests, total)
+		timelines++
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, 4, timelines)
 	// Blobs decompress to what was read.
 	var size, stored int64
 	require.NoError(t, e.pool().QueryRow(context.Background(),
 		`SELECT sum(size), sum(stored_size) FROM trace_blobs`).Scan(&size, &stored))
 	require.Greater(t, size, stored)
+	var profileDigest []byte
+	require.NoError(t, e.pool().QueryRow(context.Background(),
+		`SELECT profile_export_digest FROM agentic_trace_replay WHERE layout = 'nested'`).Scan(&profileDigest))
+	nested, err := filepath.Glob(filepath.Join(dir, "agentic_*", "aiperf_artifacts", "run_0", "profile_export.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, nested, 1)
+	want, err := os.ReadFile(nested[0])
+	require.NoError(t, err)
+	require.Equal(t, want, e.blob(profileDigest), "the stored profile is the file, byte for byte")
 	require.Equal(t, 0, e.count(`SELECT count(*) FROM trace_blobs b WHERE b.stored_size <> (SELECT coalesce(sum(length(data)), 0) FROM trace_blob_chunks c WHERE c.digest = b.digest)`))
 
 	tables := append([]string{"trace_blobs", "trace_blob_chunks", "agentic_trace_replay", "server_logs", "server_log_files", "run_datasets"}, dataTables...)
@@ -110,6 +139,21 @@ func TestTracesFirstIngestAndRerun(t *testing.T) {
 	require.Zero(t, second.Details.ServerLogsNew)
 	require.Zero(t, second.Details.ServerLogRowsLinked)
 	require.Equal(t, before, e.checksums(tables...), "a rerun changes nothing")
+}
+
+// blob reads a stored blob back: its chunks in order, gunzipped.
+func (e *env) blob(digest []byte) []byte {
+	e.t.Helper()
+	var data []byte
+	require.NoError(e.t, e.pool().QueryRow(context.Background(),
+		`SELECT string_agg(data, ''::bytea ORDER BY seq) FROM trace_blob_chunks WHERE digest = $1`, digest).Scan(&data))
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	require.NoError(e.t, err)
+	out, err := io.ReadAll(zr)
+	require.NoError(e.t, err)
+	sum := sha256.Sum256(out)
+	require.Equal(e.t, digest, sum[:], "a blob is addressed by the sha256 of its content")
+	return out
 }
 
 func hasNote(sum *schema.Summary, part string) bool {

@@ -20,6 +20,8 @@ CREATE TABLE trace_blob_chunks (
     data   bytea   NOT NULL,
     PRIMARY KEY (digest, seq)
 );
+-- Chunks are gzip already: store them out of line without compressing again.
+ALTER TABLE trace_blob_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
 
 -- One trace sidecar: the raw files of one AgentX point and what was derived
 -- from them. digest is sha256 over the names and digests of its files, so
@@ -37,7 +39,9 @@ CREATE TABLE agentic_trace_replay (
     layout                     text        NOT NULL,
     aggregate_stats            jsonb       NOT NULL,
     chart_series               jsonb       NOT NULL,
-    request_timeline           jsonb       NOT NULL,
+    -- one entry per request: large, so a gzip JSON blob like the files
+    request_timeline_digest    bytea       NOT NULL REFERENCES trace_blobs (digest),
+    request_timeline_size      bigint      NOT NULL,
     -- metrics written back to the linked benchmark rows: "override" keys
     -- replace the aggregate's, "fill" keys are only added where missing.
     derived_metrics            jsonb       NOT NULL DEFAULT '{}',

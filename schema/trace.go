@@ -43,7 +43,9 @@ type TraceSidecar struct {
 	Profile, AIPerfJSON, MetricsJSON, MetricsCSV []byte
 	ProfileSize, MetricsJSONSize, MetricsCSVSize int64
 	Layout                                       string
-	StatsStream, ChartStream, TimelineStream     int32
+	StatsStream, ChartStream                     int32
+	Timeline                                     []byte
+	TimelineSize                                 int64
 	DerivedMetrics                               []byte
 	KVCapacity                                   *int64
 	SourceArtifact, SourceDir                    string

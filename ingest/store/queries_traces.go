@@ -43,7 +43,8 @@ CREATE TEMP TABLE IF NOT EXISTS stage_trace_chunks (
 	stream integer NOT NULL,
 	seq    integer NOT NULL,
 	data   bytea   NOT NULL
-) ON COMMIT DROP`
+) ON COMMIT DROP;
+ALTER TABLE stage_trace_chunks ALTER COLUMN data SET STORAGE EXTERNAL`
 
 var traceChunkColumns = []string{"stream", "seq", "data"}
 
@@ -75,20 +76,20 @@ SELECT (SELECT count(*) FROM ins), (SELECT coalesce(sum(stored_size), 0) FROM in
 const qInsertSidecars = `
 WITH u AS (
 	SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bigint[], $4::bytea[], $5::bytea[], $6::bigint[],
-		$7::bytea[], $8::bigint[], $9::text[], $10::int[], $11::int[], $12::int[], $13::text[], $14::bigint[],
-		$15::text[], $16::text[])
+		$7::bytea[], $8::bigint[], $9::text[], $10::int[], $11::int[], $12::bytea[], $13::bigint[], $14::text[],
+		$15::bigint[], $16::text[], $17::text[])
 		AS u(digest, profile, profile_size, aiperf, sm_json, sm_json_size, sm_csv, sm_csv_size, layout,
-			stats_stream, chart_stream, timeline_stream, derived, kv, source_artifact, source_dir)
+			stats_stream, chart_stream, timeline, timeline_size, derived, kv, source_artifact, source_dir)
 ), ins AS (
 	INSERT INTO agentic_trace_replay (digest, profile_export_digest, profile_export_size, profile_aiperf_digest,
 		server_metrics_json_digest, server_metrics_json_size, server_metrics_csv_digest, server_metrics_csv_size,
-		layout, aggregate_stats, chart_series, request_timeline, derived_metrics, kv_cache_pool_tokens,
+		layout, aggregate_stats, chart_series, request_timeline_digest, request_timeline_size, derived_metrics, kv_cache_pool_tokens,
 		source_artifact, source_dir)
 	SELECT DISTINCT ON (u.digest) u.digest, u.profile, u.profile_size, u.aiperf, u.sm_json, u.sm_json_size,
 		u.sm_csv, u.sm_csv_size, u.layout,
 		(SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb FROM stage_trace_chunks c WHERE c.stream = u.stats_stream),
 		(SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb FROM stage_trace_chunks c WHERE c.stream = u.chart_stream),
-		(SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb FROM stage_trace_chunks c WHERE c.stream = u.timeline_stream),
+		u.timeline, u.timeline_size,
 		u.derived::jsonb, u.kv, u.source_artifact, u.source_dir
 	FROM u ORDER BY u.digest
 	ON CONFLICT (digest) DO NOTHING

@@ -115,8 +115,8 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 	ns := len(a.Sidecars)
 	sd, sp, sps, sa, smj, smjs, smc, smcs := make([][]byte, ns), make([][]byte, ns), make([]int64, ns), make([][]byte, ns),
 		make([][]byte, ns), make([]*int64, ns), make([][]byte, ns), make([]*int64, ns)
-	sl, sst, sch, stl, sdm, skv, ssa, ssd := make([]string, ns), make([]int32, ns), make([]int32, ns), make([]int32, ns),
-		make([]string, ns), make([]*int64, ns), make([]string, ns), make([]string, ns)
+	sl, sst, sch, stl, stls, sdm, skv, ssa, ssd := make([]string, ns), make([]int32, ns), make([]int32, ns), make([][]byte, ns),
+		make([]int64, ns), make([]string, ns), make([]*int64, ns), make([]string, ns), make([]string, ns)
 	for i, x := range a.Sidecars {
 		sd[i], sp[i], sps[i], sa[i] = x.Digest, x.Profile, x.ProfileSize, x.AIPerfJSON
 		smj[i], smc[i] = x.MetricsJSON, x.MetricsCSV
@@ -128,11 +128,11 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 			v := x.MetricsCSVSize
 			smcs[i] = &v
 		}
-		sl[i], sst[i], sch[i], stl[i] = x.Layout, x.StatsStream, x.ChartStream, x.TimelineStream
+		sl[i], sst[i], sch[i], stl[i], stls[i] = x.Layout, x.StatsStream, x.ChartStream, x.Timeline, x.TimelineSize
 		sdm[i], skv[i], ssa[i], ssd[i] = string(x.DerivedMetrics), x.KVCapacity, x.SourceArtifact, x.SourceDir
 	}
 	if staged {
-		b.Queue(qInsertSidecars, sd, sp, sps, sa, smj, smjs, smc, smcs, sl, sst, sch, stl, sdm, skv, ssa, ssd)
+		b.Queue(qInsertSidecars, sd, sp, sps, sa, smj, smjs, smc, smcs, sl, sst, sch, stl, stls, sdm, skv, ssa, ssd)
 	}
 	lid, ldg := links(a.TraceLinks)
 	b.Queue(qLinkTraces, lid, ldg)
