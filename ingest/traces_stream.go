@@ -33,7 +33,6 @@ type streamer struct {
 	next int32 // next stream id
 	log  *zap.Logger
 	gz   *gzip.Writer
-	sent int64
 }
 
 // chunker cuts a byte stream into chunks of one stream.
@@ -77,7 +76,6 @@ func (c *chunker) flush() error {
 	}
 	c.seq++
 	c.total += int64(len(c.buf))
-	c.s.sent += int64(len(c.buf))
 	c.buf = make([]byte, 0, traceChunkSize)
 	return nil
 }
@@ -142,24 +140,42 @@ func (s *streamer) readPart(fsys fs.FS, d *fileDigest, knownBlob bool, consume f
 		return err
 	}
 	defer f.Close()
-	var r io.Reader = f
-	var bw *blobWriter
-	if !knownBlob {
-		bw = s.newBlob()
-		r = io.TeeReader(f, bw)
-	}
-	if consume != nil {
-		if err := consume(r); err != nil {
+	if knownBlob {
+		if err := consume(f); err != nil {
 			return err
 		}
-	}
-	if _, err := io.Copy(io.Discard, r); err != nil {
+		_, err := io.Copy(io.Discard, f)
 		return err
 	}
-	if bw != nil {
+	bw := s.newBlob()
+	if consume == nil {
+		if _, err := io.Copy(bw, f); err != nil {
+			return err
+		}
 		return bw.close(d)
 	}
-	return nil
+	// Parse and compress side by side: the bytes the parser reads are
+	// handed through a pipe to a goroutine that hashes and compresses them.
+	pr, pw := io.Pipe()
+	compressed := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(bw, pr)
+		pr.CloseWithError(err) // unblocks the parser if compression fails
+		compressed <- err
+	}()
+	r := io.TeeReader(f, pw)
+	err = consume(r)
+	if err == nil {
+		_, err = io.Copy(io.Discard, r)
+	}
+	pw.CloseWithError(err)
+	if cerr := <-compressed; err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return bw.close(d)
 }
 
 // sidecar is the second pass over one unknown sidecar.
