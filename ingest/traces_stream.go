@@ -243,13 +243,12 @@ func (s *streamer) sidecar(j *sidecarJob, known schema.TraceKnown) {
 		j.streams[i] = id
 	}
 	// The timeline holds every request: it is kept as a compressed blob.
-	sum := sha256.Sum256(der.RequestTimeline)
-	tl := &fileDigest{path: "request_timeline.json", sha: sum[:], size: int64(len(der.RequestTimeline))}
 	bw := s.newBlob()
-	if _, err := bw.Write(der.RequestTimeline); err != nil {
+	if err := profile.WriteTimeline(bw); err != nil {
 		fail(pd.path, err)
 		return
 	}
+	tl := &fileDigest{path: "request_timeline.json", sha: bw.h.Sum(nil), size: bw.size}
 	if err := bw.close(tl); err != nil {
 		fail(pd.path, err)
 		return

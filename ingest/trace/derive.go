@@ -1,7 +1,9 @@
 package trace
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"math"
 )
 
@@ -14,9 +16,8 @@ const (
 
 // Derived are the payloads of one trace sidecar.
 type Derived struct {
-	AggregateStats  json.RawMessage
-	ChartSeries     json.RawMessage
-	RequestTimeline json.RawMessage
+	AggregateStats json.RawMessage
+	ChartSeries    json.RawMessage
 	// Metrics are written back to the linked benchmark rows.
 	Metrics    DerivedMetrics
 	KVCapacity *int64
@@ -72,12 +73,44 @@ type chartSeries struct {
 	ClientInFlight     []int                `json:"clientInFlight"`
 }
 
-type requestTimeline struct {
-	Version   int       `json:"version"`
-	StartNs   int64     `json:"startNs"`
-	EndNs     int64     `json:"endNs"`
-	DurationS float64   `json:"durationS"`
-	Requests  []Request `json:"requests"`
+// timelineHeader is the request timeline without its requests, which
+// WriteTimeline streams one by one.
+type timelineHeader struct {
+	Version   int     `json:"version"`
+	StartNs   int64   `json:"startNs"`
+	EndNs     int64   `json:"endNs"`
+	DurationS float64 `json:"durationS"`
+}
+
+// WriteTimeline writes the request timeline JSON,
+// {version, startNs, endNs, durationS, requests: [...]}, one request at a
+// time: the document is never held whole.
+func (p *Profile) WriteTimeline(w io.Writer) error {
+	duration := 0.0
+	if p.EndNs > p.StartNs {
+		duration = round(float64(p.EndNs-p.StartNs) / 1e9)
+	}
+	head, err := json.Marshal(timelineHeader{Version: TimelineVersion, StartNs: p.StartNs, EndNs: p.EndNs, DurationS: duration})
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head[:len(head)-1])
+	bw.WriteString(`,"requests":[`)
+	for i := range p.Requests {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		b, err := json.Marshal(&p.Requests[i])
+		if err != nil {
+			return err
+		}
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+	}
+	bw.WriteString("]}")
+	return bw.Flush()
 }
 
 // Derive computes the payloads of a sidecar from its profile and, when
@@ -146,18 +179,11 @@ func Derive(p *Profile, sm *ServerMetrics) (*Derived, error) {
 		d.KVCapacity = sm.KVCapacity()
 	}
 	fillFullResponse(d.Metrics.Fill, p.reconstructedITL)
-	tl := requestTimeline{Version: TimelineVersion, StartNs: p.StartNs, EndNs: p.EndNs, DurationS: duration, Requests: p.Requests}
-	if tl.Requests == nil {
-		tl.Requests = []Request{}
-	}
 	var err error
 	if d.AggregateStats, err = json.Marshal(st); err != nil {
 		return nil, err
 	}
 	if d.ChartSeries, err = json.Marshal(cs); err != nil {
-		return nil, err
-	}
-	if d.RequestTimeline, err = json.Marshal(tl); err != nil {
 		return nil, err
 	}
 	return d, nil

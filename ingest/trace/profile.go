@@ -56,6 +56,21 @@ type Profile struct {
 	// Distributions over kept records (profiling phase, no error), in
 	// seconds or tokens.
 	isl, osl, ttft, e2el, itl, fullResponseITL, reconstructedITL, e2elPerOSL []float64
+	// strings repeats conversation, worker and phase names once each.
+	strings map[string]string
+}
+
+// maxInterned bounds the interning table; names past it are kept as read.
+const maxInterned = 1 << 16
+
+func (p *Profile) intern(s string) string {
+	if v, ok := p.strings[s]; ok {
+		return v
+	}
+	if len(p.strings) < maxInterned {
+		p.strings[s] = s
+	}
+	return s
 }
 
 type number float64
@@ -145,7 +160,8 @@ func val(n *number) (float64, bool) {
 // ignored; a line that is not a JSON object is an error naming the line.
 func ReadProfile(r io.Reader) (*Profile, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
-	p := &Profile{Accounting: Accounting{ErrorCategories: map[string]int64{}}, StartNs: math.MaxInt64, EndNs: math.MinInt64}
+	p := &Profile{Accounting: Accounting{ErrorCategories: map[string]int64{}}, StartNs: math.MaxInt64, EndNs: math.MinInt64,
+		strings: map[string]string{}}
 	var long []byte
 	for lineNo := 1; ; lineNo++ {
 		line, err := br.ReadSlice('\n')
@@ -210,8 +226,8 @@ func (p *Profile) add(line []byte) error {
 	if warmup {
 		phase = *md.Phase
 	}
-	req := Request{CID: clean(md.ConversationID), TI: md.TurnIndex, WID: clean(md.WorkerID), Phase: clean(phase),
-		Cancelled: md.WasCancelled, Err: errCat, startNs: int64(md.Start), ackNs: int64(md.Ack), endNs: int64(md.End), kept: kept}
+	req := Request{CID: p.intern(clean(md.ConversationID)), TI: md.TurnIndex, WID: p.intern(clean(md.WorkerID)),
+		Phase: p.intern(clean(phase)), Cancelled: md.WasCancelled, Err: p.intern(errCat), startNs: int64(md.Start), ackNs: int64(md.Ack), endNs: int64(md.End), kept: kept}
 	if v, ok := val(rec.Metrics.ISL); ok {
 		req.ISL = int64(v)
 	}

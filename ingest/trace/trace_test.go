@@ -124,10 +124,13 @@ func TestDerivedPayloadsGolden(t *testing.T) {
 	require.InDelta(t, 330000.0/689000, d.Metrics.Override["server_gpu_cache_hit_rate"], 1e-9)
 	require.InDelta(t, 40000.0/689000, d.Metrics.Override["server_cpu_cache_hit_rate"], 1e-9)
 	require.Nil(t, d.KVCapacity)
+	var tl bytes.Buffer
+	require.NoError(t, p.WriteTimeline(&tl))
+	require.True(t, json.Valid(tl.Bytes()))
 	golden(t, "derived.golden.json", map[string]any{
 		"aggregateStats":  json.RawMessage(d.AggregateStats),
 		"chartSeries":     json.RawMessage(d.ChartSeries),
-		"requestTimeline": json.RawMessage(d.RequestTimeline),
+		"requestTimeline": json.RawMessage(tl.Bytes()),
 		"metrics":         d.Metrics,
 	})
 }
