@@ -97,17 +97,25 @@ func (p *Profile) WriteTimeline(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(head[:len(head)-1])
 	bw.WriteString(`,"requests":[`)
-	for i := range p.Requests {
-		if i > 0 {
+	first := true
+	var werr error
+	p.each(func(r *req) {
+		if werr != nil {
+			return
+		}
+		if !first {
 			bw.WriteByte(',')
 		}
-		b, err := json.Marshal(&p.Requests[i])
-		if err != nil {
-			return err
+		first = false
+		out := p.request(r)
+		b, err := json.Marshal(&out)
+		if err == nil {
+			_, err = bw.Write(b)
 		}
-		if _, err := bw.Write(b); err != nil {
-			return err
-		}
+		werr = err
+	})
+	if werr != nil {
+		return werr
 	}
 	bw.WriteString("]}")
 	return bw.Flush()
@@ -249,18 +257,18 @@ func clientSeries(p *Profile) (done []int, outTps []float64, inFlight []int) {
 	}
 	done, outTps, inFlight = make([]int, n), make([]float64, n), make([]int, n)
 	delta := make([]int, n+1)
-	for _, r := range p.Requests {
+	p.each(func(r *req) {
 		if r.startNs <= 0 || r.endNs < r.startNs {
-			continue
+			return
 		}
 		s, e := int((r.startNs-p.StartNs)/1e9), int((r.endNs-p.StartNs)/1e9)
 		delta[s]++
 		delta[e+1]--
 		if r.kept {
 			done[e]++
-			outTps[e] += float64(r.OSL)
+			outTps[e] += float64(r.osl)
 		}
-	}
+	})
 	cur := 0
 	for i := 0; i < n; i++ {
 		cur += delta[i]

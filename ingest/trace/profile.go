@@ -26,51 +26,86 @@ type Accounting struct {
 	ErrorCategories map[string]int64 `json:"errorCategories"`
 }
 
-// Request is one record of the request timeline. Times are milliseconds
-// from the profile's first request start.
+// Request is one record of the request timeline, as written. Times are
+// milliseconds from the profile's first request start.
 type Request struct {
 	CID       string  `json:"cid"`
-	TI        int     `json:"ti"`
+	TI        int32   `json:"ti"`
 	WID       string  `json:"wid,omitempty"`
 	Phase     string  `json:"phase"`
 	Start     float64 `json:"start"`
 	Ack       float64 `json:"ack,omitempty"`
 	End       float64 `json:"end"`
-	TTFTMs    float64 `json:"ttftMs,omitempty"`
-	TPOTMs    float64 `json:"tpotMs,omitempty"`
-	ISL       int64   `json:"isl"`
-	OSL       int64   `json:"osl"`
+	TTFTMs    float32 `json:"ttftMs,omitempty"`
+	TPOTMs    float32 `json:"tpotMs,omitempty"`
+	ISL       int32   `json:"isl"`
+	OSL       int32   `json:"osl"`
 	Cancelled bool    `json:"cancelled,omitempty"`
 	Err       string  `json:"err,omitempty"`
-
-	startNs, ackNs, endNs int64
-	kept                  bool
 }
+
+// req is how a record is kept until the timeline is written: 64 bytes,
+// names as indexes into the profile's name table.
+type req struct {
+	startNs, ackNs, endNs int64
+	ttftMs, tpotMs        float32
+	isl, osl, ti          int32
+	cid, wid, phase, err  uint32
+	cancelled, kept       bool
+}
+
+// reqBlock is how many records one block holds: the timeline grows block by
+// block, never by copying what it holds.
+const reqBlock = 4096
 
 // Profile is what one pass over profile_export.jsonl yields.
 type Profile struct {
 	Accounting Accounting
-	Requests   []Request
 	StartNs    int64
 	EndNs      int64
+	blocks     [][]req
 	// Distributions over kept records (profiling phase, no error), in
 	// seconds or tokens.
 	isl, osl, ttft, e2el, itl, fullResponseITL, reconstructedITL, e2elPerOSL []float64
-	// strings repeats conversation, worker and phase names once each.
-	strings map[string]string
+	// names holds every conversation, worker, phase and error name once.
+	names   []string
+	nameIdx map[string]uint32
 }
 
-// maxInterned bounds the interning table; names past it are kept as read.
-const maxInterned = 1 << 16
+func (p *Profile) name(s string) uint32 {
+	if i, ok := p.nameIdx[s]; ok {
+		return i
+	}
+	i := uint32(len(p.names))
+	p.names = append(p.names, s)
+	p.nameIdx[s] = i
+	return i
+}
 
-func (p *Profile) intern(s string) string {
-	if v, ok := p.strings[s]; ok {
-		return v
+func (p *Profile) push(r req) {
+	if n := len(p.blocks); n == 0 || len(p.blocks[n-1]) == reqBlock {
+		p.blocks = append(p.blocks, make([]req, 0, reqBlock))
 	}
-	if len(p.strings) < maxInterned {
-		p.strings[s] = s
+	last := &p.blocks[len(p.blocks)-1]
+	*last = append(*last, r)
+}
+
+// each calls fn for every record in file order.
+func (p *Profile) each(fn func(r *req)) {
+	for _, b := range p.blocks {
+		for i := range b {
+			fn(&b[i])
+		}
 	}
-	return s
+}
+
+// Requests is the number of records kept for the timeline.
+func (p *Profile) Requests() int {
+	n := 0
+	for _, b := range p.blocks {
+		n += len(b)
+	}
+	return n
 }
 
 type number float64
@@ -161,7 +196,7 @@ func val(n *number) (float64, bool) {
 func ReadProfile(r io.Reader) (*Profile, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	p := &Profile{Accounting: Accounting{ErrorCategories: map[string]int64{}}, StartNs: math.MaxInt64, EndNs: math.MinInt64,
-		strings: map[string]string{}}
+		nameIdx: map[string]uint32{}}
 	var long []byte
 	for lineNo := 1; ; lineNo++ {
 		line, err := br.ReadSlice('\n')
@@ -226,21 +261,22 @@ func (p *Profile) add(line []byte) error {
 	if warmup {
 		phase = *md.Phase
 	}
-	req := Request{CID: p.intern(clean(md.ConversationID)), TI: md.TurnIndex, WID: p.intern(clean(md.WorkerID)),
-		Phase: p.intern(clean(phase)), Cancelled: md.WasCancelled, Err: p.intern(errCat), startNs: int64(md.Start), ackNs: int64(md.Ack), endNs: int64(md.End), kept: kept}
+	req := req{cid: p.name(clean(md.ConversationID)), ti: int32(md.TurnIndex), wid: p.name(clean(md.WorkerID)),
+		phase: p.name(clean(phase)), cancelled: md.WasCancelled, err: p.name(errCat),
+		startNs: int64(md.Start), ackNs: int64(md.Ack), endNs: int64(md.End), kept: kept}
 	if v, ok := val(rec.Metrics.ISL); ok {
-		req.ISL = int64(v)
+		req.isl = int32(min(max(v, 0), math.MaxInt32))
 	}
 	if v, ok := val(rec.Metrics.OSL); ok {
-		req.OSL = int64(v)
+		req.osl = int32(min(max(v, 0), math.MaxInt32))
 	}
 	ttft, hasTTFT := val(rec.Metrics.TTFT)
 	if hasTTFT {
-		req.TTFTMs = round(ttft)
+		req.ttftMs = float32(ttft)
 	}
 	itl, hasITL := val(rec.Metrics.ITL)
 	if hasITL {
-		req.TPOTMs = round(itl)
+		req.tpotMs = float32(itl)
 	}
 	if req.startNs > 0 && req.startNs < p.StartNs {
 		p.StartNs = req.startNs
@@ -248,7 +284,7 @@ func (p *Profile) add(line []byte) error {
 	if req.endNs > 0 && req.endNs > p.EndNs {
 		p.EndNs = req.endNs
 	}
-	p.Requests = append(p.Requests, req)
+	p.push(req)
 	if !kept {
 		return nil
 	}
@@ -286,21 +322,24 @@ func (p *Profile) add(line []byte) error {
 	return nil
 }
 
-// finish makes the timeline relative to the first request start.
+// finish settles the profile's time span.
 func (p *Profile) finish() {
 	if p.StartNs == math.MaxInt64 {
 		p.StartNs, p.EndNs = 0, 0
 	}
+}
+
+// request is the timeline entry of a record.
+func (p *Profile) request(r *req) Request {
 	rel := func(ns int64) float64 {
 		if ns <= 0 {
 			return 0
 		}
 		return round(float64(ns-p.StartNs) / 1e6)
 	}
-	for i := range p.Requests {
-		r := &p.Requests[i]
-		r.Start, r.Ack, r.End = rel(r.startNs), rel(r.ackNs), rel(r.endNs)
-	}
+	return Request{CID: p.names[r.cid], TI: r.ti, WID: p.names[r.wid], Phase: p.names[r.phase],
+		Start: rel(r.startNs), Ack: rel(r.ackNs), End: rel(r.endNs), TTFTMs: r.ttftMs, TPOTMs: r.tpotMs,
+		ISL: r.isl, OSL: r.osl, Cancelled: r.cancelled, Err: p.names[r.err]}
 }
 
 // errorCategory is "" when the record has no error (null, false, empty),
