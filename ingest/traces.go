@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -27,6 +30,10 @@ type TraceWriter interface {
 
 // maxTraceNotes bounds the notes naming skipped traces.
 const maxTraceNotes = 20
+
+// maxTraceWorkers bounds the traces read at once in the second pass; each
+// holds one profile's records and a compressor.
+const maxTraceWorkers = 2
 
 // ingestTraces is the traces stage (docs/reference-ingest.md §5): it pairs
 // every AgentX row with its raw sibling agentic_<suffix>, stores each
@@ -237,30 +244,56 @@ func (s *traceStage) noteSkipped() {
 // firstPass hashes every paired file, so stored traces and logs are
 // recognised before anything is compressed or sent.
 func (s *traceStage) firstPass() {
-	recs := map[*source.Artifact]*artifactRecord{}
-	record := func(a *source.Artifact) *artifactRecord {
-		r := recs[a]
-		if r == nil {
-			r = newArtifactRecord(a)
-			recs[a] = r
-			*s.env.records = append(*s.env.records, r)
+	// One group per artifact: its files are hashed in path order by one
+	// worker, so its ledger record does not depend on scheduling.
+	type group struct {
+		art  *source.Artifact
+		rec  *artifactRecord
+		jobs []func(*artifactRecord)
+	}
+	var groups []*group
+	byArt := map[*source.Artifact]*group{}
+	add := func(a *source.Artifact, job func(*artifactRecord)) {
+		g := byArt[a]
+		if g == nil {
+			g = &group{art: a, rec: newArtifactRecord(a)}
+			byArt[a] = g
+			groups = append(groups, g)
+			*s.env.records = append(*s.env.records, g.rec)
 			s.env.sum.Details.ArtifactsRead++
 		}
-		return r
+		g.jobs = append(g.jobs, job)
 	}
 	for _, j := range s.sidecarOrder {
-		rec := record(j.raw)
-		j.hash(rec)
-		j.raw.Release()
+		add(j.raw, j.hash)
 	}
 	for _, j := range s.logOrder {
-		rec := record(j.art)
-		j.hash(rec)
-		j.art.Release()
+		add(j.art, j.hash)
 	}
-	for _, r := range recs {
-		s.env.sum.Details.FilesRead += int64(r.FilesRead)
-		s.env.sum.Details.BytesRead += r.BytesRead
+	work := make(chan *group)
+	var wg sync.WaitGroup
+	for range min(maxTraceWorkers, runtime.GOMAXPROCS(0), len(groups)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := range work {
+				for _, job := range g.jobs {
+					job(g.rec)
+				}
+				if err := g.art.Release(); err != nil {
+					s.env.log.Debug("release artifact", zap.String("artifact", g.art.Name), zap.Error(err))
+				}
+			}
+		}()
+	}
+	for _, g := range groups {
+		work <- g
+	}
+	close(work)
+	wg.Wait()
+	for _, g := range groups {
+		s.env.sum.Details.FilesRead += int64(g.rec.FilesRead)
+		s.env.sum.Details.BytesRead += g.rec.BytesRead
 	}
 }
 
@@ -282,25 +315,46 @@ func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.T
 	if len(todoS)+len(todoL) == 0 {
 		return nil
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	chunks := make(chan schema.TraceChunk, chunkQueue)
 	done := make(chan struct{})
-	st := &streamer{ctx: ctx, out: chunks, log: s.env.log}
+	// A few workers read different traces at once; their chunks share the
+	// one COPY (each stream has its own id).
+	work := make(chan func(*streamer))
+	var ids atomic.Int32
+	var wg sync.WaitGroup
+	for range min(maxTraceWorkers, runtime.GOMAXPROCS(0), len(todoS)+len(todoL)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := &streamer{ctx: ctx, out: chunks, ids: &ids, log: s.env.log}
+			for job := range work {
+				if ctx.Err() == nil {
+					job(st)
+				}
+			}
+		}()
+	}
 	go func() {
 		defer close(done)
 		defer close(chunks)
+		defer wg.Wait()
+		defer close(work)
 		for _, j := range todoS {
-			if ctx.Err() != nil {
+			select {
+			case work <- func(st *streamer) { st.sidecar(j, known) }:
+			case <-ctx.Done():
 				return
 			}
-			st.sidecar(j, known)
 		}
 		for _, j := range todoL {
-			if ctx.Err() != nil {
+			select {
+			case work <- func(st *streamer) { st.serverLog(j, known) }:
+			case <-ctx.Done():
 				return
 			}
-			st.serverLog(j, known)
 		}
 	}()
 	_, copyErr := w.StageTraceChunks(ctx, func() (schema.TraceChunk, bool, error) {
@@ -316,8 +370,8 @@ func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.T
 	if copyErr != nil {
 		return copyErr
 	}
-	if err := ctx.Err(); err != nil && context.Cause(ctx) != context.Canceled {
-		return err
+	if err := parent.Err(); err != nil {
+		return err // the traces were not all read
 	}
 	return nil
 }

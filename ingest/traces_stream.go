@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -28,11 +29,11 @@ const chunkQueue = 4
 // each unknown sidecar and server log once, compressing, hashing and
 // deriving as the bytes pass.
 type streamer struct {
-	ctx  context.Context
-	out  chan<- schema.TraceChunk
-	next int32 // next stream id
-	log  *zap.Logger
-	gz   *gzip.Writer
+	ctx context.Context
+	out chan<- schema.TraceChunk
+	ids *atomic.Int32 // stream ids, shared by the workers of one COPY
+	log *zap.Logger
+	gz  *gzip.Writer
 }
 
 // chunker cuts a byte stream into chunks of one stream.
@@ -45,8 +46,7 @@ type chunker struct {
 }
 
 func (s *streamer) newChunker() *chunker {
-	s.next++
-	return &chunker{s: s, stream: s.next, buf: make([]byte, 0, traceChunkSize)}
+	return &chunker{s: s, stream: s.ids.Add(1), buf: make([]byte, 0, traceChunkSize)}
 }
 
 func (c *chunker) Write(p []byte) (int, error) {
