@@ -18,9 +18,9 @@ import (
 )
 
 // TraceWriter is what the traces stage needs from the run's transaction.
-// The stage costs four round trips whatever the run's size: list the
-// run's points, ask which digests are stored, one COPY of every new chunk,
-// one batch that writes the rest.
+// The stage costs at most five round trips whatever the run's size: list
+// the run's points, ask which digests are stored, create the staging table
+// and COPY every new chunk into it, one batch that writes the rest.
 type TraceWriter interface {
 	TracePoints(ctx context.Context) ([]schema.TracePoint, error)
 	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte) (schema.TraceKnown, error)

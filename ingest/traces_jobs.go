@@ -142,12 +142,14 @@ func (j *logJob) hash(rec *artifactRecord) {
 // primaryLog is the bundle's main file: server.log when there is one,
 // else the first file in name order.
 func primaryLog(files []*fileDigest) string {
+	first := files[0].path
 	for _, f := range files {
 		if path.Base(f.path) == "server.log" {
 			return f.path
 		}
+		first = min(first, f.path)
 	}
-	return files[0].path
+	return first
 }
 
 func sameDigest(a, b []byte) bool { return a != nil && bytes.Equal(a, b) }

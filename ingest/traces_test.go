@@ -128,6 +128,24 @@ func TestTracesFirstIngestAndRerun(t *testing.T) {
 	require.Equal(t, want, e.blob(profileDigest), "the stored profile is the file, byte for byte")
 	require.Equal(t, 0, e.count(`SELECT count(*) FROM trace_blobs b WHERE b.stored_size <> (SELECT coalesce(sum(length(data)), 0) FROM trace_blob_chunks c WHERE c.digest = b.digest)`))
 
+	// What each layout stored, derived from the generated profiles and
+	// exports (the generator is deterministic).
+	var sidecars json.RawMessage
+	require.NoError(t, e.pool().QueryRow(context.Background(), `SELECT jsonb_agg(jsonb_build_object(
+		'layout', layout, 'sourceDir', source_dir, 'profileSize', profile_export_size,
+		'hasMetricsJSON', server_metrics_json_digest IS NOT NULL, 'hasMetricsCSV', server_metrics_csv_digest IS NOT NULL,
+		'aggregateStats', aggregate_stats, 'adapter', chart_series->'adapter',
+		'timeslices', chart_series->'timeslicesCount', 'derivedMetrics', derived_metrics,
+		'kvCachePoolTokens', kv_cache_pool_tokens) ORDER BY layout, source_dir)
+		FROM agentic_trace_replay`).Scan(&sidecars))
+	goldenJSON(t, "testdata/traces/layouts.golden.json", sidecars)
+	var logs json.RawMessage
+	require.NoError(t, e.pool().QueryRow(context.Background(), `SELECT jsonb_agg(jsonb_build_object(
+		'primary', l.primary_file, 'files', l.file_count, 'kvCachePoolTokens', l.kv_cache_pool_tokens,
+		'names', (SELECT jsonb_agg(f.file_name ORDER BY f.file_name) FROM server_log_files f WHERE f.server_log_id = l.id))
+		ORDER BY l.primary_file, l.source_artifact) FROM server_logs l`).Scan(&logs))
+	goldenJSON(t, "testdata/traces/server_logs.golden.json", logs)
+
 	tables := append([]string{"trace_blobs", "trace_blob_chunks", "agentic_trace_replay", "server_logs", "server_log_files", "run_datasets"}, dataTables...)
 	before := e.checksums(tables...)
 	second := e.mustIngest(dir, ingest.Config{})
