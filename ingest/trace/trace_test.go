@@ -266,3 +266,5 @@ func TestPercentile(t *testing.T) {
 	require.True(t, sort.Float64sAreSorted(v))
 	require.Nil(t, Summarize(nil))
 }
+
+func jsonValid(b []byte) bool { return json.Valid(b) }
