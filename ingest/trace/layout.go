@@ -72,16 +72,6 @@ func ServerLogKey(benchmarkArtifact string) (string, bool) {
 	return s, s != ""
 }
 
-// ServerLogSuffix is the pairing key of a server log artifact.
-func ServerLogSuffix(artifact string) (string, bool) {
-	for _, p := range []string{"multinode_server_logs_", "server_logs_"} {
-		if s, ok := strings.CutPrefix(artifact, p); ok && s != "" {
-			return s, true
-		}
-	}
-	return "", false
-}
-
 // Locate finds the sidecar files of one point in a raw artifact's file
 // list (sorted slash paths). conc > 0 selects the multinode conc_<N>/
 // child, falling back to the artifact root when it has none. It accepts

@@ -111,6 +111,7 @@ func readTestdata(t *testing.T) (*Profile, *ServerMetrics) {
 func TestDerivedPayloadsGolden(t *testing.T) {
 	p, sm := readTestdata(t)
 	require.EqualValues(t, 9, p.Accounting.Total)
+	require.Equal(t, 9, p.Requests(), "every record is on the timeline, warmup and failed ones included")
 	require.EqualValues(t, 5, p.Accounting.Profiled)
 	require.EqualValues(t, 3, p.Accounting.WarmupDropped)
 	require.EqualValues(t, 2, p.Accounting.ErrorDropped)
