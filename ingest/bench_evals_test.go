@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
-
-	"runtime/metrics"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -87,27 +84,4 @@ func benchEvals(b *testing.B, dir string, m generate.Manifest, rerun bool) {
 	b.ReportMetric(float64(m.EvalBytes)/(1<<20), "eval-MB")
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-live-heap-MiB")
 	b.ReportMetric(float64(peakTotal)/(1<<20), "peak-go-total-MiB")
-}
-
-// sampleMemory records the largest live heap and the largest total memory
-// the Go runtime has mapped, until stop is called.
-func sampleMemory(peakHeap, peakTotal *uint64) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"}}
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(s)
-			*peakHeap = max(*peakHeap, s[0].Value.Uint64())
-			*peakTotal = max(*peakTotal, s[1].Value.Uint64())
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	})
-	return func() { close(done); wg.Wait() }
 }

@@ -31,8 +31,8 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 
 	first := e.mustIngest(dir, ingest.Config{})
 	require.Equal(t, schema.StatusCompletedWithFailures, first.Status)
-	require.Equal(t, schema.Counts{New: 8, Duplicate: 0, Skipped: 12, Unmapped: 2, Failed: 1}, first.Rows.Benchmark)
-	require.Equal(t, schema.Stats{BenchmarkFiles: 13, RawBenchmarkRows: 23, CoveredByPerJobFiles: 9, FailedRunRows: 2,
+	require.Equal(t, schema.Counts{New: 12, Duplicate: 0, Skipped: 12, Unmapped: 2, Failed: 1}, first.Rows.Benchmark)
+	require.Equal(t, schema.Stats{BenchmarkFiles: 17, RawBenchmarkRows: 27, CoveredByPerJobFiles: 9, FailedRunRows: 2,
 		RunStatsNew: 16, EvalSamplesNew: 2678, ChangelogEntriesWritten: 2}, first.Stats)
 	// Evals: the single-node gsm8k row and the batched conc 4 and 64 rows
 	// are new; their aggregate copies are duplicates; conc 16 did not
@@ -42,6 +42,9 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 	require.EqualValues(t, 3, first.Details.EvalSampleFiles)
 	require.EqualValues(t, 2678, first.Details.EvalSampleLines)
 	require.Zero(t, first.Details.EvalSampleLinesFailed)
+	// AgentX: three points with a raw sibling (one per layout), one without.
+	require.Equal(t, schema.Counts{New: 3, Skipped: 1}, first.Rows.Trace)
+	require.EqualValues(t, 3, first.Details.ServerLogsNew)
 	require.EqualValues(t, 1, first.Details.StaleAttemptRows)
 	require.Equal(t, "listing", first.Details.AttemptOrder)
 	require.Equal(t, []string{"a100-lab"}, first.Unmapped.Hardware)
@@ -60,14 +63,14 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 	require.Equal(t, conc64Winner, artifact)
 	require.NotNil(t, artifactID, "listed artifacts keep their GitHub id")
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM benchmark_results WHERE conc = 256 AND source_artifact = $1`, conc256Winner))
-	require.Equal(t, 8, e.count(`SELECT count(*) FROM benchmark_results b JOIN workflow_runs w ON w.id = b.workflow_run_id
+	require.Equal(t, 12, e.count(`SELECT count(*) FROM benchmark_results b JOIN workflow_runs w ON w.id = b.workflow_run_id
 		WHERE w.github_run_id = $1 AND w.run_attempt = 2 AND b.date = '2026-11-20' AND b.ingest_id = $2`, demoRunID, first.IngestID))
-	require.Equal(t, 1, e.count(`SELECT count(*) FROM configs WHERE hardware = 'b200' AND model = 'qwen3.5' AND num_prefill_gpu = 8`))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM configs WHERE hardware = 'b200' AND model = 'qwen3.5' AND framework = 'sglang' AND num_prefill_gpu = 8`), "fixed-seq and AgentX points share the config")
 	require.Equal(t, "completed_with_failures", e.ledgerStatus(first.IngestID))
 	// The single-node eval lands on the benchmarks' config row, although its
 	// meta_env.json carries HEAD's clobbered ep/dp_attention.
 	require.Equal(t, 1, e.count(`SELECT count(DISTINCT config_id) FROM (
-		SELECT config_id FROM benchmark_results UNION ALL
+		SELECT config_id FROM benchmark_results WHERE benchmark_type NOT LIKE 'agentic%' UNION ALL
 		SELECT config_id FROM eval_results WHERE conc = 64 AND source_file NOT LIKE '%_conc64.json') t`))
 	require.Equal(t, 3, e.count(`SELECT count(*) FROM eval_results WHERE task = 'gsm8k' AND isl = 8192 AND osl = 1024`))
 	require.Equal(t, 2678, e.count(`SELECT count(*) FROM eval_samples`))
@@ -78,7 +81,9 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 
 	before := e.checksums(dataTables...)
 	second := e.mustIngest(dir, ingest.Config{})
-	require.Equal(t, schema.Counts{New: 0, Duplicate: 8, Skipped: 12, Unmapped: 2, Failed: 1}, second.Rows.Benchmark)
+	require.Equal(t, schema.Counts{New: 0, Duplicate: 12, Skipped: 12, Unmapped: 2, Failed: 1}, second.Rows.Benchmark)
+	require.Equal(t, schema.Counts{Duplicate: 3, Skipped: 1}, second.Rows.Trace)
+	require.Zero(t, second.Details.TraceBlobsNew)
 	require.EqualValues(t, 0, second.Stats.RunStatsNew)
 	require.EqualValues(t, 16, second.Stats.RunStatsDuplicate)
 	require.Zero(t, second.Details.BenchmarkRowsUpdated)
@@ -133,8 +138,9 @@ func TestDryRunLeavesNoTrace(t *testing.T) {
 	// A dry rerun over existing rows predicts duplicates, still writing nothing.
 	after := e.checksums(all...)
 	dry2 := e.mustIngest(dir, ingest.Config{DryRun: true})
-	require.EqualValues(t, 8, dry2.Rows.Benchmark.Duplicate)
+	require.EqualValues(t, 12, dry2.Rows.Benchmark.Duplicate)
 	require.EqualValues(t, 6, dry2.Rows.Eval.Duplicate)
+	require.EqualValues(t, 3, dry2.Rows.Trace.Duplicate)
 	require.Equal(t, after, e.checksums(all...))
 }
 

@@ -99,7 +99,8 @@ func (e *env) count(query string, args ...any) int {
 
 // dataTables are every table an ingest writes rows to, except the ledger.
 var dataTables = []string{"workflow_runs", "configs", "benchmark_results", "availability", "run_stats",
-	"eval_results", "eval_sample_texts", "eval_samples", "changelog_entries"}
+	"eval_results", "eval_sample_texts", "eval_samples", "changelog_entries",
+	"trace_blobs", "trace_blob_chunks", "agentic_trace_replay", "server_logs", "server_log_files", "run_datasets"}
 
 // checksums is a content checksum per table: every row as text, sorted.
 func (e *env) checksums(tables ...string) map[string]string {

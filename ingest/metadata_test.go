@@ -88,9 +88,9 @@ func TestRunOverrides(t *testing.T) {
 	e.deps.Overrides = ov
 
 	sum := e.mustIngest(dir, ingest.Config{})
-	require.EqualValues(t, 7, sum.Rows.Benchmark.New)
+	require.EqualValues(t, 11, sum.Rows.Benchmark.New, "7 fixed-seq and 4 AgentX points")
 	require.EqualValues(t, 2, sum.Stats.PurgedPoints, "the per-job row and its aggregate copy")
-	require.Equal(t, 0, e.count(`SELECT count(*) FROM benchmark_results WHERE conc = 8`))
+	require.Equal(t, 0, e.count(`SELECT count(*) FROM benchmark_results WHERE conc = 8 AND benchmark_type = 'single_turn'`))
 
 	purged := t.TempDir()
 	perJob(t, purged, "p4", benchRow(4, nil))
@@ -103,7 +103,7 @@ func TestRunOverrides(t *testing.T) {
 // demoFingerprint reads the recipe fingerprint of the demo's conc 8 row.
 func demoFingerprint(t *testing.T, dir string) string {
 	t.Helper()
-	matches, err := filepath.Glob(filepath.Join(dir, "bmk_*conc8_*", "*.json"))
+	matches, err := filepath.Glob(filepath.Join(dir, "bmk_qwen3.5_8k1k_*conc8_*", "*.json"))
 	require.NoError(t, err)
 	require.Len(t, matches, 1)
 	data, err := os.ReadFile(matches[0])

@@ -1,9 +1,467 @@
 package ingest
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/trace"
+	"github.com/inferencex/ingest/schema"
+)
 
 // TraceWriter is what the traces stage needs from the run's transaction.
-type TraceWriter interface{}
+// The stage costs at most five round trips whatever the run's size: list
+// the run's points, ask which digests are stored, create the staging table
+// and COPY every new chunk into it, one batch that writes the rest.
+type TraceWriter interface {
+	TracePoints(ctx context.Context) ([]schema.TracePoint, error)
+	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte) (schema.TraceKnown, error)
+	StageTraceChunks(ctx context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error)
+	ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.TraceApplyResult, error)
+}
 
-// ingestTraces is the traces stage (issue 4): not built yet, it reads nothing.
-func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error { return nil }
+// maxTraceNotes bounds the notes naming skipped traces.
+const maxTraceNotes = 20
+
+// maxTraceWorkers bounds the traces read at once in the second pass; each
+// holds one profile's records and a compressor.
+const maxTraceWorkers = 2
+
+// ingestTraces is the traces stage (docs/reference-ingest.md §5): it pairs
+// every AgentX row with its raw sibling agentic_<suffix>, stores each
+// distinct trace once (content digest) with its derived payloads, links
+// rows to traces and to their server logs, writes trace-derived metrics
+// back, and records the run's dataset. Report unit: one AgentX row.
+func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error {
+	started := time.Now()
+	rows := readAgentXRows(env)
+	dataset, err := rows.runDataset(env.start.Run.SourceRunID)
+	if err != nil {
+		return err
+	}
+	if dataset != "" {
+		known, err := catalog.KnownDataset(dataset)
+		if err != nil {
+			return fmt.Errorf("dataset list: %w", err)
+		}
+		if !known {
+			env.tally.addUnmapped("dataset", dataset)
+		}
+	}
+	counts := &env.sum.Rows.Trace
+	counts.Unmapped += rows.unmapped
+
+	points, err := w.TracePoints(ctx)
+	if err != nil {
+		return err
+	}
+	st := &traceStage{env: env, raws: byName(env.plan.artifacts(kindAgenticRaw)), logs: byName(env.plan.artifacts(kindServerLogs)),
+		sidecars: map[string]*sidecarJob{}, logJobs: map[string]*logJob{}}
+	for _, p := range points {
+		st.pair(p)
+	}
+	st.noteSkipped()
+	passStarted := time.Now()
+	st.firstPass()
+	env.log.Debug("traces hashed", zap.Int("sidecars", len(st.sidecarOrder)), zap.Int("server_logs", len(st.logOrder)),
+		zap.Duration("took", time.Since(passStarted)))
+	var sd, ld, bd [][]byte
+	for _, j := range st.sidecarOrder {
+		if j.failed == "" {
+			sd = append(sd, j.digest)
+			for _, d := range j.parts {
+				if d != nil {
+					bd = append(bd, d.sha)
+				}
+			}
+		}
+	}
+	for _, j := range st.logOrder {
+		if j.failed == "" {
+			ld = append(ld, j.digest)
+			for _, d := range j.files {
+				bd = append(bd, d.sha)
+			}
+		}
+	}
+	known := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}}
+	if len(sd)+len(ld) > 0 {
+		if known, err = w.KnownTraceDigests(ctx, sd, ld, bd); err != nil {
+			return err
+		}
+	}
+	for _, j := range st.sidecarOrder {
+		j.known = known.Sidecars[string(j.digest)]
+	}
+	for _, j := range st.logOrder {
+		j.known = known.ServerLogs[string(j.digest)]
+	}
+	passStarted = time.Now()
+	if err := st.secondPass(ctx, w, known); err != nil {
+		return err
+	}
+	env.log.Debug("traces streamed", zap.Duration("took", time.Since(passStarted)))
+	passStarted = time.Now()
+	apply := st.build(dataset)
+	res, err := w.ApplyTraces(ctx, apply)
+	if err != nil {
+		return err
+	}
+	env.log.Debug("traces applied", zap.Duration("took", time.Since(passStarted)))
+	st.count(counts)
+	env.sum.Details.TraceRowsRead += int64(len(st.items)) + rows.unmapped
+	d := &env.sum.Details
+	d.TraceSidecarsNew += res.SidecarsNew
+	d.TraceBlobsNew += res.BlobsNew
+	d.TraceBlobBytesNew += res.BlobBytesNew
+	d.ServerLogsNew += res.ServerLogsNew
+	d.ServerLogRowsLinked += res.ServerLogRowsLinked
+	if res.RowsLinked != counts.New {
+		env.log.Warn("trace links differ from the rows counted new", zap.Int64("linked", res.RowsLinked), zap.Int64("new", counts.New))
+	}
+	env.log.Info("traces written", zap.Int64("trace_new", counts.New), zap.Int64("trace_duplicate", counts.Duplicate),
+		zap.Int64("sidecars_new", res.SidecarsNew), zap.Int64("blobs_new", res.BlobsNew), zap.Int64("blob_bytes_new", res.BlobBytesNew),
+		zap.Int64("server_logs_new", res.ServerLogsNew), zap.Int64("metrics_updated", res.MetricsUpdated),
+		zap.String("dataset", dataset), zap.Duration("took", time.Since(started)))
+	return nil
+}
+
+// traceStage holds the work of one run's traces stage.
+type traceStage struct {
+	env          *runEnv
+	raws, logs   map[string]*source.Artifact
+	sidecars     map[string]*sidecarJob
+	sidecarOrder []*sidecarJob
+	logJobs      map[string]*logJob
+	logOrder     []*logJob
+	// items are the AgentX rows in point order, with what became of them.
+	items   []traceItem
+	skipped []string
+}
+
+type traceItem struct {
+	point  schema.TracePoint
+	job    *sidecarJob // nil when skipped or failed before pairing
+	failed string      // a failure found while pairing
+	art    string
+}
+
+// byName keeps the newest upload of each name (the plan lists same-name
+// re-uploads newest first).
+func byName(arts []*source.Artifact) map[string]*source.Artifact {
+	m := make(map[string]*source.Artifact, len(arts))
+	for _, a := range arts {
+		if _, ok := m[a.Name]; !ok {
+			m[a.Name] = a
+		}
+	}
+	return m
+}
+
+// pair finds the raw sibling and server log of one written point.
+func (s *traceStage) pair(p schema.TracePoint) {
+	if !p.IsAggregate {
+		s.pairServerLog(p)
+	}
+	if p.BenchmarkType != "agentic_traces" {
+		return
+	}
+	item := traceItem{point: p}
+	defer func() { s.items = append(s.items, item) }()
+	rawName, ok := trace.RawSiblingName(p.Artifact)
+	if p.IsAggregate || !ok {
+		s.skipped = append(s.skipped, fmt.Sprintf("the winning copy of an AgentX point is in %s, which names no raw sibling", p.Artifact))
+		return
+	}
+	raw := s.raws[rawName]
+	if raw == nil {
+		s.skipped = append(s.skipped, "missing sibling artifact "+rawName)
+		return
+	}
+	item.art = raw.Name
+	if err := raw.Load(); err != nil { // indexes the files, opens nothing
+		item.failed = err.Error()
+		return
+	}
+	files, ok := trace.Locate(raw.Files, trace.ConcOfFile(p.File))
+	if !ok {
+		item.failed = "no " + trace.ProfileExport + " under aiperf_artifacts/ or trace_replay/"
+		if c := trace.ConcOfFile(p.File); c > 0 {
+			item.failed += fmt.Sprintf(" (looked in conc_%d/ and the artifact root)", c)
+		}
+		return
+	}
+	key := raw.Name + "\x00" + files.Dir
+	j := s.sidecars[key]
+	if j == nil {
+		j = &sidecarJob{raw: raw, files: files}
+		s.sidecars[key] = j
+		s.sidecarOrder = append(s.sidecarOrder, j)
+	}
+	j.rows = append(j.rows, p)
+	item.job = j
+}
+
+func (s *traceStage) pairServerLog(p schema.TracePoint) {
+	key, ok := trace.ServerLogKey(p.Artifact)
+	if !ok {
+		return
+	}
+	a := s.logs["server_logs_"+key]
+	if a == nil {
+		a = s.logs["multinode_server_logs_"+key]
+	}
+	if a == nil {
+		return
+	}
+	j := s.logJobs[a.Name]
+	if j == nil {
+		j = &logJob{art: a}
+		s.logJobs[a.Name] = j
+		s.logOrder = append(s.logOrder, j)
+	}
+	j.rows = append(j.rows, p)
+}
+
+func (s *traceStage) noteSkipped() {
+	for i, n := range s.skipped {
+		if i == maxTraceNotes {
+			s.env.tally.note(fmt.Sprintf("… and %d more AgentX rows without a raw trace", len(s.skipped)-maxTraceNotes))
+			break
+		}
+		s.env.tally.note("trace skipped: " + n)
+	}
+}
+
+// firstPass hashes every paired file, so stored traces and logs are
+// recognised before anything is compressed or sent.
+func (s *traceStage) firstPass() {
+	// One group per artifact: its files are hashed in path order by one
+	// worker, so its ledger record does not depend on scheduling.
+	type group struct {
+		art  *source.Artifact
+		rec  *artifactRecord
+		jobs []func(*artifactRecord)
+	}
+	var groups []*group
+	byArt := map[*source.Artifact]*group{}
+	add := func(a *source.Artifact, job func(*artifactRecord)) {
+		g := byArt[a]
+		if g == nil {
+			g = &group{art: a, rec: newArtifactRecord(a)}
+			byArt[a] = g
+			groups = append(groups, g)
+			*s.env.records = append(*s.env.records, g.rec)
+			s.env.sum.Details.ArtifactsRead++
+		}
+		g.jobs = append(g.jobs, job)
+	}
+	for _, j := range s.sidecarOrder {
+		add(j.raw, j.hash)
+	}
+	for _, j := range s.logOrder {
+		add(j.art, j.hash)
+	}
+	work := make(chan *group)
+	var wg sync.WaitGroup
+	for range min(maxTraceWorkers, runtime.GOMAXPROCS(0), len(groups)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := range work {
+				for _, job := range g.jobs {
+					job(g.rec)
+				}
+				if err := g.art.Release(); err != nil {
+					s.env.log.Debug("release artifact", zap.String("artifact", g.art.Name), zap.Error(err))
+				}
+			}
+		}()
+	}
+	for _, g := range groups {
+		work <- g
+	}
+	close(work)
+	wg.Wait()
+	for _, g := range groups {
+		s.env.sum.Details.FilesRead += int64(g.rec.FilesRead)
+		s.env.sum.Details.BytesRead += g.rec.BytesRead
+	}
+}
+
+// secondPass streams every sidecar and server log not stored yet through
+// one COPY.
+func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.TraceKnown) error {
+	var todoS []*sidecarJob
+	var todoL []*logJob
+	for _, j := range s.sidecarOrder {
+		if j.failed == "" && !j.known {
+			todoS = append(todoS, j)
+		}
+	}
+	for _, j := range s.logOrder {
+		if j.failed == "" && !j.known {
+			todoL = append(todoL, j)
+		}
+	}
+	if len(todoS)+len(todoL) == 0 {
+		return nil
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	chunks := make(chan schema.TraceChunk, chunkQueue)
+	done := make(chan struct{})
+	// A few workers read different traces at once; their chunks share the
+	// one COPY (each stream has its own id).
+	work := make(chan func(*streamer))
+	var ids atomic.Int32
+	var wg sync.WaitGroup
+	for range min(maxTraceWorkers, runtime.GOMAXPROCS(0), len(todoS)+len(todoL)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := &streamer{ctx: ctx, out: chunks, ids: &ids, log: s.env.log}
+			for job := range work {
+				if ctx.Err() == nil {
+					job(st)
+				}
+			}
+		}()
+	}
+	go func() {
+		defer close(done)
+		defer close(chunks)
+		defer wg.Wait()
+		defer close(work)
+		for _, j := range todoS {
+			select {
+			case work <- func(st *streamer) { st.sidecar(j, known) }:
+			case <-ctx.Done():
+				return
+			}
+		}
+		for _, j := range todoL {
+			select {
+			case work <- func(st *streamer) { st.serverLog(j, known) }:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	_, copyErr := w.StageTraceChunks(ctx, func() (schema.TraceChunk, bool, error) {
+		select {
+		case c, ok := <-chunks:
+			return c, ok, nil
+		case <-ctx.Done():
+			return schema.TraceChunk{}, false, ctx.Err()
+		}
+	})
+	cancel()
+	<-done
+	if copyErr != nil {
+		return copyErr
+	}
+	if err := parent.Err(); err != nil {
+		return err // the traces were not all read
+	}
+	return nil
+}
+
+// build assembles the batch from the jobs' outcomes.
+func (s *traceStage) build(dataset string) schema.TraceApply {
+	a := schema.TraceApply{Dataset: dataset}
+	addBlob := func(d *fileDigest) {
+		if d != nil && d.send {
+			a.Blobs = append(a.Blobs, schema.TraceBlob{Stream: d.stream, Digest: d.sha, Size: d.size, StoredSize: d.stored, Chunks: d.chunks})
+		}
+	}
+	opt := func(d *fileDigest) []byte {
+		if d == nil {
+			return nil
+		}
+		return d.sha
+	}
+	for _, j := range s.sidecarOrder {
+		if j.failed != "" {
+			s.env.tally.fail(schema.CategoryTrace, j.raw.Name, j.failFile, j.failed)
+			continue
+		}
+		if !j.known {
+			for _, d := range j.parts {
+				addBlob(d)
+			}
+			addBlob(j.timeline)
+			dm, _ := json.Marshal(j.derived.Metrics)
+			sc := schema.TraceSidecar{Digest: j.digest, Profile: j.parts[0].sha, ProfileSize: j.parts[0].size,
+				AIPerfJSON: opt(j.parts[1]), MetricsJSON: opt(j.parts[2]), MetricsCSV: opt(j.parts[3]),
+				Layout: j.files.Layout, StatsStream: j.streams[0], ChartStream: j.streams[1],
+				Timeline: j.timeline.sha, TimelineSize: j.timeline.size,
+				DerivedMetrics: dm, KVCapacity: j.derived.KVCapacity, SourceArtifact: j.raw.Name, SourceDir: j.files.Dir}
+			if j.parts[2] != nil {
+				sc.MetricsJSONSize = j.parts[2].size
+			}
+			if j.parts[3] != nil {
+				sc.MetricsCSVSize = j.parts[3].size
+			}
+			a.Sidecars = append(a.Sidecars, sc)
+		}
+		for _, p := range j.rows {
+			if !sameDigest(p.TraceDigest, j.digest) {
+				a.TraceLinks = append(a.TraceLinks, schema.RowLink{RowID: p.RowID, Digest: j.digest})
+			}
+		}
+	}
+	for _, it := range s.items {
+		if it.failed != "" {
+			s.env.tally.fail(schema.CategoryTrace, it.art, "", it.failed)
+		}
+	}
+	for _, j := range s.logOrder {
+		if j.failed != "" {
+			s.env.tally.fail(schema.CategoryRun, j.art.Name, j.failFile, "server log: "+j.failed)
+			continue
+		}
+		if !j.known {
+			b := schema.ServerLogBundle{Digest: j.digest, Primary: primaryLog(j.stored), KVCapacity: j.kv, SourceArtifact: j.art.Name}
+			for _, d := range j.stored {
+				addBlob(d)
+				b.Files = append(b.Files, schema.ServerLogFile{Name: d.path, Blob: d.sha, Size: d.size})
+				b.TotalSize += d.size
+			}
+			a.Logs = append(a.Logs, b)
+		}
+		for _, p := range j.rows {
+			if !sameDigest(p.ServerLogDigest, j.digest) {
+				a.LogLinks = append(a.LogLinks, schema.RowLink{RowID: p.RowID, Digest: j.digest})
+			}
+		}
+	}
+	return a
+}
+
+// count puts every AgentX row in exactly one column.
+func (s *traceStage) count(c *schema.Counts) {
+	for _, it := range s.items {
+		switch {
+		case it.failed != "":
+			c.Failed++
+		case it.job == nil:
+			c.Skipped++
+		case it.job.failed != "":
+			c.Failed++
+		case sameDigest(it.point.TraceDigest, it.job.digest):
+			c.Duplicate++
+		default:
+			c.New++
+		}
+	}
+}

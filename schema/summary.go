@@ -125,6 +125,15 @@ type Details struct {
 	// artifact listing (artifacts.json) was available, "inferred" otherwise.
 	AttemptOrder string `json:"attemptOrder"`
 	DurationMS   int64  `json:"durationMs"`
+	// Traces stage: AgentX rows it accounted for (the trace row's items
+	// read), sidecars, blobs and stored bytes it added, server log bundles
+	// stored and rows newly linked to one.
+	TraceRowsRead       int64 `json:"traceRowsRead,omitempty"`
+	TraceSidecarsNew    int64 `json:"traceSidecarsNew,omitempty"`
+	TraceBlobsNew       int64 `json:"traceBlobsNew,omitempty"`
+	TraceBlobBytesNew   int64 `json:"traceBlobBytesNew,omitempty"`
+	ServerLogsNew       int64 `json:"serverLogsNew,omitempty"`
+	ServerLogRowsLinked int64 `json:"serverLogRowsLinked,omitempty"`
 }
 
 // Unmapped lists the values that could not be resolved, by kind. Every list

@@ -56,10 +56,10 @@ func TestDatabaseURLPrecedence(t *testing.T) {
 			for src, db := range dbs {
 				want := int64(0)
 				if src == tt.want {
-					want = 8
+					want = 12
 				}
 				require.Equal(t, want, count(t, db, "benchmark_results"), "rows in the %s database", src)
-				require.Equal(t, want/8, count(t, db, "ingests"), "ledger rows in the %s database", src)
+				require.Equal(t, want/12, count(t, db, "ingests"), "ledger rows in the %s database", src)
 			}
 		})
 	}
@@ -250,7 +250,7 @@ func TestDryRunPrecedence(t *testing.T) {
 			s := parseSummary(t, r.stdout)
 			require.Equal(t, tt.wantDry, s.DryRun)
 			require.Equal(t, demoFirst, s.Rows.Benchmark, "a dry run reports the would-be counts")
-			want := int64(8)
+			want := int64(12)
 			if tt.wantDry {
 				want = 0
 			}

@@ -28,7 +28,7 @@ func TestDemo(t *testing.T) {
 	rep := parseText(t, first.stdout)
 	require.Equal(t, demoFirst, rep.benchmark)
 	for name, want := range map[string]int64{
-		"benchmarkFiles": 13, "rawBenchmarkRows": 23, "coveredByPerJobFiles": 9,
+		"benchmarkFiles": 17, "rawBenchmarkRows": 27, "coveredByPerJobFiles": 9,
 		"failedRunRows": 2, "runStatsNew": 16, "runStatsDuplicate": 0,
 	} {
 		require.Equal(t, want, rep.stats[name], "stats %s in\n%s", name, first.stdout)
@@ -36,7 +36,7 @@ func TestDemo(t *testing.T) {
 	require.Contains(t, first.stdout, "unmapped hardware: a100-lab")
 	require.Contains(t, first.stdout, "failures (1):")
 	require.Contains(t, first.stdout, "_conc1024_b200-dgxc_09_")
-	require.Equal(t, int64(8), count(t, db, "benchmark_results"))
+	require.Equal(t, int64(12), count(t, db, "benchmark_results"))
 	require.Equal(t, int64(16), count(t, db, "run_stats"))
 
 	second := run(t, nil, "demo", "--database-url", db, "--format", "json")
@@ -52,13 +52,13 @@ func TestDemo(t *testing.T) {
 	require.Equal(t, dbName(t, db), sum.Target)
 	require.False(t, sum.DryRun)
 	require.NotZero(t, sum.IngestID)
-	require.Equal(t, int64(8), count(t, db, "benchmark_results"), "a rerun adds no rows")
+	require.Equal(t, int64(12), count(t, db, "benchmark_results"), "a rerun adds no rows")
 
 	third := run(t, nil, "demo", "--database-url", db, "--format", "md")
 	requireCode(t, cli.ExitOK, third)
 	require.True(t, strings.HasPrefix(third.stdout, "<!-- ingest-report source-run=28485856738 -->\n"),
 		"Markdown report starts with its marker:\n%s", third.stdout)
-	require.Regexp(t, regexp.MustCompile(`(?m)^\| benchmark \| 0 +\| 8 +\| 12 +\| 2 +\| 1 +\|$`), third.stdout)
+	require.Regexp(t, regexp.MustCompile(`(?m)^\| benchmark \| 0 +\| 12 +\| 12 +\| 2 +\| 1 +\|$`), third.stdout)
 	require.Contains(t, third.stdout, "runStatsNew 0, runStatsDuplicate 16")
 
 	require.Equal(t, []int64{demoRunID, demoRunID, demoRunID},
@@ -105,6 +105,6 @@ func TestDemoCreatesDatabase(t *testing.T) {
 	sum := parseSummary(t, r.stdout)
 	require.Equal(t, demoFirst, sum.Rows.Benchmark)
 	require.Equal(t, name, sum.Target)
-	require.Equal(t, int64(8), count(t, db, "benchmark_results"))
+	require.Equal(t, int64(12), count(t, db, "benchmark_results"))
 	require.Zero(t, count(t, base, "benchmark_results"))
 }

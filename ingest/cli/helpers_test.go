@@ -219,16 +219,16 @@ func parseText(t *testing.T, out string) textReport {
 // demoFirst and demoRerun are the counts fixtures/DEMO.md designs the demo
 // run to report on a fresh database and on a rerun.
 var (
-	demoFirst = schema.Counts{New: 8, Duplicate: 0, Skipped: 12, Unmapped: 2, Failed: 1}
-	demoRerun = schema.Counts{New: 0, Duplicate: 8, Skipped: 12, Unmapped: 2, Failed: 1}
+	demoFirst = schema.Counts{New: 12, Duplicate: 0, Skipped: 12, Unmapped: 2, Failed: 1}
+	demoRerun = schema.Counts{New: 0, Duplicate: 12, Skipped: 12, Unmapped: 2, Failed: 1}
 )
 
 // requireDemoStats checks the stats DEMO.md gives for either ingest; new
 // and duplicate run stats depend on which one it is.
 func requireDemoStats(t *testing.T, s schema.Stats, runStatsNew, runStatsDuplicate int64) {
 	t.Helper()
-	require.Equal(t, int64(13), s.BenchmarkFiles, "benchmarkFiles")
-	require.Equal(t, int64(23), s.RawBenchmarkRows, "rawBenchmarkRows")
+	require.Equal(t, int64(17), s.BenchmarkFiles, "benchmarkFiles")
+	require.Equal(t, int64(27), s.RawBenchmarkRows, "rawBenchmarkRows")
 	require.Equal(t, int64(9), s.CoveredByPerJobFiles, "coveredByPerJobFiles")
 	require.Equal(t, int64(2), s.FailedRunRows, "failedRunRows")
 	require.Equal(t, runStatsNew, s.RunStatsNew, "runStatsNew")

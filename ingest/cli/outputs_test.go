@@ -46,7 +46,7 @@ func TestSideOutputs(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(step), "earlier step\n"+mdMarker+"\n"), "the job summary is appended to:\n%s", step)
 	require.Equal(t, 1, strings.Count(string(step), mdMarker))
-	require.Contains(t, string(step), "| benchmark | 8 ")
+	require.Contains(t, string(step), "| benchmark | 12 ")
 
 	// A rerun replaces the summary file and appends a second report.
 	second := run(t, vars, "demo", "--database-url", db, "--format", "text",
@@ -103,5 +103,5 @@ func TestStepSummaryUnwritable(t *testing.T) {
 	r := run(t, vars, "demo", "--database-url", db)
 	requireCode(t, cli.ExitOK, r)
 	require.Contains(t, r.stderr, "could not write the job summary")
-	require.Equal(t, int64(8), count(t, db, "benchmark_results"))
+	require.Equal(t, int64(12), count(t, db, "benchmark_results"))
 }

@@ -36,7 +36,7 @@ func TestReport(t *testing.T) {
 		{"md by default", []string{"--run-id", "28485856738"}, nil,
 			func(t *testing.T, out string) {
 				require.True(t, strings.HasPrefix(out, mdMarker+"\n"), out)
-				require.Regexp(t, `(?m)^\| benchmark \| 0 +\| 8 +\| 12 +\| 2 +\| 1 +\|$`, out)
+				require.Regexp(t, `(?m)^\| benchmark \| 0 +\| 12 +\| 12 +\| 2 +\| 1 +\|$`, out)
 				require.Equal(t, secondMD.stdout, out)
 			}},
 		{"text", []string{"--run-id", "28485856738", "--format", "text"}, nil,
@@ -45,7 +45,7 @@ func TestReport(t *testing.T) {
 				require.Equal(t, demoRerun, rep.benchmark)
 				require.Equal(t, int64(16), rep.stats["runStatsDuplicate"])
 				require.Equal(t, int64(0), rep.stats["runStatsNew"])
-				require.Equal(t, int64(23), rep.stats["rawBenchmarkRows"])
+				require.Equal(t, int64(27), rep.stats["rawBenchmarkRows"])
 			}},
 		{"INGEST_RUN_ID", []string{"--format", "json"}, map[string]string{"INGEST_RUN_ID": "28485856738"},
 			func(t *testing.T, out string) { require.Equal(t, second.stdout, out) }},

@@ -68,7 +68,7 @@ func TestRunReused(t *testing.T) {
 	var failures []map[string]any
 	require.NoError(t, json.Unmarshal(jsonField(t, r.stdout, "failures"), &failures))
 	require.Len(t, failures, 1, r.stdout)
-	require.JSONEq(t, `{"new":8,"duplicate":0,"skipped":12,"unmapped":2,"failed":1}`, string(jsonField(t, string(jsonField(t, r.stdout, "rows")), "benchmark")))
+	require.JSONEq(t, `{"new":12,"duplicate":0,"skipped":12,"unmapped":2,"failed":1}`, string(jsonField(t, string(jsonField(t, r.stdout, "rows")), "benchmark")))
 	require.Len(t, reportComments(fake, sourcePR), 1)
 
 	tree := filepath.Join(cache, "SemiAnalysisAI", "InferenceX", "runs", "28485856738-merge-28500000001")
@@ -102,7 +102,7 @@ func TestRunReused(t *testing.T) {
 		`SELECT string_agg(github_run_id || '/' || run_attempt || '/' || date, ',') FROM workflow_runs`), "one workflow run: the source's")
 	require.Equal(t, "0", queryText(t, db, `SELECT count(*) FROM benchmark_results b JOIN workflow_runs w ON w.id = b.workflow_run_id
 		WHERE (w.github_run_id, w.run_attempt) <> (28485856738, 2)`))
-	require.Equal(t, "8", queryText(t, db, `SELECT count(*) FROM benchmark_results`))
+	require.Equal(t, "12", queryText(t, db, `SELECT count(*) FROM benchmark_results`))
 	require.Equal(t, "0", queryText(t, db, `SELECT count(*) FROM eval_results e JOIN workflow_runs w ON w.id = e.workflow_run_id
 		WHERE (w.github_run_id, w.run_attempt) <> (28485856738, 2)`))
 	require.NotEqual(t, "0", queryText(t, db, `SELECT count(*) FROM eval_results`))

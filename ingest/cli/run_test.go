@@ -42,7 +42,7 @@ func TestRunEndToEnd(t *testing.T) {
 	first := run(t, vars, "run", "--run-id", "28485856738", "--format", "json")
 	requireCode(t, cli.ExitCompletedWithFailures, first) // the demo's designed malformed file
 	require.Contains(t, first.stderr, "report posted on pull request #2712 (found by changelog pr-link)")
-	require.JSONEq(t, `{"new":8,"duplicate":0,"skipped":12,"unmapped":2,"failed":1}`, string(jsonField(t, string(jsonField(t, first.stdout, "rows")), "benchmark")))
+	require.JSONEq(t, `{"new":12,"duplicate":0,"skipped":12,"unmapped":2,"failed":1}`, string(jsonField(t, string(jsonField(t, first.stdout, "rows")), "benchmark")))
 
 	loaded := pgtest.New(t)
 	requireCode(t, cli.ExitCompletedWithFailures, run(t, nil, "load", demoDir, "--database-url", loaded, "--target", "production"))
@@ -59,7 +59,7 @@ func TestRunEndToEnd(t *testing.T) {
 	again := reportComments(fake, demoPR)
 	require.Len(t, again, 1, "no second report comment")
 	require.Equal(t, comments[0].ID, again[0].ID)
-	require.Contains(t, again[0].Body, "| benchmark | 0   | 8         |")
+	require.Contains(t, again[0].Body, "| benchmark | 0   | 12        |")
 	requireGolden(t, "run_demo_comment_rerun.md", again[0].Body)
 	require.Equal(t, dumpTables(t, loaded), dumpTables(t, db), "the rerun changed nothing")
 	require.Equal(t, demoArtifacts(t, demoDir), fake.Count(fakegithub.RouteBlob), "the rerun downloaded nothing")
@@ -88,7 +88,7 @@ func TestRunNoCommentAndDryRun(t *testing.T) {
 	requireCode(t, cli.ExitCompletedWithFailures, r)
 	require.Contains(t, r.stdout, "--- PR comment (not posted) ---\n<!-- ingest-report source-run=28485856738 -->\n")
 	require.Empty(t, reportComments(fake, demoPR))
-	require.EqualValues(t, 8, count(t, db, "benchmark_results"))
+	require.EqualValues(t, 12, count(t, db, "benchmark_results"))
 
 	dry := pgtest.New(t)
 	vars["DATABASE_URL"] = dry
@@ -142,6 +142,6 @@ func TestRunCommentRefused(t *testing.T) {
 	require.Contains(t, r.stderr, "ingest: pull request #5: post the report comment: POST ")
 	require.Contains(t, r.stderr, "403 Resource not accessible by integration")
 	require.Contains(t, r.stdout, "--- PR comment (not posted) ---\n<!-- ingest-report source-run=28485856738 -->")
-	require.EqualValues(t, 8, count(t, db, "benchmark_results"))
+	require.EqualValues(t, 12, count(t, db, "benchmark_results"))
 	requireNoSecret(t, []string{r.stdout, r.stderr})
 }

@@ -1,0 +1,159 @@
+package store
+
+// SQL of the traces stage (AgentX trace sidecars, server logs, run
+// datasets). See migrations/000003_traces.up.sql.
+
+// qTracePoints lists the winner of every point the run staged, with the
+// benchmark row it maps to and that row's current links. The ranking is
+// the one of qUpsertBenchmarks, so the winner is the copy that was (or
+// would have been) written.
+const qTracePoints = `
+WITH ranked AS (
+	SELECT s.*, row_number() OVER (PARTITION BY s.point_key
+		ORDER BY s.is_aggregate, s.attempt_rank, s.source_artifact, s.source_file, s.source_row) AS rn
+	FROM stage_benchmark s
+)
+SELECT b.id, r.benchmark_type, r.source_artifact, r.source_file, r.is_aggregate, t.digest, l.digest
+FROM ranked r
+JOIN configs c ON (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
+	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
+	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
+	c.num_prefill_gpu, c.num_decode_gpu)
+	= (r.hardware, r.framework, r.model, r.precision, r.spec_method, r.disagg, r.is_multinode,
+	r.prefill_tp, r.prefill_ep, r.prefill_dp_attention, r.prefill_num_workers,
+	r.decode_tp, r.decode_ep, r.decode_dp_attention, r.decode_num_workers,
+	r.num_prefill_gpu, r.num_decode_gpu)
+JOIN benchmark_results b ON b.workflow_run_id = $1 AND b.config_id = c.id
+	AND b.benchmark_type = r.benchmark_type AND b.isl IS NOT DISTINCT FROM r.isl
+	AND b.osl IS NOT DISTINCT FROM r.osl AND b.conc = r.conc AND b.offload_mode = r.offload_mode
+	AND b.recipe_fingerprint IS NOT DISTINCT FROM r.recipe_fingerprint
+LEFT JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
+LEFT JOIN server_logs l ON l.id = b.server_log_id
+WHERE r.rn = 1
+ORDER BY r.source_artifact, r.source_file, r.source_row`
+
+// qKnownTraceDigests reports which of the given digests are stored.
+const qKnownTraceDigests = `
+SELECT 's', digest FROM agentic_trace_replay WHERE digest = ANY($1::bytea[])
+UNION ALL SELECT 'l', digest FROM server_logs WHERE digest = ANY($2::bytea[])
+UNION ALL SELECT 'b', digest FROM trace_blobs WHERE digest = ANY($3::bytea[])`
+
+const qCreateTraceStaging = `
+CREATE TEMP TABLE IF NOT EXISTS stage_trace_chunks (
+	stream integer NOT NULL,
+	seq    integer NOT NULL,
+	data   bytea   NOT NULL
+) ON COMMIT DROP;
+ALTER TABLE stage_trace_chunks ALTER COLUMN data SET STORAGE EXTERNAL`
+
+var traceChunkColumns = []string{"stream", "seq", "data"}
+
+// qInsertTraceBlobs keeps the staged streams named in the arrays as
+// content-addressed blobs; a digest already stored is left alone (its
+// chunks are not copied again). It returns how many blobs and stored bytes
+// are new.
+const qInsertTraceBlobs = `
+WITH m AS (
+	SELECT * FROM unnest($1::int[], $2::bytea[], $3::bigint[], $4::bigint[], $5::int[])
+		AS u(stream, digest, size, stored_size, chunks)
+), pick AS (
+	SELECT DISTINCT ON (digest) * FROM m ORDER BY digest, stream
+), ins AS (
+	INSERT INTO trace_blobs (digest, encoding, size, stored_size, chunks)
+	SELECT digest, 'gzip', size, stored_size, chunks FROM pick
+	ON CONFLICT (digest) DO NOTHING
+	RETURNING digest, stored_size
+), parts AS (
+	INSERT INTO trace_blob_chunks (digest, seq, data)
+	SELECT i.digest, c.seq, c.data
+	FROM ins i JOIN pick p ON p.digest = i.digest JOIN stage_trace_chunks c ON c.stream = p.stream
+	RETURNING 1
+)
+SELECT (SELECT count(*) FROM ins), (SELECT coalesce(sum(stored_size), 0) FROM ins), (SELECT count(*) FROM parts)`
+
+// qInsertSidecars stores new sidecars; their JSON payloads are assembled
+// from staged streams.
+const qInsertSidecars = `
+WITH u AS (
+	SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bigint[], $4::bytea[], $5::bytea[], $6::bigint[],
+		$7::bytea[], $8::bigint[], $9::text[], $10::int[], $11::int[], $12::bytea[], $13::bigint[], $14::text[],
+		$15::bigint[], $16::text[], $17::text[])
+		AS u(digest, profile, profile_size, aiperf, sm_json, sm_json_size, sm_csv, sm_csv_size, layout,
+			stats_stream, chart_stream, timeline, timeline_size, derived, kv, source_artifact, source_dir)
+), ins AS (
+	INSERT INTO agentic_trace_replay (digest, profile_export_digest, profile_export_size, profile_aiperf_digest,
+		server_metrics_json_digest, server_metrics_json_size, server_metrics_csv_digest, server_metrics_csv_size,
+		layout, aggregate_stats, chart_series, request_timeline_digest, request_timeline_size, derived_metrics, kv_cache_pool_tokens,
+		source_artifact, source_dir)
+	SELECT DISTINCT ON (u.digest) u.digest, u.profile, u.profile_size, u.aiperf, u.sm_json, u.sm_json_size,
+		u.sm_csv, u.sm_csv_size, u.layout,
+		(SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb FROM stage_trace_chunks c WHERE c.stream = u.stats_stream),
+		(SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb FROM stage_trace_chunks c WHERE c.stream = u.chart_stream),
+		u.timeline, u.timeline_size,
+		u.derived::jsonb, u.kv, u.source_artifact, u.source_dir
+	FROM u ORDER BY u.digest
+	ON CONFLICT (digest) DO NOTHING
+	RETURNING 1
+)
+SELECT count(*) FROM ins`
+
+// qLinkTraces points rows at their sidecar; rows already linked to it are
+// left alone.
+const qLinkTraces = `
+UPDATE benchmark_results b SET trace_replay_id = t.id
+FROM unnest($1::bigint[], $2::bytea[]) AS u(id, digest)
+JOIN agentic_trace_replay t ON t.digest = u.digest
+WHERE b.id = u.id AND b.trace_replay_id IS DISTINCT FROM t.id`
+
+// qInsertServerLogs stores new server log bundles, then their files.
+const qInsertServerLogs = `
+INSERT INTO server_logs (digest, primary_file, file_count, total_size, kv_cache_pool_tokens, source_artifact)
+SELECT DISTINCT ON (u.digest) u.digest, u.primary_file, u.file_count, u.total_size, u.kv, u.source_artifact
+FROM unnest($1::bytea[], $2::text[], $3::int[], $4::bigint[], $5::bigint[], $6::text[])
+	AS u(digest, primary_file, file_count, total_size, kv, source_artifact)
+ORDER BY u.digest
+ON CONFLICT (digest) DO NOTHING`
+
+const qInsertServerLogFiles = `
+INSERT INTO server_log_files (server_log_id, file_name, blob_digest, size)
+SELECT l.id, u.name, u.blob, u.size
+FROM unnest($1::bytea[], $2::text[], $3::bytea[], $4::bigint[]) AS u(log_digest, name, blob, size)
+JOIN server_logs l ON l.digest = u.log_digest
+ON CONFLICT (server_log_id, file_name) DO NOTHING`
+
+const qLinkServerLogs = `
+UPDATE benchmark_results b SET server_log_id = l.id
+FROM unnest($1::bigint[], $2::bytea[]) AS u(id, digest)
+JOIN server_logs l ON l.digest = u.digest
+WHERE b.id = u.id AND b.server_log_id IS DISTINCT FROM l.id`
+
+// qApplyDerivedMetrics writes the trace-derived metrics into every linked
+// row of the run: override keys replace the aggregate's values, fill keys
+// only go to rows without median_full_response_itl, and the KV-cache pool
+// (sidecar first, then server log) only where the row has none. It runs on
+// every ingest, so values survive a retry's aggregate replacing a linked
+// row's metrics; rows already holding them are not touched.
+const qApplyDerivedMetrics = `
+WITH n AS (
+	SELECT b.id,
+		b.metrics
+		|| coalesce(t.derived_metrics -> 'override', '{}'::jsonb)
+		|| CASE WHEN b.metrics ? 'median_full_response_itl' OR t.id IS NULL THEN '{}'::jsonb
+			ELSE coalesce(t.derived_metrics -> 'fill', '{}'::jsonb) END
+		|| CASE WHEN jsonb_typeof(b.metrics -> 'kv_cache_pool_tokens') = 'number'
+				OR coalesce(t.kv_cache_pool_tokens, l.kv_cache_pool_tokens) IS NULL THEN '{}'::jsonb
+			ELSE jsonb_build_object('kv_cache_pool_tokens', coalesce(t.kv_cache_pool_tokens, l.kv_cache_pool_tokens)) END
+		AS metrics
+	FROM benchmark_results b
+	LEFT JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
+	LEFT JOIN server_logs l ON l.id = b.server_log_id
+	WHERE b.workflow_run_id = $1 AND (b.trace_replay_id IS NOT NULL OR b.server_log_id IS NOT NULL)
+)
+UPDATE benchmark_results b SET metrics = n.metrics
+FROM n WHERE b.id = n.id AND b.metrics IS DISTINCT FROM n.metrics`
+
+// qUpsertRunDataset records the run's dataset slug.
+const qUpsertRunDataset = `
+INSERT INTO run_datasets AS d (workflow_run_id, dataset_slug, ingest_id) VALUES ($1, $2, $3)
+ON CONFLICT (workflow_run_id) DO UPDATE SET dataset_slug = EXCLUDED.dataset_slug, ingest_id = EXCLUDED.ingest_id
+WHERE d.dataset_slug <> EXCLUDED.dataset_slug`

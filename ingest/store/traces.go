@@ -1,0 +1,229 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// TracePoints lists the winning row of every point the run staged, with
+// its current trace and server log links. One round trip.
+func (t *RunTx) TracePoints(ctx context.Context) ([]schema.TracePoint, error) {
+	rows, err := t.tx.Query(ctx, qTracePoints, t.run.WorkflowRunID)
+	if err != nil {
+		return nil, fmt.Errorf("list trace points: %w", err)
+	}
+	defer rows.Close()
+	var out []schema.TracePoint
+	for rows.Next() {
+		var p schema.TracePoint
+		if err := rows.Scan(&p.RowID, &p.BenchmarkType, &p.Artifact, &p.File, &p.IsAggregate, &p.TraceDigest, &p.ServerLogDigest); err != nil {
+			return nil, fmt.Errorf("list trace points: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list trace points: %w", err)
+	}
+	return out, nil
+}
+
+// KnownTraceDigests reports which sidecar, server log and blob digests are
+// already stored. One round trip.
+func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte) (schema.TraceKnown, error) {
+	k := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}}
+	rows, err := t.tx.Query(ctx, qKnownTraceDigests, nonNil(sidecars), nonNil(logs), nonNil(blobs))
+	if err != nil {
+		return k, fmt.Errorf("read stored trace digests: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind string
+		var d []byte
+		if err := rows.Scan(&kind, &d); err != nil {
+			return k, fmt.Errorf("read stored trace digests: %w", err)
+		}
+		switch kind {
+		case "s":
+			k.Sidecars[string(d)] = true
+		case "l":
+			k.ServerLogs[string(d)] = true
+		default:
+			k.Blobs[string(d)] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return k, fmt.Errorf("read stored trace digests: %w", err)
+	}
+	return k, nil
+}
+
+// StageTraceChunks streams chunks into the run's trace staging table with
+// one COPY; next is called until it reports no more chunks.
+func (t *RunTx) StageTraceChunks(ctx context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error) {
+	if _, err := t.tx.Exec(ctx, qCreateTraceStaging); err != nil {
+		return 0, fmt.Errorf("create trace staging table: %w", err)
+	}
+	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_trace_chunks"}, traceChunkColumns, &chunkSource{next: next})
+	if err != nil {
+		return n, fmt.Errorf("stage trace chunks: %w", err)
+	}
+	return n, nil
+}
+
+type chunkSource struct {
+	next func() (schema.TraceChunk, bool, error)
+	cur  schema.TraceChunk
+	err  error
+}
+
+func (s *chunkSource) Next() bool {
+	c, ok, err := s.next()
+	if err != nil {
+		s.err = err
+		return false
+	}
+	s.cur = c
+	return ok
+}
+
+func (s *chunkSource) Values() ([]any, error) {
+	return []any{s.cur.Stream, s.cur.Seq, s.cur.Data}, nil
+}
+
+func (s *chunkSource) Err() error { return s.err }
+
+// ApplyTraces writes blobs, sidecars, server logs, links, derived metrics
+// and the run's dataset in one batch.
+func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.TraceApplyResult, error) {
+	var r schema.TraceApplyResult
+	b := &pgx.Batch{}
+	nb := len(a.Blobs)
+	bs, bd, bsz, bst, bc := make([]int32, nb), make([][]byte, nb), make([]int64, nb), make([]int64, nb), make([]int32, nb)
+	for i, x := range a.Blobs {
+		bs[i], bd[i], bsz[i], bst[i], bc[i] = x.Stream, x.Digest, x.Size, x.StoredSize, x.Chunks
+	}
+	// Only a run that staged chunks has the staging table these read.
+	staged := nb > 0 || len(a.Sidecars) > 0
+	if staged {
+		b.Queue(qInsertTraceBlobs, bs, bd, bsz, bst, bc)
+	}
+
+	ns := len(a.Sidecars)
+	sd, sp, sps, sa, smj, smjs, smc, smcs := make([][]byte, ns), make([][]byte, ns), make([]int64, ns), make([][]byte, ns),
+		make([][]byte, ns), make([]*int64, ns), make([][]byte, ns), make([]*int64, ns)
+	sl, sst, sch, stl, stls, sdm, skv, ssa, ssd := make([]string, ns), make([]int32, ns), make([]int32, ns), make([][]byte, ns),
+		make([]int64, ns), make([]string, ns), make([]*int64, ns), make([]string, ns), make([]string, ns)
+	for i, x := range a.Sidecars {
+		sd[i], sp[i], sps[i], sa[i] = x.Digest, x.Profile, x.ProfileSize, x.AIPerfJSON
+		smj[i], smc[i] = x.MetricsJSON, x.MetricsCSV
+		if x.MetricsJSON != nil {
+			v := x.MetricsJSONSize
+			smjs[i] = &v
+		}
+		if x.MetricsCSV != nil {
+			v := x.MetricsCSVSize
+			smcs[i] = &v
+		}
+		sl[i], sst[i], sch[i], stl[i], stls[i] = x.Layout, x.StatsStream, x.ChartStream, x.Timeline, x.TimelineSize
+		sdm[i], skv[i], ssa[i], ssd[i] = string(x.DerivedMetrics), x.KVCapacity, x.SourceArtifact, x.SourceDir
+	}
+	if staged {
+		b.Queue(qInsertSidecars, sd, sp, sps, sa, smj, smjs, smc, smcs, sl, sst, sch, stl, stls, sdm, skv, ssa, ssd)
+	}
+	lid, ldg := links(a.TraceLinks)
+	b.Queue(qLinkTraces, lid, ldg)
+
+	nl := len(a.Logs)
+	gd, gp, gn, gs, gk, ga := make([][]byte, nl), make([]string, nl), make([]int32, nl), make([]int64, nl), make([]*int64, nl), make([]string, nl)
+	var fd, fb [][]byte
+	var fn []string
+	var fs []int64
+	for i, x := range a.Logs {
+		gd[i], gp[i], gn[i], gs[i], gk[i], ga[i] = x.Digest, x.Primary, int32(len(x.Files)), x.TotalSize, x.KVCapacity, x.SourceArtifact
+		for _, f := range x.Files {
+			fd, fn, fb, fs = append(fd, x.Digest), append(fn, f.Name), append(fb, f.Blob), append(fs, f.Size)
+		}
+	}
+	b.Queue(qInsertServerLogs, gd, gp, gn, gs, gk, ga)
+	b.Queue(qInsertServerLogFiles, nonNil(fd), nonNilS(fn), nonNil(fb), nonNilI(fs))
+	gid, gdg := links(a.LogLinks)
+	b.Queue(qLinkServerLogs, gid, gdg)
+	b.Queue(qApplyDerivedMetrics, t.run.WorkflowRunID)
+	if a.Dataset != "" {
+		b.Queue(qUpsertRunDataset, t.run.WorkflowRunID, a.Dataset, t.run.IngestID)
+	}
+
+	res := t.tx.SendBatch(ctx, b)
+	defer res.Close()
+	if staged {
+		var parts int64
+		if err := res.QueryRow().Scan(&r.BlobsNew, &r.BlobBytesNew, &parts); err != nil {
+			return r, fmt.Errorf("write trace blobs: %w", err)
+		}
+		if err := res.QueryRow().Scan(&r.SidecarsNew); err != nil {
+			return r, fmt.Errorf("write trace sidecars: %w", err)
+		}
+	}
+	tag, err := res.Exec()
+	if err != nil {
+		return r, fmt.Errorf("link traces: %w", err)
+	}
+	r.RowsLinked = tag.RowsAffected()
+	if tag, err = res.Exec(); err != nil {
+		return r, fmt.Errorf("write server logs: %w", err)
+	}
+	r.ServerLogsNew = tag.RowsAffected()
+	if _, err = res.Exec(); err != nil {
+		return r, fmt.Errorf("write server log files: %w", err)
+	}
+	if tag, err = res.Exec(); err != nil {
+		return r, fmt.Errorf("link server logs: %w", err)
+	}
+	r.ServerLogRowsLinked = tag.RowsAffected()
+	if tag, err = res.Exec(); err != nil {
+		return r, fmt.Errorf("write trace-derived metrics: %w", err)
+	}
+	r.MetricsUpdated = tag.RowsAffected()
+	if a.Dataset != "" {
+		if _, err := res.Exec(); err != nil {
+			return r, fmt.Errorf("record run dataset: %w", err)
+		}
+	}
+	if err := res.Close(); err != nil {
+		return r, fmt.Errorf("apply traces: %w", err)
+	}
+	return r, nil
+}
+
+func links(ls []schema.RowLink) ([]int64, [][]byte) {
+	ids, ds := make([]int64, len(ls)), make([][]byte, len(ls))
+	for i, l := range ls {
+		ids[i], ds[i] = l.RowID, l.Digest
+	}
+	return ids, ds
+}
+
+func nonNil(v [][]byte) [][]byte {
+	if v == nil {
+		return [][]byte{}
+	}
+	return v
+}
+
+func nonNilS(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
+}
+
+func nonNilI(v []int64) []int64 {
+	if v == nil {
+		return []int64{}
+	}
+	return v
+}

@@ -1,0 +1,24 @@
+package trace
+
+import "strings"
+
+// DatasetSlug is the replayed dataset of an AgentX benchmark row
+// (reference-ingest.md §5.6): for a public dataset, the last path segment of
+// hf_dataset_name ("semianalysisai/cc-traces-weka-062126" →
+// "cc-traces-weka-062126"). ok is false when the row names none.
+func DatasetSlug(row map[string]any) (string, bool) {
+	ds, _ := row["dataset"].(map[string]any)
+	if ds == nil {
+		return "", false
+	}
+	if st, _ := ds["source_type"].(string); st != "public_dataset" {
+		return "", false
+	}
+	name, _ := ds["hf_dataset_name"].(string)
+	name = strings.TrimRight(strings.TrimSpace(name), "/")
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.TrimSpace(name)
+	return name, name != ""
+}

@@ -1,0 +1,6 @@
+// Package trace reads the raw side of AgentX points: it pairs benchmark
+// files with their raw sibling artifacts, streams profile_export.jsonl and
+// the server metrics export once to derive request statistics, per-second
+// chart series and the request timeline, and reads server logs (including
+// tarballs) for KV-cache capacity. It never holds a whole file in memory.
+package trace

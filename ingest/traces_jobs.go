@@ -1,0 +1,155 @@
+package ingest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/trace"
+	"github.com/inferencex/ingest/schema"
+)
+
+// fileDigest is the sha256 and size of one file as read in the first pass.
+type fileDigest struct {
+	path   string
+	sha    []byte
+	size   int64
+	stream int32 // set in the second pass when the blob is sent
+	stored int64
+	chunks int32
+	send   bool
+}
+
+// sidecarJob is the raw side of one AgentX point: the files of one AIPerf
+// directory of a raw sibling artifact, shared by every row it serves.
+type sidecarJob struct {
+	raw    *source.Artifact
+	files  trace.Files
+	rows   []schema.TracePoint
+	digest []byte
+	// profile, aiperf, metricsJSON, metricsCSV; nil entries are absent.
+	parts [4]*fileDigest
+	known bool
+	// set by the second pass
+	derived  *trace.Derived
+	streams  [2]int32 // stats, chart
+	timeline *fileDigest
+	failed   string // reason, with failedFile
+	failFile string
+}
+
+// logJob is the server log artifact of one or more rows.
+type logJob struct {
+	art    *source.Artifact
+	rows   []schema.TracePoint
+	digest []byte
+	files  []*fileDigest
+	known  bool
+	// set by the second pass: the stored files (tarballs unpacked).
+	stored   []*fileDigest
+	kv       *int64
+	failed   string
+	failFile string
+}
+
+// hashFile reads one file of an artifact through sha256.
+func hashFile(fsys fs.FS, name string) (*fileDigest, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return nil, err
+	}
+	return &fileDigest{path: name, sha: h.Sum(nil), size: n}, nil
+}
+
+// bundleDigest is sha256 over "name NUL hex(sha256) NL" of files in order.
+func bundleDigest(tags []string, files []*fileDigest) []byte {
+	h := sha256.New()
+	for i, f := range files {
+		if f == nil {
+			continue
+		}
+		io.WriteString(h, tags[i])
+		h.Write([]byte{0})
+		io.WriteString(h, hex.EncodeToString(f.sha))
+		h.Write([]byte{'\n'})
+	}
+	return h.Sum(nil)
+}
+
+var sidecarTags = []string{trace.ProfileExport, trace.ProfileAIPerfJSON, trace.ServerMetricsJSON, trace.ServerMetricsCSV}
+
+// hashSidecar is the first pass over a sidecar: digests only.
+func (j *sidecarJob) hash(rec *artifactRecord) {
+	fsys, err := j.raw.FS()
+	if err != nil {
+		j.failed, j.failFile = err.Error(), ""
+		return
+	}
+	for i, p := range []string{j.files.Profile, j.files.AIPerfJSON, j.files.MetricsJSON, j.files.MetricsCSV} {
+		if p == "" {
+			continue
+		}
+		d, err := hashFile(fsys, p)
+		if err != nil {
+			j.failed, j.failFile = fmt.Sprintf("cannot read: %v", err), p
+			return
+		}
+		j.parts[i] = d
+		rec.addFile(p, hex.EncodeToString(d.sha), d.size)
+	}
+	j.digest = bundleDigest(sidecarTags, j.parts[:])
+}
+
+// hash is the first pass over a server log artifact. Tarballs count as one
+// file here: an unchanged tarball is never unpacked again.
+func (j *logJob) hash(rec *artifactRecord) {
+	fsys, err := j.art.FS()
+	if err != nil {
+		j.failed = err.Error()
+		return
+	}
+	for _, p := range j.art.Files {
+		d, err := hashFile(fsys, p)
+		if err != nil {
+			j.failed, j.failFile = fmt.Sprintf("cannot read: %v", err), p
+			return
+		}
+		j.files = append(j.files, d)
+		rec.addFile(p, hex.EncodeToString(d.sha), d.size)
+	}
+	if len(j.files) == 0 {
+		j.failed = "the artifact holds no files"
+		return
+	}
+	tags := make([]string, len(j.files))
+	for i, f := range j.files {
+		tags[i] = f.path
+	}
+	j.digest = bundleDigest(tags, j.files)
+}
+
+// primaryLog is the bundle's main file: server.log when there is one,
+// else the first file in name order.
+func primaryLog(files []*fileDigest) string {
+	first := files[0].path
+	for _, f := range files {
+		if path.Base(f.path) == "server.log" {
+			return f.path
+		}
+		first = min(first, f.path)
+	}
+	return first
+}
+
+func sameDigest(a, b []byte) bool { return a != nil && bytes.Equal(a, b) }

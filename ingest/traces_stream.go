@@ -1,0 +1,349 @@
+package ingest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest/trace"
+	"github.com/inferencex/ingest/schema"
+)
+
+// traceChunkSize is the size of one staged chunk: large enough to keep
+// COPY rows few, small enough that a handful in flight cost little memory.
+const traceChunkSize = 1 << 20
+
+// chunkQueue is how many chunks may wait for the COPY.
+const chunkQueue = 4
+
+// streamer produces every chunk of the second pass for one COPY: it reads
+// each unknown sidecar and server log once, compressing, hashing and
+// deriving as the bytes pass.
+type streamer struct {
+	ctx context.Context
+	out chan<- schema.TraceChunk
+	ids *atomic.Int32 // stream ids, shared by the workers of one COPY
+	log *zap.Logger
+	gz  *gzip.Writer
+}
+
+// chunker cuts a byte stream into chunks of one stream.
+type chunker struct {
+	s      *streamer
+	stream int32
+	seq    int32
+	buf    []byte
+	total  int64
+}
+
+func (s *streamer) newChunker() *chunker {
+	return &chunker{s: s, stream: s.ids.Add(1), buf: make([]byte, 0, traceChunkSize)}
+}
+
+func (c *chunker) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		room := traceChunkSize - len(c.buf)
+		take := min(room, len(p))
+		c.buf = append(c.buf, p[:take]...)
+		p = p[take:]
+		if len(c.buf) == traceChunkSize {
+			if err := c.flush(); err != nil {
+				return n - len(p), err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (c *chunker) flush() error {
+	if len(c.buf) == 0 {
+		return nil
+	}
+	select {
+	case c.s.out <- schema.TraceChunk{Stream: c.stream, Seq: c.seq, Data: c.buf}:
+	case <-c.s.ctx.Done():
+		return c.s.ctx.Err()
+	}
+	c.seq++
+	c.total += int64(len(c.buf))
+	c.buf = make([]byte, 0, traceChunkSize)
+	return nil
+}
+
+// blobWriter compresses what is written to it into a new stream and hashes
+// the uncompressed bytes.
+type blobWriter struct {
+	c    *chunker
+	gz   *gzip.Writer
+	h    hash.Hash
+	size int64
+}
+
+func (s *streamer) newBlob() *blobWriter {
+	c := s.newChunker()
+	if s.gz == nil {
+		s.gz, _ = gzip.NewWriterLevel(c, gzip.BestSpeed)
+	} else {
+		s.gz.Reset(c)
+	}
+	return &blobWriter{c: c, gz: s.gz, h: sha256.New()}
+}
+
+func (b *blobWriter) Write(p []byte) (int, error) {
+	b.h.Write(p)
+	b.size += int64(len(p))
+	return b.gz.Write(p)
+}
+
+// close finishes the stream and describes the blob.
+func (b *blobWriter) close(d *fileDigest) error {
+	if err := b.gz.Close(); err != nil {
+		return err
+	}
+	if err := b.c.flush(); err != nil {
+		return err
+	}
+	d.stream, d.stored, d.chunks, d.send = b.c.stream, b.c.total, b.c.seq, true
+	if !bytes.Equal(b.h.Sum(nil), d.sha) || b.size != d.size {
+		return fmt.Errorf("changed while being read (%d bytes, digest differs from the first read)", b.size)
+	}
+	return nil
+}
+
+// payload sends an uncompressed JSON payload as a stream.
+func (s *streamer) payload(b []byte) (int32, error) {
+	c := s.newChunker()
+	if _, err := c.Write(b); err != nil {
+		return 0, err
+	}
+	return c.stream, c.flush()
+}
+
+// readPart streams one sidecar file: into a new blob unless it is stored,
+// and through consume (which must read to EOF) when set.
+func (s *streamer) readPart(fsys fs.FS, d *fileDigest, knownBlob bool, consume func(io.Reader) error) error {
+	if knownBlob && consume == nil {
+		return nil
+	}
+	f, err := fsys.Open(d.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if knownBlob {
+		if err := consume(f); err != nil {
+			return err
+		}
+		_, err := io.Copy(io.Discard, f)
+		return err
+	}
+	bw := s.newBlob()
+	if consume == nil {
+		if _, err := io.Copy(bw, f); err != nil {
+			return err
+		}
+		return bw.close(d)
+	}
+	// Parse and compress side by side: the bytes the parser reads are
+	// handed through a pipe to a goroutine that hashes and compresses them.
+	pr, pw := io.Pipe()
+	compressed := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(bw, pr)
+		pr.CloseWithError(err) // unblocks the parser if compression fails
+		compressed <- err
+	}()
+	r := io.TeeReader(f, pw)
+	err = consume(r)
+	if err == nil {
+		_, err = io.Copy(io.Discard, r)
+	}
+	pw.CloseWithError(err)
+	if cerr := <-compressed; err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return bw.close(d)
+}
+
+// sidecar is the second pass over one unknown sidecar.
+func (s *streamer) sidecar(j *sidecarJob, known schema.TraceKnown) {
+	fail := func(file string, err error) {
+		if j.failed == "" {
+			j.failed, j.failFile = err.Error(), file
+		}
+	}
+	fsys, err := j.raw.FS()
+	if err != nil {
+		fail("", err)
+		return
+	}
+	defer j.raw.Release()
+	var profile *trace.Profile
+	pd := j.parts[0]
+	err = s.readPart(fsys, pd, known.Blobs[string(pd.sha)], func(r io.Reader) error {
+		p, err := trace.ReadProfile(r)
+		profile = p
+		return err
+	})
+	if err != nil {
+		fail(pd.path, err)
+		return
+	}
+	var sm *trace.ServerMetrics
+	for i := 1; i < len(j.parts); i++ {
+		d := j.parts[i]
+		if d == nil {
+			continue
+		}
+		var consume func(io.Reader) error
+		if i == 2 {
+			consume = func(r io.Reader) error {
+				m, err := trace.ReadServerMetrics(r)
+				if err != nil {
+					// Derivation failures are isolated: the trace is
+					// stored without server-side series.
+					s.log.Warn("server metrics export unreadable", zap.String("artifact", j.raw.Name),
+						zap.String("file", d.path), zap.Error(err))
+					return nil
+				}
+				sm = m
+				return nil
+			}
+		}
+		if err := s.readPart(fsys, d, known.Blobs[string(d.sha)], consume); err != nil {
+			fail(d.path, err)
+			return
+		}
+	}
+	der, err := trace.Derive(profile, sm)
+	if err != nil {
+		fail(pd.path, fmt.Errorf("derive payloads: %w", err))
+		return
+	}
+	j.derived = der
+	for i, b := range []json.RawMessage{der.AggregateStats, der.ChartSeries} {
+		id, err := s.payload(b)
+		if err != nil {
+			fail(pd.path, err)
+			return
+		}
+		j.streams[i] = id
+	}
+	// The timeline holds every request: it is kept as a compressed blob.
+	bw := s.newBlob()
+	if err := profile.WriteTimeline(bw); err != nil {
+		fail(pd.path, err)
+		return
+	}
+	tl := &fileDigest{path: "request_timeline.json", sha: bw.h.Sum(nil), size: bw.size}
+	if err := bw.close(tl); err != nil {
+		fail(pd.path, err)
+		return
+	}
+	j.timeline = tl
+}
+
+// serverLog is the second pass over one unknown server log artifact:
+// every file is stored compressed, tarballs entry by entry, and log files
+// are scanned for the KV-cache capacity.
+func (s *streamer) serverLog(j *logJob, known schema.TraceKnown) {
+	fsys, err := j.art.FS()
+	if err != nil {
+		j.failed = err.Error()
+		return
+	}
+	defer j.art.Release()
+	var kvs []*int64
+	for _, d := range j.files {
+		if trace.IsTarball(d.path) {
+			if err := s.tarball(fsys, d, j, &kvs); err != nil {
+				j.failed, j.failFile = err.Error(), d.path
+				return
+			}
+			continue
+		}
+		var scan *trace.KVScanner
+		var consume func(io.Reader) error
+		if trace.IsLogFile(d.path) {
+			scan = trace.NewKVScanner()
+			consume = func(r io.Reader) error { _, err := io.Copy(scan, r); return err }
+		}
+		if err := s.readPart(fsys, d, known.Blobs[string(d.sha)], consume); err != nil {
+			j.failed, j.failFile = err.Error(), d.path
+			return
+		}
+		if scan != nil {
+			kvs = append(kvs, scan.Tokens())
+		}
+		j.stored = append(j.stored, d)
+	}
+	j.kv = sumKV(kvs)
+}
+
+func (s *streamer) tarball(fsys fs.FS, d *fileDigest, j *logJob, kvs *[]*int64) error {
+	f, err := fsys.Open(d.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var entries []*fileDigest
+	err = trace.WalkTarball(f, func(name string, size int64, r io.Reader) error {
+		bw := s.newBlob()
+		w := io.Writer(bw)
+		var scan *trace.KVScanner
+		if trace.IsLogFile(name) {
+			scan = trace.NewKVScanner()
+			w = io.MultiWriter(bw, scan)
+		}
+		if _, err := io.Copy(w, r); err != nil {
+			return err
+		}
+		e := &fileDigest{path: d.path + "/" + name, size: bw.size}
+		e.sha = bw.h.Sum(nil)
+		if err := bw.close(e); err != nil {
+			return err
+		}
+		if scan != nil {
+			*kvs = append(*kvs, scan.Tokens())
+		}
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return fmt.Errorf("the tarball holds no files")
+	}
+	j.stored = append(j.stored, entries...)
+	return nil
+}
+
+// sumKV adds the capacities the files of a bundle name.
+func sumKV(vs []*int64) *int64 {
+	var sum int64
+	found := false
+	for _, v := range vs {
+		if v != nil {
+			sum += *v
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	return &sum
+}

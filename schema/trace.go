@@ -1,0 +1,92 @@
+package schema
+
+// TracePoint is one benchmark row the run wrote (or found unchanged), as
+// the traces stage sees it: its winning source and its current links.
+type TracePoint struct {
+	RowID         int64
+	BenchmarkType string
+	Artifact      string
+	File          string
+	IsAggregate   bool
+	// TraceDigest and ServerLogDigest are the digests of the sidecar and
+	// server log bundle the row is linked to, nil when unlinked.
+	TraceDigest     []byte
+	ServerLogDigest []byte
+}
+
+// TraceKnown are the digests among those asked for that are already stored.
+type TraceKnown struct {
+	Sidecars, ServerLogs, Blobs map[string]bool
+}
+
+// TraceChunk is one piece of a staged stream: a compressed blob or an
+// uncompressed JSON payload, cut into chunks of at most a few MiB.
+type TraceChunk struct {
+	Stream int32
+	Seq    int32
+	Data   []byte
+}
+
+// TraceBlob is a staged stream to keep as a content-addressed blob.
+type TraceBlob struct {
+	Stream     int32
+	Digest     []byte
+	Size       int64
+	StoredSize int64
+	Chunks     int32
+}
+
+// TraceSidecar is one trace sidecar to store; its JSON payloads are staged
+// streams.
+type TraceSidecar struct {
+	Digest                                       []byte
+	Profile, AIPerfJSON, MetricsJSON, MetricsCSV []byte
+	ProfileSize, MetricsJSONSize, MetricsCSVSize int64
+	Layout                                       string
+	StatsStream, ChartStream                     int32
+	Timeline                                     []byte
+	TimelineSize                                 int64
+	DerivedMetrics                               []byte
+	KVCapacity                                   *int64
+	SourceArtifact, SourceDir                    string
+}
+
+// ServerLogFile is one stored file of a server log bundle.
+type ServerLogFile struct {
+	Name string
+	Blob []byte
+	Size int64
+}
+
+// ServerLogBundle is the server log of one point.
+type ServerLogBundle struct {
+	Digest         []byte
+	Primary        string
+	Files          []ServerLogFile
+	TotalSize      int64
+	KVCapacity     *int64
+	SourceArtifact string
+}
+
+// RowLink links a benchmark row to a sidecar or server log by digest.
+type RowLink struct {
+	RowID  int64
+	Digest []byte
+}
+
+// TraceApply is everything the traces stage writes, in one batch.
+type TraceApply struct {
+	Blobs      []TraceBlob
+	Sidecars   []TraceSidecar
+	TraceLinks []RowLink
+	Logs       []ServerLogBundle
+	LogLinks   []RowLink
+	// Dataset is the run's dataset slug, empty when no row names one.
+	Dataset string
+}
+
+// TraceApplyResult is what the batch changed.
+type TraceApplyResult struct {
+	BlobsNew, BlobBytesNew, SidecarsNew, RowsLinked    int64
+	ServerLogsNew, ServerLogRowsLinked, MetricsUpdated int64
+}
