@@ -154,6 +154,8 @@ type Summary struct {
 	Unmapped    Unmapped  `json:"unmapped"`
 	Failures    []Failure `json:"failures"`
 	Notes       []string  `json:"notes"`
+	// PowerWarnings lists published power that its telemetry contradicts.
+	PowerWarnings []PowerWarning `json:"powerWarnings,omitempty"`
 }
 
 // SummarySchemaVersion is the version of the Summary JSON layout.
