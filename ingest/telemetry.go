@@ -84,10 +84,11 @@ func ingestTelemetry(ctx context.Context, w RunWriter, env *runEnv) error {
 	return nil
 }
 
-// telemetryAllocator is the Arrow allocator of the stage.
+// telemetryAllocator is the Arrow allocator of the stage: a pool that
+// recycles the buffers of released batches, unless the caller injects one.
 func telemetryAllocator(d Deps) memory.Allocator {
 	if d.Arrow != nil {
 		return d.Arrow
 	}
-	return memory.NewGoAllocator()
+	return telemetry.NewPool()
 }

@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -36,9 +38,10 @@ type seriesJob struct {
 	window   *telemetry.Window
 	hosts    []string
 	stored   []telemetry.StoredSeries
-	sidecars []string
-	// failed is set when the file could not be read in the hash pass.
-	failed bool
+	size     int64
+	fileSHA  string
+	// readErr is set when the file could not be read in the hash pass.
+	readErr string
 }
 
 // items is how many report items the job stands for: one per series (a
@@ -58,6 +61,7 @@ type telemetryStage struct {
 	bmk    map[string]*source.Artifact
 	jobs   []*seriesJob
 	fresh  []*seriesJob // jobs whose series are new or changed
+	mu     sync.Mutex // guards open
 	open   map[*source.Artifact]bool
 	recs   map[*source.Artifact]*artifactRecord
 	ids    []int64
@@ -109,7 +113,9 @@ func (st *telemetryStage) record(a *source.Artifact) *artifactRecord {
 func (st *telemetryStage) fsOf(a *source.Artifact) (fs.FS, error) {
 	fsys, err := a.FS()
 	if err == nil {
+		st.mu.Lock()
 		st.open[a] = true
+		st.mu.Unlock()
 	}
 	return fsys, err
 }
@@ -214,20 +220,47 @@ func (st *telemetryStage) pointUnmapped(names []string) bool {
 	return false
 }
 
-// hashAll reads every linked file once: its digest (with the sidecars that
-// change how it reads), time zone, window and, for DCGM, its hosts. A file
-// whose stored series have the same digest is a duplicate: its samples are
-// never read again.
+// hashAll reads every linked file once, with a few workers: its digest
+// (with the sidecars that change how it reads), time zone, window and, for
+// DCGM, its hosts. A file whose stored series have the same digest is a
+// duplicate: its samples are never read again. Outcomes are applied in job
+// order, so the summary does not depend on scheduling.
 func (st *telemetryStage) hashAll(ctx context.Context) error {
+	jobs := make(chan *seriesJob)
+	var wg sync.WaitGroup
+	for range min(hashWorkers, max(len(st.jobs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				st.hash(j)
+			}
+		}()
+	}
+feed:
 	for _, j := range st.jobs {
-		if err := ctx.Err(); err != nil {
-			return err
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			break feed
 		}
-		st.hash(j)
-		if j.failed {
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, j := range st.jobs {
+		a := j.src.artifact
+		if j.readErr != "" {
+			st.record(a)
+			st.fail(a.Name, j.file.path, j.readErr, 1)
 			continue
 		}
-		j.stored = st.stored[j.src.artifact.Name+"\x00"+j.file.path]
+		st.record(a).addFile(j.file.path, j.fileSHA, j.size)
+		st.env.sum.Details.FilesRead++
+		st.env.sum.Details.BytesRead += j.size
+		j.stored = st.stored[a.Name+"\x00"+j.file.path]
 		if st.unchanged(j) {
 			st.env.sum.Rows.Power.Duplicate += int64(len(j.stored))
 			for _, s := range j.stored {
@@ -243,66 +276,53 @@ func (st *telemetryStage) hashAll(ctx context.Context) error {
 	return nil
 }
 
+// hashWorkers read and hash telemetry files in parallel (the work is
+// sha256 and read system calls).
+const hashWorkers = 2
+
+// hash reads one file; safe for concurrent use on distinct jobs.
 func (st *telemetryStage) hash(j *seriesJob) {
 	a := j.src.artifact
-	rec := st.record(a)
 	fsys, err := st.fsOf(a)
 	if err != nil {
-		j.failed = true
-		st.fail(a.Name, j.file.path, err.Error(), 1)
+		j.readErr = err.Error()
 		return
 	}
-	h := sha256.New()
 	f, err := fsys.Open(j.file.path)
 	if err != nil {
-		j.failed = true
-		st.fail(a.Name, j.file.path, fmt.Sprintf("cannot open: %v", err), 1)
+		j.readErr = fmt.Sprintf("cannot open: %v", err)
 		return
 	}
 	defer f.Close()
-	var r io.Reader = f
-	var hostsErr error
+	h := sha256.New()
 	if j.file.dcgm {
 		pr, pw := io.Pipe()
-		done := make(chan struct{})
+		done := make(chan error, 1)
 		go func() {
-			j.hosts, hostsErr = telemetry.DCGMHosts(pr)
-			pr.CloseWithError(hostsErr)
-			close(done)
+			var herr error
+			j.hosts, herr = telemetry.DCGMHosts(pr)
+			pr.CloseWithError(herr)
+			done <- herr
 		}()
-		n, err := io.Copy(io.MultiWriter(h, pw), f)
+		j.size, err = io.Copy(io.MultiWriter(h, pw), f)
 		pw.CloseWithError(err)
-		<-done
-		if err != nil {
-			j.failed = true
-			st.fail(a.Name, j.file.path, fmt.Sprintf("read: %v", err), 1)
-			return
+		if herr := <-done; err == nil && herr != nil {
+			err = herr
 		}
-		st.env.sum.Details.BytesRead += n
-		rec.addFile(j.file.path, fmt.Sprintf("%x", h.Sum(nil)), n)
 	} else {
-		n, err := io.Copy(h, r)
-		if err != nil {
-			j.failed = true
-			st.fail(a.Name, j.file.path, fmt.Sprintf("read: %v", err), 1)
-			return
-		}
-		st.env.sum.Details.BytesRead += n
-		rec.addFile(j.file.path, fmt.Sprintf("%x", h.Sum(nil)), n)
+		j.size, err = io.Copy(h, f)
 	}
-	st.env.sum.Details.FilesRead++
-	if hostsErr != nil {
-		j.failed = true
-		st.fail(a.Name, j.file.path, fmt.Sprintf("read: %v", hostsErr), 1)
+	if err != nil {
+		j.readErr = fmt.Sprintf("read: %v", err)
 		return
 	}
+	j.fileSHA = hex.EncodeToString(h.Sum(nil))
 	// The digest covers what decides the stored samples: the CSV bytes,
 	// the time-zone sidecar and the window the facts use.
 	if !j.file.dcgm {
 		off, used, content := timeZoneSidecar(a, fsys, j.file.path)
 		j.offset = off
 		if used != "" {
-			j.sidecars = append(j.sidecars, used)
 			field(h, []byte(used))
 			field(h, content)
 		}
@@ -476,7 +496,9 @@ func (st *telemetryStage) compare(artifact, file string, p telemetry.RunPoint, f
 	if p.AvgPowerW != nil {
 		st.warnIf(artifact, file, "avg_power_w", *p.AvgPowerW, f.AvgPowerW)
 	}
-	if p.TotalGPUEnergyJ != nil {
+	// Energy is comparable only over the benchmark window: the collector
+	// runs before and after it, so the series span holds more.
+	if p.TotalGPUEnergyJ != nil && f.WindowSource != "series" {
 		st.warnIf(artifact, file, "total_gpu_energy_j", *p.TotalGPUEnergyJ, f.EnergyJ)
 	}
 	if p.AuditObservedGPUs != nil && *p.AuditObservedGPUs != int64(f.GPUs) {

@@ -67,7 +67,9 @@ func telemetryTree(t *testing.T, dir string) int64 {
 	perJob(t, dir, "s1", powerRow(4, 500, 8, 10, nil))
 	writeFile(t, filepath.Join(dir, "gpu_metrics_s1", "gpu_metrics.csv"), nvidiaCSV(start, 8, 10, 500))
 	// S2: published 400 W, measured 500 W: a power warning.
-	perJob(t, dir, "s2", powerRow(8, 400, 8, 10, nil))
+	perJob(t, dir, "s2", powerRow(8, 400, 8, 10, map[string]any{"power_audit": map[string]any{
+		"source": "power_validation_s2.json", "window_start_unix": float64(start.Unix()), "window_end_unix": float64(start.Unix() + 10),
+		"expected_gpu_count": 8, "observed_gpu_count": 8}}))
 	writeFile(t, filepath.Join(dir, "gpu_metrics_s2", "gpu_metrics.csv"), nvidiaCSV(start, 8, 10, 500))
 	// S3: a ragged row: failed; the required-power manifest names this point.
 	perJob(t, dir, "s3", powerRow(16, 500, 8, 10, nil))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,4 +132,37 @@ func TestParseUTCOffset(t *testing.T) {
 		_, ok := ParseUTCOffset(in)
 		require.False(t, ok, in)
 	}
+}
+
+func TestFastDecimalMatchesStrconv(t *testing.T) {
+	for _, s := range []string{"0", "146.72", "182.37", "0.1", "1965", "99999999999999.9", "-3.5", "7.", ".5", "123456789012345"} {
+		got, ok := fastDecimal(s)
+		require.True(t, ok, s)
+		want, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err)
+		require.Equal(t, want, got, s)
+	}
+	for _, s := range []string{"", "-", ".", "1e5", "1.2.3", "1234567890123456", "abc"} {
+		_, ok := fastDecimal(s)
+		require.False(t, ok, s)
+	}
+}
+
+func TestPoolRecyclesZeroedBuffers(t *testing.T) {
+	p := NewPool()
+	b := p.Allocate(100)
+	require.Len(t, b, 100)
+	require.Equal(t, 128, cap(b))
+	for i := range b {
+		b[i] = 0xff
+	}
+	p.Free(b)
+	c := p.Allocate(70)
+	require.Equal(t, 128, cap(c))
+	for _, x := range c[:cap(c)] {
+		require.Zero(t, x)
+	}
+	d := p.Reallocate(300, c)
+	require.Len(t, d, 300)
+	require.Equal(t, 512, cap(d))
 }

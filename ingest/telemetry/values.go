@@ -25,6 +25,9 @@ func parseUnitFloat(s string) (float64, cellState) {
 	if i := strings.IndexByte(s, ' '); i > 0 {
 		s = s[:i]
 	}
+	if v, ok := fastDecimal(s); ok {
+		return v, cellOK
+	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || !finite(v) {
 		return 0, cellBad
@@ -181,3 +184,48 @@ func ParseUTCOffset(s string) (time.Duration, bool) {
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func roundInt(v float64) int64 { return int64(math.Round(v)) }
+
+// pow10 are the exactly representable powers of ten.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// fastDecimal parses a plain decimal ("123", "-4.56") of at most 15
+// digits: mantissa and power of ten are exact, so one division rounds
+// correctly (the same fast path strconv takes). Anything else is left to
+// strconv.
+func fastDecimal(s string) (float64, bool) {
+	neg := false
+	if len(s) > 0 && s[0] == '-' {
+		neg, s = true, s[1:]
+	}
+	if len(s) == 0 {
+		return 0, false
+	}
+	var mant uint64
+	digitsSeen, frac := 0, -1
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			mant = mant*10 + uint64(c-'0')
+			digitsSeen++
+			if frac >= 0 {
+				frac++
+			}
+		case c == '.' && frac < 0:
+			frac = 0
+		default:
+			return 0, false
+		}
+	}
+	if digitsSeen == 0 || digitsSeen > 15 {
+		return 0, false
+	}
+	v := float64(mant)
+	if frac > 0 {
+		v /= pow10[frac]
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
