@@ -72,15 +72,21 @@ SELECT COALESCE(max(w.run_attempt), 0) FROM workflow_runs w
 WHERE w.github_run_id = $1 AND ($2 = 0 OR w.run_attempt = $2)
 	AND EXISTS (SELECT 1 FROM gpu_metric_series m WHERE m.workflow_run_id = w.id)`
 
-// qExportSamples reads a run's samples for the Parquet export, series by
-// series in key order.
+// qExportSeries lists the series of one workflow run attempt.
+const qExportSeries = `
+SELECT m.id, m.artifact_name, m.file_name, COALESCE(m.hostname, '')
+FROM gpu_metric_series m
+JOIN workflow_runs w ON w.id = m.workflow_run_id
+WHERE w.github_run_id = $1 AND w.run_attempt = $2`
+
+// qExportSamples reads the samples of one workflow run attempt in key order.
 const qExportSamples = `
-SELECT s.series_id, m.artifact_name, m.file_name, COALESCE(m.hostname, ''), s.gpu_index, s.sampled_at,
+SELECT s.series_id, s.gpu_index, s.sampled_at,
 	s.power_w, s.temperature_c, s.sm_clock_mhz, s.mem_clock_mhz, s.gpu_util_pct, s.mem_util_pct,
 	s.edge_temp_c, s.mem_temp_c, s.gfx_voltage_mv, s.soc_voltage_mv, s.mem_voltage_mv,
 	s.fclk_mhz, s.socclk_mhz, s.mm_activity_pct
-FROM gpu_metric_series m
-JOIN workflow_runs w ON w.id = m.workflow_run_id
-JOIN gpu_metric_samples s ON s.series_id = m.id
-WHERE w.github_run_id = $1 AND w.run_attempt = $2
+FROM gpu_metric_samples s
+WHERE s.series_id IN (
+	SELECT m.id FROM gpu_metric_series m JOIN workflow_runs w ON w.id = m.workflow_run_id
+	WHERE w.github_run_id = $1 AND w.run_attempt = $2)
 ORDER BY s.series_id, s.gpu_index, s.sampled_at`

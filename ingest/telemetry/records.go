@@ -76,3 +76,16 @@ type WriteResult struct {
 	SeriesReplaced int64
 	LinksInserted  int64
 }
+
+// ExportRow is one stored sample with its series, as the export reads it.
+// The strings are shared by every row of a series.
+type ExportRow struct {
+	SeriesID  int64
+	Artifact  string
+	File      string
+	Host      string
+	GPU       int16
+	SampledAt int64 // microseconds since the epoch, UTC
+	Metrics   [NumMetrics]float32
+	Valid     [NumMetrics]bool
+}
