@@ -33,13 +33,13 @@ type seriesJob struct {
 	file   telemetryFile
 	points []telemetry.RunPoint
 	// set by the hash pass
-	digest   []byte
-	offset   time.Duration
-	window   *telemetry.Window
-	hosts    []string
-	stored   []telemetry.StoredSeries
-	size     int64
-	fileSHA  string
+	digest  []byte
+	offset  time.Duration
+	window  *telemetry.Window
+	hosts   []string
+	stored  []telemetry.StoredSeries
+	size    int64
+	fileSHA string
 	// readErr is set when the file could not be read in the hash pass.
 	readErr string
 }
@@ -61,7 +61,7 @@ type telemetryStage struct {
 	bmk    map[string]*source.Artifact
 	jobs   []*seriesJob
 	fresh  []*seriesJob // jobs whose series are new or changed
-	mu     sync.Mutex // guards open
+	mu     sync.Mutex   // guards open
 	open   map[*source.Artifact]bool
 	recs   map[*source.Artifact]*artifactRecord
 	ids    []int64

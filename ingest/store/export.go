@@ -61,7 +61,7 @@ func (s *Store) ExportTelemetry(ctx context.Context, runID int64, attempt int, e
 		row     telemetry.ExportRow
 		at      time.Time
 		metrics [telemetry.NumMetrics]pgtype.Float4
-		dest    = []any{&row.SeriesID, &row.GPU, &at}
+		dest          = []any{&row.SeriesID, &row.GPU, &at}
 		last    int64 = -1
 	)
 	for i := range metrics {
