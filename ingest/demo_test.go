@@ -33,11 +33,12 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 	require.Equal(t, schema.StatusCompletedWithFailures, first.Status)
 	require.Equal(t, schema.Counts{New: 8, Duplicate: 0, Skipped: 12, Unmapped: 2, Failed: 1}, first.Rows.Benchmark)
 	require.Equal(t, schema.Stats{BenchmarkFiles: 13, RawBenchmarkRows: 23, CoveredByPerJobFiles: 9, FailedRunRows: 2,
-		RunStatsNew: 16}, first.Stats)
+		RunStatsNew: 16, GPUMetricSamplesNew: demoSamples, PowerPublicationPoints: 7}, first.Stats)
+	requireDemoTelemetry(t, e, first, false)
 	require.EqualValues(t, 1, first.Details.StaleAttemptRows)
 	require.Equal(t, "listing", first.Details.AttemptOrder)
 	require.Equal(t, []string{"a100-lab"}, first.Unmapped.Hardware)
-	require.Len(t, first.Failures, 1)
+	require.Len(t, first.Failures, 2) // the second is telemetry's: requireDemoTelemetry
 	require.Equal(t, schema.Failure{Category: schema.CategoryBenchmark, Artifact: malformed,
 		File: "agg_" + strings.TrimPrefix(malformed, "bmk_") + ".json", Reason: "unexpected end of file inside the row object"}, first.Failures[0])
 	require.Equal(t, int64(demoRunID), first.Run.SourceRunID)
@@ -63,6 +64,7 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 	require.EqualValues(t, 0, second.Stats.RunStatsNew)
 	require.EqualValues(t, 16, second.Stats.RunStatsDuplicate)
 	require.Zero(t, second.Details.BenchmarkRowsUpdated)
+	requireDemoTelemetry(t, e, second, true)
 	require.Equal(t, before, e.checksums(dataTables...), "a rerun leaves every table byte-identical")
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM ingests`), "each ingest has its ledger row")
 	require.NotEqual(t, first.IngestID, second.IngestID)

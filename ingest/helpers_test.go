@@ -97,7 +97,8 @@ func (e *env) count(query string, args ...any) int {
 }
 
 // dataTables are every table an ingest writes rows to, except the ledger.
-var dataTables = []string{"workflow_runs", "configs", "benchmark_results", "availability", "run_stats"}
+var dataTables = []string{"workflow_runs", "configs", "benchmark_results", "availability", "run_stats",
+	"gpu_metric_series", "gpu_metric_samples", "benchmark_result_gpu_metrics"}
 
 // checksums is a content checksum per table: every row as text, sorted.
 func (e *env) checksums(tables ...string) map[string]string {

@@ -268,6 +268,9 @@ feed:
 					st.links = append(st.links, telemetry.Link{BenchmarkID: p.ID, SeriesID: s.ID})
 					st.measured[p.ID] = true
 				}
+				// The stored facts answer the power checks again, so a
+				// rerun reports the same warnings.
+				st.check(j, s.File, s.Vendor, s.Facts)
 			}
 			continue
 		}
@@ -445,7 +448,7 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.Sam
 		for _, s := range series {
 			id := st.ids[next]
 			next++
-			st.addSeries(j, s, id, fsys)
+			st.addSeries(j, s, id)
 			batches := s.Batches
 			s.Batches = nil
 			for i, rec := range batches {
@@ -465,7 +468,7 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.Sam
 
 // addSeries records a parsed series: its row, its links and the
 // comparison with the power its points publish.
-func (st *telemetryStage) addSeries(j *seriesJob, s *telemetry.Series, id int64, fsys fs.FS) {
+func (st *telemetryStage) addSeries(j *seriesJob, s *telemetry.Series, id int64) {
 	file := j.file.path
 	if j.file.dcgm {
 		file += "#" + s.Host
@@ -477,13 +480,23 @@ func (st *telemetryStage) addSeries(j *seriesJob, s *telemetry.Series, id int64,
 		st.links = append(st.links, telemetry.Link{BenchmarkID: p.ID, SeriesID: id})
 		st.measured[p.ID] = true
 	}
+	st.check(j, file, s.Vendor, s.Facts)
+}
+
+// check compares a series' facts with the power its point publishes and,
+// for AMD, with the energy accumulators beside the CSV.
+func (st *telemetryStage) check(j *seriesJob, file string, vendor telemetry.Vendor, f telemetry.Facts) {
 	if j.file.dcgm || len(j.points) != 1 {
 		return // a multinode bundle's hosts share points: no per-series comparison
 	}
-	st.compare(j.src.artifact.Name, file, j.points[0], s.Facts)
-	if s.Vendor == telemetry.VendorAMD && s.Facts.WindowSource == "series" {
+	st.compare(j.src.artifact.Name, file, j.points[0], f)
+	if vendor == telemetry.VendorAMD && f.WindowSource == "series" {
+		fsys, err := st.fsOf(j.src.artifact)
+		if err != nil {
+			return
+		}
 		if delta, ok := amdEnergyDelta(j.src.artifact, fsys, j.file.path); ok {
-			st.warnIf(j.src.artifact.Name, file, "amd_energy_accumulator", delta, s.Facts.EnergyJ)
+			st.warnIf(j.src.artifact.Name, file, "amd_energy_accumulator", delta, f.EnergyJ)
 		}
 	}
 }

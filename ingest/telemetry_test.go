@@ -161,6 +161,7 @@ func TestTelemetryFirstIngestAndRerun(t *testing.T) {
 	require.Equal(t, schema.Counts{Duplicate: 6, Skipped: 1, Failed: 1}, again.Rows.Power)
 	require.Zero(t, again.Stats.GPUMetricSamplesNew)
 	require.EqualValues(t, 4, again.Stats.PowerPublicationPoints)
+	require.Equal(t, sum.PowerWarnings, again.PowerWarnings, "a rerun reports the same warnings")
 	require.Equal(t, before, e.checksums(tables...))
 }
 

@@ -4,6 +4,7 @@
 package export
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -61,7 +62,9 @@ func TelemetryParquet(ctx context.Context, src TelemetrySource, runID int64, att
 	}
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithAllocator(mem),
 		parquet.WithDictionaryDefault(true))
-	fw, err := pqarrow.NewFileWriter(TelemetrySchema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem), pqarrow.WithStoreSchema()))
+	// The writer is the caller's: pqarrow closes an io.Closer it is given.
+	bw := bufio.NewWriterSize(w, 1<<20)
+	fw, err := pqarrow.NewFileWriter(TelemetrySchema, struct{ io.Writer }{bw}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem), pqarrow.WithStoreSchema()))
 	if err != nil {
 		return res, fmt.Errorf("parquet writer: %w", err)
 	}
@@ -121,6 +124,9 @@ func TelemetryParquet(ctx context.Context, src TelemetrySource, runID int64, att
 	}
 	if cerr := fw.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close parquet: %w", cerr)
+	}
+	if ferr := bw.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("write parquet: %w", ferr)
 	}
 	return res, err
 }

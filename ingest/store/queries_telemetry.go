@@ -5,7 +5,9 @@ package store
 
 // qTelemetryStoredSeries lists the series a workflow run already has.
 const qTelemetryStoredSeries = `
-SELECT id, artifact_name, file_name, content_digest FROM gpu_metric_series
+SELECT id, artifact_name, file_name, content_digest, vendor, gpu_count, window_source,
+	energy_j, avg_power_w, avg_total_power_w
+FROM gpu_metric_series
 WHERE workflow_run_id = $1`
 
 // qTelemetryRunPoints lists the run's benchmark rows with their identity

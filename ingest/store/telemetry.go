@@ -25,9 +25,17 @@ func (t *RunTx) TelemetryState(ctx context.Context) (telemetry.RunState, error) 
 	}
 	for rows.Next() {
 		var s telemetry.StoredSeries
-		if err := rows.Scan(&s.ID, &s.Artifact, &s.File, &s.Digest); err != nil {
+		var vendor string
+		var gpus int16
+		var energy, avg, avgTotal *float64
+		if err := rows.Scan(&s.ID, &s.Artifact, &s.File, &s.Digest, &vendor, &gpus, &s.Facts.WindowSource,
+			&energy, &avg, &avgTotal); err != nil {
 			rows.Close()
 			return st, fmt.Errorf("read stored series: %w", err)
+		}
+		s.Vendor, s.Facts.GPUs = telemetry.Vendor(vendor), int(gpus)
+		if energy != nil && avg != nil && avgTotal != nil {
+			s.Facts.EnergyJ, s.Facts.AvgPowerW, s.Facts.AvgTotalPowerW, s.Facts.HasPower = *energy, *avg, *avgTotal, true
 		}
 		st.Series = append(st.Series, s)
 	}

@@ -8,6 +8,10 @@ type StoredSeries struct {
 	Artifact string
 	File     string
 	Digest   []byte
+	Vendor   Vendor
+	// Facts holds the stored facts the power checks use: GPUs, window
+	// source, energy and average power (HasPower when they are set).
+	Facts Facts
 }
 
 // RunPoint is a benchmark row the run has in the database, with what the
