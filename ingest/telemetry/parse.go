@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"bufio"
+	"bytes"
 	stdcsv "encoding/csv"
 	"errors"
 	"fmt"
@@ -81,10 +82,20 @@ func Parse(r io.Reader, opt Options) (series []*Series, err error) {
 	if err != nil {
 		return nil, &ParseError{Line: 1, Reason: err.Error()}
 	}
+	if err := checkFirstRow(br, len(l.columns)); err != nil {
+		return nil, err
+	}
 	c := newConverter(l, opt)
 	defer func() {
 		if err != nil {
 			c.release()
+		}
+	}()
+	// arrow's CSV reader panics on some malformed input its checks miss;
+	// the file is then malformed, not the program.
+	defer func() {
+		if p := recover(); p != nil {
+			series, err = nil, &ParseError{Reason: fmt.Sprintf("malformed CSV: %v", p)}
 		}
 	}()
 	rdr := csv.NewReader(br, l.schema, csv.WithHeader(false), csv.WithChunk(opt.Chunk),
@@ -105,6 +116,38 @@ func Parse(r io.Reader, opt Options) (series []*Series, err error) {
 		return nil, csvError(rerr, line, 0)
 	}
 	return c.finish()
+}
+
+// checkFirstRow checks that the first data row has as many fields as the
+// header. encoding/csv holds every later row to the first row's count,
+// but arrow's reader does not check the first row against its schema
+// before appending it (a short first row would corrupt the batch).
+func checkFirstRow(br *bufio.Reader, fields int) error {
+	for n := 1; ; n++ {
+		b, err := br.Peek(min(n*4096, br.Size()))
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 && err == nil && len(b) < br.Size() {
+			continue
+		}
+		if i >= 0 {
+			b = b[:i+1]
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			return nil // no data row here (or a blank line): nothing to check
+		}
+		rec, rerr := stdcsv.NewReader(bytes.NewReader(b)).Read()
+		if rerr != nil {
+			var pe *stdcsv.ParseError
+			if errors.As(rerr, &pe) {
+				return parseErr(2, "%v", pe.Err)
+			}
+			return nil
+		}
+		if len(rec) != fields {
+			return parseErr(2, "row has %d fields, the header %d", len(rec), fields)
+		}
+		return nil
+	}
 }
 
 // csvError names the line of a CSV read error.
