@@ -74,6 +74,18 @@ func TestTelemetryExportParquetRoundTrip(t *testing.T) {
 	require.InDelta(t, dbTemp, temp, math.Abs(dbTemp)*1e-12)
 	require.Equal(t, dbTempNulls, tempNulls)
 
+	// Names come back from their dictionaries.
+	names := map[string]int64{}
+	for _, chunk := range tbl.Column(1).Data().Chunks() {
+		d := chunk.(*array.Dictionary)
+		values := d.Dictionary().(*array.String)
+		for i := 0; i < d.Len(); i++ {
+			names[values.Value(d.GetValueIndex(i))]++
+		}
+	}
+	require.Equal(t, map[string]int64{"gpu_metrics_s1": 88, "gpu_metrics_s2": 88, "power_audit_s4": 6, "agentic_s5": 22,
+		"gpu_metrics_s7": 4}, names)
+
 	// A run without telemetry is an error, not an empty file.
 	_, err = export.TelemetryParquet(context.Background(), e.st, 999, 0, &bytes.Buffer{}, mem)
 	require.ErrorIs(t, err, store.ErrNoTelemetry)

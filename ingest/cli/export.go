@@ -58,6 +58,10 @@ func runExport(ctx context.Context, env Env, args []string) int {
 		return fail(env, "export: %v", err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it private
+		tmp.Close()
+		return fail(env, "export: %v", err)
+	}
 	res, err := export.TelemetryParquet(ctx, st, id, int(att), tmp, nil)
 	if cerr := tmp.Close(); err == nil && cerr != nil {
 		err = cerr

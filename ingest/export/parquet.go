@@ -31,11 +31,14 @@ const BatchRows = 128 * 1024
 var TelemetrySchema = newTelemetrySchema()
 
 func newTelemetrySchema() *arrow.Schema {
+	// Names repeat for every sample of a series: dictionary-encoded, a
+	// batch holds each once.
+	dict := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 	fields := []arrow.Field{
 		{Name: "series_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "artifact_name", Type: arrow.BinaryTypes.String},
-		{Name: "file_name", Type: arrow.BinaryTypes.String},
-		{Name: "hostname", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "artifact_name", Type: dict},
+		{Name: "file_name", Type: dict},
+		{Name: "hostname", Type: dict, Nullable: true},
 		{Name: "gpu_index", Type: arrow.PrimitiveTypes.Int16},
 		{Name: "sampled_at", Type: telemetry.TimestampType},
 	}
@@ -52,7 +55,7 @@ type Result struct {
 }
 
 // TelemetryParquet writes the samples of run runID (attempt, or the newest
-// with telemetry when 0) to w as Parquet (zstd), streaming: rows are
+// with telemetry when 0) to w as Parquet (snappy), streaming: rows are
 // gathered into record batches of BatchRows, each written as a row group
 // and released, so memory stays flat however many samples the run holds.
 func TelemetryParquet(ctx context.Context, src TelemetrySource, runID int64, attempt int, w io.Writer, mem memory.Allocator) (Result, error) {
@@ -60,7 +63,7 @@ func TelemetryParquet(ctx context.Context, src TelemetrySource, runID int64, att
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithAllocator(mem),
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithAllocator(mem),
 		parquet.WithDictionaryDefault(true))
 	// The writer is the caller's: pqarrow closes an io.Closer it is given.
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -72,9 +75,9 @@ func TelemetryParquet(ctx context.Context, src TelemetrySource, runID int64, att
 	defer bld.Release()
 	var (
 		id      = bld.Field(0).(*array.Int64Builder)
-		art     = bld.Field(1).(*array.StringBuilder)
-		file    = bld.Field(2).(*array.StringBuilder)
-		host    = bld.Field(3).(*array.StringBuilder)
+		art     = bld.Field(1).(*array.BinaryDictionaryBuilder)
+		file    = bld.Field(2).(*array.BinaryDictionaryBuilder)
+		host    = bld.Field(3).(*array.BinaryDictionaryBuilder)
 		gpu     = bld.Field(4).(*array.Int16Builder)
 		ts      = bld.Field(5).(*array.TimestampBuilder)
 		mb      [telemetry.NumMetrics]*array.Float32Builder
@@ -97,12 +100,12 @@ func TelemetryParquet(ctx context.Context, src TelemetrySource, runID int64, att
 	}
 	res.Attempt, err = src.ExportTelemetry(ctx, runID, attempt, func(r *telemetry.ExportRow) error {
 		id.Append(r.SeriesID)
-		art.Append(r.Artifact)
-		file.Append(r.File)
+		art.AppendString(r.Artifact)
+		file.AppendString(r.File)
 		if r.Host == "" {
 			host.AppendNull()
 		} else {
-			host.Append(r.Host)
+			host.AppendString(r.Host)
 		}
 		gpu.Append(r.GPU)
 		ts.Append(arrow.Timestamp(r.SampledAt))

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -57,6 +59,10 @@ func (s *Store) ExportTelemetry(ctx context.Context, runID int64, attempt int, e
 		return att, fmt.Errorf("export telemetry: samples: %w", err)
 	}
 	defer rows.Close()
+	isBinary := true
+	for _, fd := range rows.FieldDescriptions() {
+		isBinary = isBinary && fd.Format == pgx.BinaryFormatCode
+	}
 	var (
 		row     telemetry.ExportRow
 		at      time.Time
@@ -68,17 +74,24 @@ func (s *Store) ExportTelemetry(ctx context.Context, runID int64, attempt int, e
 		dest = append(dest, &metrics[i])
 	}
 	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return att, fmt.Errorf("export telemetry: samples: %w", err)
+		if isBinary {
+			// Decode the binary wire values in place: no per-row allocation.
+			if err := decodeSampleRow(rows.RawValues(), &row); err != nil {
+				return att, fmt.Errorf("export telemetry: samples: %w", err)
+			}
+		} else {
+			if err := rows.Scan(dest...); err != nil {
+				return att, fmt.Errorf("export telemetry: samples: %w", err)
+			}
+			row.SampledAt = at.UnixMicro()
+			for i, m := range metrics {
+				row.Metrics[i], row.Valid[i] = m.Float32, m.Valid
+			}
 		}
 		if row.SeriesID != last {
 			m := series[row.SeriesID]
 			row.Artifact, row.File, row.Host = m.artifact, m.file, m.host
 			last = row.SeriesID
-		}
-		row.SampledAt = at.UnixMicro()
-		for i, m := range metrics {
-			row.Metrics[i], row.Valid[i] = m.Float32, m.Valid
 		}
 		if err := each(&row); err != nil {
 			return att, err
@@ -88,4 +101,31 @@ func (s *Store) ExportTelemetry(ctx context.Context, runID int64, attempt int, e
 		return att, fmt.Errorf("export telemetry: samples: %w", err)
 	}
 	return att, nil
+}
+
+// decodeSampleRow reads one qExportSamples row in PostgreSQL's binary
+// format: int8 series, int2 GPU, timestamptz (µs since 2000-01-01) and
+// float4 metrics (NULL is a nil value).
+func decodeSampleRow(vals [][]byte, row *telemetry.ExportRow) error {
+	if len(vals) != 3+telemetry.NumMetrics || len(vals[0]) != 8 || len(vals[1]) != 2 || len(vals[2]) != 8 {
+		return errors.New("unexpected binary row layout")
+	}
+	row.SeriesID = int64(binary.BigEndian.Uint64(vals[0]))
+	row.GPU = int16(binary.BigEndian.Uint16(vals[1]))
+	row.SampledAt = int64(binary.BigEndian.Uint64(vals[2])) + pgEpochMicros
+	for i := range telemetry.NumMetrics {
+		v := vals[3+i]
+		switch len(v) {
+		case 0:
+			if v != nil {
+				return errors.New("empty float4 value")
+			}
+			row.Valid[i] = false
+		case 4:
+			row.Metrics[i], row.Valid[i] = math.Float32frombits(binary.BigEndian.Uint32(v)), true
+		default:
+			return fmt.Errorf("float4 value of %d bytes", len(v))
+		}
+	}
+	return nil
 }
