@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/source"
@@ -34,6 +36,16 @@ type sweepManifest struct {
 			Framework         string `json:"framework"`
 			Precision         string `json:"precision"`
 		} `json:"identity"`
+		Artifacts []struct {
+			Path   string `json:"path"`
+			SHA256 string `json:"sha256"`
+		} `json:"artifacts"`
+		Devices []struct {
+			Node    string   `json:"node"`
+			GPUUUID string   `json:"gpu_uuid"`
+			Role    string   `json:"role"`
+			EnergyJ *float64 `json:"energy_j"`
+		} `json:"devices"`
 	} `json:"points"`
 }
 
@@ -89,12 +101,69 @@ func (st *telemetryStage) requiredPower(a *source.Artifact) {
 		switch {
 		case match == nil:
 			failRun(fmt.Sprintf("required power point %s: no benchmark row of this run", name))
+			continue
 		case !validPower(*match):
 			failRun(fmt.Sprintf("required power point %s: published power is not valid (%s)", name, powerProblem(*match)))
+			continue
 		case !st.measured[match.ID]:
 			failRun(fmt.Sprintf("required power point %s: no stored telemetry series", name))
+			continue
+		}
+		for _, ev := range rp.Artifacts {
+			if problem := st.evidence(ev.Path, ev.SHA256); problem != "" {
+				failRun(fmt.Sprintf("required power point %s: evidence %s %s", name, ev.Path, problem))
+			}
+		}
+		if len(rp.Devices) > 0 {
+			var sum float64
+			ok := true
+			for _, d := range rp.Devices {
+				if d.EnergyJ == nil || !(*d.EnergyJ > 0) || math.IsInf(*d.EnergyJ, 0) {
+					ok = false
+				} else {
+					sum += *d.EnergyJ
+				}
+			}
+			total := *match.TotalGPUEnergyJ
+			switch {
+			case !ok:
+				failRun(fmt.Sprintf("required power point %s: a device energy is missing or not positive", name))
+			case math.Abs(sum-total) > math.Max(0.01, 1e-4*math.Abs(total)):
+				failRun(fmt.Sprintf("required power point %s: device energies sum to %g J, total_gpu_energy_j is %g", name, sum, total))
+			}
 		}
 	}
+}
+
+// evidence checks one hash-bound evidence file of a required point:
+// "<artifact>/<file>" must exist in the tree with that sha256. It returns
+// the problem, or "".
+func (st *telemetryStage) evidence(p, want string) string {
+	name, file, ok := strings.Cut(p, "/")
+	if !ok {
+		return "is not <artifact>/<file>"
+	}
+	a := st.env.tree.Artifact(name)
+	if a == nil {
+		return "is missing (no such artifact)"
+	}
+	fsys, err := st.fsOf(a)
+	if err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	f, err := fsys.Open(file)
+	if err != nil {
+		return "is missing"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want) {
+		return "does not match its sha256"
+	}
+	return ""
 }
 
 func manifestRun(m sweepManifest) string {

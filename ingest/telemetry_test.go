@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -181,4 +182,47 @@ func TestTelemetryChangedFileReplacesItsSeries(t *testing.T) {
 	require.EqualValues(t, 8*21, e.count("SELECT count(*) FROM gpu_metric_samples"))
 	require.EqualValues(t, 1, e.count("SELECT count(*) FROM gpu_metric_series"))
 	require.EqualValues(t, 1, e.count("SELECT count(*) FROM benchmark_result_gpu_metrics"))
+}
+
+// The real PowerX golden fixture: an AgentX point whose telemetry rides in
+// agentic_golden, bound by the required-power manifest (sha256 of every
+// evidence file, device energies summing to the published total).
+func TestTelemetryRealPowerXGolden(t *testing.T) {
+	e := newEnv(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	e.deps.Arrow = mem
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "powerx-golden"))))
+	require.NoError(t, os.Remove(filepath.Join(dir, "README.md")))
+	cfg := ingest.Config{Run: RunID(123, 1), Meta: schema.RunMeta{CreatedAt: time.Date(2023, 11, 14, 22, 0, 0, 0, time.UTC)}}
+
+	sum := e.mustIngest(dir, cfg)
+	mem.AssertSize(t, 0)
+	require.EqualValues(t, 1, sum.Rows.Benchmark.New, "%+v", sum.Failures)
+	require.Equal(t, schema.Counts{New: 1}, sum.Rows.Power)
+	require.EqualValues(t, 2, sum.Stats.GPUMetricSamplesNew)
+	require.EqualValues(t, 1, sum.Stats.PowerPublicationPoints)
+	require.Empty(t, sum.PowerWarnings, "500 W over the 2 s window: 1000 J, as published")
+	for _, f := range sum.Failures {
+		require.NotEqual(t, "required-power-sweep-manifest", f.Artifact, "the manifest contract holds: %s", f.Reason)
+		require.NotEqual(t, schema.CategoryPower, f.Category, f.Reason)
+	}
+	var energy float64
+	var source string
+	require.NoError(t, e.pool().QueryRow(context.Background(),
+		`SELECT energy_j, window_source FROM gpu_metric_series WHERE artifact_name = 'agentic_golden'`).Scan(&energy, &source))
+	require.InDelta(t, 1000, energy, 1e-9)
+	require.Equal(t, "power_validation.json", source)
+
+	// Tamper with an evidence file: the manifest names the point.
+	writeFile(t, filepath.Join(dir, "agentic_golden", "power_node.txt"), "other-node\n")
+	again := e.mustIngest(dir, cfg)
+	var reasons []string
+	for _, f := range again.Failures {
+		if f.Artifact == "required-power-sweep-manifest" {
+			reasons = append(reasons, f.Reason)
+		}
+	}
+	require.Equal(t, []string{"required power point golden conc 1: evidence agentic_golden/power_node.txt does not match its sha256"}, reasons)
+	require.Equal(t, schema.Counts{Duplicate: 1}, again.Rows.Power, "power_node.txt is no part of the series digest")
 }
