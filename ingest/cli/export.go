@@ -57,7 +57,7 @@ func runExport(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return fail(env, "export: %v", err)
 	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
+	defer os.Remove(tmp.Name())              // no-op after the rename
 	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it private
 		tmp.Close()
 		return fail(env, "export: %v", err)
