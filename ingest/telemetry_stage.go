@@ -145,6 +145,7 @@ func (st *telemetryStage) plan(src *telemetrySource) {
 		points = append(points, st.points[n]...)
 	}
 	notWritten := func() {
+		st.env.sum.Details.PowerSeriesRead++
 		if st.pointUnmapped(bmkNames) {
 			st.env.sum.Rows.Power.Unmapped++
 		} else {
@@ -158,6 +159,7 @@ func (st *telemetryStage) plan(src *telemetrySource) {
 	if err := a.Load(); err != nil {
 		if src.kind != kindAgenticRaw { // the trace stage reports an agentic_ artifact it cannot open
 			st.record(a)
+			st.env.sum.Details.PowerSeriesRead++
 			st.fail(a.Name, "", err.Error(), 1)
 		}
 		return
@@ -255,9 +257,11 @@ feed:
 		a := j.src.artifact
 		if j.readErr != "" {
 			st.record(a)
+			st.env.sum.Details.PowerSeriesRead++
 			st.fail(a.Name, j.file.path, j.readErr, 1)
 			continue
 		}
+		st.env.sum.Details.PowerSeriesRead += j.items()
 		st.record(a).addFile(j.file.path, j.fileSHA, j.size)
 		st.env.sum.Details.FilesRead++
 		st.env.sum.Details.BytesRead += j.size

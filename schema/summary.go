@@ -88,6 +88,9 @@ type Details struct {
 	// UnknownMetrics lists numeric metric keys that are not in the catalog's
 	// known metric list; they are stored all the same.
 	UnknownMetrics []string `json:"unknownMetrics"`
+	// PowerSeriesRead counts the telemetry series the run holds (the power
+	// row's items read; a file not opened counts as one).
+	PowerSeriesRead int64 `json:"powerSeriesRead,omitempty"`
 	// AttemptOrder says how retries were ordered: "listing" when the GitHub
 	// artifact listing (artifacts.json) was available, "inferred" otherwise.
 	AttemptOrder string `json:"attemptOrder"`

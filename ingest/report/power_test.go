@@ -22,3 +22,11 @@ func TestPowerWarningsRendered(t *testing.T) {
 	require.NotContains(t, Markdown(s), "power warning")
 	require.NotContains(t, Text(s), "power warning")
 }
+
+func TestPowerRowInvariant(t *testing.T) {
+	s := &schema.Summary{Rows: schema.Rows{Power: schema.Counts{New: 2, Failed: 1}}}
+	s.Details.PowerSeriesRead = 3
+	require.NoError(t, CheckInvariant(s))
+	s.Details.PowerSeriesRead = 4
+	require.ErrorIs(t, CheckInvariant(s), ErrInvariant)
+}
