@@ -228,3 +228,25 @@ func TestTelemetryRealPowerXGolden(t *testing.T) {
 	require.Equal(t, []string{"required power point golden conc 1: evidence agentic_golden/power_node.txt does not match its sha256"}, reasons)
 	require.Equal(t, schema.Counts{Duplicate: 1}, again.Rows.Power, "power_node.txt is no part of the series digest")
 }
+
+// A zipped telemetry artifact is identified by the zip's digest: a rerun
+// reads none of its CSVs, a changed zip replaces its series.
+func TestTelemetryZipDigest(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	start := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+	perJob(t, dir, "s1", powerRow(4, 500, 8, 10, nil))
+	zipPath := filepath.Join(dir, "gpu_metrics_s1.zip")
+	writeZip(t, zipPath, map[string]string{"gpu_metrics.csv": nvidiaCSV(start, 8, 10, 500)})
+	cfg := ingest.Config{Run: RunID(779, 1), Meta: schema.RunMeta{CreatedAt: start}}
+	first := e.mustIngest(dir, cfg)
+	require.Equal(t, schema.Counts{New: 1}, first.Rows.Power)
+	again := e.mustIngest(dir, cfg)
+	require.Equal(t, schema.Counts{Duplicate: 1}, again.Rows.Power)
+	require.Zero(t, again.Stats.GPUMetricSamplesNew)
+	writeZip(t, zipPath, map[string]string{"gpu_metrics.csv": nvidiaCSV(start, 8, 12, 500)})
+	changed := e.mustIngest(dir, cfg)
+	require.Equal(t, schema.Counts{New: 1}, changed.Rows.Power)
+	require.EqualValues(t, 8*13, changed.Stats.GPUMetricSamplesNew)
+	require.Equal(t, 8*13, e.count("SELECT count(*) FROM gpu_metric_samples"))
+}
