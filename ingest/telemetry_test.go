@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest"
 	"github.com/inferencex/ingest/schema"
 )
@@ -249,4 +250,24 @@ func TestTelemetryZipDigest(t *testing.T) {
 	require.Equal(t, schema.Counts{New: 1}, changed.Rows.Power)
 	require.EqualValues(t, 8*13, changed.Stats.GPUMetricSamplesNew)
 	require.Equal(t, 8*13, e.count("SELECT count(*) FROM gpu_metric_samples"))
+}
+
+// A generated run with telemetry (nvidia-smi per fixed-seq point, DCGM
+// bundles per multinode job, stale attempts) ingests exactly as its
+// manifest says.
+func TestTelemetryGeneratedRunMatchesManifest(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	m, err := generate.Write(dir, generate.Options{Points: 60, Seed: 3, Retries: 4, Telemetry: true})
+	require.NoError(t, err)
+	require.Greater(t, m.TelemetrySeries, m.TelemetryWinnerSeries, "stale attempts have telemetry too")
+	sum := e.mustIngest(dir, ingest.Config{})
+	require.Equal(t, schema.Counts{New: int64(m.TelemetryWinnerSeries), Skipped: int64(m.TelemetrySeries - m.TelemetryWinnerSeries)},
+		sum.Rows.Power, "%+v", sum.Failures)
+	require.Equal(t, m.TelemetrySamples, sum.Stats.GPUMetricSamplesNew)
+	require.Greater(t, e.count(`SELECT count(*) FROM gpu_metric_series WHERE format = 'dcgm'`), 0)
+	again := e.mustIngest(dir, ingest.Config{})
+	require.Equal(t, schema.Counts{Duplicate: int64(m.TelemetryWinnerSeries), Skipped: int64(m.TelemetrySeries - m.TelemetryWinnerSeries)},
+		again.Rows.Power)
+	require.Zero(t, again.Stats.GPUMetricSamplesNew)
 }
