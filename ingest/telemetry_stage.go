@@ -468,9 +468,16 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.Sam
 			st.fail(a.Name, j.file.path, perr.Error(), j.items())
 			continue
 		}
+		if int64(len(series)) != j.items() {
+			// The host scan and the parser disagree: count the file as
+			// the items the scan announced, all failed.
+			telemetry.ReleaseAll(series)
+			st.fail(a.Name, j.file.path, fmt.Sprintf("%d series parsed, %d hosts scanned", len(series), j.items()), j.items())
+			continue
+		}
 		if len(series) > len(st.ids)-next {
 			telemetry.ReleaseAll(series)
-			return fmt.Errorf("artifact %s: file %s: %d series, more than the %d hosts scanned", a.Name, j.file.path, len(series), j.items())
+			return fmt.Errorf("artifact %s: file %s: %d series, %d ids left", a.Name, j.file.path, len(series), len(st.ids)-next)
 		}
 		for _, s := range j.stored {
 			st.replace = append(st.replace, s.ID)
