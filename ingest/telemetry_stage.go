@@ -121,13 +121,21 @@ func (st *telemetryStage) fsOf(a *source.Artifact) (fs.FS, error) {
 	return fsys, err
 }
 
-func (st *telemetryStage) releaseArtifacts() {
+// releaseOpen closes every artifact the stage opened (a run holds
+// thousands: none stays open longer than its pass needs).
+func (st *telemetryStage) releaseOpen() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	for a := range st.open {
 		if err := a.Release(); err != nil {
 			st.env.log.Debug("release telemetry artifact", zap.String("artifact", a.Name), zap.Error(err))
 		}
 	}
 	st.open = map[*source.Artifact]bool{}
+}
+
+func (st *telemetryStage) releaseArtifacts() {
+	st.releaseOpen()
 	for _, r := range st.recs {
 		r.seal()
 	}
@@ -251,6 +259,7 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+	st.releaseOpen()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -450,8 +459,13 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.Sam
 	defer close(out)
 	mem := telemetryAllocator(st.env.deps)
 	next := 0
+	var prev *source.Artifact
 	for _, j := range st.fresh {
 		a := j.src.artifact
+		if prev != nil && prev != a {
+			st.releaseOpen() // jobs of one artifact are consecutive
+		}
+		prev = a
 		fsys, err := st.fsOf(a)
 		if err != nil {
 			st.fail(a.Name, j.file.path, err.Error(), j.items())
