@@ -72,7 +72,10 @@ func telemetryTree(t *testing.T, dir string) int64 {
 	perJob(t, dir, "s2", powerRow(8, 400, 8, 10, map[string]any{"power_audit": map[string]any{
 		"source": "power_validation_s2.json", "window_start_unix": float64(start.Unix()), "window_end_unix": float64(start.Unix() + 10),
 		"expected_gpu_count": 8, "observed_gpu_count": 8}}))
-	writeFile(t, filepath.Join(dir, "gpu_metrics_s2", "gpu_metrics.csv"), nvidiaCSV(start, 8, 10, 500))
+	// Its collector's clock ran at +01:00 (the context sidecar says so):
+	// only then does the series cover the audit window.
+	writeFile(t, filepath.Join(dir, "gpu_metrics_s2", "gpu_metrics.csv"), nvidiaCSV(start.Add(time.Hour), 8, 10, 500))
+	writeFile(t, filepath.Join(dir, "gpu_metrics_s2", "gpu_metrics_context.json"), `{"timestamp_timezone": "+01:00"}`)
 	// S3: a ragged row: failed; the required-power manifest names this point.
 	perJob(t, dir, "s3", powerRow(16, 500, 8, 10, nil))
 	writeFile(t, filepath.Join(dir, "gpu_metrics_s3", "gpu_metrics.csv"), nvidiaCSV(start, 8, 2, 500)+"2026/11/20 08:00:03.000, 0\n")
