@@ -33,7 +33,7 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 	require.Equal(t, schema.StatusCompletedWithFailures, first.Status)
 	require.Equal(t, schema.Counts{New: 12, Duplicate: 0, Skipped: 12, Unmapped: 2, Failed: 1}, first.Rows.Benchmark)
 	require.Equal(t, schema.Stats{BenchmarkFiles: 17, RawBenchmarkRows: 27, CoveredByPerJobFiles: 9, FailedRunRows: 2,
-		RunStatsNew: 16, EvalSamplesNew: 2678, ChangelogEntriesWritten: 2}, first.Stats)
+		RunStatsNew: 16, EvalSamplesNew: 2678, GPUMetricSamplesNew: demoSamples, PowerPublicationPoints: 7, ChangelogEntriesWritten: 2}, first.Stats)
 	// Evals: the single-node gsm8k row and the batched conc 4 and 64 rows
 	// are new; their aggregate copies are duplicates; conc 16 did not
 	// complete. 2638 + 2 × 20 sample lines.
@@ -45,10 +45,11 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 	// AgentX: three points with a raw sibling (one per layout), one without.
 	require.Equal(t, schema.Counts{New: 3, Skipped: 1}, first.Rows.Trace)
 	require.EqualValues(t, 3, first.Details.ServerLogsNew)
+	requireDemoTelemetry(t, e, first, false)
 	require.EqualValues(t, 1, first.Details.StaleAttemptRows)
 	require.Equal(t, "listing", first.Details.AttemptOrder)
 	require.Equal(t, []string{"a100-lab"}, first.Unmapped.Hardware)
-	require.Len(t, first.Failures, 1)
+	require.Len(t, first.Failures, 2) // the second is telemetry's: requireDemoTelemetry
 	require.Equal(t, schema.Failure{Category: schema.CategoryBenchmark, Artifact: malformed,
 		File: "agg_" + strings.TrimPrefix(malformed, "bmk_") + ".json", Reason: "unexpected end of file inside the row object"}, first.Failures[0])
 	require.Equal(t, int64(demoRunID), first.Run.SourceRunID)
@@ -95,6 +96,7 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 	require.EqualValues(t, 2678, second.Details.EvalSampleLines)
 	require.EqualValues(t, 2678, second.Details.EvalSamplesDuplicate, "every sample a duplicate")
 	require.Zero(t, first.Details.EvalSamplesDuplicate)
+	requireDemoTelemetry(t, e, second, true)
 	require.Equal(t, before, e.checksums(dataTables...), "a rerun leaves every table byte-identical")
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM ingests`), "each ingest has its ledger row")
 	require.NotEqual(t, first.IngestID, second.IngestID)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
@@ -41,6 +42,9 @@ type Deps struct {
 	Log        *zap.Logger
 	// Now is the clock; golden tests inject a fixed one.
 	Now func() time.Time
+	// Arrow allocates the telemetry stage's Arrow buffers; nil means the
+	// Go heap. Tests pass a checked allocator to prove nothing leaks.
+	Arrow memory.Allocator
 }
 
 // Config says which run to ingest and how.

@@ -1,9 +1,94 @@
 package ingest
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/inferencex/ingest/ingest/telemetry"
+)
 
 // TelemetryWriter is what the telemetry stage needs from the run's transaction.
-type TelemetryWriter interface{}
+type TelemetryWriter interface {
+	// TelemetryState reads the run's stored series and benchmark rows.
+	TelemetryState(ctx context.Context) (telemetry.RunState, error)
+	// ReserveSeriesIDs takes n series ids, so samples can be sent first.
+	ReserveSeriesIDs(ctx context.Context, n int) ([]int64, error)
+	// CopySamples streams sample batches with one COPY, releasing each.
+	CopySamples(ctx context.Context, next func() (telemetry.SampleBatch, bool, error)) (int64, error)
+	// WriteSeries deletes replaced series, inserts new ones and links.
+	WriteSeries(ctx context.Context, replace []int64, rows []telemetry.SeriesRow, links []telemetry.Link) (telemetry.WriteResult, error)
+}
 
-// ingestTelemetry is the telemetry stage (issue 5): not built yet, it reads nothing.
-func ingestTelemetry(ctx context.Context, w RunWriter, env *runEnv) error { return nil }
+// ingestTelemetry is the telemetry stage (docs/artifacts.md §5,
+// docs/reference-ingest.md §6): every GPU-metrics series of the run is
+// attached to the benchmark point it measured, stored with its samples
+// unless an identical series is stored already, and checked against the
+// power the point publishes. Round trips are constant per run: one read
+// of the run's state, one id reservation, one COPY of every new sample,
+// one write of series rows and links.
+func ingestTelemetry(ctx context.Context, w RunWriter, env *runEnv) error {
+	started := time.Now()
+	sources := telemetrySources(env)
+	manifests := env.plan.artifacts(kindPowerManifest)
+	if len(sources) == 0 && len(manifests) == 0 {
+		return nil
+	}
+	state, err := w.TelemetryState(ctx)
+	if err != nil {
+		return err
+	}
+	st := newTelemetryStage(env, state)
+	defer st.releaseArtifacts()
+	for _, src := range sources {
+		st.plan(src)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := st.hashAll(ctx); err != nil {
+		return err
+	}
+	ids, err := w.ReserveSeriesIDs(ctx, st.idsNeeded())
+	if err != nil {
+		return err
+	}
+	st.ids = ids
+	copied, err := st.copyNew(ctx, w)
+	if err != nil {
+		return err
+	}
+	res, err := w.WriteSeries(ctx, st.replace, st.rows, st.links)
+	if err != nil {
+		return err
+	}
+	if res.SeriesInserted != int64(len(st.rows)) {
+		return fmt.Errorf("wrote %d series rows, expected %d", res.SeriesInserted, len(st.rows))
+	}
+	if copied != st.samples {
+		return fmt.Errorf("copied %d samples, the series hold %d", copied, st.samples)
+	}
+	env.sum.Rows.Power.New += int64(len(st.rows))
+	env.sum.Stats.GPUMetricSamplesNew += copied
+	st.publication()
+	for _, m := range manifests {
+		st.requiredPower(m)
+	}
+	st.finishSummary()
+	env.log.Info("telemetry stored", zap.Int("series_new", len(st.rows)), zap.Int64("series_duplicate", env.sum.Rows.Power.Duplicate),
+		zap.Int64("samples_new", copied), zap.Int64("links_new", res.LinksInserted), zap.Duration("took", time.Since(started)))
+	return nil
+}
+
+// telemetryAllocator is the Arrow allocator of the stage: a pool that
+// recycles the buffers of released batches, unless the caller injects one.
+func telemetryAllocator(d Deps) memory.Allocator {
+	if d.Arrow != nil {
+		return d.Arrow
+	}
+	return telemetry.NewPool()
+}

@@ -121,6 +121,9 @@ type Details struct {
 	// EvalsOnlySkippedRows: benchmark rows not written because the
 	// changelog marks the run evals-only.
 	EvalsOnlySkippedRows int64 `json:"evalsOnlySkippedRows,omitempty"`
+	// PowerSeriesRead counts the telemetry series the run holds (the power
+	// row's items read; a file not opened counts as one).
+	PowerSeriesRead int64 `json:"powerSeriesRead,omitempty"`
 	// AttemptOrder says how retries were ordered: "listing" when the GitHub
 	// artifact listing (artifacts.json) was available, "inferred" otherwise.
 	AttemptOrder string `json:"attemptOrder"`
@@ -196,6 +199,8 @@ type Summary struct {
 	Unmapped    Unmapped  `json:"unmapped"`
 	Failures    []Failure `json:"failures"`
 	Notes       []string  `json:"notes"`
+	// PowerWarnings lists published power that its telemetry contradicts.
+	PowerWarnings []PowerWarning `json:"powerWarnings,omitempty"`
 }
 
 // SummarySchemaVersion is the version of the Summary JSON layout.

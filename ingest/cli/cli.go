@@ -30,6 +30,7 @@ func commands() []command {
 		{"demo", "migrate, then ingest the bundled demo run and print its report", runDemo},
 		{"report", "re-render the stored report of a run: ingest report --run-id N", runReport},
 		{"migrate", "manage the schema: ingest migrate up|down [N]|version", runMigrate},
+		{"export", "write a run's GPU telemetry as Parquet: ingest export telemetry --run-id N --out F", runExport},
 		{"version", "print the version", runVersion},
 	}
 }

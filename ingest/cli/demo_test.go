@@ -23,18 +23,20 @@ func TestDemo(t *testing.T) {
 
 	first := run(t, nil, "demo", "--database-url", db)
 	requireCode(t, cli.ExitOK, first) // the designed failures do not fail the demo
-	require.Contains(t, first.stdout, "Ingest report — ⚠️ Results ingested into the "+dbName(t, db)+" database, with 1 failure.")
+	require.Contains(t, first.stdout, "Ingest report — ⚠️ Results ingested into the "+dbName(t, db)+" database, with 2 failures.")
 	require.Contains(t, first.stdout, "source run 28485856738 attempt 2 of SemiAnalysisAI/InferenceX")
 	rep := parseText(t, first.stdout)
 	require.Equal(t, demoFirst, rep.benchmark)
 	for name, want := range map[string]int64{
 		"benchmarkFiles": 17, "rawBenchmarkRows": 27, "coveredByPerJobFiles": 9,
 		"failedRunRows": 2, "runStatsNew": 16, "runStatsDuplicate": 0,
+		"gpuMetricSamplesNew": 19272, "powerPublicationPoints": 7,
 	} {
 		require.Equal(t, want, rep.stats[name], "stats %s in\n%s", name, first.stdout)
 	}
 	require.Contains(t, first.stdout, "unmapped hardware: a100-lab")
-	require.Contains(t, first.stdout, "failures (1):")
+	require.Contains(t, first.stdout, "failures (2):") // the malformed benchmark file and a ragged telemetry CSV
+	require.Contains(t, first.stdout, "power warnings (1):")
 	require.Contains(t, first.stdout, "_conc1024_b200-dgxc_09_")
 	require.Equal(t, int64(12), count(t, db, "benchmark_results"))
 	require.Equal(t, int64(16), count(t, db, "run_stats"))
@@ -48,7 +50,7 @@ func TestDemo(t *testing.T) {
 	require.Equal(t, schema.RunIdentity{Repo: "SemiAnalysisAI/InferenceX", SourceRunID: demoRunID, SourceRunAttempt: 2,
 		MergeRunID: demoRunID, MergeRunAttempt: 2}, sum.Run)
 	require.Equal(t, []string{"a100-lab"}, sum.Unmapped.Hardware)
-	require.Len(t, sum.Failures, 1)
+	require.Len(t, sum.Failures, 2)
 	require.Equal(t, dbName(t, db), sum.Target)
 	require.False(t, sum.DryRun)
 	require.NotZero(t, sum.IngestID)

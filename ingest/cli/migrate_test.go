@@ -3,7 +3,7 @@ package cli_test
 import (
 	"fmt"
 	"io/fs"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,22 +15,6 @@ import (
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 	"github.com/inferencex/ingest/migrations"
 )
-
-// migrationVersions are the versions of the embedded migrations, in order
-// (numbers may have gaps while branches are merged).
-func migrationVersions(t *testing.T) []uint {
-	t.Helper()
-	ups, err := fs.Glob(migrations.FS, "*.up.sql")
-	require.NoError(t, err)
-	var out []uint
-	for _, f := range ups {
-		n, err := strconv.ParseUint(strings.SplitN(f, "_", 2)[0], 10, 32)
-		require.NoError(t, err)
-		out = append(out, uint(n))
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
 
 // TestMigrate walks a migrated database down to nothing and back up.
 func TestMigrate(t *testing.T) {
@@ -46,7 +30,7 @@ func TestMigrate(t *testing.T) {
 	}{
 		{[]string{"version"}, fmt.Sprintf("schema version %d, binary carries %d\n", latest, latest), true},
 		{[]string{"up"}, fmt.Sprintf("schema at version %d (was %d)\n", latest, latest), true},
-		{[]string{"down", fmt.Sprint(len(migrationVersions(t)))}, fmt.Sprintf("reverted %d migration(s)\n", len(migrationVersions(t))), false},
+		{[]string{"down", fmt.Sprint(migrationCount(t))}, fmt.Sprintf("reverted %d migration(s)\n", migrationCount(t)), false},
 		{[]string{"version"}, fmt.Sprintf("schema version 0, binary carries %d\n", latest), false},
 		{[]string{"up"}, fmt.Sprintf("schema at version %d (was 0)\n", latest), true},
 		{[]string{"version"}, fmt.Sprintf("schema version %d, binary carries %d\n", latest, latest), true},
@@ -72,8 +56,7 @@ func TestMigrateDownDefaultsToOneStep(t *testing.T) {
 	require.Equal(t, "reverted 1 migration(s)\n", r.stdout)
 	r = run(t, vars, "migrate", "version")
 	requireCode(t, cli.ExitOK, r)
-	versions := migrationVersions(t)
-	require.Equal(t, fmt.Sprintf("schema version %d, binary carries %d\n", versions[len(versions)-2], latest), r.stdout)
+	require.Equal(t, fmt.Sprintf("schema version %d, binary carries %d\n", previousMigration(t), latest), r.stdout)
 }
 
 // TestNoMigrate: database commands apply pending migrations first unless
@@ -95,7 +78,7 @@ func TestNoMigrate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			db := pgtest.New(t)
-			requireCode(t, cli.ExitOK, run(t, nil, "migrate", "down", fmt.Sprint(len(migrationVersions(t))), "--database-url", db))
+			requireCode(t, cli.ExitOK, run(t, nil, "migrate", "down", fmt.Sprint(migrationCount(t)), "--database-url", db))
 			require.False(t, tableExists(t, db, "benchmark_results"))
 
 			r := run(t, tt.vars, append([]string{"demo", "--database-url", db}, tt.args...)...)
@@ -143,4 +126,31 @@ func TestMigrateUsage(t *testing.T) {
 	r := run(t, map[string]string{"DATABASE_URL": db}, "migrate", "version")
 	requireCode(t, cli.ExitOK, r)
 	require.Equal(t, fmt.Sprintf("schema version %d, binary carries %d\n", latest, latest), r.stdout, "no usage error changed the schema")
+}
+
+// migrationVersions are the versions of the embedded migrations, in order
+// (numbers may have gaps: each feature owns its number).
+func migrationVersions(t *testing.T) []uint {
+	t.Helper()
+	names, err := fs.Glob(migrations.FS, "*.up.sql")
+	require.NoError(t, err)
+	var out []uint
+	for _, n := range names {
+		v, err := strconv.ParseUint(strings.SplitN(n, "_", 2)[0], 10, 32)
+		require.NoError(t, err)
+		out = append(out, uint(v))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func migrationCount(t *testing.T) int { return len(migrationVersions(t)) }
+
+// previousMigration is the version before the latest (0 when there is one).
+func previousMigration(t *testing.T) uint {
+	v := migrationVersions(t)
+	if len(v) < 2 {
+		return 0
+	}
+	return v[len(v)-2]
 }

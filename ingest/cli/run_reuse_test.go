@@ -64,10 +64,13 @@ func TestRunReused(t *testing.T) {
 		string(jsonField(t, r.stdout, "run")))
 	require.Contains(t, r.stderr, "report posted on pull request #2647 (found by reuse metadata)")
 	// The reuse metadata folder and the changelog are no failures: only
-	// the demo's designed malformed file is.
+	// the demo's designed malformed benchmark file and telemetry file are.
 	var failures []map[string]any
 	require.NoError(t, json.Unmarshal(jsonField(t, r.stdout, "failures"), &failures))
-	require.Len(t, failures, 1, r.stdout)
+	require.Len(t, failures, 2, r.stdout)
+	for _, f := range failures {
+		require.Contains(t, []any{"benchmark", "power"}, f["category"], "unexpected failure %v", f)
+	}
 	require.JSONEq(t, `{"new":12,"duplicate":0,"skipped":12,"unmapped":2,"failed":1}`, string(jsonField(t, string(jsonField(t, r.stdout, "rows")), "benchmark")))
 	require.Len(t, reportComments(fake, sourcePR), 1)
 

@@ -27,6 +27,7 @@ func Markdown(s *schema.Summary) string {
 	fmt.Fprintf(&b, "\n_{%s}_\n", statsLine(s.Stats))
 	writeMarkdownNotes(&b, s.Notes)
 	writeMarkdownDetails(&b, s)
+	writeMarkdownPowerWarnings(&b, s)
 	fmt.Fprintf(&b, "\n%s\n", footerEN(o))
 
 	b.WriteString("\n中文\n\n")

@@ -46,6 +46,7 @@ func Text(s *schema.Summary) string {
 			fmt.Fprintf(&b, "  … and %d more\n", more)
 		}
 	}
+	writeTextPowerWarnings(&b, s)
 	for _, n := range s.Notes {
 		if n = plainInline(n); n != "" {
 			fmt.Fprintf(&b, "note: %s\n", n)

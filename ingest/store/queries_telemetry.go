@@ -1,0 +1,94 @@
+package store
+
+// Every SQL statement of the telemetry stage (GPU-metric series, samples
+// and their links to benchmark rows) lives in this file.
+
+// qTelemetryStoredSeries lists the series a workflow run already has.
+const qTelemetryStoredSeries = `
+SELECT id, artifact_name, file_name, content_digest, vendor, gpu_count, window_source,
+	energy_j, avg_power_w, avg_total_power_w
+FROM gpu_metric_series
+WHERE workflow_run_id = $1`
+
+// qTelemetryRunPoints lists the run's benchmark rows with their identity
+// and published power (a value that is not a JSON number reads as NULL).
+var qTelemetryRunPoints = `
+SELECT b.id, b.source_artifact, b.source_file, b.benchmark_type, b.isl, b.osl, b.conc,
+	COALESCE(b.recipe_fingerprint, ''), c.hardware, c.model, c.framework, c.precision,
+	` + jsonNum("b.metrics->'power_valid'") + `, ` + jsonNum("b.metrics->'power_metric_schema_version'") + `,
+	` + jsonNum("b.metrics->'avg_power_w'") + `, ` + jsonNum("b.metrics->'avg_total_gpu_power_w'") + `,
+	` + jsonNum("b.metrics->'total_gpu_energy_j'") + `, ` + jsonNum("b.metrics->'joules_per_output_token'") + `,
+	` + jsonNum("b.power_audit->'window_start_unix'") + `, ` + jsonNum("b.power_audit->'window_end_unix'") + `,
+	(` + jsonNum("b.power_audit->'sample_count'") + `)::bigint, (` + jsonNum("b.power_audit->'observed_gpu_count'") + `)::bigint
+FROM benchmark_results b
+JOIN configs c ON c.id = b.config_id
+WHERE b.workflow_run_id = $1
+ORDER BY b.id`
+
+// jsonNum is the SQL of a jsonb expression read as float8 when it is a
+// JSON number, else NULL.
+func jsonNum(expr string) string {
+	return "CASE WHEN jsonb_typeof(" + expr + ") = 'number' THEN (" + expr + ")::float8 END"
+}
+
+// qReserveSeriesIDs takes $1 ids from the series sequence, so samples can
+// be sent before their series rows.
+const qReserveSeriesIDs = `SELECT nextval(pg_get_serial_sequence('gpu_metric_series', 'id')) FROM generate_series(1, $1)`
+
+// sampleCopy is the COPY the samples are streamed by (binary format).
+const sampleCopy = `COPY gpu_metric_samples (series_id, gpu_index, sampled_at, power_w, temperature_c,
+	sm_clock_mhz, mem_clock_mhz, gpu_util_pct, mem_util_pct, edge_temp_c, mem_temp_c,
+	gfx_voltage_mv, soc_voltage_mv, mem_voltage_mv, fclk_mhz, socclk_mhz, mm_activity_pct)
+FROM STDIN (FORMAT binary)`
+
+// qDeleteSeries removes series whose file changed; their samples go with
+// them (trigger) and their links by cascade.
+const qDeleteSeries = `DELETE FROM gpu_metric_series WHERE id = ANY($1::bigint[])`
+
+// qInsertSeries writes the new series rows given as parallel arrays.
+const qInsertSeries = `
+INSERT INTO gpu_metric_series (id, workflow_run_id, artifact_name, config_key, file_name, vendor, format,
+	hostname, content_digest, sample_count, gpu_count, started_at, ended_at, sample_interval_s,
+	window_start, window_end, window_source, energy_j, avg_power_w, avg_total_power_w,
+	p50_power_w, p90_power_w, duplicate_samples, dropped_samples, ingest_id)
+SELECT u.id, $1, u.artifact, u.config_key, u.file, u.vendor, u.format, NULLIF(u.host, ''), u.digest,
+	u.samples, u.gpus, u.started, u.ended, NULLIF(u.interval_s, 0), u.ws, u.we, u.wsource,
+	u.energy, u.avg, u.avg_total, u.p50, u.p90, u.dups, u.dropped, $2
+FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+	$10::bytea[], $11::int[], $12::smallint[], $13::timestamptz[], $14::timestamptz[], $15::real[],
+	$16::timestamptz[], $17::timestamptz[], $18::text[], $19::float8[], $20::float8[], $21::float8[],
+	$22::real[], $23::real[], $24::int[], $25::int[])
+	AS u(id, artifact, config_key, file, vendor, format, host, digest, samples, gpus, started, ended,
+		interval_s, ws, we, wsource, energy, avg, avg_total, p50, p90, dups, dropped)`
+
+// qInsertLinks ties benchmark rows to series; an existing link is kept.
+const qInsertLinks = `
+INSERT INTO benchmark_result_gpu_metrics (benchmark_result_id, series_id)
+SELECT * FROM unnest($1::bigint[], $2::bigint[])
+ON CONFLICT DO NOTHING`
+
+// qExportAttempt resolves the attempt to export: the given one, or the
+// newest attempt of the run that has series.
+const qExportAttempt = `
+SELECT COALESCE(max(w.run_attempt), 0) FROM workflow_runs w
+WHERE w.github_run_id = $1 AND ($2 = 0 OR w.run_attempt = $2)
+	AND EXISTS (SELECT 1 FROM gpu_metric_series m WHERE m.workflow_run_id = w.id)`
+
+// qExportSeries lists the series of one workflow run attempt.
+const qExportSeries = `
+SELECT m.id, m.artifact_name, m.file_name, COALESCE(m.hostname, '')
+FROM gpu_metric_series m
+JOIN workflow_runs w ON w.id = m.workflow_run_id
+WHERE w.github_run_id = $1 AND w.run_attempt = $2`
+
+// qExportSamples reads the samples of one workflow run attempt in key order.
+const qExportSamples = `
+SELECT s.series_id, s.gpu_index, s.sampled_at,
+	s.power_w, s.temperature_c, s.sm_clock_mhz, s.mem_clock_mhz, s.gpu_util_pct, s.mem_util_pct,
+	s.edge_temp_c, s.mem_temp_c, s.gfx_voltage_mv, s.soc_voltage_mv, s.mem_voltage_mv,
+	s.fclk_mhz, s.socclk_mhz, s.mm_activity_pct
+FROM gpu_metric_samples s
+WHERE s.series_id IN (
+	SELECT m.id FROM gpu_metric_series m JOIN workflow_runs w ON w.id = m.workflow_run_id
+	WHERE w.github_run_id = $1 AND w.run_attempt = $2)
+ORDER BY s.series_id, s.gpu_index, s.sampled_at`

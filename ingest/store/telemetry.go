@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/inferencex/ingest/ingest/telemetry"
+)
+
+// TelemetryState reads, in one round trip, the series the run already has
+// and its benchmark rows with their published power.
+func (t *RunTx) TelemetryState(ctx context.Context) (telemetry.RunState, error) {
+	var st telemetry.RunState
+	b := &pgx.Batch{}
+	b.Queue(qTelemetryStoredSeries, t.run.WorkflowRunID)
+	b.Queue(qTelemetryRunPoints, t.run.WorkflowRunID)
+	res := t.tx.SendBatch(ctx, b)
+	defer res.Close()
+	rows, err := res.Query()
+	if err != nil {
+		return st, fmt.Errorf("read stored series: %w", err)
+	}
+	for rows.Next() {
+		var s telemetry.StoredSeries
+		var vendor string
+		var gpus int16
+		var energy, avg, avgTotal *float64
+		if err := rows.Scan(&s.ID, &s.Artifact, &s.File, &s.Digest, &vendor, &gpus, &s.Facts.WindowSource,
+			&energy, &avg, &avgTotal); err != nil {
+			rows.Close()
+			return st, fmt.Errorf("read stored series: %w", err)
+		}
+		s.Vendor, s.Facts.GPUs = telemetry.Vendor(vendor), int(gpus)
+		if energy != nil && avg != nil && avgTotal != nil {
+			s.Facts.EnergyJ, s.Facts.AvgPowerW, s.Facts.AvgTotalPowerW, s.Facts.HasPower = *energy, *avg, *avgTotal, true
+		}
+		st.Series = append(st.Series, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("read stored series: %w", err)
+	}
+	rows, err = res.Query()
+	if err != nil {
+		return st, fmt.Errorf("read run points: %w", err)
+	}
+	for rows.Next() {
+		var p telemetry.RunPoint
+		if err := rows.Scan(&p.ID, &p.SourceArtifact, &p.SourceFile, &p.BenchmarkType, &p.ISL, &p.OSL, &p.Conc,
+			&p.RecipeFingerprint, &p.Hardware, &p.Model, &p.Framework, &p.Precision,
+			&p.PowerValid, &p.PowerSchemaVersion, &p.AvgPowerW, &p.AvgTotalGPUPowerW, &p.TotalGPUEnergyJ,
+			&p.JoulesPerOutputTok, &p.AuditWindowStart, &p.AuditWindowEnd, &p.AuditSampleCount, &p.AuditObservedGPUs); err != nil {
+			rows.Close()
+			return st, fmt.Errorf("read run points: %w", err)
+		}
+		st.Points = append(st.Points, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("read run points: %w", err)
+	}
+	return st, res.Close()
+}
+
+// ReserveSeriesIDs takes n ids for series rows written later in the run;
+// ids not used leave gaps, nothing else.
+func (t *RunTx) ReserveSeriesIDs(ctx context.Context, n int) ([]int64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	rows, err := t.tx.Query(ctx, qReserveSeriesIDs, n)
+	if err != nil {
+		return nil, fmt.Errorf("reserve series ids: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("reserve series ids: %w", err)
+	}
+	return ids, nil
+}
+
+// CopySamples streams sample batches into gpu_metric_samples with one
+// binary COPY. next is called until it reports no more batches; each batch
+// is encoded straight from its Arrow arrays and released. It returns the
+// number of rows PostgreSQL stored.
+func (t *RunTx) CopySamples(ctx context.Context, next func() (telemetry.SampleBatch, bool, error)) (int64, error) {
+	enc := newSampleEncoder(next)
+	defer enc.close()
+	tag, err := t.tx.Conn().PgConn().CopyFrom(ctx, enc, sampleCopy)
+	if err != nil {
+		if enc.err != nil {
+			return 0, enc.err
+		}
+		return 0, fmt.Errorf("copy samples: %w", err)
+	}
+	if tag.RowsAffected() != enc.rows {
+		return 0, fmt.Errorf("copy samples: sent %d rows, PostgreSQL stored %d", enc.rows, tag.RowsAffected())
+	}
+	return tag.RowsAffected(), nil
+}
+
+// WriteSeries deletes the series being replaced, inserts the new series
+// rows and links benchmark rows to series, in one round trip.
+func (t *RunTx) WriteSeries(ctx context.Context, replace []int64, rows []telemetry.SeriesRow, links []telemetry.Link) (telemetry.WriteResult, error) {
+	var r telemetry.WriteResult
+	b := &pgx.Batch{}
+	if len(replace) > 0 {
+		b.Queue(qDeleteSeries, replace)
+	}
+	if len(rows) > 0 {
+		n := len(rows)
+		var (
+			ids                                                = make([]int64, n)
+			artifact, key, file, vendor, format, host, wsource = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+			digests                                            = make([][]byte, n)
+			samples, dups, dropped                             = make([]int32, n), make([]int32, n), make([]int32, n)
+			gpus                                               = make([]int16, n)
+			started, ended, ws, we                             = make([]time.Time, n), make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
+			interval, p50, p90                                 = make([]float32, n), make([]*float32, n), make([]*float32, n)
+			energy, avg, avgTotal                              = make([]*float64, n), make([]*float64, n), make([]*float64, n)
+		)
+		for i, s := range rows {
+			f := s.Facts
+			ids[i], artifact[i], key[i], file[i] = s.ID, s.Artifact, s.ConfigKey, s.File
+			vendor[i], format[i], host[i], digests[i] = string(s.Vendor), string(s.Format), s.Host, s.Digest
+			samples[i], gpus[i], dups[i], dropped[i] = int32(f.Samples), int16(f.GPUs), int32(f.Duplicates), int32(f.Dropped)
+			started[i], ended[i] = time.UnixMicro(f.Start).UTC(), time.UnixMicro(f.End).UTC()
+			ws[i], we[i], wsource[i] = time.UnixMicro(f.WindowStart).UTC(), time.UnixMicro(f.WindowEnd).UTC(), f.WindowSource
+			interval[i] = float32(f.IntervalS)
+			if f.HasPower {
+				e, a, at := f.EnergyJ, f.AvgPowerW, f.AvgTotalPowerW
+				energy[i], avg[i], avgTotal[i] = &e, &a, &at
+				q50, q90 := float32(f.P50PowerW), float32(f.P90PowerW)
+				p50[i], p90[i] = &q50, &q90
+			}
+		}
+		b.Queue(qInsertSeries, t.run.WorkflowRunID, t.run.IngestID, ids, artifact, key, file, vendor, format, host,
+			digests, samples, gpus, started, ended, interval, ws, we, wsource, energy, avg, avgTotal, p50, p90, dups, dropped)
+	}
+	if len(links) > 0 {
+		br, sr := make([]int64, len(links)), make([]int64, len(links))
+		for i, l := range links {
+			br[i], sr[i] = l.BenchmarkID, l.SeriesID
+		}
+		b.Queue(qInsertLinks, br, sr)
+	}
+	if b.Len() == 0 {
+		return r, nil
+	}
+	res := t.tx.SendBatch(ctx, b)
+	defer res.Close()
+	if len(replace) > 0 {
+		tag, err := res.Exec()
+		if err != nil {
+			return r, fmt.Errorf("delete replaced series: %w", err)
+		}
+		r.SeriesReplaced = tag.RowsAffected()
+	}
+	if len(rows) > 0 {
+		tag, err := res.Exec()
+		if err != nil {
+			return r, fmt.Errorf("write series: %w", err)
+		}
+		r.SeriesInserted = tag.RowsAffected()
+	}
+	if len(links) > 0 {
+		tag, err := res.Exec()
+		if err != nil {
+			return r, fmt.Errorf("link series: %w", err)
+		}
+		r.LinksInserted = tag.RowsAffected()
+	}
+	return r, res.Close()
+}

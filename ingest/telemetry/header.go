@@ -1,0 +1,179 @@
+package telemetry
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// role is what the reader does with one CSV column.
+type role int
+
+const (
+	roleIgnore role = iota
+	roleTime
+	roleGPU
+	roleHost
+	roleMetric
+	roleHotspot // AMD: the temperature, preferred over edge
+)
+
+type column struct {
+	name   string
+	role   role
+	metric int // for roleMetric
+}
+
+// layout is a checked header: the format, what each column is, and the
+// explicit Arrow schema the body is read with.
+type layout struct {
+	format  Format
+	vendor  Vendor
+	columns []column
+	schema  *arrow.Schema
+	// indexes of the key columns in columns (-1 when absent)
+	time, gpu, host, power, hotspot, edge int
+}
+
+var nvidiaColumns = map[string]column{
+	"timestamp":             {role: roleTime},
+	"index":                 {role: roleGPU},
+	"power.draw":            {role: roleMetric, metric: MetricPower},
+	"temperature.gpu":       {role: roleMetric, metric: MetricTemperature},
+	"clocks.current.sm":     {role: roleMetric, metric: MetricSMClock},
+	"clocks.current.memory": {role: roleMetric, metric: MetricMemClock},
+	"utilization.gpu":       {role: roleMetric, metric: MetricGPUUtil},
+	"utilization.memory":    {role: roleMetric, metric: MetricMemUtil},
+}
+
+var amdColumns = map[string]column{
+	"timestamp":    {role: roleTime},
+	"gpu":          {role: roleGPU},
+	"socket_power": {role: roleMetric, metric: MetricPower},
+	"gfx_activity": {role: roleMetric, metric: MetricGPUUtil},
+	"umc_activity": {role: roleMetric, metric: MetricMemUtil},
+	"mm_activity":  {role: roleMetric, metric: MetricMMActivity},
+	"gfx_0_clk":    {role: roleMetric, metric: MetricSMClock},
+	"mem_0_clk":    {role: roleMetric, metric: MetricMemClock},
+	"fclk_0_clk":   {role: roleMetric, metric: MetricFCLK},
+	"socclk_0_clk": {role: roleMetric, metric: MetricSOCCLK},
+	"hotspot":      {role: roleHotspot},
+	"edge":         {role: roleMetric, metric: MetricEdgeTemp},
+	"mem":          {role: roleMetric, metric: MetricMemTemp},
+	"gfx_voltage":  {role: roleMetric, metric: MetricGFXVoltage},
+	"soc_voltage":  {role: roleMetric, metric: MetricSOCVoltage},
+	"mem_voltage":  {role: roleMetric, metric: MetricMemVoltage},
+}
+
+var dcgmColumns = map[string]column{
+	"timestamp_unix": {role: roleTime},
+	"hostname":       {role: roleHost},
+	"gpu_index":      {role: roleGPU},
+	"power_w":        {role: roleMetric, metric: MetricPower},
+	"temperature_c":  {role: roleMetric, metric: MetricTemperature},
+	"gpu_util_pct":   {role: roleMetric, metric: MetricGPUUtil},
+}
+
+// parseHeader detects the format of a header line (docs/reference-ingest.md
+// §6.3) and lays out its columns. The line has no line terminator.
+func parseHeader(line string) (*layout, error) {
+	line = strings.TrimPrefix(line, "\ufeff")
+	lower := strings.ToLower(line)
+	names := strings.Split(lower, ",")
+	for i, n := range names {
+		names[i] = strings.TrimSpace(n)
+	}
+	has := func(n string) bool {
+		for _, x := range names {
+			if x == n {
+				return true
+			}
+		}
+		return false
+	}
+	l := &layout{time: -1, gpu: -1, host: -1, power: -1, hotspot: -1, edge: -1}
+	var known map[string]column
+	switch {
+	case has("timestamp_unix") && has("hostname") && has("gpu_index") && has("power_w"):
+		l.format, l.vendor, known = FormatDCGM, VendorNVIDIA, dcgmColumns
+	case strings.Contains(lower, "socket_power") || strings.Contains(lower, "gfx_activity"):
+		l.format, l.vendor, known = FormatAMDSMI, VendorAMD, amdColumns
+	case strings.Contains(lower, "power.draw"):
+		l.format, l.vendor, known = FormatNVIDIASMI, VendorNVIDIA, nvidiaColumns
+		for i, n := range names {
+			// "power.draw [w]" → "power.draw"
+			if j := strings.LastIndex(n, " ["); j > 0 && strings.HasSuffix(n, "]") {
+				names[i] = strings.TrimSpace(n[:j])
+			}
+		}
+	default:
+		return nil, fmt.Errorf("unknown telemetry header (neither nvidia-smi, amd-smi nor DCGM samples): %q", clip(line))
+	}
+	fields := make([]arrow.Field, len(names))
+	seen := map[string]bool{}
+	for i, n := range names {
+		c := column{name: n}
+		if k, ok := known[n]; ok && !seen[n] {
+			c.role, c.metric = k.role, k.metric
+			seen[n] = true
+		}
+		l.columns = append(l.columns, c)
+		fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: rawType(l.format, c.role), Nullable: true}
+		switch {
+		case c.role == roleTime:
+			l.time = i
+		case c.role == roleGPU:
+			l.gpu = i
+		case c.role == roleHost:
+			l.host = i
+		case c.role == roleHotspot:
+			l.hotspot = i
+		case c.role == roleMetric && c.metric == MetricPower:
+			l.power = i
+		case c.role == roleMetric && c.metric == MetricEdgeTemp:
+			l.edge = i
+		}
+	}
+	var missing []string
+	for _, req := range []struct {
+		idx  int
+		name string
+	}{{l.time, "timestamp"}, {l.gpu, "gpu index"}, {l.power, "power"}} {
+		if req.idx < 0 {
+			missing = append(missing, req.name)
+		}
+	}
+	if l.format == FormatDCGM && l.host < 0 {
+		missing = append(missing, "hostname")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s header lacks the %s column: %q", l.format, strings.Join(missing, ", "), clip(line))
+	}
+	l.schema = arrow.NewSchema(fields, nil)
+	return l, nil
+}
+
+// rawType is the Arrow type a column is read as. nvidia-smi writes units
+// inside the cells ("187.80 W"), so its columns are read as strings and
+// converted by the ingest; amd-smi and DCGM write bare numbers, which
+// arrow parses. Columns the ingest does not keep are read as strings (the
+// reader has no skip type) and dropped with the raw batch.
+func rawType(f Format, r role) arrow.DataType {
+	switch {
+	case r == roleIgnore, r == roleHost:
+		return arrow.BinaryTypes.String
+	case f == FormatNVIDIASMI:
+		return arrow.BinaryTypes.String
+	case r == roleTime && f == FormatAMDSMI:
+		return arrow.BinaryTypes.String // epoch seconds, milliseconds or ISO-8601
+	}
+	return arrow.PrimitiveTypes.Float64
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}

@@ -1,0 +1,394 @@
+package telemetry
+
+import (
+	"bufio"
+	"bytes"
+	stdcsv "encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// DefaultChunk is the number of CSV rows per record batch.
+const DefaultChunk = 8192
+
+// Options tune one Parse.
+type Options struct {
+	// Mem allocates every Arrow buffer; nil means memory.DefaultAllocator.
+	Mem memory.Allocator
+	// Chunk is the number of rows per batch read and per sample batch kept.
+	Chunk int
+	// UTCOffset is the collector's offset from UTC: nvidia-smi and naive
+	// ISO timestamps are local wall-clock times, UTC = local − offset.
+	UTCOffset time.Duration
+	// Window, when known, is the benchmark window the facts integrate over.
+	Window *Window
+}
+
+// Window is a benchmark window in microseconds since the Unix epoch.
+type Window struct {
+	Start, End int64
+	Source     string
+}
+
+// ParseError is a malformed CSV: the reason and, where it is known, the
+// line (1-based, the header is line 1).
+type ParseError struct {
+	Line   int64
+	Reason string
+}
+
+func (e *ParseError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Reason)
+	}
+	return e.Reason
+}
+
+func parseErr(line int64, format string, args ...any) error {
+	return &ParseError{Line: line, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Parse reads one telemetry CSV. It returns one series (a DCGM samples.csv:
+// one per host, in host order) or an error; on error nothing is returned
+// and every buffer is released. Rows whose power is a sentinel ("[N/A]",
+// "N/A", empty) are dropped and counted, a repeated (GPU, timestamp) keeps
+// its first row; a bad header, a ragged row, a non-numeric power, a bad
+// timestamp or GPU index fail the file.
+func Parse(r io.Reader, opt Options) (series []*Series, err error) {
+	if opt.Mem == nil {
+		opt.Mem = memory.DefaultAllocator
+	}
+	if opt.Chunk <= 0 {
+		opt.Chunk = DefaultChunk
+	}
+	br := bufio.NewReaderSize(r, 256<<10)
+	header, err := br.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read header: %w", err)
+	}
+	header = strings.TrimRight(header, "\r\n")
+	if strings.TrimSpace(header) == "" {
+		return nil, &ParseError{Reason: "empty telemetry file (no header)"}
+	}
+	l, err := parseHeader(header)
+	if err != nil {
+		return nil, &ParseError{Line: 1, Reason: err.Error()}
+	}
+	if err := checkFirstRow(br, len(l.columns)); err != nil {
+		return nil, err
+	}
+	c := newConverter(l, opt)
+	defer func() {
+		if err != nil {
+			c.release()
+		}
+	}()
+	// arrow's CSV reader panics on some malformed input its checks miss;
+	// the file is then malformed, not the program.
+	defer func() {
+		if p := recover(); p != nil {
+			series, err = nil, &ParseError{Reason: fmt.Sprintf("malformed CSV: %v", p)}
+		}
+	}()
+	rdr := csv.NewReader(br, l.schema, csv.WithHeader(false), csv.WithChunk(opt.Chunk),
+		csv.WithAllocator(opt.Mem), csv.WithComma(','), csv.WithNullReader(true, "", "N/A", "[N/A]"))
+	defer rdr.Release()
+	line := int64(1) // lines consumed so far (approximate when blank lines are skipped)
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		if rerr := rdr.Err(); rerr != nil {
+			return nil, csvError(rerr, line, rec.NumRows())
+		}
+		if cerr := c.add(rec, line); cerr != nil {
+			return nil, cerr
+		}
+		line += rec.NumRows()
+	}
+	if rerr := rdr.Err(); rerr != nil {
+		return nil, csvError(rerr, line, 0)
+	}
+	return c.finish()
+}
+
+// checkFirstRow checks that the first data row has as many fields as the
+// header. encoding/csv holds every later row to the first row's count,
+// but arrow's reader does not check the first row against its schema
+// before appending it (a short first row would corrupt the batch).
+func checkFirstRow(br *bufio.Reader, fields int) error {
+	for n := 1; ; n++ {
+		b, err := br.Peek(min(n*4096, br.Size()))
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 && err == nil && len(b) < br.Size() {
+			continue
+		}
+		if i >= 0 {
+			b = b[:i+1]
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			return nil // no data row here (or a blank line): nothing to check
+		}
+		rec, rerr := stdcsv.NewReader(bytes.NewReader(b)).Read()
+		if rerr != nil {
+			var pe *stdcsv.ParseError
+			if errors.As(rerr, &pe) {
+				return parseErr(2, "%v", pe.Err)
+			}
+			return nil
+		}
+		if len(rec) != fields {
+			return parseErr(2, "row has %d fields, the header %d", len(rec), fields)
+		}
+		return nil
+	}
+}
+
+// csvError names the line of a CSV read error.
+func csvError(err error, before, rows int64) error {
+	var pe *stdcsv.ParseError
+	if errors.As(err, &pe) {
+		// The reader starts after the header: its line 1 is file line 2.
+		return parseErr(int64(pe.Line)+1, "%v", pe.Err)
+	}
+	if errors.Is(err, csv.ErrMismatchFields) {
+		return parseErr(before+1, "row has a different number of fields than the header")
+	}
+	if rows > 0 {
+		return &ParseError{Reason: fmt.Sprintf("lines %d–%d: invalid number: %v", before+1, before+rows, err)}
+	}
+	return &ParseError{Reason: err.Error()}
+}
+
+// converter turns raw record batches into canonical sample batches, one
+// builder per host.
+type converter struct {
+	l     *layout
+	opt   Options
+	hosts map[string]*seriesBuilder
+	one   *seriesBuilder
+}
+
+func newConverter(l *layout, opt Options) *converter {
+	return &converter{l: l, opt: opt, hosts: map[string]*seriesBuilder{}}
+}
+
+func (c *converter) builder(host string) *seriesBuilder {
+	if c.l.format != FormatDCGM {
+		if c.one == nil {
+			c.one = newSeriesBuilder(c.opt, "")
+		}
+		return c.one
+	}
+	b := c.hosts[host]
+	if b == nil {
+		b = newSeriesBuilder(c.opt, strings.Clone(host))
+		c.hosts[b.host] = b
+	}
+	return b
+}
+
+func (c *converter) release() {
+	if c.one != nil {
+		c.one.release()
+	}
+	for _, b := range c.hosts {
+		b.release()
+	}
+}
+
+func (c *converter) finish() ([]*Series, error) {
+	var bs []*seriesBuilder
+	if c.one != nil {
+		bs = append(bs, c.one)
+	}
+	for _, b := range sortedHosts(c.hosts) {
+		bs = append(bs, b)
+	}
+	if len(bs) == 0 {
+		return nil, &ParseError{Reason: "no usable power samples (header only, or every power value is a sentinel)"}
+	}
+	out := make([]*Series, 0, len(bs))
+	for _, b := range bs {
+		s, err := b.finish(c.l)
+		if err != nil {
+			ReleaseAll(out)
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// add converts one raw batch; before is the number of file lines before it.
+func (c *converter) add(rec arrow.RecordBatch, before int64) error {
+	switch c.l.format {
+	case FormatNVIDIASMI:
+		return c.addNVIDIA(rec, before)
+	case FormatAMDSMI:
+		return c.addAMD(rec, before)
+	default:
+		return c.addDCGM(rec, before)
+	}
+}
+
+// strCols gives the String arrays of the metric columns (nil when absent).
+func metricStrings(l *layout, rec arrow.RecordBatch) [NumMetrics]*array.String {
+	var out [NumMetrics]*array.String
+	for i, col := range l.columns {
+		if col.role == roleMetric {
+			out[col.metric] = rec.Column(i).(*array.String)
+		}
+	}
+	return out
+}
+
+func metricFloats(l *layout, rec arrow.RecordBatch) [NumMetrics]*array.Float64 {
+	var out [NumMetrics]*array.Float64
+	for i, col := range l.columns {
+		if col.role == roleMetric {
+			out[col.metric] = rec.Column(i).(*array.Float64)
+		}
+	}
+	return out
+}
+
+func (c *converter) addNVIDIA(rec arrow.RecordBatch, before int64) error {
+	ts := rec.Column(c.l.time).(*array.String)
+	gpu := rec.Column(c.l.gpu).(*array.String)
+	metrics := metricStrings(c.l, rec)
+	b := c.builder("")
+	offset := c.opt.UTCOffset.Microseconds()
+	var vals [NumMetrics]float32
+	var valid [NumMetrics]bool
+	for i := 0; i < int(rec.NumRows()); i++ {
+		line := before + int64(i) + 1
+		if ts.IsNull(i) {
+			return parseErr(line, "empty timestamp")
+		}
+		t, ok := parseNVIDIATime(ts.Value(i))
+		if !ok {
+			return parseErr(line, "invalid timestamp %q", clip(strings.TrimSpace(ts.Value(i))))
+		}
+		if gpu.IsNull(i) {
+			return parseErr(line, "empty GPU index")
+		}
+		g, ok := parseGPUIndex(gpu.Value(i))
+		if !ok {
+			return parseErr(line, "invalid GPU index %q", clip(strings.TrimSpace(gpu.Value(i))))
+		}
+		for m, col := range metrics {
+			valid[m] = false
+			if col == nil || col.IsNull(i) {
+				continue
+			}
+			v, st := parseUnitFloat(col.Value(i))
+			switch st {
+			case cellOK:
+				vals[m], valid[m] = float32(v), true
+			case cellBad:
+				if m == MetricPower {
+					return parseErr(line, "non-numeric power %q", clip(strings.TrimSpace(col.Value(i))))
+				}
+			}
+		}
+		b.append(g, t-offset, &vals, &valid)
+	}
+	return nil
+}
+
+func (c *converter) addAMD(rec arrow.RecordBatch, before int64) error {
+	ts := rec.Column(c.l.time).(*array.String)
+	gpu := rec.Column(c.l.gpu).(*array.Float64)
+	metrics := metricFloats(c.l, rec)
+	var hotspot *array.Float64
+	if c.l.hotspot >= 0 {
+		hotspot = rec.Column(c.l.hotspot).(*array.Float64)
+	}
+	b := c.builder("")
+	var vals [NumMetrics]float32
+	var valid [NumMetrics]bool
+	for i := 0; i < int(rec.NumRows()); i++ {
+		line := before + int64(i) + 1
+		if ts.IsNull(i) {
+			return parseErr(line, "empty timestamp")
+		}
+		t, ok := parseEpochOrISO(ts.Value(i), c.opt.UTCOffset)
+		if !ok {
+			return parseErr(line, "invalid timestamp %q", clip(strings.TrimSpace(ts.Value(i))))
+		}
+		if gpu.IsNull(i) {
+			return parseErr(line, "empty GPU index")
+		}
+		g, ok := floatGPUIndex(gpu.Value(i))
+		if !ok {
+			return parseErr(line, "invalid GPU index %v", gpu.Value(i))
+		}
+		floatMetrics(metrics, i, &vals, &valid)
+		if hotspot != nil && hotspot.IsValid(i) && finite(hotspot.Value(i)) {
+			vals[MetricTemperature], valid[MetricTemperature] = float32(hotspot.Value(i)), true
+		} else if valid[MetricEdgeTemp] {
+			vals[MetricTemperature], valid[MetricTemperature] = vals[MetricEdgeTemp], true
+		}
+		b.append(g, t, &vals, &valid)
+	}
+	return nil
+}
+
+// dcgmBlank is DCGM's blank sentinel for integer fields.
+const dcgmBlank = 2147483632
+
+func (c *converter) addDCGM(rec arrow.RecordBatch, before int64) error {
+	ts := rec.Column(c.l.time).(*array.Float64)
+	gpu := rec.Column(c.l.gpu).(*array.Float64)
+	host := rec.Column(c.l.host).(*array.String)
+	metrics := metricFloats(c.l, rec)
+	var vals [NumMetrics]float32
+	var valid [NumMetrics]bool
+	var b *seriesBuilder
+	for i := 0; i < int(rec.NumRows()); i++ {
+		line := before + int64(i) + 1
+		if ts.IsNull(i) || !finite(ts.Value(i)) || ts.Value(i) <= 1e9 {
+			return parseErr(line, "invalid timestamp_unix")
+		}
+		if gpu.IsNull(i) {
+			return parseErr(line, "empty gpu_index")
+		}
+		g, ok := floatGPUIndex(gpu.Value(i))
+		if !ok {
+			return parseErr(line, "invalid gpu_index %v", gpu.Value(i))
+		}
+		if host.IsNull(i) || strings.TrimSpace(host.Value(i)) == "" {
+			return parseErr(line, "empty hostname")
+		}
+		h := strings.TrimSpace(host.Value(i))
+		if b == nil || b.host != h {
+			b = c.builder(h)
+		}
+		floatMetrics(metrics, i, &vals, &valid)
+		if valid[MetricTemperature] && (vals[MetricTemperature] >= dcgmBlank || vals[MetricTemperature] < -273.15) {
+			valid[MetricTemperature] = false
+		}
+		ms := roundInt(ts.Value(i) * 1000)
+		b.append(g, ms*1000, &vals, &valid)
+	}
+	return nil
+}
+
+func floatMetrics(metrics [NumMetrics]*array.Float64, i int, vals *[NumMetrics]float32, valid *[NumMetrics]bool) {
+	for m, col := range metrics {
+		valid[m] = false
+		if col == nil || col.IsNull(i) {
+			continue
+		}
+		if v := col.Value(i); finite(v) {
+			vals[m], valid[m] = float32(v), true
+		}
+	}
+}

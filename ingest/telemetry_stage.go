@@ -1,0 +1,625 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/telemetry"
+	"github.com/inferencex/ingest/schema"
+)
+
+// powerTolerance is the relative difference between published and
+// measured power (or energy) beyond which the report warns.
+const powerTolerance = 0.05
+
+// seriesJob is one telemetry file linked to written benchmark points.
+type seriesJob struct {
+	src    *telemetrySource
+	file   telemetryFile
+	points []telemetry.RunPoint
+	// set by the hash pass
+	digest  []byte
+	offset  time.Duration
+	window  *telemetry.Window
+	hosts   []string
+	stored  []telemetry.StoredSeries
+	size    int64
+	fileSHA string
+	// readErr is set when the file could not be read in the hash pass.
+	readErr string
+}
+
+// items is how many report items the job stands for: one per series (a
+// DCGM bundle holds one per host).
+func (j *seriesJob) items() int64 {
+	if j.file.dcgm && len(j.hosts) > 0 {
+		return int64(len(j.hosts))
+	}
+	return 1
+}
+
+type telemetryStage struct {
+	env    *runEnv
+	state  telemetry.RunState
+	points map[string][]telemetry.RunPoint // by source artifact
+	stored map[string][]telemetry.StoredSeries
+	bmk    map[string]*source.Artifact
+	jobs   []*seriesJob
+	fresh  []*seriesJob // jobs whose series are new or changed
+	mu     sync.Mutex   // guards open
+	open   map[*source.Artifact]bool
+	recs   map[*source.Artifact]*artifactRecord
+	ids    []int64
+	// results
+	rows     []telemetry.SeriesRow
+	links    []telemetry.Link
+	replace  []int64
+	samples  int64
+	measured map[int64]bool // benchmark ids with a stored series
+	warnings []schema.PowerWarning
+}
+
+func newTelemetryStage(env *runEnv, state telemetry.RunState) *telemetryStage {
+	st := &telemetryStage{env: env, state: state, points: map[string][]telemetry.RunPoint{},
+		stored: map[string][]telemetry.StoredSeries{}, bmk: map[string]*source.Artifact{},
+		open: map[*source.Artifact]bool{}, recs: map[*source.Artifact]*artifactRecord{}, measured: map[int64]bool{}}
+	for _, p := range state.Points {
+		st.points[p.SourceArtifact] = append(st.points[p.SourceArtifact], p)
+	}
+	for _, s := range state.Series {
+		file, _, _ := strings.Cut(s.File, "#")
+		k := s.Artifact + "\x00" + file
+		st.stored[k] = append(st.stored[k], s)
+	}
+	for _, pa := range env.plan.benchmark {
+		if !pa.aggregate {
+			st.bmk[pa.artifact.Name] = pa.artifact
+		}
+	}
+	return st
+}
+
+func (st *telemetryStage) fail(artifact, file, reason string, items int64) {
+	st.env.sum.Rows.Power.Failed += items
+	st.env.tally.fail(schema.CategoryPower, artifact, file, reason)
+}
+
+func (st *telemetryStage) record(a *source.Artifact) *artifactRecord {
+	r := st.recs[a]
+	if r == nil {
+		r = newArtifactRecord(a)
+		st.recs[a] = r
+		*st.env.records = append(*st.env.records, r)
+		st.env.sum.Details.ArtifactsRead++
+	}
+	return r
+}
+
+func (st *telemetryStage) fsOf(a *source.Artifact) (fs.FS, error) {
+	fsys, err := a.FS()
+	if err == nil {
+		st.mu.Lock()
+		st.open[a] = true
+		st.mu.Unlock()
+	}
+	return fsys, err
+}
+
+// releaseOpen closes every artifact the stage opened (a run holds
+// thousands: none stays open longer than its pass needs).
+func (st *telemetryStage) releaseOpen() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for a := range st.open {
+		if err := a.Release(); err != nil {
+			st.env.log.Debug("release telemetry artifact", zap.String("artifact", a.Name), zap.Error(err))
+		}
+	}
+	st.open = map[*source.Artifact]bool{}
+}
+
+func (st *telemetryStage) releaseArtifacts() {
+	st.releaseOpen()
+	for _, r := range st.recs {
+		r.seal()
+	}
+}
+
+// plan attaches a source's files to the points its benchmark artifact
+// wrote, and counts the files whose point was not written. A
+// gpu_metrics_/power_audit_ artifact without a written point is counted
+// as one skipped (or unmapped) item and not opened; an agentic_ sibling
+// is a source only when it holds telemetry files.
+func (st *telemetryStage) plan(src *telemetrySource) {
+	a := src.artifact
+	var points []telemetry.RunPoint
+	bmkNames := []string{"bmk_" + src.suffix, "bmk_agentic_" + src.suffix}
+	for _, n := range bmkNames {
+		points = append(points, st.points[n]...)
+	}
+	notWritten := func() {
+		st.env.sum.Details.PowerSeriesRead++
+		if st.pointUnmapped(bmkNames) {
+			st.env.sum.Rows.Power.Unmapped++
+		} else {
+			st.env.sum.Rows.Power.Skipped++
+		}
+	}
+	if len(points) == 0 && src.kind != kindAgenticRaw {
+		notWritten()
+		return
+	}
+	if err := a.Load(); err != nil {
+		if src.kind != kindAgenticRaw { // the trace stage reports an agentic_ artifact it cannot open
+			st.record(a)
+			st.env.sum.Details.PowerSeriesRead++
+			st.fail(a.Name, "", err.Error(), 1)
+		}
+		return
+	}
+	for _, f := range telemetryFiles(a) {
+		linked := points
+		if n := concDir(f.path); n > 0 {
+			linked = nil
+			for _, p := range points {
+				if p.Conc == n {
+					linked = append(linked, p)
+				}
+			}
+		}
+		if len(linked) == 0 {
+			notWritten()
+			continue
+		}
+		st.jobs = append(st.jobs, &seriesJob{src: src, file: f, points: linked})
+	}
+}
+
+// pointUnmapped says whether the benchmark artifact of a telemetry source
+// holds a row that was unmapped. Such telemetry is rare (its point was not
+// written), so the rows are read again rather than remembered for all.
+func (st *telemetryStage) pointUnmapped(names []string) bool {
+	for _, n := range names {
+		a := st.bmk[n]
+		if a == nil {
+			continue
+		}
+		fsys, err := st.fsOf(a)
+		if err != nil {
+			continue
+		}
+		reader := benchmark.NewReader()
+		unmapped := false
+		for _, file := range jsonFiles(a) {
+			f, err := fsys.Open(file)
+			if err != nil {
+				continue
+			}
+			_, _ = reader.ReadElements(f, benchmark.ObjectOrArray, func(e *benchmark.Element) error {
+				row, err := e.Decode()
+				if err != nil {
+					return nil
+				}
+				benchmark.FillISLOSLFromNames(row, file, a.Name)
+				if _, out := st.env.deps.Normalizer.Normalize(row); out.Kind == benchmark.Unmapped {
+					unmapped = true
+				}
+				return nil
+			})
+			f.Close()
+		}
+		if unmapped {
+			return true
+		}
+	}
+	return false
+}
+
+// hashAll reads every linked file once, with a few workers: its digest
+// (with the sidecars that change how it reads), time zone, window and, for
+// DCGM, its hosts. A file whose stored series have the same digest is a
+// duplicate: its samples are never read again. Outcomes are applied in job
+// order, so the summary does not depend on scheduling.
+func (st *telemetryStage) hashAll(ctx context.Context) error {
+	jobs := make(chan *seriesJob)
+	var wg sync.WaitGroup
+	for range min(hashWorkers, max(len(st.jobs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, hashBufferSize)
+			for j := range jobs {
+				st.hash(j, buf)
+			}
+		}()
+	}
+feed:
+	for _, j := range st.jobs {
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	st.releaseOpen()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, j := range st.jobs {
+		a := j.src.artifact
+		if j.readErr != "" {
+			st.record(a)
+			st.env.sum.Details.PowerSeriesRead++
+			st.fail(a.Name, j.file.path, j.readErr, 1)
+			continue
+		}
+		st.env.sum.Details.PowerSeriesRead += j.items()
+		rec := st.record(a)
+		if j.fileSHA != "" { // a zip's CSV is identified by the zip's digest, not read here
+			rec.addFile(j.file.path, j.fileSHA, j.size)
+			st.env.sum.Details.FilesRead++
+			st.env.sum.Details.BytesRead += j.size
+		}
+		j.stored = st.stored[a.Name+"\x00"+j.file.path]
+		if st.unchanged(j) {
+			st.env.sum.Rows.Power.Duplicate += int64(len(j.stored))
+			for _, s := range j.stored {
+				for _, p := range j.points {
+					st.links = append(st.links, telemetry.Link{BenchmarkID: p.ID, SeriesID: s.ID})
+					st.measured[p.ID] = true
+				}
+				// The stored facts answer the power checks again, so a
+				// rerun reports the same warnings.
+				st.check(j, s.File, s.Vendor, s.Facts)
+			}
+			continue
+		}
+		st.fresh = append(st.fresh, j)
+	}
+	return nil
+}
+
+// hashWorkers read and hash telemetry files in parallel (the work is
+// sha256 and read system calls).
+const hashWorkers = 2
+
+// hashBufferSize is each hash worker's read buffer: large reads, few
+// system calls.
+const hashBufferSize = 1 << 20
+
+// hash reads one file through buf; safe for concurrent use on distinct
+// jobs and buffers.
+func (st *telemetryStage) hash(j *seriesJob, buf []byte) {
+	a := j.src.artifact
+	fsys, err := st.fsOf(a)
+	if err != nil {
+		j.readErr = err.Error()
+		return
+	}
+	h := sha256.New()
+	if a.Digest != "" && !j.file.dcgm {
+		// A zip was hashed whole when the source indexed it (and checked
+		// against the listing): its digest and the path identify the CSV
+		// without reading it again.
+		field(h, []byte("zip"))
+		field(h, []byte(a.Digest))
+		field(h, []byte(j.file.path))
+		st.digestSidecars(j, fsys, h)
+		return
+	}
+	f, err := fsys.Open(j.file.path)
+	if err != nil {
+		j.readErr = fmt.Sprintf("cannot open: %v", err)
+		return
+	}
+	defer f.Close()
+	if j.file.dcgm {
+		pr, pw := io.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			var herr error
+			j.hosts, herr = telemetry.DCGMHosts(pr)
+			pr.CloseWithError(herr)
+			done <- herr
+		}()
+		j.size, err = io.Copy(io.MultiWriter(h, pw), f)
+		pw.CloseWithError(err)
+		if herr := <-done; err == nil && herr != nil {
+			err = herr
+		}
+	} else {
+		j.size, err = io.CopyBuffer(h, struct{ io.Reader }{f}, buf)
+	}
+	if err != nil {
+		j.readErr = fmt.Sprintf("read: %v", err)
+		return
+	}
+	j.fileSHA = hex.EncodeToString(h.Sum(nil))
+	st.digestSidecars(j, fsys, h)
+}
+
+// digestSidecars finishes a job's digest: it covers what decides the
+// stored samples and facts besides the CSV bytes — the time-zone sidecar
+// and the window.
+func (st *telemetryStage) digestSidecars(j *seriesJob, fsys fs.FS, h hash.Hash) {
+	a := j.src.artifact
+	if !j.file.dcgm {
+		off, used, content := timeZoneSidecar(a, fsys, j.file.path)
+		j.offset = off
+		if used != "" {
+			field(h, []byte(used))
+			field(h, content)
+		}
+	}
+	j.window = st.windowOf(j, fsys)
+	if j.window != nil {
+		var b [16]byte
+		binary.BigEndian.PutUint64(b[:8], uint64(j.window.Start))
+		binary.BigEndian.PutUint64(b[8:], uint64(j.window.End))
+		field(h, b[:])
+	}
+	j.digest = h.Sum(nil)
+}
+
+func field(h io.Writer, b []byte) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+	h.Write(n[:])
+	h.Write(b)
+}
+
+// windowOf is the benchmark window the facts integrate over: the power
+// audit of the single point the file measures, else the validation
+// document beside the file. A DCGM bundle spans many points: none.
+func (st *telemetryStage) windowOf(j *seriesJob, fsys fs.FS) *telemetry.Window {
+	if j.file.dcgm {
+		return nil
+	}
+	if len(j.points) == 1 {
+		p := j.points[0]
+		if p.AuditWindowStart != nil && p.AuditWindowEnd != nil && *p.AuditWindowEnd > *p.AuditWindowStart {
+			return &telemetry.Window{Start: secondsToMicros(*p.AuditWindowStart), End: secondsToMicros(*p.AuditWindowEnd), Source: "power_audit"}
+		}
+	}
+	return validationWindow(j.src.artifact, fsys, j.file.path)
+}
+
+// unchanged: every stored series of the file carries the file's digest
+// (and, for DCGM, the same hosts).
+func (st *telemetryStage) unchanged(j *seriesJob) bool {
+	if len(j.stored) == 0 || int64(len(j.stored)) != j.items() {
+		return false
+	}
+	for _, s := range j.stored {
+		if !bytes.Equal(s.Digest, j.digest) {
+			return false
+		}
+	}
+	return true
+}
+
+func (st *telemetryStage) idsNeeded() int {
+	n := 0
+	for _, j := range st.fresh {
+		n += int(j.items())
+	}
+	return n
+}
+
+// copyNew parses every new file and streams its samples into one COPY,
+// series by series: a parser goroutine hands whole parsed series (a file
+// that fails halfway sends nothing) to the store's encoder.
+func (st *telemetryStage) copyNew(ctx context.Context, w RunWriter) (int64, error) {
+	if len(st.fresh) == 0 {
+		return 0, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan telemetry.SampleBatch, 4)
+	parsed := make(chan error, 1)
+	go func() { parsed <- st.parseAll(ctx, batches) }()
+	n, copyErr := w.CopySamples(ctx, func() (telemetry.SampleBatch, bool, error) {
+		select {
+		case b, ok := <-batches:
+			return b, ok, nil
+		case <-ctx.Done():
+			return telemetry.SampleBatch{}, false, ctx.Err()
+		}
+	})
+	cancel()
+	for b := range batches { // release what the COPY did not take
+		b.Rec.Release()
+	}
+	parseErr := <-parsed
+	if copyErr != nil {
+		return n, copyErr
+	}
+	return n, parseErr
+}
+
+func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.SampleBatch) error {
+	defer close(out)
+	mem := telemetryAllocator(st.env.deps)
+	next := 0
+	var prev *source.Artifact
+	for _, j := range st.fresh {
+		a := j.src.artifact
+		if prev != nil && prev != a {
+			st.releaseOpen() // jobs of one artifact are consecutive
+		}
+		prev = a
+		fsys, err := st.fsOf(a)
+		if err != nil {
+			st.fail(a.Name, j.file.path, err.Error(), j.items())
+			continue
+		}
+		f, err := fsys.Open(j.file.path)
+		if err != nil {
+			st.fail(a.Name, j.file.path, fmt.Sprintf("cannot open: %v", err), j.items())
+			continue
+		}
+		series, perr := telemetry.Parse(f, telemetry.Options{Mem: mem, UTCOffset: j.offset, Window: j.window})
+		f.Close()
+		if perr != nil {
+			st.fail(a.Name, j.file.path, perr.Error(), j.items())
+			continue
+		}
+		if int64(len(series)) != j.items() {
+			// The host scan and the parser disagree: count the file as
+			// the items the scan announced, all failed.
+			telemetry.ReleaseAll(series)
+			st.fail(a.Name, j.file.path, fmt.Sprintf("%d series parsed, %d hosts scanned", len(series), j.items()), j.items())
+			continue
+		}
+		if len(series) > len(st.ids)-next {
+			telemetry.ReleaseAll(series)
+			return fmt.Errorf("artifact %s: file %s: %d series, %d ids left", a.Name, j.file.path, len(series), len(st.ids)-next)
+		}
+		for _, s := range j.stored {
+			st.replace = append(st.replace, s.ID)
+		}
+		for _, s := range series {
+			id := st.ids[next]
+			next++
+			st.addSeries(j, s, id)
+			batches := s.Batches
+			s.Batches = nil
+			for i, rec := range batches {
+				select {
+				case out <- telemetry.SampleBatch{SeriesID: id, Rec: rec}:
+				case <-ctx.Done():
+					for _, r := range batches[i:] {
+						r.Release()
+					}
+					return ctx.Err()
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// addSeries records a parsed series: its row, its links and the
+// comparison with the power its points publish.
+func (st *telemetryStage) addSeries(j *seriesJob, s *telemetry.Series, id int64) {
+	file := j.file.path
+	if j.file.dcgm {
+		file += "#" + s.Host
+	}
+	st.rows = append(st.rows, telemetry.SeriesRow{ID: id, Artifact: j.src.artifact.Name, ConfigKey: j.src.suffix,
+		File: file, Vendor: s.Vendor, Format: s.Format, Host: s.Host, Digest: j.digest, Facts: s.Facts})
+	st.samples += s.Rows()
+	for _, p := range j.points {
+		st.links = append(st.links, telemetry.Link{BenchmarkID: p.ID, SeriesID: id})
+		st.measured[p.ID] = true
+	}
+	st.check(j, file, s.Vendor, s.Facts)
+}
+
+// check compares a series' facts with the power its point publishes and,
+// for AMD, with the energy accumulators beside the CSV.
+func (st *telemetryStage) check(j *seriesJob, file string, vendor telemetry.Vendor, f telemetry.Facts) {
+	if j.file.dcgm || len(j.points) != 1 {
+		return // a multinode bundle's hosts share points: no per-series comparison
+	}
+	st.compare(j.src.artifact.Name, file, j.points[0], f)
+	if vendor == telemetry.VendorAMD && f.WindowSource == "series" {
+		fsys, err := st.fsOf(j.src.artifact)
+		if err != nil {
+			return
+		}
+		if delta, ok := amdEnergyDelta(j.src.artifact, fsys, j.file.path); ok {
+			st.warnIf(j.src.artifact.Name, file, "amd_energy_accumulator", delta, f.EnergyJ)
+		}
+	}
+}
+
+// compare checks a point's published power against its series.
+func (st *telemetryStage) compare(artifact, file string, p telemetry.RunPoint, f telemetry.Facts) {
+	if p.PowerValid == nil || *p.PowerValid != 1 || !f.HasPower {
+		return
+	}
+	if p.AvgPowerW != nil {
+		st.warnIf(artifact, file, "avg_power_w", *p.AvgPowerW, f.AvgPowerW)
+	}
+	// Energy is comparable only over the benchmark window: the collector
+	// runs before and after it, so the series span holds more.
+	if p.TotalGPUEnergyJ != nil && f.WindowSource != "series" {
+		st.warnIf(artifact, file, "total_gpu_energy_j", *p.TotalGPUEnergyJ, f.EnergyJ)
+	}
+	if p.AuditObservedGPUs != nil && *p.AuditObservedGPUs != int64(f.GPUs) {
+		st.warnings = append(st.warnings, schema.PowerWarning{Artifact: artifact, File: file, Field: "observed_gpu_count",
+			Published: float64(*p.AuditObservedGPUs), Measured: float64(f.GPUs), RelDiff: relDiff(float64(*p.AuditObservedGPUs), float64(f.GPUs))})
+	}
+}
+
+func (st *telemetryStage) warnIf(artifact, file, fieldName string, published, measured float64) {
+	d := relDiff(published, measured)
+	if d <= powerTolerance {
+		return
+	}
+	st.warnings = append(st.warnings, schema.PowerWarning{Artifact: artifact, File: file, Field: fieldName,
+		Published: published, Measured: round(measured, 3), RelDiff: round(d, 4)})
+}
+
+func relDiff(published, measured float64) float64 {
+	if published == 0 {
+		if measured == 0 {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return math.Abs(measured-published) / math.Abs(published)
+}
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+// publication counts the run's points whose power is valid and published
+// with a stored series.
+func (st *telemetryStage) publication() {
+	for _, p := range st.state.Points {
+		if st.measured[p.ID] && p.PowerValid != nil && *p.PowerValid == 1 {
+			st.env.sum.Stats.PowerPublicationPoints++
+		}
+	}
+}
+
+// finishSummary puts the warnings in a stable order.
+func (st *telemetryStage) finishSummary() {
+	sort.SliceStable(st.warnings, func(i, j int) bool {
+		a, b := st.warnings[i], st.warnings[j]
+		if a.Artifact != b.Artifact {
+			return a.Artifact < b.Artifact
+		}
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Field < b.Field
+	})
+	st.env.sum.PowerWarnings = append(st.env.sum.PowerWarnings, st.warnings...)
+	if n := len(st.warnings); n > 0 {
+		st.env.tally.note(plural(n, "published power value disagrees", "published power values disagree") +
+			fmt.Sprintf(" with the stored telemetry by more than %.0f %% (see power warnings)", powerTolerance*100))
+	}
+}
