@@ -19,10 +19,48 @@ func TestCheckInvariant(t *testing.T) {
 		{name: "completed with failures", summary: failuresSummary()},
 		{name: "empty run", summary: &schema.Summary{}},
 		{
-			name: "other rows are not checked",
+			name: "rows without an items-read counter are not checked",
 			summary: func() *schema.Summary {
 				s := exampleSummary()
 				s.Rows.Eval.New = 1000
+				return s
+			}(),
+		},
+		{
+			name: "eval row adds up",
+			summary: func() *schema.Summary {
+				s := exampleSummary()
+				s.Rows.Eval = schema.Counts{New: 3, Duplicate: 3, Skipped: 1}
+				s.Details.EvalRows = 7
+				return s
+			}(),
+		},
+		{
+			name: "eval row short of its items",
+			summary: func() *schema.Summary {
+				s := exampleSummary()
+				s.Rows.Eval = schema.Counts{New: 3, Duplicate: 3}
+				s.Details.EvalRows = 7
+				return s
+			}(),
+			wantErr: "row eval: new 3 + duplicate 3 + skipped 0 + unmapped 0 + failed 0 = 6, evalRows is 7",
+		},
+		{
+			name: "trace row over its items",
+			summary: func() *schema.Summary {
+				s := exampleSummary()
+				s.Rows.Trace = schema.Counts{New: 3, Skipped: 1, Failed: 1}
+				s.Details.TraceRowsRead = 4
+				return s
+			}(),
+			wantErr: "row trace: new 3 + duplicate 0 + skipped 1 + unmapped 0 + failed 1 = 5, traceRowsRead is 4",
+		},
+		{
+			name: "trace row adds up",
+			summary: func() *schema.Summary {
+				s := exampleSummary()
+				s.Rows.Trace = schema.Counts{Duplicate: 3, Skipped: 1}
+				s.Details.TraceRowsRead = 4
 				return s
 			}(),
 		},
