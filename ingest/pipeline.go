@@ -169,6 +169,9 @@ func abort(sum *schema.Summary, t *tally, d Deps, cause error) *schema.Summary {
 	t.close()
 	sum.Rows = schema.Rows{}
 	sum.Stats = schema.Stats{}
+	// Nothing was written, so no counter of what was read or written
+	// stands; how the attempts were ordered does.
+	sum.Details = schema.Details{AttemptOrder: sum.Details.AttemptOrder, UnknownMetrics: sum.Details.UnknownMetrics}
 	sum.Status = schema.StatusAborted
 	sum.AbortReason = oneLine(cause.Error())
 	sum.FinishedAt = d.Now()

@@ -17,6 +17,7 @@ type tally struct {
 	unmapped       map[string]map[string]struct{}
 	unknownMetrics map[string]struct{}
 	droppedFails   int
+	closed         bool
 }
 
 func newTally(sum *schema.Summary) *tally {
@@ -48,8 +49,13 @@ func (t *tally) addUnmappedValues(vals []benchmark.UnmappedValue) {
 
 func (t *tally) note(n string) { t.sum.Notes = append(t.sum.Notes, n) }
 
-// close writes the sets into the summary, sorted.
+// close writes the sets into the summary, sorted. Only the first call
+// counts (an ingest whose commit fails is closed again as aborted).
 func (t *tally) close() {
+	if t.closed {
+		return
+	}
+	t.closed = true
 	u := &t.sum.Unmapped
 	u.Models = sorted(t.unmapped["model"])
 	u.Hardware = sorted(t.unmapped["hardware"])

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -209,7 +211,8 @@ func amdEnergyDelta(a *source.Artifact, fsys fs.FS, csv string) (float64, bool) 
 	}
 	var sum float64
 	n := 0
-	for g, s := range start {
+	for _, g := range slices.Sorted(maps.Keys(start)) { // GPU order: a float sum must not depend on map order
+		s := start[g]
 		if e, ok := end[g]; ok && e >= s {
 			sum += e - s
 			n++

@@ -315,6 +315,29 @@ func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.T
 	if len(todoS)+len(todoL) == 0 {
 		return nil
 	}
+	// Several jobs can read one artifact (a multinode raw tree holds every
+	// concurrency's conc_<N>/): the artifact is released when its last job
+	// ends, never under another job still reading it.
+	users := map[*source.Artifact]*atomic.Int32{}
+	use := func(a *source.Artifact) {
+		if users[a] == nil {
+			users[a] = &atomic.Int32{}
+		}
+		users[a].Add(1)
+	}
+	for _, j := range todoS {
+		use(j.raw)
+	}
+	for _, j := range todoL {
+		use(j.art)
+	}
+	done1 := func(a *source.Artifact) {
+		if users[a].Add(-1) == 0 {
+			if err := a.Release(); err != nil {
+				s.env.log.Debug("release artifact", zap.String("artifact", a.Name), zap.Error(err))
+			}
+		}
+	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -331,9 +354,7 @@ func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.T
 			defer wg.Done()
 			st := &streamer{ctx: ctx, out: chunks, ids: &ids, log: s.env.log}
 			for job := range work {
-				if ctx.Err() == nil {
-					job(st)
-				}
+				job(st)
 			}
 		}()
 	}
@@ -342,18 +363,22 @@ func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.T
 		defer close(chunks)
 		defer wg.Wait()
 		defer close(work)
+		// Every job is handed out, so every artifact is released; a job
+		// of a cancelled run does nothing but that.
 		for _, j := range todoS {
-			select {
-			case work <- func(st *streamer) { st.sidecar(j, known) }:
-			case <-ctx.Done():
-				return
+			work <- func(st *streamer) {
+				defer done1(j.raw)
+				if ctx.Err() == nil {
+					st.sidecar(j, known)
+				}
 			}
 		}
 		for _, j := range todoL {
-			select {
-			case work <- func(st *streamer) { st.serverLog(j, known) }:
-			case <-ctx.Done():
-				return
+			work <- func(st *streamer) {
+				defer done1(j.art)
+				if ctx.Err() == nil {
+					st.serverLog(j, known)
+				}
 			}
 		}
 	}()
@@ -367,11 +392,11 @@ func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.T
 	})
 	cancel()
 	<-done
+	if err := parent.Err(); err != nil {
+		return err // cancelled: say so, whatever the COPY answered
+	}
 	if copyErr != nil {
 		return copyErr
-	}
-	if err := parent.Err(); err != nil {
-		return err // the traces were not all read
 	}
 	return nil
 }

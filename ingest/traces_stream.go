@@ -190,7 +190,6 @@ func (s *streamer) sidecar(j *sidecarJob, known schema.TraceKnown) {
 		fail("", err)
 		return
 	}
-	defer j.raw.Release()
 	var profile *trace.Profile
 	pd := j.parts[0]
 	err = s.readPart(fsys, pd, known.Blobs[string(pd.sha)], func(r io.Reader) error {
@@ -265,7 +264,6 @@ func (s *streamer) serverLog(j *logJob, known schema.TraceKnown) {
 		j.failed = err.Error()
 		return
 	}
-	defer j.art.Release()
 	var kvs []*int64
 	for _, d := range j.files {
 		if trace.IsTarball(d.path) {

@@ -1,0 +1,47 @@
+package ingest_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/fixtures/generate"
+	"github.com/inferencex/ingest/ingest"
+	"github.com/inferencex/ingest/schema"
+)
+
+// A multinode raw artifact holds one conc_<N>/ tree per concurrency, so
+// two sidecar jobs read the same artifact, possibly at once: neither may
+// close it under the other. (A large profile keeps the first job reading
+// while the second finishes; before the fix this failed every time with
+// "bad file descriptor".)
+func TestTwoSidecarsOfOneRawArtifact(t *testing.T) {
+	e := newEnv(t)
+	dir, small := t.TempDir(), t.TempDir()
+	big := generate.AgentXOptions{Layout: generate.AgentXMultinode, Conc: 16, Runner: "gb200-nv_1", ProfileBytes: 24 << 20}
+	require.NoError(t, generate.WriteAgentXRun(dir, agentxRunID, []generate.AgentXOptions{big}))
+	require.NoError(t, generate.WriteAgentXRun(small, agentxRunID, []generate.AgentXOptions{{Layout: generate.AgentXMultinode, Conc: 16, Runner: "gb200-nv_1"}}))
+	raws, err := filepath.Glob(filepath.Join(dir, "agentic_*"))
+	require.NoError(t, err)
+	require.Len(t, raws, 1)
+	require.NoError(t, os.CopyFS(filepath.Join(raws[0], "conc_4"), os.DirFS(filepath.Join(small, filepath.Base(raws[0]), "conc_16"))))
+	bmks, err := filepath.Glob(filepath.Join(dir, "bmk_agentic_*", "*_conc16.json"))
+	require.NoError(t, err)
+	require.Len(t, bmks, 1)
+	b, err := os.ReadFile(bmks[0])
+	require.NoError(t, err)
+	conc4 := strings.Replace(string(b), `"conc": 16`, `"conc": 4`, 1)
+	require.NotEqual(t, string(b), conc4)
+	require.NoError(t, os.WriteFile(strings.TrimSuffix(bmks[0], "_conc16.json")+"_conc4.json", []byte(conc4), 0o644))
+
+	first := e.mustIngest(dir, ingest.Config{})
+	require.Empty(t, first.Failures)
+	require.EqualValues(t, 2, first.Rows.Benchmark.New)
+	require.Equal(t, schema.Counts{New: 2}, first.Rows.Trace)
+	require.Equal(t, 2, e.count(`SELECT count(*) FROM benchmark_results WHERE trace_replay_id IS NOT NULL`))
+	second := e.mustIngest(dir, ingest.Config{})
+	require.Equal(t, schema.Counts{Duplicate: 2}, second.Rows.Trace)
+}
