@@ -60,7 +60,15 @@ func TestParseRejectsImpossibleInput(t *testing.T) {
 			"line 4: timestamp 2026-08-21T07:00:00.000Z goes back 1h1m41.25s from GPU 0's sample at 2026-08-21T08:01:41.250Z (line 3)"},
 		{"nvidia jump forward", nvHeader +
 			"2026/08/21 07:00:00.000, 0, 146 W, 35\n2026/08/21 08:01:41.250, 0, 146 W, 35\n",
-			"line 3: timestamp 2026-08-21T08:01:41.250Z jumps 1h1m41.25s past GPU 0's previous sample"},
+			"line 3: timestamp 2026-08-21T08:01:41.250Z jumps 1h1m41.25s past GPU 0's previous sample at 2026-08-21T07:00:00.000Z (line 2; at most 10m0s)"},
+		{"nvidia last line 11 minutes on", nvHeader +
+			"2026/08/21 08:00:00.000, 0, 146 W, 35\n2026/08/21 08:00:00.000, 1, 146 W, 35\n2026/08/21 08:00:01.000, 0, 146 W, 35\n" +
+			"2026/08/21 08:00:01.000, 1, 146 W, 35\n2026/08/21 08:11:01.000, 0, 146 W, 35\n",
+			"line 6: timestamp 2026-08-21T08:11:01.000Z jumps 11m0s past GPU 0's previous sample"},
+		{"dcgm jump forward", dcgmHeader + "1,1787300000.0,0,node-p,0,GPU-a,400\n1,1787303600.0,1,node-p,0,GPU-a,400\n",
+			"line 3: timestamp 2026-08-21T09:13:20.000Z jumps 1h0m0s past GPU 0 on node-p's previous sample"},
+		{"amd jump forward", amdHeader + "1787300000,0,1000,40\n1787300601,0,1000,40\n",
+			"line 3: timestamp 2026-08-21T08:23:21.000Z jumps 10m1s past GPU 0's previous sample"},
 		{"nvidia year 9999", nvHeader +
 			"2026/08/21 08:01:40.250, 0, 146 W, 35\n9999/08/21 08:01:41.250, 0, 146 W, 35\n",
 			"line 3: impossible timestamp 9999-08-21T08:01:41.250Z (after 2026-11-22T00:00:00.000Z"},
@@ -122,6 +130,7 @@ func TestParseSentinelsAndTolerances(t *testing.T) {
 			"1,1787300002.0,2,node-p,0,GPU-a,0\n1,1787300003.0,3,node-p,0,GPU-a,5000\n", 2, 2, -1},
 		{"nvidia reordered within tolerance", nvHeader + "2026/08/21 08:01:41.250, 0, 100 W, 35\n2026/08/21 08:01:40.250, 0, 100 W, 35\n" +
 			"2026/08/21 08:01:42.250, 0, 100 W, 35\n", 3, 0, -1},
+		{"amd gap of exactly MaxGap", amdHeader + "1787300000,0,1000,40\n1787300600,0,1000,40\n", 2, 0, -1},
 		{"dcgm hosts interleaved", dcgmHeader + "1,1787300000.0,0,node-p,0,GPU-a,100\n1,1787300000.0,0,node-d,0,GPU-b,100\n" +
 			"1,1787300001.0,1,node-p,0,GPU-a,100\n1,1787300001.0,1,node-d,0,GPU-b,100\n", 4, 0, -1},
 	}

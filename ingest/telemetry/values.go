@@ -60,12 +60,14 @@ func checkPower(v float64) string {
 // Per GPU (and, for DCGM, per host) a sample may come earlier than the
 // latest one before it by at most BackwardTolerance (clock adjustments,
 // reordered scrapes: such samples are put in time order), and may follow
-// it by at most MaxGap. Anything else fails the file: one line from
-// another day would stretch the series' span, energy and average power.
+// it by at most MaxGap — 600 intervals of the 1 s collectors, far beyond
+// a stalled nvidia-smi or a slow scrape. Anything else fails the file: one
+// line from another hour or day would stretch the series' span, energy
+// and average power.
 const (
 	MinSampleTime     = int64(1420070400) * 1e6 // 2015-01-01T00:00:00Z, µs
 	MaxSpan           = 7 * 24 * time.Hour
-	MaxGap            = time.Hour
+	MaxGap            = 10 * time.Minute
 	BackwardTolerance = 2 * time.Second
 )
 
