@@ -309,6 +309,11 @@ const hashBufferSize = 1 << 20
 // jobs and buffers.
 func (st *telemetryStage) hash(j *seriesJob, buf []byte) {
 	a := j.src.artifact
+	// The path names the series in the database (file_name).
+	if why := telemetry.TextProblem(j.file.path); why != "" {
+		j.readErr = "file name: " + why
+		return
+	}
 	fsys, err := st.fsOf(a)
 	if err != nil {
 		j.readErr = err.Error()
@@ -458,6 +463,8 @@ func (st *telemetryStage) copyNew(ctx context.Context, w RunWriter) (int64, erro
 func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.SampleBatch) error {
 	defer close(out)
 	mem := telemetryAllocator(st.env.deps)
+	// A sample more than a day past the ingest's clock is impossible.
+	notAfter := st.env.deps.Now().Add(24 * time.Hour).UnixMicro()
 	next := 0
 	var prev *source.Artifact
 	for _, j := range st.fresh {
@@ -476,7 +483,7 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.Sam
 			st.fail(a.Name, j.file.path, fmt.Sprintf("cannot open: %v", err), j.items())
 			continue
 		}
-		series, perr := telemetry.Parse(f, telemetry.Options{Mem: mem, UTCOffset: j.offset, Window: j.window})
+		series, perr := telemetry.Parse(f, telemetry.Options{Mem: mem, UTCOffset: j.offset, Window: j.window, NotAfter: notAfter})
 		f.Close()
 		if perr != nil {
 			st.fail(a.Name, j.file.path, perr.Error(), j.items())

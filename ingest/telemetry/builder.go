@@ -3,6 +3,7 @@ package telemetry
 import (
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -35,6 +36,8 @@ type gpuTrack struct {
 	ts       []int64
 	power    []float32
 	unsorted bool
+	// latest is the latest time accepted, latestLine its line.
+	latest, latestLine int64
 	// seen is built once samples stop arriving in time order.
 	seen map[int64]struct{}
 }
@@ -61,14 +64,29 @@ func (b *seriesBuilder) track(gpu int16) *gpuTrack {
 	return t
 }
 
-// append adds one sample unless its power is missing or its (GPU, time)
-// was seen before.
-func (b *seriesBuilder) append(gpu int16, ts int64, vals *[NumMetrics]float32, valid *[NumMetrics]bool) {
+// append adds one sample (of file line line) unless its power is missing
+// or its (GPU, time) was seen before. A sample further back than
+// BackwardTolerance before the GPU's latest sample, or more than MaxGap
+// after it, fails the file.
+func (b *seriesBuilder) append(line int64, gpu int16, ts int64, vals *[NumMetrics]float32, valid *[NumMetrics]bool) error {
 	if !valid[MetricPower] {
 		b.dropped++
-		return
+		return nil
 	}
 	t := b.track(gpu)
+	if len(t.ts) > 0 {
+		switch {
+		case t.latest-ts > BackwardTolerance.Microseconds():
+			return parseErr(line, "timestamp %s goes back %v from GPU %d%s's sample at %s (line %d)",
+				fmtMicros(ts), time.Duration(t.latest-ts)*time.Microsecond, gpu, b.onHost(), fmtMicros(t.latest), t.latestLine)
+		case ts-t.latest > MaxGap.Microseconds():
+			return parseErr(line, "timestamp %s jumps %v past GPU %d%s's previous sample at %s (line %d; at most %v)",
+				fmtMicros(ts), time.Duration(ts-t.latest)*time.Microsecond, gpu, b.onHost(), fmtMicros(t.latest), t.latestLine, MaxGap)
+		}
+	}
+	if len(t.ts) == 0 || ts > t.latest {
+		t.latest, t.latestLine = ts, line
+	}
 	if n := len(t.ts); n > 0 && ts <= t.ts[n-1] {
 		if t.seen == nil {
 			t.seen = make(map[int64]struct{}, n+1)
@@ -78,7 +96,7 @@ func (b *seriesBuilder) append(gpu int16, ts int64, vals *[NumMetrics]float32, v
 		}
 		if _, dup := t.seen[ts]; dup {
 			b.dups++
-			return
+			return nil
 		}
 		t.unsorted = true
 	}
@@ -103,6 +121,15 @@ func (b *seriesBuilder) append(gpu int16, ts int64, vals *[NumMetrics]float32, v
 	if t.pending >= b.opt.Chunk {
 		t.flush()
 	}
+	return nil
+}
+
+// onHost names the host of a DCGM series in a message ("" otherwise).
+func (b *seriesBuilder) onHost() string {
+	if b.host == "" {
+		return ""
+	}
+	return " on " + b.host
 }
 
 func (t *gpuTrack) flush() {

@@ -111,12 +111,18 @@ func parseHeader(line string) (*layout, error) {
 		return nil, fmt.Errorf("unknown telemetry header (neither nvidia-smi, amd-smi nor DCGM samples): %q", clip(line))
 	}
 	fields := make([]arrow.Field, len(names))
-	seen := map[string]bool{}
+	seen := map[string]int{} // known column → its 1-based position
 	for i, n := range names {
 		c := column{name: n}
-		if k, ok := known[n]; ok && !seen[n] {
+		if k, ok := known[n]; ok {
+			// A column the ingest reads, named twice: which one holds
+			// the values is a guess, and a wrong guess stores wrong
+			// numbers. The file fails.
+			if at, dup := seen[n]; dup {
+				return nil, fmt.Errorf("%s header names the %q column twice (columns %d and %d): %q", l.format, n, at, i+1, clip(line))
+			}
 			c.role, c.metric = k.role, k.metric
-			seen[n] = true
+			seen[n] = i + 1
 		}
 		l.columns = append(l.columns, c)
 		fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: rawType(l.format, c.role), Nullable: true}

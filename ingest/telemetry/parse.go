@@ -30,6 +30,10 @@ type Options struct {
 	UTCOffset time.Duration
 	// Window, when known, is the benchmark window the facts integrate over.
 	Window *Window
+	// NotAfter, when not zero, is the latest plausible sample time in
+	// microseconds since the epoch (the ingest passes its clock plus a
+	// day): a later sample fails the file.
+	NotAfter int64
 }
 
 // Window is a benchmark window in microseconds since the Unix epoch.
@@ -60,8 +64,11 @@ func parseErr(line int64, format string, args ...any) error {
 // one per host, in host order) or an error; on error nothing is returned
 // and every buffer is released. Rows whose power is a sentinel ("[N/A]",
 // "N/A", empty) are dropped and counted, a repeated (GPU, timestamp) keeps
-// its first row; a bad header, a ragged row, a non-numeric power, a bad
-// timestamp or GPU index fail the file.
+// its first row; a bad header (or one naming a column twice), a ragged
+// row, a non-numeric, non-finite or impossible power, a bad or impossible
+// timestamp (see MinSampleTime), a bad GPU index or a hostname that is not
+// clean UTF-8 fail the file (values.go says what is a sentinel and what
+// is invalid).
 func Parse(r io.Reader, opt Options) (series []*Series, err error) {
 	if opt.Mem == nil {
 		opt.Mem = memory.DefaultAllocator
@@ -173,6 +180,29 @@ type converter struct {
 	opt   Options
 	hosts map[string]*seriesBuilder
 	one   *seriesBuilder
+	// the file's first sample time and its line (firstLine 0: none yet)
+	first, firstLine int64
+}
+
+// checkTime fails a sample time that is impossible: before MinSampleTime,
+// after Options.NotAfter, or further than MaxSpan from the file's first
+// sample.
+func (c *converter) checkTime(line, us int64) error {
+	if us < MinSampleTime {
+		return parseErr(line, "impossible timestamp %s (before %s)", fmtMicros(us), fmtMicros(MinSampleTime))
+	}
+	if c.opt.NotAfter != 0 && us > c.opt.NotAfter {
+		return parseErr(line, "impossible timestamp %s (after %s, a day past the ingest)", fmtMicros(us), fmtMicros(c.opt.NotAfter))
+	}
+	if c.firstLine == 0 {
+		c.first, c.firstLine = us, line
+		return nil
+	}
+	if d := us - c.first; d > MaxSpan.Microseconds() || -d > MaxSpan.Microseconds() {
+		return parseErr(line, "impossible timestamp %s (more than %v from the first sample, line %d: %s)",
+			fmtMicros(us), MaxSpan, c.firstLine, fmtMicros(c.first))
+	}
+	return nil
 }
 
 func newConverter(l *layout, opt Options) *converter {
@@ -283,22 +313,35 @@ func (c *converter) addNVIDIA(rec arrow.RecordBatch, before int64) error {
 		if !ok {
 			return parseErr(line, "invalid GPU index %q", clip(strings.TrimSpace(gpu.Value(i))))
 		}
+		t -= offset
+		if err := c.checkTime(line, t); err != nil {
+			return err
+		}
 		for m, col := range metrics {
 			valid[m] = false
 			if col == nil || col.IsNull(i) {
 				continue
 			}
 			v, st := parseUnitFloat(col.Value(i))
-			switch st {
-			case cellOK:
-				vals[m], valid[m] = float32(v), true
-			case cellBad:
-				if m == MetricPower {
+			if m == MetricPower {
+				switch st {
+				case cellBad:
 					return parseErr(line, "non-numeric power %q", clip(strings.TrimSpace(col.Value(i))))
+				case cellNonFinite:
+					return parseErr(line, "non-finite power %q", clip(strings.TrimSpace(col.Value(i))))
+				case cellOK:
+					if why := checkPower(v); why != "" {
+						return parseErr(line, "%s", why)
+					}
 				}
 			}
+			if st == cellOK {
+				vals[m], valid[m] = float32(v), true
+			}
 		}
-		b.append(g, t-offset, &vals, &valid)
+		if err := b.append(line, g, t, &vals, &valid); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -330,13 +373,20 @@ func (c *converter) addAMD(rec arrow.RecordBatch, before int64) error {
 		if !ok {
 			return parseErr(line, "invalid GPU index %v", gpu.Value(i))
 		}
-		floatMetrics(metrics, i, &vals, &valid)
+		if err := c.checkTime(line, t); err != nil {
+			return err
+		}
+		if err := floatMetrics(metrics, i, line, &vals, &valid); err != nil {
+			return err
+		}
 		if hotspot != nil && hotspot.IsValid(i) && finite(hotspot.Value(i)) {
 			vals[MetricTemperature], valid[MetricTemperature] = float32(hotspot.Value(i)), true
 		} else if valid[MetricEdgeTemp] {
 			vals[MetricTemperature], valid[MetricTemperature] = vals[MetricEdgeTemp], true
 		}
-		b.append(g, t, &vals, &valid)
+		if err := b.append(line, g, t, &vals, &valid); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -357,6 +407,9 @@ func (c *converter) addDCGM(rec arrow.RecordBatch, before int64) error {
 		if ts.IsNull(i) || !finite(ts.Value(i)) || ts.Value(i) <= 1e9 {
 			return parseErr(line, "invalid timestamp_unix")
 		}
+		if ts.Value(i) >= 1e12 { // past year 33000: not seconds, and no microsecond count
+			return parseErr(line, "impossible timestamp_unix %v", ts.Value(i))
+		}
 		if gpu.IsNull(i) {
 			return parseErr(line, "empty gpu_index")
 		}
@@ -369,26 +422,48 @@ func (c *converter) addDCGM(rec arrow.RecordBatch, before int64) error {
 		}
 		h := strings.TrimSpace(host.Value(i))
 		if b == nil || b.host != h {
+			// The host names a series in the database: it must be
+			// text PostgreSQL can store.
+			if why := TextProblem(h); why != "" {
+				return parseErr(line, "hostname %q: %s", clip(h), why)
+			}
 			b = c.builder(h)
 		}
-		floatMetrics(metrics, i, &vals, &valid)
+		us := roundInt(ts.Value(i)*1000) * 1000
+		if err := c.checkTime(line, us); err != nil {
+			return err
+		}
+		if err := floatMetrics(metrics, i, line, &vals, &valid); err != nil {
+			return err
+		}
 		if valid[MetricTemperature] && (vals[MetricTemperature] >= dcgmBlank || vals[MetricTemperature] < -273.15) {
 			valid[MetricTemperature] = false
 		}
-		ms := roundInt(ts.Value(i) * 1000)
-		b.append(g, ms*1000, &vals, &valid)
+		if err := b.append(line, g, us, &vals, &valid); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func floatMetrics(metrics [NumMetrics]*array.Float64, i int, vals *[NumMetrics]float32, valid *[NumMetrics]bool) {
+// floatMetrics reads the metrics of row i of an amd-smi or DCGM batch: a
+// null cell (a sentinel) is null, a non-finite metric is null, except the
+// power, which must be finite and possible (values.go).
+func floatMetrics(metrics [NumMetrics]*array.Float64, i int, line int64, vals *[NumMetrics]float32, valid *[NumMetrics]bool) error {
 	for m, col := range metrics {
 		valid[m] = false
 		if col == nil || col.IsNull(i) {
 			continue
 		}
-		if v := col.Value(i); finite(v) {
+		v := col.Value(i)
+		if m == MetricPower {
+			if why := checkPower(v); why != "" {
+				return parseErr(line, "%s", why)
+			}
+		}
+		if finite(v) {
 			vals[m], valid[m] = float32(v), true
 		}
 	}
+	return nil
 }

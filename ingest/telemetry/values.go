@@ -1,19 +1,93 @@
 package telemetry
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 type cellState int
 
 const (
-	cellOK   cellState = iota
-	cellNull           // a sentinel: "[N/A]", "N/A", "[Not Supported]", empty
-	cellBad            // not a number
+	cellOK        cellState = iota
+	cellNull                // a sentinel: "[N/A]", "N/A", "[Not Supported]", empty
+	cellBad                 // not a number
+	cellNonFinite           // a number, but NaN, ±Inf or beyond float64
 )
+
+// Sentinels and invalid values, the same for nvidia-smi, amd-smi and DCGM:
+//
+//   - A sentinel — an empty cell, "N/A", "[N/A]" (nvidia-smi also
+//     "[Not Supported]" and any other bracketed word) — is "no value":
+//     the metric is null, and a row whose power is a sentinel is dropped
+//     and counted (Facts.Dropped), as the reference does.
+//   - A number that is not finite (NaN, ±Inf, an overflow such as 1e400)
+//     is no sentinel: as power it fails the file ("line N: non-finite
+//     power"); as another metric it is stored as null.
+//   - A finite power outside [0, MaxPowerW] is physically impossible and
+//     fails the file ("line N: impossible power").
+//
+// A wrong number in the database is worse than a missing one: a file with
+// one impossible power would corrupt its series' energy and averages, so
+// it yields no series at all.
+
+// MaxPowerW is the largest board power one GPU may report, in watts. The
+// largest accelerators sampled here draw about 1.4 kW (GB300, MI355X);
+// 5 kW leaves room for any part to come and still rejects a corrupt
+// reading (1e30 W) before it reaches a series' energy.
+const MaxPowerW = 5000
+
+// checkPower returns why a parsed power value is impossible, or "".
+func checkPower(v float64) string {
+	switch {
+	case !finite(v):
+		return fmt.Sprintf("non-finite power %v", v)
+	case v < 0:
+		return fmt.Sprintf("impossible power %v W (negative)", v)
+	case v > MaxPowerW:
+		return fmt.Sprintf("impossible power %v W (above the %d W bound per GPU)", v, MaxPowerW)
+	}
+	return ""
+}
+
+// Sample time bounds. A sample before MinSampleTime (2015-01-01 UTC, years
+// before any collector here existed) or after Options.NotAfter is
+// impossible; so is one further than MaxSpan from the file's first sample.
+// Per GPU (and, for DCGM, per host) a sample may come earlier than the
+// latest one before it by at most BackwardTolerance (clock adjustments,
+// reordered scrapes: such samples are put in time order), and may follow
+// it by at most MaxGap — 600 intervals of the 1 s collectors, far beyond
+// a stalled nvidia-smi or a slow scrape. Anything else fails the file: one
+// line from another hour or day would stretch the series' span, energy
+// and average power.
+const (
+	MinSampleTime     = int64(1420070400) * 1e6 // 2015-01-01T00:00:00Z, µs
+	MaxSpan           = 7 * 24 * time.Hour
+	MaxGap            = 10 * time.Minute
+	BackwardTolerance = 2 * time.Second
+)
+
+// TextProblem returns why a string read from a file cannot be stored as
+// PostgreSQL text, or "": not UTF-8, or holding NUL or another control
+// character.
+func TextProblem(s string) string {
+	if !utf8.ValidString(s) {
+		return "not valid UTF-8"
+	}
+	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "contains a NUL or control character"
+	}
+	return ""
+}
+
+// fmtMicros shows a sample time.
+func fmtMicros(us int64) string {
+	return time.UnixMicro(us).UTC().Format("2006-01-02T15:04:05.000Z")
+}
 
 // parseUnitFloat reads an nvidia-smi cell: a number, optionally followed
 // by a unit ("187.80 W", "1965 MHz", "0 %").
@@ -29,7 +103,16 @@ func parseUnitFloat(s string) (float64, cellState) {
 		return v, cellOK
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !finite(v) {
+	if errors.Is(err, strconv.ErrRange) {
+		if finite(v) {
+			return v, cellOK // an underflow: 0
+		}
+		return v, cellNonFinite
+	}
+	if err == nil && !finite(v) {
+		return v, cellNonFinite
+	}
+	if err != nil {
 		return 0, cellBad
 	}
 	return v, cellOK
@@ -104,7 +187,7 @@ func parseNVIDIATime(s string) (int64, bool) {
 func parseEpochOrISO(s string, offset time.Duration) (int64, bool) {
 	s = strings.TrimSpace(s)
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		if !finite(v) || v <= 1e9 {
+		if !finite(v) || v <= 1e9 || v >= 1e15 { // 1e15 ms is year 33658
 			return 0, false
 		}
 		if v > 1e12 {
