@@ -96,6 +96,7 @@ func TestBadServerMetricsAndProfileRecords(t *testing.T) {
 		{Layout: generate.AgentXSingleNode, Conc: 4},
 		{Layout: generate.AgentXNested, Conc: 8, Framework: "vllm"},
 		{Layout: generate.AgentXMultinode, Conc: 16, Runner: "gb200-nv_1"},
+		{Layout: generate.AgentXSingleNode, Conc: 32},
 	})
 	find := func(prefix, base string) string {
 		t.Helper()
@@ -115,6 +116,10 @@ func TestBadServerMetricsAndProfileRecords(t *testing.T) {
 	require.NoError(t, os.WriteFile(truncated, data[:len(data)/2], 0o644))
 	wrong := find("agentic_*conc8", "server_metrics_export.json")
 	require.NoError(t, os.WriteFile(wrong, []byte(`{"schema_version": "1.0", "metrics": [1, 2]}`), 0o644))
+	// A metric name with a NUL, cut short: the reason quotes the name and
+	// must still fit the ledger's jsonb.
+	nul := find("agentic_*conc32", "server_metrics_export.json")
+	require.NoError(t, os.WriteFile(nul, []byte(`{"metrics": {"vllm:bad\u0000name`+"\xff"+`": [1, `), 0o644))
 	profile := find("agentic_*conc16", "profile_export.jsonl")
 	f, err := os.OpenFile(profile, os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
@@ -125,14 +130,17 @@ func TestBadServerMetricsAndProfileRecords(t *testing.T) {
 	sum := e.mustIngest(dir, ingest.Config{})
 	checkTraceInvariant(t, sum)
 	require.Equal(t, schema.StatusCompletedWithFailures, sum.Status)
-	require.Equal(t, schema.Counts{New: 2, Failed: 1}, sum.Rows.Trace, "%+v", sum.Failures)
-	require.EqualValues(t, 3, sum.Rows.Benchmark.New, "the rest of the run lands")
+	require.Equal(t, schema.Counts{New: 3, Failed: 1}, sum.Rows.Trace, "%+v", sum.Failures)
+	require.EqualValues(t, 4, sum.Rows.Benchmark.New, "the rest of the run lands")
 	var metrics, records int
 	for _, fl := range sum.Failures {
 		switch {
 		case fl.Category == schema.CategoryRun && strings.HasSuffix(fl.File, "server_metrics_export.json") &&
 			strings.Contains(fl.Reason, "server metrics export unreadable"):
 			require.True(t, strings.HasPrefix(fl.Artifact, "agentic_"), "%+v", fl)
+			if strings.Contains(fl.Artifact, "conc32") {
+				require.Contains(t, fl.Reason, `vllm:bad\x00name`+"\uFFFD")
+			}
 			metrics++
 		case fl.Category == schema.CategoryTrace && strings.HasSuffix(fl.File, "profile_export.jsonl") &&
 			strings.Contains(fl.Reason, "empty record"):
@@ -140,7 +148,9 @@ func TestBadServerMetricsAndProfileRecords(t *testing.T) {
 			records++
 		}
 	}
-	require.Equal(t, 2, metrics, "%+v", sum.Failures)
+	require.Equal(t, 3, metrics, "%+v", sum.Failures)
 	require.Equal(t, 1, records, "%+v", sum.Failures)
-	require.Equal(t, 2, e.count(`SELECT count(*) FROM benchmark_results WHERE trace_replay_id IS NOT NULL`))
+	require.Equal(t, 3, e.count(`SELECT count(*) FROM benchmark_results WHERE trace_replay_id IS NOT NULL`))
+	// The ledger holds the summary, failures and all.
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM ingests WHERE status = 'completed_with_failures'`))
 }
