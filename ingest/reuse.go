@@ -27,7 +27,8 @@ const (
 // reuseInfo is reuse_source_run.json: the run whose artifacts the tree
 // holds (source) and the merge run the ingest was triggered by.
 type reuseInfo struct {
-	SourceRunID      int64
+	SourceRunID int64
+	// SourceRunAttempt and IngestRunAttempt are 0 when the file omits them.
 	SourceRunAttempt int
 	SourceRunURL     string
 	SourcePRNumber   int64
@@ -76,8 +77,10 @@ type reuseJSON struct {
 
 // readReuse reads the tree's reuse metadata; nil when the tree has none. A
 // file that is present but invalid aborts the ingest: its rows could not
-// be attributed truthfully.
+// be attributed truthfully. So does a tree holding both the file and its
+// legacy copy when the two disagree.
 func readReuse(tree *source.Tree) (*reuseInfo, error) {
+	var found *reuseInfo
 	for _, loc := range []struct{ artifact, file string }{{reuseArtifact, reuseFile}, {legacyReuseArtifact, legacyReuseFile}} {
 		a := tree.Artifact(loc.artifact)
 		if a == nil {
@@ -87,11 +90,32 @@ func readReuse(tree *source.Tree) (*reuseInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reuse metadata: artifact %s: file %s: %w", loc.artifact, loc.file, err)
 		}
-		if info != nil {
-			return info, nil
+		switch {
+		case info == nil:
+		case found == nil:
+			found = info
+		case !found.sameRuns(info):
+			return nil, fmt.Errorf("reuse metadata: %s/%s (%s) and %s/%s (%s) disagree: the rows cannot be attributed; remove the wrong one",
+				found.Artifact, found.File, found.describe(), info.Artifact, info.File, info.describe())
 		}
 	}
-	return nil, nil
+	return found, nil
+}
+
+// sameRuns reports whether two reuse files name the same runs.
+func (r *reuseInfo) sameRuns(o *reuseInfo) bool {
+	return r.SourceRunID == o.SourceRunID && r.SourceRunAttempt == o.SourceRunAttempt &&
+		r.IngestRunID == o.IngestRunID && r.IngestRunAttempt == o.IngestRunAttempt
+}
+
+func (r *reuseInfo) describe() string {
+	attempt := func(a int) string {
+		if a == 0 {
+			return "attempt unset"
+		}
+		return fmt.Sprintf("attempt %d", a)
+	}
+	return fmt.Sprintf("source run %d %s, merge run %d %s", r.SourceRunID, attempt(r.SourceRunAttempt), r.IngestRunID, attempt(r.IngestRunAttempt))
 }
 
 func readReuseFile(a *source.Artifact, file string) (*reuseInfo, error) {
@@ -119,7 +143,9 @@ func readReuseFile(a *source.Artifact, file string) (*reuseInfo, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("not a reuse metadata object: %v", err)
 	}
-	info := &reuseInfo{Artifact: a.Name, File: file, SourceRunAttempt: 1, IngestRunAttempt: 1}
+	// An attempt the file does not give stays 0: artifacts.json or the
+	// caller may know it; runStart defaults to 1 only when nothing does.
+	info := &reuseInfo{Artifact: a.Name, File: file}
 	positive := func(name string, f flexID, required bool) (int64, error) {
 		switch {
 		case !f.set && required:

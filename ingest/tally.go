@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/schema"
@@ -29,7 +30,16 @@ func (t *tally) fail(cat schema.Category, artifact, file, reason string) {
 		t.droppedFails++
 		return
 	}
-	t.sum.Failures = append(t.sum.Failures, schema.Failure{Category: cat, Artifact: artifact, File: file, Reason: reason})
+	t.sum.Failures = append(t.sum.Failures, schema.Failure{Category: cat, Artifact: storable(artifact), File: storable(file), Reason: storable(reason)})
+}
+
+// storable makes a text from bad input fit the ledger's jsonb: a NUL is
+// shown as \x00, invalid UTF-8 as U+FFFD.
+func storable(s string) string {
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", `\x00`)
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 func (t *tally) addUnmapped(kind, value string) {
@@ -47,7 +57,7 @@ func (t *tally) addUnmappedValues(vals []benchmark.UnmappedValue) {
 	}
 }
 
-func (t *tally) note(n string) { t.sum.Notes = append(t.sum.Notes, n) }
+func (t *tally) note(n string) { t.sum.Notes = append(t.sum.Notes, storable(n)) }
 
 // close writes the sets into the summary, sorted. Only the first call
 // counts (an ingest whose commit fails is closed again as aborted).

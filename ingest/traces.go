@@ -420,6 +420,12 @@ func (s *traceStage) build(dataset string) schema.TraceApply {
 			s.env.tally.fail(schema.CategoryTrace, j.raw.Name, j.failFile, j.failed)
 			continue
 		}
+		if j.metricsProblem != "" {
+			// The trace itself is fine and its rows are linked: the
+			// unreadable export is a failure of the run, not of the rows.
+			s.env.tally.fail(schema.CategoryRun, j.raw.Name, j.parts[2].path,
+				"server metrics export unreadable, trace stored without server-side series: "+j.metricsProblem)
+		}
 		if !j.known {
 			for _, d := range j.parts {
 				addBlob(d)

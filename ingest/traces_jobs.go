@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"strconv"
 
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/trace"
@@ -41,6 +42,10 @@ type sidecarJob struct {
 	timeline *fileDigest
 	failed   string // reason, with failedFile
 	failFile string
+	// metricsProblem says why the server metrics export could not be
+	// read: the trace is stored without server-side series, and the
+	// report says so.
+	metricsProblem string
 }
 
 // logJob is the server log artifact of one or more rows.
@@ -119,7 +124,17 @@ func (j *logJob) hash(rec *artifactRecord) {
 		j.failed = err.Error()
 		return
 	}
+	// A file the tree refused (a link, a hostile or NUL name) fails the
+	// bundle, as an unsafe tarball entry does.
+	for _, pr := range j.art.Problems {
+		j.failed, j.failFile = pr.Reason, pr.File
+		return
+	}
 	for _, p := range j.art.Files {
+		if reason := trace.BadName(p); reason != "" {
+			j.failed, j.failFile = fmt.Sprintf("file %s: %s", strconv.Quote(p), reason), strconv.Quote(p)
+			return
+		}
 		d, err := hashFile(fsys, p)
 		if err != nil {
 			j.failed, j.failFile = fmt.Sprintf("cannot read: %v", err), p

@@ -213,9 +213,11 @@ func (s *streamer) sidecar(j *sidecarJob, known schema.TraceKnown) {
 				m, err := trace.ReadServerMetrics(r)
 				if err != nil {
 					// Derivation failures are isolated: the trace is
-					// stored without server-side series.
+					// stored without server-side series, and the
+					// report names the file.
 					s.log.Warn("server metrics export unreadable", zap.String("artifact", j.raw.Name),
 						zap.String("file", d.path), zap.Error(err))
+					j.metricsProblem = err.Error()
 					return nil
 				}
 				sm = m

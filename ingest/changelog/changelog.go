@@ -10,12 +10,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strings"
 )
 
 // maxBytes bounds a changelog file read into memory (a few KB in practice).
 const maxBytes = 4 << 20
+
+// MaxEntries bounds the entries of one changelog file: a diff adds a few
+// entries (the whole perf-changelog.yaml has under a thousand), so a file
+// with more is refused whole. The bound also keeps the run's changelog rows,
+// sent as one jsonb document, far below PostgreSQL's jsonb size limits.
+const MaxEntries = 10000
 
 // Entry is one changelog entry.
 type Entry struct {
@@ -102,6 +109,9 @@ func Parse(r io.Reader) (Changelog, []Problem, error) {
 	if c.BaseRef == "" || c.HeadRef == "" {
 		return Changelog{}, nil, ErrUnusable{Reason: "changelog has no base_ref/head_ref"}
 	}
+	if len(f.Entries) > MaxEntries {
+		return Changelog{}, nil, fmt.Errorf("changelog has %d entries, more than the %d allowed", len(f.Entries), MaxEntries)
+	}
 	var problems []Problem
 	for i, raw := range f.Entries {
 		e, err := parseEntry(raw)
@@ -125,6 +135,9 @@ func parseEntry(raw json.RawMessage) (Entry, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return Entry{}, err
 	}
+	if v := r.EvalMinPrefillEP; v != nil && (*v < 1 || *v > math.MaxInt32) {
+		return Entry{}, fmt.Errorf("eval-min-prefill-ep %d is not an integer from 1 to %d", *v, math.MaxInt32)
+	}
 	e := Entry{ConfigKeys: []string{}, EvalMinPrefillEP: r.EvalMinPrefillEP}
 	for _, k := range r.ConfigKeys {
 		if k = clean(k); k != "" {
@@ -142,6 +155,9 @@ func parseEntry(raw json.RawMessage) (Entry, error) {
 		return Entry{}, fmt.Errorf("description is neither a string nor a list of strings")
 	}
 	e.Description = clean(one)
+	if len(e.ConfigKeys) == 0 && e.Description == "" {
+		return Entry{}, fmt.Errorf("entry has neither config-keys nor a description")
+	}
 	if r.PRLink != nil && clean(*r.PRLink) != "" {
 		v := clean(*r.PRLink)
 		e.PRLink = &v

@@ -54,6 +54,7 @@ func TestParseCases(t *testing.T) {
 		data      string
 		entries   int
 		problems  int
+		problem   string // a part of the first problem's reason
 		evalsOnly bool
 		err       string
 		check     func(t *testing.T, cl changelog.Changelog)
@@ -77,6 +78,22 @@ func TestParseCases(t *testing.T) {
 				require.True(t, cl.Entries[1].AppendOnly)
 				require.Equal(t, 4, *cl.Entries[1].EvalMinPrefillEP)
 			}},
+		{name: "empty entries fail", data: `{"base_ref": "a", "head_ref": "b", "entries": [{}, {"config-keys": [], "description": ""},
+			{"config-keys": [" "], "description": null}, {"config-keys": ["k"]}, {"description": "d"}]}`, entries: 2, problems: 3,
+			check: func(t *testing.T, cl changelog.Changelog) {
+				require.Equal(t, []string{"k"}, cl.Entries[0].ConfigKeys)
+				require.Equal(t, "d", cl.Entries[1].Description)
+			}},
+		{name: "only empty entries", data: `{"base_ref": "a", "head_ref": "b", "entries": [{}]}`, problems: 1, err: "no entries"},
+		{name: "bad eval-min-prefill-ep", data: `{"base_ref": "a", "head_ref": "b", "entries": [{"config-keys": ["k"], "eval-min-prefill-ep": -7},
+			{"config-keys": ["k"], "eval-min-prefill-ep": 0}, {"config-keys": ["k"], "eval-min-prefill-ep": 4294967296},
+			{"config-keys": ["k"], "eval-min-prefill-ep": 2.5}, {"config-keys": ["k"], "eval-min-prefill-ep": "8"},
+			{"config-keys": ["k"], "eval-min-prefill-ep": 8}]}`, entries: 1, problems: 5,
+			problem: "entry 0: eval-min-prefill-ep -7 is not an integer from 1 to 2147483647"},
+		{name: "too many entries", data: `{"base_ref": "a", "head_ref": "b", "entries": [` + strings.Repeat(`{"config-keys": ["k"]},`, changelog.MaxEntries) + `{"config-keys": ["k"]}]}`,
+			err: "10001 entries, more than the 10000 allowed"},
+		{name: "entries at the bound", data: `{"base_ref": "a", "head_ref": "b", "entries": [` + strings.Repeat(`{"config-keys": ["k"]},`, changelog.MaxEntries-1) + `{"config-keys": ["k"]}]}`,
+			entries: changelog.MaxEntries},
 		{name: "NUL characters dropped", data: `{"base_ref": "a\u0000", "head_ref": "b", "entries": [{"config-keys": ["k"], "description": "x\u0000y"}]}`,
 			entries: 1, check: func(t *testing.T, cl changelog.Changelog) {
 				require.Equal(t, "a", cl.BaseRef)
@@ -86,6 +103,9 @@ func TestParseCases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cl, problems, err := changelog.Parse(strings.NewReader(tc.data))
 			require.Len(t, problems, tc.problems)
+			if tc.problem != "" {
+				require.Contains(t, problems[0].Reason, tc.problem)
+			}
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return

@@ -39,6 +39,8 @@ func entryNameProblem(name string) string {
 		return "empty name"
 	case strings.IndexByte(name, 0) >= 0:
 		return "NUL byte in name"
+	case !utf8.ValidString(name):
+		return "name is not valid UTF-8"
 	case strings.ContainsFunc(name, isControl):
 		return "control character in name"
 	case strings.IndexByte(name, '\\') >= 0:

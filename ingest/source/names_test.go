@@ -39,6 +39,7 @@ func TestEntryNameProblem(t *testing.T) {
 		{"a\x00b", "NUL byte in name"},
 		{"a\nb", "control character in name"},
 		{"a\x7fb", "control character in name"},
+		{"logs/caf\xe9.log", "name is not valid UTF-8"},
 		{"./a", `non-canonical path (empty or "." element)`},
 		{"a/./b", `non-canonical path (empty or "." element)`},
 		{"a//b", `non-canonical path (empty or "." element)`},

@@ -5,7 +5,8 @@ import "strings"
 // DatasetSlug is the replayed dataset of an AgentX benchmark row
 // (reference-ingest.md §5.6): for a public dataset, the last path segment of
 // hf_dataset_name ("semianalysisai/cc-traces-weka-062126" →
-// "cc-traces-weka-062126"). ok is false when the row names none.
+// "cc-traces-weka-062126"), NUL characters dropped and invalid UTF-8
+// replaced. ok is false when the row names none.
 func DatasetSlug(row map[string]any) (string, bool) {
 	ds, _ := row["dataset"].(map[string]any)
 	if ds == nil {
@@ -19,6 +20,7 @@ func DatasetSlug(row map[string]any) (string, bool) {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
 	}
-	name = strings.TrimSpace(name)
+	// The slug is stored as text: no NUL, no invalid UTF-8.
+	name = strings.TrimSpace(clean(name))
 	return name, name != ""
 }

@@ -172,15 +172,43 @@ type record struct {
 		WorkerID       string  `json:"worker_id"`
 		WasCancelled   bool    `json:"was_cancelled"`
 	} `json:"metadata"`
-	Metrics struct {
-		ISL             *number `json:"input_sequence_length"`
-		OSL             *number `json:"output_sequence_length"`
-		TTFT            *number `json:"time_to_first_token"`
-		Latency         *number `json:"request_latency"`
-		ITL             *number `json:"inter_token_latency"`
-		FullResponseITL *number `json:"full_response_inter_token_latency"`
-	} `json:"metrics"`
-	Error json.RawMessage `json:"error"`
+	Metrics recordMetrics   `json:"metrics"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type recordMetrics struct {
+	ISL             *number `json:"input_sequence_length"`
+	OSL             *number `json:"output_sequence_length"`
+	TTFT            *number `json:"time_to_first_token"`
+	Latency         *number `json:"request_latency"`
+	ITL             *number `json:"inter_token_latency"`
+	FullResponseITL *number `json:"full_response_inter_token_latency"`
+}
+
+// empty reports a record that holds none of the fields the aggregator
+// consumes ({}, {"metadata": {}}, nulls): it is no request, and counting
+// it would inflate the profiled requests (docs/artifacts.md §3.2, §3.7).
+func (r *record) empty() bool {
+	md, m := &r.Metadata, &r.Metrics
+	return md.Phase == nil && md.Start == 0 && md.Ack == 0 && md.End == 0 && md.ConversationID == "" &&
+		m.ISL == nil && m.OSL == nil && m.TTFT == nil && m.Latency == nil && m.ITL == nil && m.FullResponseITL == nil &&
+		errorCategory(r.Error) == ""
+}
+
+// checkRange refuses a metric no real request has: a finite value beyond
+// float32's range (the timeline keeps times as float32, the statistics
+// would overflow).
+func (m *recordMetrics) checkRange() error {
+	for _, f := range []struct {
+		name string
+		n    *number
+	}{{"input_sequence_length", m.ISL}, {"output_sequence_length", m.OSL}, {"time_to_first_token", m.TTFT},
+		{"request_latency", m.Latency}, {"inter_token_latency", m.ITL}, {"full_response_inter_token_latency", m.FullResponseITL}} {
+		if v, ok := val(f.n); ok && math.Abs(v) > math.MaxFloat32 {
+			return fmt.Errorf("metrics.%s: %g is out of range", f.name, v)
+		}
+	}
+	return nil
 }
 
 func val(n *number) (float64, bool) {
@@ -239,6 +267,12 @@ func (p *Profile) add(line []byte) error {
 	}
 	var rec record
 	if err := json.Unmarshal(line, &rec); err != nil {
+		return err
+	}
+	if rec.empty() {
+		return errors.New("empty record: no benchmark_phase, request timestamps, conversation_id, metrics or error")
+	}
+	if err := rec.Metrics.checkRange(); err != nil {
 		return err
 	}
 	a := &p.Accounting

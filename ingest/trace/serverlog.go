@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Server log KV-cache capacity lines (docs/artifacts.md §3.4,
@@ -146,7 +147,9 @@ var ErrTruncated = errors.New("truncated tarball")
 
 // WalkTarball streams a gzip tarball: fn is called for every regular
 // entry with a safe relative name and a reader of its bytes. A tarball that
-// ends early or is corrupt is an error naming the entry.
+// ends early or is corrupt is an error naming the entry, and so is an
+// entry whose name is unsafe, not UTF-8 or holds a NUL byte (PostgreSQL
+// text cannot hold it).
 func WalkTarball(r io.Reader, fn func(name string, size int64, r io.Reader) error) error {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
@@ -166,6 +169,9 @@ func WalkTarball(r io.Reader, fn func(name string, size int64, r io.Reader) erro
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
+		if reason := BadName(h.Name); reason != "" {
+			return fmt.Errorf("entry %q: %s", h.Name, reason)
+		}
 		name := path.Clean(strings.TrimPrefix(h.Name, "./"))
 		if name == "." || path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
 			return fmt.Errorf("entry %q: unsafe path", h.Name)
@@ -180,6 +186,18 @@ func WalkTarball(r io.Reader, fn func(name string, size int64, r io.Reader) erro
 		return tarError(entries, "", err)
 	}
 	return nil
+}
+
+// BadName says why a file name cannot be stored as PostgreSQL text, or ""
+// when it can.
+func BadName(name string) string {
+	switch {
+	case !utf8.ValidString(name):
+		return "name is not valid UTF-8"
+	case strings.IndexByte(name, 0) >= 0:
+		return "NUL byte in name"
+	}
+	return ""
 }
 
 func tarError(entries int, name string, err error) error {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -50,6 +51,24 @@ func TestWalkTarball(t *testing.T) {
 	hostile := tarball(t, map[string]string{"../../etc/passwd": "x"}, []string{"../../etc/passwd"})
 	err := WalkTarball(bytes.NewReader(hostile), func(string, int64, io.Reader) error { return nil })
 	require.ErrorContains(t, err, "unsafe path")
+
+	// Names PostgreSQL text cannot hold are refused like unsafe ones (a tar
+	// header cannot carry a NUL: BadName covers it for folders),
+	// before the entry is read, and the error itself is valid UTF-8.
+	for _, c := range []struct{ name, reason string }{
+		{"logs/caf\xe9.log", `entry "logs/caf\xe9.log": name is not valid UTF-8`},
+		{"logs/\xed\xa0\x80.log", "name is not valid UTF-8"}, // a UTF-8-encoded lone surrogate
+	} {
+		bad := tarball(t, map[string]string{"logs/ok.log": "ok\n", c.name: "x"}, []string{"logs/ok.log", c.name})
+		var seen []string
+		err := WalkTarball(bytes.NewReader(bad), func(name string, _ int64, _ io.Reader) error { seen = append(seen, name); return nil })
+		require.ErrorContains(t, err, c.reason)
+		require.True(t, utf8.ValidString(err.Error()), "%q", err.Error())
+		require.Equal(t, []string{"logs/ok.log"}, seen, "the bad entry never reaches fn")
+	}
+
+	require.Equal(t, "NUL byte in name", BadName("logs/a\x00b.log"))
+	require.Empty(t, BadName("logs/café.log"))
 
 	err = WalkTarball(strings.NewReader("not gzip"), func(string, int64, io.Reader) error { return nil })
 	require.ErrorContains(t, err, "not a gzip stream")

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -146,16 +147,63 @@ func TestDerivedWithoutServerMetrics(t *testing.T) {
 }
 
 func TestReadProfileErrors(t *testing.T) {
+	const ok = "{\"metadata\":{\"conversation_id\":\"a\"}}\n"
 	cases := map[string]string{
-		"":                                  "no records",
-		"{\"metadata\":{}}\n[1,2]\n":        "line 2: not a JSON object",
-		"{\"metadata\":{}}\n{\"metadata\":": "line 2 (last, no newline)",
+		"":                    "no records",
+		ok + "[1,2]\n":        "line 2: not a JSON object",
+		ok + "{\"metadata\":": "line 2 (last, no newline)",
 		"{\"metadata\":{\"request_start_ns\":\"x\"}}\n": "line 1:",
+		// Records holding nothing the aggregator reads are no requests.
+		ok + "{}\n":                "line 2: empty record",
+		ok + "{\"metadata\":{}}\n": "line 2: empty record",
+		ok + "{\"metrics\":null,\"metadata\":null}\n":              "line 2: empty record",
+		ok + "{\"metadata\":{\"session_num\":3},\"error\":null}\n": "line 2: empty record",
+		// Values beyond float32 name their line and field.
+		ok + "{\"metrics\":{\"time_to_first_token\":1e300}}\n":                             "line 2: metrics.time_to_first_token: 1e+300 is out of range",
+		ok + "{\"metrics\":{\"inter_token_latency\":{\"value\":-1e39,\"unit\":\"ms\"}}}\n": "line 2: metrics.inter_token_latency: -1e+39 is out of range",
+		ok + "{\"metrics\":{\"request_latency\":1e300}}\n":                                 "line 2: metrics.request_latency",
 	}
 	for in, want := range cases {
 		_, err := ReadProfile(strings.NewReader(in))
 		require.Error(t, err, in)
 		require.Contains(t, err.Error(), want, in)
+	}
+}
+
+// Only records with something the aggregator reads count; an error-only
+// or phase-only record still does.
+func TestReadProfileCountsOnlyRealRecords(t *testing.T) {
+	in := "{\"metadata\":{\"conversation_id\":\"a\",\"request_start_ns\":1,\"request_end_ns\":2}}\n" +
+		"{\"error\":{\"type\":\"HTTPStatusError\"}}\n" +
+		"{\"metadata\":{\"benchmark_phase\":\"warmup\"}}\n"
+	p, err := ReadProfile(strings.NewReader(in))
+	require.NoError(t, err)
+	require.Equal(t, Accounting{Total: 3, Profiled: 1, WarmupDropped: 1, ErrorDropped: 1,
+		ErrorCategories: map[string]int64{"HTTPStatusError": 1}}, p.Accounting)
+}
+
+// Strings from a profile that PostgreSQL text and jsonb cannot hold (NUL,
+// invalid UTF-8, escaped lone surrogates) are cleaned before they reach
+// the payloads.
+func TestProfileStringsAreCleaned(t *testing.T) {
+	in := "{\"metadata\":{\"conversation_id\":\"a\\ud800b\\u0000c\",\"worker_id\":\"w\xff\",\"request_start_ns\":1,\"request_end_ns\":2}," +
+		"\"metrics\":{\"time_to_first_token\":5},\"error\":{\"type\":\"Bad\\u0000\\udc00Type\xfe\"}}\n" +
+		"{\"metadata\":{\"conversation_id\":\"ok\",\"request_start_ns\":3,\"request_end_ns\":4},\"error\":\"caf\xe9: boom\"}\n"
+	p, err := ReadProfile(strings.NewReader(in))
+	require.NoError(t, err)
+	d, err := Derive(p, nil)
+	require.NoError(t, err)
+	var tl bytes.Buffer
+	require.NoError(t, p.WriteTimeline(&tl))
+	for name, b := range map[string][]byte{"stats": d.AggregateStats, "chart": d.ChartSeries, "timeline": tl.Bytes()} {
+		require.True(t, json.Valid(b), name)
+		require.True(t, utf8.Valid(b), name)
+		require.NotContains(t, string(b), "\\u0000", name)
+		require.NotContains(t, strings.ToLower(string(b)), "\\ud8", name)
+		require.NotContains(t, strings.ToLower(string(b)), "\\udc", name)
+	}
+	for cat := range p.Accounting.ErrorCategories {
+		require.True(t, utf8.ValidString(cat) && !strings.ContainsRune(cat, 0), "%q", cat)
 	}
 }
 
@@ -255,6 +303,18 @@ func TestDatasetSlugOfTheRealAggregate(t *testing.T) {
 	} {
 		got, _ := DatasetSlug(map[string]any{"dataset": c.ds})
 		require.Equal(t, c.want, got)
+	}
+}
+
+func TestDatasetSlugIsCleaned(t *testing.T) {
+	for in, want := range map[string]string{
+		"org/cc-traces\x00-1": "cc-traces-1",
+		"org/caf\xe9":         "caf\uFFFD",
+		"org/\x00":            "",
+	} {
+		got, ok := DatasetSlug(map[string]any{"dataset": map[string]any{"source_type": "public_dataset", "hf_dataset_name": in}})
+		require.Equal(t, want, got, "%q", in)
+		require.Equal(t, want != "", ok, "%q", in)
 	}
 }
 
