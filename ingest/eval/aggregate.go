@@ -82,6 +82,9 @@ func aggregateRow(obj map[string]any, file string, index int) (Row, string) {
 		}
 		conc = &c
 	}
+	if bad := badTopology(obj); bad != "" {
+		return Row{}, bad
+	}
 	prefix := obj["model_prefix"]
 	if prefix == nil {
 		prefix = obj["infmax_model_prefix"]
