@@ -99,6 +99,12 @@ func aggregateRow(obj map[string]any, file string, index int) (Row, string) {
 		if !ok {
 			return Row{}, k + ": " + describe(v) + " is not a finite number"
 		}
+		switch {
+		case f < 0:
+			return Row{}, k + ": " + describe(v) + " is negative"
+		case f > 1 && k != "n_eff":
+			return Row{}, k + ": " + describe(v) + " is outside [0, 1]" // exact match and accuracy are fractions
+		}
 		m[k] = f
 	}
 	if _, ok := m["score"]; ok {

@@ -91,6 +91,10 @@ func ReadDir(open Opener, artifact string, files []string) DirResult {
 			continue
 		}
 		for _, t := range tasks {
+			if t.bad != "" && c.skip == "" {
+				res.Failures = append(res.Failures, FileFailure{File: c.file, Reason: "task " + t.task + ": " + t.bad})
+				continue
+			}
 			row := Row{Identity: ident, Agentic: agentic, Task: t.task, ISL: isl, OSL: osl, Conc: c.conc,
 				LMEvalVersion: version, Metrics: t.metrics, File: c.file, Index: t.index, SkipReason: c.skip}
 			if row.SkipReason == "" && !hasMetrics(t.metrics) {

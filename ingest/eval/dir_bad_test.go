@@ -98,3 +98,76 @@ func TestReadDirBadMeta(t *testing.T) {
 		})
 	}
 }
+
+// Results files with bad scores, no task, or names PostgreSQL cannot
+// store: the task (or the file) fails with a reason naming the field; the
+// other concurrencies still read.
+func TestReadDirBadResults(t *testing.T) {
+	const conc4 = "results_2026-08-21T15-00-00.000001_conc4.json"
+	const conc16 = "results_2026-08-21T15-40-00.000001_conc16.json"
+	res := func(results string) string {
+		return `{"lm_eval_version": "0.4.9.1", "results": ` + results + `, "n-samples": {"gsm8k": {"effective": 1319}}}`
+	}
+	gsm := func(metrics string) string { return res(`{"gsm8k": {"alias": "gsm8k", ` + metrics + `}}`) }
+	for _, tc := range []struct {
+		name    string
+		file    string
+		data    string
+		reason  string   // the failure of the conc4 file ("" none)
+		tasks   []string // tasks of conc4 written
+		metrics map[string]any
+	}{
+		{"valid", conc4, gsm(`"exact_match,strict-match": 0.95, "exact_match_stderr,strict-match": "N/A"`), "", []string{"gsm8k"},
+			map[string]any{"em_strict": 0.95, "score": 0.95, "score_name": "em_strict", "n_eff": 1319.0}},
+		{"score as a string", conc4, gsm(`"exact_match,strict-match": "0.9462"`), `task gsm8k: metric exact_match,strict-match: "0.9462" is a string, not a number`, nil, nil},
+		{"score overflows", conc4, gsm(`"exact_match,strict-match": 1e400`), "task gsm8k: metric exact_match,strict-match: 1e400 is not a finite number", nil, nil},
+		{"other metric overflows", conc4, gsm(`"exact_match,strict-match": 0.9, "bleu": -1e400`), "task gsm8k: metric bleu: -1e400 is not a finite number", nil, nil},
+		{"NaN", conc4, gsm(`"exact_match,strict-match": NaN`), "not an lm-eval results object", nil, nil},
+		{"negative accuracy", conc4, gsm(`"acc,none": -0.2`), "task gsm8k: metric acc,none: -0.2 is outside [0, 1]", nil, nil},
+		{"exact match above one", conc4, gsm(`"exact_match,strict-match": 95.4`), "task gsm8k: metric exact_match,strict-match: 95.4 is outside [0, 1]", nil, nil},
+		{"score null", conc4, gsm(`"exact_match,strict-match": null`), "task gsm8k: metric exact_match,strict-match: null is not a number", nil, nil},
+		{"negative stderr", conc4, gsm(`"exact_match,strict-match": 0.9, "exact_match_stderr,strict-match": -0.01`), "task gsm8k: metric exact_match_stderr,strict-match: -0.01 is negative", nil, nil},
+		{"stderr as a numeric string", conc4, gsm(`"exact_match,strict-match": 0.9, "exact_match_stderr,strict-match": "0.01"`), `task gsm8k: metric exact_match_stderr,strict-match: "0.01" is a string, not a number`, nil, nil},
+		{"bad sample count", conc4, `{"lm_eval_version": "0.4.9.1", "results": {"gsm8k": {"exact_match,strict-match": 0.9}}, "n-samples": {"gsm8k": {"effective": "many"}}}`, `task gsm8k: n-samples effective: "many" is not a non-negative integer`, nil, nil},
+		{"no task", conc4, res(`{}`), "results holds no task", nil, nil},
+		{"no results", conc4, `{"lm_eval_version": "0.4.9.1"}`, "results holds no task", nil, nil},
+		{"results not an object", conc4, res(`[1]`), "results: not an object of tasks", nil, nil},
+		{"task name not UTF-8", conc4, res(`{"gsm8k` + "\xff" + `": {"exact_match,strict-match": 0.9}}`), "results is not valid UTF-8 (byte 8)", nil, nil},
+		{"task name with a lone surrogate", conc4, res(`{"gsm8k\ud800": {"exact_match,strict-match": 0.9}}`), `results contains a lone surrogate \ud800`, nil, nil},
+		{"metric key with an escaped NUL", conc4, res(`{"gsm8k": {"x\u0000": 0.9}}`), `results contains an escaped NUL (\u0000)`, nil, nil},
+		{"empty task name", conc4, res(`{" ": {"exact_match,strict-match": 0.9}, "gsm8k": {"exact_match,strict-match": 0.9}}`), `task " ": task name is empty`, []string{"gsm8k"}, nil},
+		{"one bad task of two", conc4, res(`{"gsm8k": {"exact_match,strict-match": "x"}, "gpqa": {"exact_match,extract_abcd": 0.5}}`), `task gsm8k: metric exact_match,strict-match: "x" is not a number`, []string{"gpqa"}, nil},
+		{"bad score of a failed conc is skipped", conc16, gsm(`"exact_match,strict-match": "0.9462"`), "", []string{"gsm8k"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys, _ := batchedDir(t)
+			fsys[tc.file] = &fstest.MapFile{Data: []byte(tc.data)}
+			res := readMapDir(t, fsys)
+			fails := res.Failures
+			if tc.reason == "" {
+				require.Empty(t, fails)
+			} else {
+				require.Len(t, fails, 1)
+				require.Equal(t, conc4, fails[0].File)
+				require.Contains(t, fails[0].Reason, tc.reason)
+			}
+			var tasks []string
+			written := map[int]int{}
+			for _, r := range res.Rows {
+				if r.SkipReason != "" {
+					continue
+				}
+				written[*r.Conc]++
+				if *r.Conc == 4 {
+					tasks = append(tasks, r.Task)
+					if tc.metrics != nil {
+						require.Equal(t, tc.metrics, r.Metrics)
+					}
+				}
+			}
+			require.Equal(t, tc.tasks, tasks)
+			require.Equal(t, 1, written[64], "the other concurrencies still read")
+			require.Zero(t, written[16], "a failed concurrency never becomes a row")
+		})
+	}
+}
