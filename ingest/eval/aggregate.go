@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,8 +33,18 @@ func ReadAggregate(r io.Reader, file string, row func(Row), bad func(index int, 
 		return fmt.Errorf("not a JSON array of eval rows")
 	}
 	for i := 0; dec.More(); i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("element %d: %v", i, err)
+		}
+		if reason := storableJSON(raw); reason != "" {
+			bad(i, fmt.Sprintf("element %d %s", i, reason))
+			continue
+		}
 		var v any
-		if err := dec.Decode(&v); err != nil {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if err := d.Decode(&v); err != nil {
 			return fmt.Errorf("element %d: %v", i, err)
 		}
 		obj, ok := v.(map[string]any)

@@ -143,6 +143,9 @@ func readMeta(open Opener, file string) (map[string]any, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("empty file")
 	}
+	if bad := storableJSON(data); bad != "" {
+		return nil, fmt.Errorf("meta_env.json %s", bad) // its strings name the deployment
+	}
 	var meta map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

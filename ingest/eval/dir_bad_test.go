@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -168,6 +169,28 @@ func TestReadDirBadResults(t *testing.T) {
 			require.Equal(t, tc.tasks, tasks)
 			require.Equal(t, 1, written[64], "the other concurrencies still read")
 			require.Zero(t, written[16], "a failed concurrency never becomes a row")
+		})
+	}
+}
+
+// A meta_env.json PostgreSQL could not store (its strings name the
+// deployment) fails the artifact instead of resolving a mangled config.
+func TestReadDirMetaNotStorable(t *testing.T) {
+	for _, tc := range []struct{ name, from, to, reason string }{
+		{"invalid UTF-8", `"model": "deepseek-ai/DeepSeek-R1-0528"`, `"model": "deep` + "\xff" + `seek"`, "meta_env.json is not valid UTF-8"},
+		{"lone surrogate", `"hw": "gb200"`, `"hw": "gb200\udc00"`, `meta_env.json contains a lone surrogate \udc00`},
+		{"escaped NUL", `"framework": "dynamo-sglang"`, `"framework": "dynamo\u0000"`, `meta_env.json contains an escaped NUL`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys, _ := batchedDir(t)
+			meta := string(fsys["meta_env.json"].Data)
+			require.Contains(t, meta, tc.from)
+			fsys["meta_env.json"] = &fstest.MapFile{Data: []byte(strings.Replace(meta, tc.from, tc.to, 1))}
+			res := readMapDir(t, fsys)
+			require.Empty(t, res.Rows)
+			require.Len(t, res.Failures, 1)
+			require.Equal(t, "meta_env.json", res.Failures[0].File)
+			require.Contains(t, res.Failures[0].Reason, tc.reason)
 		})
 	}
 }
