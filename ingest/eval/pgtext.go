@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bytes"
 	"fmt"
 	"unicode/utf8"
 )
@@ -15,41 +16,44 @@ func storableJSON(b []byte) string {
 	if !utf8.Valid(b) {
 		return fmt.Sprintf("is not valid UTF-8 (byte %d)", invalidUTF8At(b)+1)
 	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		return "contains NUL bytes"
+	}
 	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case 0:
-			return "contains NUL bytes"
-		case '\\':
-			if i+1 >= len(b) {
-				return ""
-			}
-			if b[i+1] != 'u' {
-				i++ // \" \\ \n …: skip the escaped character
-				continue
-			}
-			r, ok := hex4(b, i+2)
-			if !ok {
-				i++
-				continue // not an escape JSON accepts; the parser reports it
-			}
-			switch {
-			case r == 0:
-				return fmt.Sprintf(`contains an escaped NUL (\u0000) at byte %d`, i+1)
-			case r >= 0xdc00 && r <= 0xdfff:
-				return fmt.Sprintf(`contains a lone surrogate \u%04x at byte %d`, r, i+1)
-			case r >= 0xd800 && r <= 0xdbff:
-				lo, ok := -1, false
-				if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-					lo, ok = hex4(b, i+8)
-				}
-				if !ok || lo < 0xdc00 || lo > 0xdfff {
-					return fmt.Sprintf(`contains a lone surrogate \u%04x at byte %d`, r, i+1)
-				}
-				i += 11
-				continue
-			}
-			i += 5
+		j := bytes.IndexByte(b[i:], '\\') // only escapes need a look
+		if j < 0 {
+			return ""
 		}
+		i += j
+		if i+1 >= len(b) {
+			return ""
+		}
+		if b[i+1] != 'u' {
+			i++ // \" \\ \n …: skip the escaped character
+			continue
+		}
+		r, ok := hex4(b, i+2)
+		if !ok {
+			i++
+			continue // not an escape JSON accepts; the parser reports it
+		}
+		switch {
+		case r == 0:
+			return fmt.Sprintf(`contains an escaped NUL (\u0000) at byte %d`, i+1)
+		case r >= 0xdc00 && r <= 0xdfff:
+			return fmt.Sprintf(`contains a lone surrogate \u%04x at byte %d`, r, i+1)
+		case r >= 0xd800 && r <= 0xdbff:
+			lo, ok := -1, false
+			if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+				lo, ok = hex4(b, i+8)
+			}
+			if !ok || lo < 0xdc00 || lo > 0xdfff {
+				return fmt.Sprintf(`contains a lone surrogate \u%04x at byte %d`, r, i+1)
+			}
+			i += 11
+			continue
+		}
+		i += 5
 	}
 	return ""
 }

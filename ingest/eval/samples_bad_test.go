@@ -33,6 +33,8 @@ func TestReadSamplesBadText(t *testing.T) {
 		{"same doc, other filter", `{"doc_id": 0, "filter": "flexible-extract", "exact_match": 1}`, ""},
 		{"surrogate pair", `{"doc_id": 1, "extra": "\ud83d\ude00", "doc": {"q": "\u00e9"}}`, ""},
 		{"escaped backslash before u0000", `{"doc_id": 1, "extra": "\\u0000"}`, ""},
+		{"escaped backslash then a lone surrogate", `{"doc_id": 1, "extra": "\\\udfff"}`, `line 2: line contains a lone surrogate \udfff`},
+		{"escaped quote then an escaped NUL", `{"doc_id": 1, "extra": "\"\u0000"}`, `line 2: line contains an escaped NUL`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := good + "\n" + tc.line + "\n" + `{"doc_id": 9}` + "\n"
