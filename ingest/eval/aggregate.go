@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,8 +33,18 @@ func ReadAggregate(r io.Reader, file string, row func(Row), bad func(index int, 
 		return fmt.Errorf("not a JSON array of eval rows")
 	}
 	for i := 0; dec.More(); i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("element %d: %v", i, err)
+		}
+		if reason := storableJSON(raw); reason != "" {
+			bad(i, fmt.Sprintf("element %d %s", i, reason))
+			continue
+		}
 		var v any
-		if err := dec.Decode(&v); err != nil {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if err := d.Decode(&v); err != nil {
 			return fmt.Errorf("element %d: %v", i, err)
 		}
 		obj, ok := v.(map[string]any)
@@ -82,6 +93,9 @@ func aggregateRow(obj map[string]any, file string, index int) (Row, string) {
 		}
 		conc = &c
 	}
+	if bad := badTopology(obj); bad != "" {
+		return Row{}, bad
+	}
 	prefix := obj["model_prefix"]
 	if prefix == nil {
 		prefix = obj["infmax_model_prefix"]
@@ -95,6 +109,12 @@ func aggregateRow(obj map[string]any, file string, index int) (Row, string) {
 		f, ok := floatValue(v)
 		if !ok {
 			return Row{}, k + ": " + describe(v) + " is not a finite number"
+		}
+		switch {
+		case f < 0:
+			return Row{}, k + ": " + describe(v) + " is negative"
+		case f > 1 && k != "n_eff":
+			return Row{}, k + ": " + describe(v) + " is outside [0, 1]" // exact match and accuracy are fractions
 		}
 		m[k] = f
 	}

@@ -73,8 +73,17 @@ func ReadDir(open Opener, artifact string, files []string) DirResult {
 		res.Failures = append(res.Failures, FileFailure{File: metaFile, Reason: bad})
 		return res
 	}
+	if bad := checkMeta(meta); bad != "" {
+		res.Failures = append(res.Failures, FileFailure{File: metaFile, Reason: bad})
+		return res
+	}
+	chosen, bad := chooseResults(meta, resultFiles)
+	if bad != "" {
+		res.Failures = append(res.Failures, FileFailure{File: metaFile, Reason: bad})
+		return res
+	}
 	ident := identity(meta, meta["infmax_model_prefix"], artifact)
-	for _, c := range chooseResults(meta, resultFiles) {
+	for _, c := range chosen {
 		res.FilesRead = append(res.FilesRead, c.file)
 		version, tasks, err := readResultsFile(open, c.file)
 		if err != nil {
@@ -82,6 +91,10 @@ func ReadDir(open Opener, artifact string, files []string) DirResult {
 			continue
 		}
 		for _, t := range tasks {
+			if t.bad != "" && c.skip == "" {
+				res.Failures = append(res.Failures, FileFailure{File: c.file, Reason: "task " + t.task + ": " + t.bad})
+				continue
+			}
 			row := Row{Identity: ident, Agentic: agentic, Task: t.task, ISL: isl, OSL: osl, Conc: c.conc,
 				LMEvalVersion: version, Metrics: t.metrics, File: c.file, Index: t.index, SkipReason: c.skip}
 			if row.SkipReason == "" && !hasMetrics(t.metrics) {
@@ -130,6 +143,9 @@ func readMeta(open Opener, file string) (map[string]any, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("empty file")
 	}
+	if bad := storableJSON(data); bad != "" {
+		return nil, fmt.Errorf("meta_env.json %s", bad) // its strings name the deployment
+	}
 	var meta map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -163,31 +179,21 @@ type chosen struct {
 // chooseResults picks the results files of an eval set. Legacy sets: the
 // newest file (lm-eval names carry a sortable timestamp; a collision suffix
 // sorts after the original). Batched sets (list-valued eval_concs): the
-// newest _conc<N> file per N, rows of concurrencies missing from
-// completed_eval_concs skipped.
-func chooseResults(meta map[string]any, files []string) []chosen {
+// newest _conc<N> file per N, rows of concurrencies not completed
+// (completedConcs: failed ones never are) skipped. It reports concurrency
+// lists that contradict each other.
+func chooseResults(meta map[string]any, files []string) ([]chosen, string) {
 	sort.Strings(files)
-	concs, batched := meta["eval_concs"].([]any)
-	if !batched {
+	if _, batched := meta["eval_concs"].([]any); !batched {
 		var conc *int
 		if c, ok := intValue(meta["conc"]); ok && c > 0 {
 			conc = &c
 		}
-		return []chosen{{file: files[len(files)-1], conc: conc}}
+		return []chosen{{file: files[len(files)-1], conc: conc}}, ""
 	}
-	completed := map[int]bool{}
-	if list, ok := meta["completed_eval_concs"].([]any); ok {
-		for _, v := range list {
-			if c, ok := intValue(v); ok {
-				completed[c] = true
-			}
-		}
-	} else {
-		for _, v := range concs { // an older batched writer without the list
-			if c, ok := intValue(v); ok {
-				completed[c] = true
-			}
-		}
+	completed, bad := completedConcs(meta)
+	if bad != "" {
+		return nil, bad
 	}
 	newest := map[int]string{}
 	for _, f := range files {
@@ -208,7 +214,7 @@ func chooseResults(meta map[string]any, files []string) []chosen {
 		}
 		out = append(out, ch)
 	}
-	return out
+	return out, ""
 }
 
 // samplesFor finds the samples file of a task: the one of the same lm-eval

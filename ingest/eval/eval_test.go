@@ -152,6 +152,9 @@ func TestReadAggregateErrors(t *testing.T) {
 		{"truncated", `[{"task": "gsm8k", "hw": "b200", "em_strict": 0.9}, {"task": "gs`, 1, 0, "element 1"},
 		{"bad elements", `[1, {"hw": "b200"}, {"task": "gsm8k", "conc": -4, "em_strict": 0.9}, {"task": "gsm8k", "em_strict": "x"}, {"task": "GSM8K", "em_strict": 0.9}]`, 1, 4, ""},
 		{"no metrics", `[{"task": "gsm8k", "hw": "b200"}]`, 1, 0, ""},
+		{"not storable", `[{"task": "gsm8k` + "\xff" + `", "em_strict": 0.9}, {"task": "gsm8k\ud800", "em_strict": 0.9}, {"task": "gsm8k", "hw": "b\u0000", "em_strict": 0.9}, {"task": "gsm8k", "em_strict": 0.9}]`, 1, 3, ""},
+		{"bad scores", `[{"task": "gsm8k", "em_strict": "0.9462"}, {"task": "gsm8k", "em_strict": 1e400}, {"task": "gsm8k", "score": -0.1}, {"task": "gsm8k", "em_flexible": 1.5}, {"task": "gsm8k", "em_strict_se": -0.01}, {"task": "gsm8k", "em_strict": 1, "n_eff": 1319}]`, 1, 5, ""},
+		{"bad topology", `[{"task": "gsm8k", "tp": "eight", "em_strict": 0.9}, {"task": "gsm8k", "decode_num_workers": -2, "em_strict": 0.9}]`, 0, 2, ""},
 		{"trailing data", `[] []`, 0, 0, "data after the array"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

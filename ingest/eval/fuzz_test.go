@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/inferencex/ingest/ingest/eval"
 )
@@ -21,6 +23,7 @@ func FuzzReadSamples(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	f.Add([]byte(`{"doc_id": 1, "x": "a\ud800b", "doc": {"q": "\udc00"}}` + "\n" + `{"doc_id": 2, "x": "` + "\xff" + `"}`))
 	f.Add([]byte(`{"doc_id": 1, "doc": {"q": "\u0000"}, "resps": [["\u0000"]], "filtered_resps": ["\u0000"]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		good := 0
@@ -36,10 +39,21 @@ func FuzzReadSamples(f *testing.F) {
 				if bytes.Contains(raw, []byte(`\u0000`)) {
 					t.Fatalf("stored JSON holds a NUL: %q", raw)
 				}
+				if !utf8.Valid(raw) {
+					t.Fatalf("stored JSON is not valid UTF-8: %q", raw)
+				}
 			}
 			for _, tx := range []*eval.Text{s.Doc, s.Prompt, s.Resps} {
 				if tx != nil && bytes.IndexByte([]byte(tx.Content), 0) >= 0 {
 					t.Fatalf("text holds a NUL")
+				}
+				if tx != nil && !utf8.ValidString(tx.Content) {
+					t.Fatalf("text is not valid UTF-8: %q", tx.Content)
+				}
+			}
+			for _, p := range []*string{&s.Filter, s.Target, s.Response} {
+				if p != nil && (!utf8.ValidString(*p) || strings.IndexByte(*p, 0) >= 0) {
+					t.Fatalf("stored text cannot be stored: %q", *p)
 				}
 			}
 			return nil

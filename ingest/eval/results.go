@@ -3,9 +3,12 @@ package eval
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -14,24 +17,30 @@ import (
 const maxResultsBytes = 64 << 20
 
 // results is the part of an lm-eval results_*.json the ingest reads
-// (docs/artifacts.md §4.3, §4.5).
+// (docs/artifacts.md §4.3, §4.5). Results is kept raw until it is checked
+// to be storable (task names and metric keys end up in text and jsonb).
 type results struct {
-	Version  *string                               `json:"lm_eval_version"`
-	Results  map[string]map[string]json.RawMessage `json:"results"`
+	Version  *string         `json:"lm_eval_version"`
+	Results  json.RawMessage `json:"results"`
 	NSamples map[string]struct {
 		Effective json.RawMessage `json:"effective"`
 	} `json:"n-samples"`
 	ModelName string `json:"model_name"`
 }
 
-// taskResult is one task of a results file, with its scores selected.
+// taskResult is one task of a results file, with its scores selected, or
+// why its scores cannot be used (bad).
 type taskResult struct {
 	task    string
 	index   int
 	metrics map[string]any
+	bad     string
 }
 
 // readResults parses a results file and returns its tasks in name order.
+// A file that is unreadable, holds no task, or whose results PostgreSQL
+// could not store (invalid UTF-8, escaped NUL, lone surrogate) is an error;
+// a task with a bad score is returned with its reason.
 func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxResultsBytes+1))
 	if err != nil {
@@ -55,31 +64,101 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 	if doc.Version == nil && doc.Results == nil {
 		return nil, nil, fmt.Errorf("not an lm-eval results object: no lm_eval_version and no results")
 	}
-	names := make([]string, 0, len(doc.Results))
-	for name := range doc.Results {
+	if bad := storableJSON(doc.Results); bad != "" {
+		return nil, nil, fmt.Errorf("results %s", bad)
+	}
+	if doc.Version != nil {
+		if bad := storableString(*doc.Version); bad != "" {
+			return nil, nil, fmt.Errorf("lm_eval_version %s", bad)
+		}
+	}
+	var byTask map[string]map[string]json.RawMessage
+	if !isNull(doc.Results) && doc.Results != nil {
+		d := json.NewDecoder(bytes.NewReader(doc.Results))
+		d.UseNumber()
+		if err := d.Decode(&byTask); err != nil {
+			return nil, nil, fmt.Errorf("results: not an object of tasks: %v", err)
+		}
+	}
+	if len(byTask) == 0 {
+		return nil, nil, fmt.Errorf("results holds no task")
+	}
+	names := make([]string, 0, len(byTask))
+	for name := range byTask {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for i, name := range names {
 		task := strings.ToLower(strings.TrimSpace(name))
+		t := taskResult{task: task, index: i}
 		if task == "" {
+			t.task, t.bad = strconv.Quote(name), "task name is empty"
+			tasks = append(tasks, t)
 			continue
 		}
-		m, err := selectScores(doc.Results[name])
+		m, err := selectScores(byTask[name])
 		if err != nil {
-			return nil, nil, fmt.Errorf("task %s: %v", name, err)
+			t.bad = err.Error()
+			tasks = append(tasks, t)
+			continue
 		}
-		if ns, ok := doc.NSamples[name]; ok {
+		if ns, ok := doc.NSamples[name]; ok && ns.Effective != nil && !isNull(ns.Effective) {
 			var v any
-			if err := json.Unmarshal(ns.Effective, &v); err == nil {
-				if n, ok := floatValue(v); ok {
-					m["n_eff"] = n
-				}
+			d := json.NewDecoder(bytes.NewReader(ns.Effective))
+			d.UseNumber()
+			n, ok := 0, d.Decode(&v) == nil
+			if ok {
+				n, ok = intValue(v)
 			}
+			if _, isStr := v.(string); !ok || isStr || n < 0 {
+				t.bad = "n-samples effective: " + strings.TrimSpace(string(ns.Effective)) + " is not a non-negative integer"
+				tasks = append(tasks, t)
+				continue
+			}
+			m["n_eff"] = float64(n)
 		}
-		tasks = append(tasks, taskResult{task: task, index: i, metrics: m})
+		t.metrics = m
+		tasks = append(tasks, t)
 	}
 	return doc.Version, tasks, nil
+}
+
+// isFractionMetric reports the lm-eval metrics whose values are fractions
+// of documents: exact match and accuracy (they select the score).
+func isFractionMetric(metric string) bool {
+	return metric == "exact_match" || metric == "acc" || metric == "acc_norm"
+}
+
+// metricValue checks one lm-eval metric value: ok false drops it (a
+// non-numeric value of a metric that is not a score: "alias", "N/A"
+// standard errors); bad says why the task cannot be used (a score that is
+// a string, not finite, or out of range).
+func metricValue(key string, x any) (f float64, ok bool, bad string) {
+	metric, _, _ := strings.Cut(key, ",")
+	stderr := strings.HasSuffix(metric, "_stderr")
+	fraction := isFractionMetric(metric)
+	if n, isNum := x.(json.Number); isNum {
+		v, err := strconv.ParseFloat(n.String(), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, false, "metric " + key + ": " + n.String() + " is not a finite number"
+		}
+		switch {
+		case stderr && v < 0:
+			return 0, false, "metric " + key + ": " + n.String() + " is negative"
+		case fraction && (v < 0 || v > 1):
+			return 0, false, "metric " + key + ": " + n.String() + " is outside [0, 1]"
+		}
+		return v, true, ""
+	}
+	if s, isStr := x.(string); isStr {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && (fraction || stderr) {
+			return 0, false, "metric " + key + ": " + strconv.Quote(s) + " is a string, not a number"
+		}
+	}
+	if fraction {
+		return 0, false, "metric " + key + ": " + describe(x) + " is not a number"
+	}
+	return 0, false, ""
 }
 
 // selectScores maps one task's lm-eval metrics (docs/artifacts.md §4.6):
@@ -88,23 +167,34 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 // "flex" or "extract"; score is em_strict, else accuracy, else absent, with
 // its standard error kept separately in score_se. Every other numeric
 // metric is kept under its lm-eval key; "alias" and non-numeric values
-// ("N/A" standard errors) are dropped.
+// ("N/A" standard errors) are dropped. A score field (exact match,
+// accuracy, a standard error) that is a string, not finite, or out of
+// range is an error naming the field.
 func selectScores(raw map[string]json.RawMessage) (map[string]any, error) {
 	nums := map[string]float64{}
 	keys := make([]string, 0, len(raw))
-	for k, v := range raw {
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	numeric := keys[:0]
+	for _, k := range keys {
 		var x any
-		d := json.NewDecoder(bytes.NewReader(v))
+		d := json.NewDecoder(bytes.NewReader(raw[k]))
 		d.UseNumber()
 		if err := d.Decode(&x); err != nil {
 			return nil, fmt.Errorf("metric %s: %v", k, err)
 		}
-		if f, ok := floatValue(x); ok {
+		f, ok, bad := metricValue(k, x)
+		if bad != "" {
+			return nil, errors.New(bad)
+		}
+		if ok {
 			nums[k] = f
-			keys = append(keys, k)
+			numeric = append(numeric, k)
 		}
 	}
-	sort.Strings(keys)
+	keys = numeric
 	out := map[string]any{}
 	used := map[string]bool{}
 	pick := func(name string, match func(filter string) bool) {

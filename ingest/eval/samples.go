@@ -70,14 +70,19 @@ type SampleStats struct {
 const maxBadLines = 5
 
 // ReadSamples streams a samples file, calling fn for every good line in
-// order. Bad lines (not JSON, not an object, truncated, NUL bytes, missing
-// or bad doc_id, longer than MaxSampleLine) are counted and skipped. It
+// order. Bad lines (not JSON, not an object, truncated, not valid UTF-8,
+// NUL bytes or escaped NULs and lone surrogates PostgreSQL cannot store,
+// missing or bad doc_id, a (doc_id, filter) already read, longer than
+// MaxSampleLine) are counted and skipped. It
 // returns early only when fn or the reader fails.
 func ReadSamples(r io.Reader, fn func(*Sample) error) (SampleStats, error) {
 	var st SampleStats
 	br := bufio.NewReaderSize(r, 256<<10)
 	var buf []byte
 	line := 0
+	// seen maps each (doc_id, filter) to its first line: lm-eval writes one
+	// line per pair, so a repeat is a bad line, not a silent duplicate.
+	seen := map[sampleKey]int{}
 	for {
 		chunk, err := br.ReadSlice('\n')
 		tooLong := false
@@ -105,6 +110,14 @@ func ReadSamples(r io.Reader, fn func(*Sample) error) (SampleStats, error) {
 			} else if trimmed := bytes.TrimSpace(chunk); len(trimmed) > 0 {
 				st.Lines++
 				s, reason := parseSample(trimmed)
+				if reason == "" {
+					k := sampleKey{s.DocID, s.Filter}
+					if first, dup := seen[k]; dup {
+						reason = fmt.Sprintf("duplicate of line %d (doc_id %d, filter %q)", first, s.DocID, s.Filter)
+					} else {
+						seen[k] = line
+					}
+				}
 				if reason != "" {
 					st.bad(line, reason)
 				} else {
@@ -120,6 +133,12 @@ func ReadSamples(r io.Reader, fn func(*Sample) error) (SampleStats, error) {
 			return st, nil
 		}
 	}
+}
+
+// sampleKey is the natural key of a sample line within its file.
+type sampleKey struct {
+	docID  int
+	filter string
 }
 
 func (st *SampleStats) bad(line int, reason string) {
@@ -162,8 +181,8 @@ var sampleKeys = map[string]bool{"doc_id": true, "doc": true, "target": true, "r
 
 // parseSample decodes one line, or says why it is bad.
 func parseSample(line []byte) (*Sample, string) {
-	if bytes.IndexByte(line, 0) >= 0 {
-		return nil, "line contains NUL bytes"
+	if bad := storableJSON(line); bad != "" {
+		return nil, "line " + bad // PostgreSQL text and jsonb cannot hold it
 	}
 	if line[0] != '{' {
 		return nil, "not a JSON object"
