@@ -1,20 +1,13 @@
 package ingest_test
 
 import (
-	"context"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/fixtures/generate"
-	"github.com/inferencex/ingest/ingest"
-	"github.com/inferencex/ingest/ingest/source"
-	"github.com/inferencex/ingest/ingest/store"
-	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
 
 // BenchmarkEvals ingests a generated run with 50 gsm8k evals, each with a
@@ -42,40 +35,19 @@ func BenchmarkEvals(b *testing.B) {
 }
 
 func benchEvals(b *testing.B, dir string, m generate.Manifest, rerun bool) {
-	ctx := context.Background()
 	var peakHeap, peakTotal uint64
 	var took time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		st, err := store.Open(ctx, pgtest.New(b), zap.NewNop())
-		require.NoError(b, err)
-		deps := benchDeps(b, st)
-		if rerun {
-			tree, err := source.Open(ctx, dir, zap.NewNop())
-			require.NoError(b, err)
-			_, err = ingest.Run(ctx, ingest.Config{Target: "bench"}, tree, deps)
-			require.NoError(b, err)
-			tree.Close()
-		}
-		runtime.GC()
-		stop := sampleMemory(&peakHeap, &peakTotal)
-		started := time.Now()
-		b.StartTimer()
-		tree, err := source.Open(ctx, dir, zap.NewNop())
-		require.NoError(b, err)
-		sum, err := ingest.Run(ctx, ingest.Config{Target: "bench"}, tree, deps)
-		b.StopTimer()
-		took += time.Since(started)
-		stop()
-		require.NoError(b, err)
-		tree.Close()
+		r := measureIngest(b, dir, rerun, &peakHeap, &peakTotal)
+		took += r.took
+		sum := r.sum
 		require.EqualValues(b, m.EvalSampleLines, sum.Details.EvalSampleLines)
 		if rerun {
 			require.Zero(b, sum.Stats.EvalSamplesNew)
 		} else {
 			require.EqualValues(b, m.EvalSampleLines, sum.Stats.EvalSamplesNew)
 		}
-		st.Close()
 	}
 	secs := took.Seconds() / float64(b.N)
 	b.ReportMetric(secs*1000, "ms/ingest")

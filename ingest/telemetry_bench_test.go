@@ -1,20 +1,13 @@
 package ingest_test
 
 import (
-	"context"
 	"os"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/fixtures/generate"
-	"github.com/inferencex/ingest/ingest"
-	"github.com/inferencex/ingest/ingest/source"
-	"github.com/inferencex/ingest/ingest/store"
-	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
 
 // BenchmarkIngestTelemetry ingests a generated run of 2000 points whose
@@ -40,34 +33,14 @@ func BenchmarkIngestTelemetry(b *testing.B) {
 }
 
 func benchTelemetry(b *testing.B, dir string, rerun bool) {
-	ctx := context.Background()
-	var peak uint64
+	var peak, peakTotal uint64
 	var samples int64
 	var took time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		st, err := store.Open(ctx, pgtest.New(b), zap.NewNop())
-		require.NoError(b, err)
-		deps := benchDeps(b, st)
-		if rerun {
-			tree, err := source.Open(ctx, dir, zap.NewNop())
-			require.NoError(b, err)
-			_, err = ingest.Run(ctx, ingest.Config{Target: "bench"}, tree, deps)
-			require.NoError(b, err)
-			tree.Close()
-		}
-		runtime.GC()
-		stop := sampleHeap(&peak)
-		b.StartTimer()
-		started := time.Now()
-		tree, err := source.Open(ctx, dir, zap.NewNop())
-		require.NoError(b, err)
-		sum, err := ingest.Run(ctx, ingest.Config{Target: "bench"}, tree, deps)
-		took += time.Since(started)
-		b.StopTimer()
-		stop()
-		require.NoError(b, err)
-		tree.Close()
+		r := measureIngest(b, dir, rerun, &peak, &peakTotal)
+		took += r.took
+		sum := r.sum
 		if rerun {
 			require.Zero(b, sum.Stats.GPUMetricSamplesNew)
 			require.Zero(b, sum.Rows.Power.New)
@@ -75,11 +48,11 @@ func benchTelemetry(b *testing.B, dir string, rerun bool) {
 			require.Zero(b, sum.Rows.Power.Duplicate)
 			samples += sum.Stats.GPUMetricSamplesNew
 		}
-		st.Close()
 	}
 	b.ReportMetric(float64(took.Milliseconds())/float64(b.N), "ms/ingest")
 	if !rerun {
 		b.ReportMetric(float64(samples)/took.Seconds(), "samples/s")
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-live-heap-MiB")
+	b.ReportMetric(float64(peakTotal)/(1<<20), "peak-go-total-MiB")
 }

@@ -1,22 +1,15 @@
 package ingest_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/fixtures/generate"
-	"github.com/inferencex/ingest/ingest"
-	"github.com/inferencex/ingest/ingest/source"
-	"github.com/inferencex/ingest/ingest/store"
-	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
 
 // BenchmarkAgentXTrace ingests one generated AgentX point whose
@@ -54,30 +47,10 @@ func BenchmarkAgentXTrace(b *testing.B) {
 			name = "rerun"
 		}
 		b.Run(name, func(b *testing.B) {
-			ctx := context.Background()
 			var peakTotal, peakLive uint64
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				st, err := store.Open(ctx, pgtest.New(b), zap.NewNop())
-				require.NoError(b, err)
-				deps := benchDeps(b, st)
-				if rerun {
-					tree, err := source.Open(ctx, dir, zap.NewNop())
-					require.NoError(b, err)
-					_, err = ingest.Run(ctx, ingest.Config{Target: "bench"}, tree, deps)
-					require.NoError(b, err)
-					tree.Close()
-				}
-				runtime.GC()
-				stop := sampleMemory(&peakLive, &peakTotal)
-				b.StartTimer()
-				tree, err := source.Open(ctx, dir, zap.NewNop())
-				require.NoError(b, err)
-				sum, err := ingest.Run(ctx, ingest.Config{Target: "bench"}, tree, deps)
-				b.StopTimer()
-				stop()
-				require.NoError(b, err)
-				tree.Close()
+				sum := measureIngest(b, dir, rerun, &peakLive, &peakTotal).sum
 				if rerun {
 					require.EqualValues(b, 1, sum.Rows.Trace.Duplicate)
 					require.Zero(b, sum.Details.TraceBlobBytesNew)
@@ -85,7 +58,6 @@ func BenchmarkAgentXTrace(b *testing.B) {
 					require.EqualValues(b, 1, sum.Rows.Trace.New)
 					b.Logf("stored %.1f MiB compressed", float64(sum.Details.TraceBlobBytesNew)/(1<<20))
 				}
-				st.Close()
 			}
 			secs := b.Elapsed().Seconds() / float64(b.N)
 			b.ReportMetric(size/secs, "MB/s")
