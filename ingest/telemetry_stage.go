@@ -38,7 +38,11 @@ type seriesJob struct {
 	offset  time.Duration
 	window  *telemetry.Window
 	hosts   []string
-	stored  []telemetry.StoredSeries
+	// zipKnown: the file lives in a zip whose digest identifies it, so
+	// the hash pass did not read it (a DCGM bundle's hosts then come from
+	// its stored series, or from a scan when it must be parsed).
+	zipKnown bool
+	stored   []telemetry.StoredSeries
 	size    int64
 	fileSHA string
 	// readErr is set when the file could not be read in the hash pass.
@@ -271,14 +275,25 @@ feed:
 			st.fail(a.Name, j.file.path, j.readErr, 1)
 			continue
 		}
-		st.env.sum.Details.PowerSeriesRead += j.items()
 		rec := st.record(a)
+		j.stored = st.stored[a.Name+"\x00"+j.file.path]
+		if j.file.dcgm && j.zipKnown {
+			// The bundle's hosts: its stored series when the zip is the one
+			// they were read from, else a scan of the file (it will be parsed).
+			if storedAll(j.stored, j.digest) {
+				j.hosts = make([]string, len(j.stored))
+			} else if err := st.scanHosts(j); err != nil {
+				st.env.sum.Details.PowerSeriesRead++
+				st.fail(a.Name, j.file.path, err.Error(), 1)
+				continue
+			}
+		}
+		st.env.sum.Details.PowerSeriesRead += j.items()
 		if j.fileSHA != "" { // a zip's CSV is identified by the zip's digest, not read here
 			rec.addFile(j.file.path, j.fileSHA, j.size)
 			st.env.sum.Details.FilesRead++
 			st.env.sum.Details.BytesRead += j.size
 		}
-		j.stored = st.stored[a.Name+"\x00"+j.file.path]
 		if st.unchanged(j) {
 			st.env.sum.Rows.Power.Duplicate += int64(len(j.stored))
 			for _, s := range j.stored {
@@ -320,13 +335,14 @@ func (st *telemetryStage) hash(j *seriesJob, buf []byte) {
 		return
 	}
 	h := sha256.New()
-	if a.Digest != "" && !j.file.dcgm {
+	if a.Digest != "" {
 		// A zip was hashed whole when the source indexed it (and checked
-		// against the listing): its digest and the path identify the CSV
+		// against the listing): its digest and the path identify the file
 		// without reading it again.
 		field(h, []byte("zip"))
 		field(h, []byte(a.Digest))
 		field(h, []byte(j.file.path))
+		j.zipKnown = true
 		st.digestSidecars(j, fsys, h)
 		return
 	}
@@ -405,6 +421,36 @@ func (st *telemetryStage) windowOf(j *seriesJob, fsys fs.FS) *telemetry.Window {
 		}
 	}
 	return validationWindow(j.src.artifact, fsys, j.file.path)
+}
+
+// storedAll: the file has stored series and every one carries digest.
+func storedAll(stored []telemetry.StoredSeries, digest []byte) bool {
+	if len(stored) == 0 {
+		return false
+	}
+	for _, s := range stored {
+		if !bytes.Equal(s.Digest, digest) {
+			return false
+		}
+	}
+	return true
+}
+
+// scanHosts reads a DCGM bundle the hash pass did not (it is in a zip)
+// for its hosts: one series each.
+func (st *telemetryStage) scanHosts(j *seriesJob) error {
+	a := j.src.artifact
+	fsys, err := st.fsOf(a)
+	if err != nil {
+		return err
+	}
+	f, err := fsys.Open(j.file.path)
+	if err != nil {
+		return fmt.Errorf("cannot open: %v", err)
+	}
+	defer f.Close()
+	j.hosts, err = telemetry.DCGMHosts(f)
+	return err
 }
 
 // unchanged: every stored series of the file carries the file's digest

@@ -274,3 +274,27 @@ func TestTelemetryGeneratedRunMatchesManifest(t *testing.T) {
 		again.Rows.Power)
 	require.Zero(t, again.Stats.GPUMetricSamplesNew)
 }
+
+// A zipped DCGM bundle is identified by the zip's digest too: a rerun
+// neither decompresses it nor scans it for hosts (its stored series say
+// how many there are); a changed zip is scanned and parsed again.
+func TestTelemetryZippedDCGMBundle(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	perJob(t, dir, "s4", benchRow(32, nil))
+	zipPath := filepath.Join(dir, "power_audit_s4.zip")
+	writeZip(t, zipPath, map[string]string{"LOGS/power/samples.csv": dcgmCSV, "LOGS/power/manifest.json": `{"schema_version": 1}`})
+	cfg := ingest.Config{Run: RunID(781, 1), Meta: schema.RunMeta{CreatedAt: time.Date(2026, 8, 21, 0, 0, 0, 0, time.UTC)}}
+	first := e.mustIngest(dir, cfg)
+	require.Equal(t, schema.Counts{New: 2}, first.Rows.Power, "one series per host: %+v", first.Failures)
+	require.EqualValues(t, 6, first.Stats.GPUMetricSamplesNew)
+	again := e.mustIngest(dir, cfg)
+	require.Equal(t, schema.Counts{Duplicate: 2}, again.Rows.Power)
+	require.Zero(t, again.Stats.GPUMetricSamplesNew)
+	third := dcgmCSV + "1,1787300000.0,0,node-x,0,GPU-c,500.0\n1,1787300001.0,1,node-x,0,GPU-c,510.0\n"
+	writeZip(t, zipPath, map[string]string{"LOGS/power/samples.csv": third, "LOGS/power/manifest.json": `{"schema_version": 1}`})
+	changed := e.mustIngest(dir, cfg)
+	require.Equal(t, schema.Counts{New: 3}, changed.Rows.Power, "%+v", changed.Failures)
+	require.Equal(t, 3, e.count(`SELECT count(*) FROM gpu_metric_series WHERE format = 'dcgm'`))
+	require.Equal(t, 8, e.count(`SELECT count(*) FROM gpu_metric_samples`))
+}
