@@ -34,17 +34,17 @@ type seriesJob struct {
 	file   telemetryFile
 	points []telemetry.RunPoint
 	// set by the hash pass
-	digest  []byte
-	offset  time.Duration
-	window  *telemetry.Window
-	hosts   []string
+	digest []byte
+	offset time.Duration
+	window *telemetry.Window
+	hosts  []string
 	// zipKnown: the file lives in a zip whose digest identifies it, so
 	// the hash pass did not read it (a DCGM bundle's hosts then come from
 	// its stored series, or from a scan when it must be parsed).
 	zipKnown bool
 	stored   []telemetry.StoredSeries
-	size    int64
-	fileSHA string
+	size     int64
+	fileSHA  string
 	// readErr is set when the file could not be read in the hash pass.
 	readErr string
 }
