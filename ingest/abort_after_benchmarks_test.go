@@ -64,3 +64,31 @@ func TestAbortAfterBenchmarksLeavesNothing(t *testing.T) {
 	require.Equal(t, schema.Counts{New: 3, Duplicate: 3, Skipped: 1}, clean.Rows.Eval)
 	require.Equal(t, schema.Counts{New: 3, Skipped: 1}, clean.Rows.Trace)
 }
+
+// The run's dataset is collected over every raw row, aggregates included:
+// an aggregate row naming another dataset than the AgentX files aborts
+// the ingest, naming where each slug was read.
+func TestDatasetConflictInTheAggregateAborts(t *testing.T) {
+	e := newEnv(t)
+	dir := demoTree(t)
+	files, err := filepath.Glob(filepath.Join(dir, conc32Agentic, "*.json"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	row, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	other := strings.Replace(string(row), "semianalysisai/cc-traces-weka-062126", "semianalysisai/cc-traces-other-010126", 1)
+	require.NotEqual(t, string(row), other)
+	agg := filepath.Join(dir, "results_bmk", "agg_bmk.json")
+	b, err := os.ReadFile(agg)
+	require.NoError(t, err)
+	s := strings.TrimRight(string(b), " \n")
+	require.True(t, strings.HasSuffix(s, "]"))
+	require.NoError(t, os.WriteFile(agg, []byte(strings.TrimSuffix(s, "]")+",\n"+other+"\n]\n"), 0o644))
+
+	before := e.checksums(dataTables...)
+	sum, err := e.ingest(dir, ingest.Config{})
+	require.ErrorContains(t, err, "conflicting dataset provenance")
+	require.ErrorContains(t, err, "results_bmk/agg_bmk.json")
+	require.Equal(t, schema.StatusAborted, sum.Status)
+	require.Equal(t, before, e.checksums(dataTables...), "nothing written")
+}

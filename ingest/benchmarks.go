@@ -23,7 +23,9 @@ type benchmarkStage struct {
 	run     schema.RunIdentity
 	tally   *tally
 	records []*artifactRecord
-	staged  int64
+	// agentx: dataset slugs and unmapped AgentX rows, for the traces stage.
+	agentx agentxRows
+	staged int64
 	// seed keys the hashes of this run.
 	seed maphash.Seed
 }
@@ -168,6 +170,10 @@ func (s *benchmarkStage) merge(w *parseWorker) {
 	}
 	s.records = append(s.records, w.records...)
 	s.staged += w.staged
+	s.agentx.unmapped += w.agentx.unmapped
+	for slug, where := range w.agentx.datasets {
+		s.agentx.addSlug(slug, where)
+	}
 }
 
 // sortOutputs puts records and benchmark failures in artifact order, so the

@@ -88,7 +88,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err
 	}
 	applyResult(sum, res)
-	env := &runEnv{cfg: cfg, deps: d, start: start, written: w.Run(), tree: tree, plan: p, tally: t, sum: sum, log: log, records: &stage.records, changelog: cl}
+	env := &runEnv{cfg: cfg, deps: d, start: start, written: w.Run(), tree: tree, plan: p, tally: t, sum: sum, log: log, records: &stage.records, changelog: cl, agentx: stage.agentx}
 	for _, s := range laterStages() {
 		if err := s.run(ctx, w, env); err != nil {
 			err = fmt.Errorf("%s: %w", s.name, err)

@@ -24,6 +24,8 @@ type runEnv struct {
 	log     *zap.Logger
 	// records are the ledger's artifact records; stages append theirs.
 	records *[]*artifactRecord
+	// agentx is what the benchmark stage noted of the AgentX rows.
+	agentx agentxRows
 	// changelog is the run's changelog, read before the benchmark stage.
 	changelog *runChangelog
 }

@@ -42,7 +42,7 @@ const maxTraceWorkers = 2
 // back, and records the run's dataset. Report unit: one AgentX row.
 func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error {
 	started := time.Now()
-	rows := readAgentXRows(env)
+	rows := env.agentx
 	dataset, err := rows.runDataset(env.start.Run.SourceRunID)
 	if err != nil {
 		return err

@@ -3,60 +3,29 @@ package ingest
 import (
 	"fmt"
 	"sort"
-	"strings"
-
-	"github.com/inferencex/ingest/ingest/benchmark"
-	"github.com/inferencex/ingest/ingest/trace"
 )
 
-// agentxRows is what the traces stage learns from the AgentX benchmark
-// files themselves: the dataset each row replayed and how many rows were
-// unmapped (their trace cannot be linked).
+// agentxRows is what the traces stage needs of the benchmark rows, which
+// the benchmark stage's workers note as they read them (nothing is read
+// twice): the dataset slugs of every raw row — the run's dataset is
+// collected over all of them (reference-ingest.md §5.6) — and how many
+// per-job AgentX rows were unmapped (their trace cannot be linked).
 type agentxRows struct {
 	unmapped int64
-	// datasets maps a slug to the first artifact/file naming it.
+	// datasets maps a slug to where it was read (artifact/file); of
+	// several places the smallest, so the message does not depend on
+	// which worker read what.
 	datasets map[string]string
 }
 
-// readAgentXRows reads the per-job bmk_agentic_* files again (they are one
-// small object per file) for what the benchmark stage does not keep.
-func readAgentXRows(env *runEnv) agentxRows {
-	out := agentxRows{datasets: map[string]string{}}
-	reader := benchmark.NewReader()
-	for _, pa := range env.plan.benchmark {
-		a := pa.artifact
-		if pa.aggregate || !strings.HasPrefix(a.Name, "bmk_agentic_") {
-			continue
-		}
-		fsys, err := a.FS()
-		if err != nil {
-			continue // the benchmark stage reported it
-		}
-		for _, file := range jsonFiles(a) {
-			f, err := fsys.Open(file)
-			if err != nil {
-				continue
-			}
-			_, _ = reader.ReadElements(f, benchmark.ObjectOrArray, func(e *benchmark.Element) error {
-				row, err := e.Decode()
-				if err != nil {
-					return nil
-				}
-				if slug, ok := trace.DatasetSlug(row); ok {
-					if _, seen := out.datasets[slug]; !seen {
-						out.datasets[slug] = a.Name + "/" + file
-					}
-				}
-				if _, o := env.deps.Normalizer.Normalize(row); o.Kind == benchmark.Unmapped {
-					out.unmapped++
-				}
-				return nil
-			})
-			f.Close()
-		}
-		a.Release()
+// addSlug notes that where names slug.
+func (r *agentxRows) addSlug(slug, where string) {
+	if r.datasets == nil {
+		r.datasets = map[string]string{}
 	}
-	return out
+	if prev, ok := r.datasets[slug]; !ok || where < prev {
+		r.datasets[slug] = where
+	}
 }
 
 // runDataset is the run's one dataset slug ("" when no row names one); two

@@ -7,10 +7,12 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
+	"strings"
 
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -27,6 +29,9 @@ type parseWorker struct {
 	// owns collects what a per-job worker staged; covered holds what
 	// per-job files own, for aggregate workers.
 	owns, covered *coverage
+	// agentx is what the traces stage needs of the rows: dataset slugs
+	// (every raw row) and the unmapped per-job AgentX rows.
+	agentx agentxRows
 }
 
 // hash is the 128-bit hash of a point key.
@@ -120,6 +125,9 @@ func (s *parseWorker) readFile(ctx context.Context, pa plannedArtifact, fsys fs.
 			s.tally.fail(schema.CategoryBenchmark, a.Name, file, rerr.Error())
 			return nil
 		}
+		if slug, ok := trace.DatasetSlug(row); ok {
+			s.agentx.addSlug(slug, a.Name+"/"+file)
+		}
 		// Legacy rows: lengths stated only by the file or artifact name,
 		// and the one run published with a wrong TPU chip count.
 		benchmark.FillISLOSLFromNames(row, file, a.Name)
@@ -178,6 +186,9 @@ func (s *parseWorker) normalize(artifact, file string, index int, row map[string
 	case benchmark.Unmapped:
 		counts.Unmapped++
 		s.tally.addUnmappedValues(out.Unmapped)
+		if s.owns != nil && strings.HasPrefix(artifact, "bmk_agentic_") {
+			s.agentx.unmapped++ // its trace cannot be linked
+		}
 		return schema.StagedBenchmark{}, false
 	case benchmark.Skipped:
 		counts.Skipped++
