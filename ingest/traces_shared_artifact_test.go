@@ -45,3 +45,26 @@ func TestTwoSidecarsOfOneRawArtifact(t *testing.T) {
 	second := e.mustIngest(dir, ingest.Config{})
 	require.Equal(t, schema.Counts{Duplicate: 2}, second.Rows.Trace)
 }
+
+// An AgentX row whose GPU the alias tables do not know is unmapped in the
+// benchmark row and in the trace row alike (its trace cannot be linked),
+// on the first ingest and on a rerun.
+func TestUnmappedAgentXRowIsUnmappedTrace(t *testing.T) {
+	e := newEnv(t)
+	dir := agentxTree(t, []generate.AgentXOptions{{Layout: generate.AgentXSingleNode, Conc: 4}, {Layout: generate.AgentXSingleNode, Conc: 8}})
+	files, err := filepath.Glob(filepath.Join(dir, "bmk_agentic_*conc8*", "*.json"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	b, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	s := strings.Replace(string(b), `"hw": "cluster:b200-dgxc"`, `"hw": "cluster:zz-gpu"`, 1)
+	require.NotEqual(t, string(b), s, "the row names its GPU")
+	require.NoError(t, os.WriteFile(files[0], []byte(s), 0o644))
+	for range 2 {
+		sum := e.mustIngest(dir, ingest.Config{})
+		require.EqualValues(t, 1, sum.Rows.Benchmark.Unmapped)
+		require.EqualValues(t, 1, sum.Rows.Trace.Unmapped)
+		require.EqualValues(t, 2, sum.Details.TraceRowsRead)
+		checkTraceInvariant(t, sum)
+	}
+}
