@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"sort"
+
+	"github.com/inferencex/ingest/ingest/catalog"
 )
 
 // topologyIntKeys are the integer deployment fields of a meta_env.json or
@@ -42,7 +44,7 @@ func checkMeta(meta map[string]any) string {
 	}
 	for _, k := range metaBoolKeys {
 		if v, ok := meta[k]; ok && v != nil {
-			if _, ok := boolValue(v); !ok {
+			if _, ok := catalog.ParseOptionalBool(v); !ok {
 				return k + ": " + describe(v) + " is not a boolean"
 			}
 		}

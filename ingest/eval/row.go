@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/inferencex/ingest/ingest/catalog"
 )
 
 // Row is one eval_results row as read from an artifact, before its
@@ -107,21 +109,6 @@ func str(v any) string {
 	return ""
 }
 
-func boolValue(v any) (bool, bool) {
-	switch t := v.(type) {
-	case bool:
-		return t, true
-	case string:
-		switch strings.ToLower(strings.TrimSpace(t)) {
-		case "true":
-			return true, true
-		case "false":
-			return false, true
-		}
-	}
-	return false, false
-}
-
 // optPositive is v when it is positive, else nil (0 is the AgentX
 // "no sequence length" sentinel).
 func optPositive(v int) *int {
@@ -190,7 +177,7 @@ func isRoleKey(k string) bool {
 // workers > 0 for multinode).
 func identity(src map[string]any, prefix any, names ...string) map[string]any {
 	out := make(map[string]any, len(identityKeys)+1)
-	multinode, _ := boolValue(src["is_multinode"])
+	multinode, _ := catalog.ParseOptionalBool(src["is_multinode"])
 	for _, k := range identityKeys {
 		v, ok := src[k]
 		if !ok || v == nil {
