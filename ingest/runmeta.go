@@ -107,14 +107,14 @@ func runStart(cfg Config, tree *source.Tree, now time.Time, t *tally) (schema.Ru
 		}
 	}
 	if meta.HTMLURL == "" && id.Repo != "" {
-		meta.HTMLURL = runURL(id.Repo, id.SourceRunID)
+		meta.HTMLURL = schema.RunURL(id.Repo, id.SourceRunID)
 	}
 	if !reused {
 		merge = meta
 	}
 	merge.RunID, merge.RunAttempt = id.MergeRunID, id.MergeRunAttempt
 	if merge.HTMLURL == "" && id.Repo != "" {
-		merge.HTMLURL = runURL(id.Repo, id.MergeRunID)
+		merge.HTMLURL = schema.RunURL(id.Repo, id.MergeRunID)
 	}
 	st.Meta, st.MergeMeta = meta, merge
 	return st, nil
@@ -156,8 +156,4 @@ func earliestUpload(tree *source.Tree) time.Time {
 		}
 	}
 	return first
-}
-
-func runURL(repo string, id int64) string {
-	return fmt.Sprintf("https://github.com/%s/actions/runs/%d", repo, id)
 }

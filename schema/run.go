@@ -1,6 +1,9 @@
 package schema
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // ArtifactListing is one entry of the GitHub artifact listing
 // (GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts), as kept in a
@@ -60,4 +63,10 @@ func (m RunMeta) Merge(other RunMeta) RunMeta {
 		m.RunStartedAt = other.RunStartedAt
 	}
 	return m
+}
+
+// RunURL is the web address of a workflow run of repo ("owner/name"), for
+// when the API gave none.
+func RunURL(repo string, id int64) string {
+	return fmt.Sprintf("https://github.com/%s/actions/runs/%d", repo, id)
 }

@@ -221,11 +221,6 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// runURL is a run's web URL when the API gave none.
-func runURL(repo string, id int64) string {
-	return fmt.Sprintf("https://github.com/%s/actions/runs/%d", repo, id)
-}
-
 func (c *Client) fullRepo() string { return c.owner + "/" + c.repo }
 
 // artifactZip is the cached zip of the selected artifact named name.

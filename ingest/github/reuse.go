@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 // ReuseMetadata is reused-ingest-metadata/reuse_source_run.json, in the
@@ -34,10 +36,10 @@ func (c *Client) reuseMetadata(res *Result) ReuseMetadata {
 		IngestRunURL:     merge.HTMLURL,
 	}
 	if m.SourceRunURL == "" {
-		m.SourceRunURL = runURL(c.fullRepo(), src.RunID)
+		m.SourceRunURL = schema.RunURL(c.fullRepo(), src.RunID)
 	}
 	if m.IngestRunURL == "" {
-		m.IngestRunURL = runURL(c.fullRepo(), merge.RunID)
+		m.IngestRunURL = schema.RunURL(c.fullRepo(), merge.RunID)
 	}
 	if len(res.Source.PullRequests) > 0 {
 		n := res.Source.PullRequests[0]
