@@ -28,6 +28,8 @@ func commands() []command {
 		{"load", "ingest a downloaded run tree: ingest load DIR --run-id N", runLoad},
 		{"run", "fetch a run from GitHub, ingest it, comment on its PR: ingest run --run-id N", runRun},
 		{"demo", "migrate, then ingest the bundled demo run and print its report", runDemo},
+		{"backfill", "ingest a workflow's history, a run list or a directory of trees: ingest backfill --repo R", runBackfill},
+		{"status", "the ledger at a glance: recent ingests, backfill passes; --run-id N for one run", runStatus},
 		{"report", "re-render the stored report of a run: ingest report --run-id N", runReport},
 		{"migrate", "manage the schema: ingest migrate up|down [N]|version", runMigrate},
 		{"export", "write a run's GPU telemetry as Parquet: ingest export telemetry --run-id N --out F", runExport},

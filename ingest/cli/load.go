@@ -234,7 +234,13 @@ func parseDate(s string) (time.Time, error) {
 }
 
 func loadDeps(opts *ingestOpts, log *zap.Logger) (ingest.Deps, error) {
-	catExt, closeCat, err := readFiles(opts.catalog.String())
+	return loadDepsFrom(opts.catalog.String(), opts.overrides.String(), log)
+}
+
+// loadDepsFrom loads the catalog and the run overrides, each with its
+// comma-separated extension files.
+func loadDepsFrom(catalogFiles, overrideFiles string, log *zap.Logger) (ingest.Deps, error) {
+	catExt, closeCat, err := readFiles(catalogFiles)
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("--catalog: %w", err)
 	}
@@ -243,7 +249,7 @@ func loadDeps(opts *ingestOpts, log *zap.Logger) (ingest.Deps, error) {
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("catalog: %w", err)
 	}
-	ovExt, closeOv, err := readFiles(opts.overrides.String())
+	ovExt, closeOv, err := readFiles(overrideFiles)
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("--overrides: %w", err)
 	}

@@ -1,0 +1,317 @@
+package backfill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest"
+	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/schema"
+)
+
+// Queue is the database side of a backfill: the pass, its queue and the
+// ledger.
+type Queue interface {
+	OpenBackfill(ctx context.Context, spec schema.BackfillSpec) (schema.BackfillPass, error)
+	EnqueueBackfill(ctx context.Context, passID int64, runs []schema.BackfillRun) (map[schema.BackfillState]int64, error)
+	ClaimBackfillRun(ctx context.Context, passID int64) (*store.BackfillClaim, error)
+	BackfillCounts(ctx context.Context, passID int64) (schema.BackfillCounts, error)
+	FinishBackfill(ctx context.Context, passID int64) (bool, error)
+	BackfillSettled(ctx context.Context, passID int64, states ...schema.BackfillState) ([]schema.BackfillSettled, error)
+	LedgerHits(ctx context.Context, repo string, runIDs []int64, after int64) (map[int64]map[int]schema.LedgerHit, error)
+}
+
+// Ingester ingests one run tree with the given configuration: the same
+// ingest as `ingest load`. It returns the summary (nil when the ingest
+// never started) and the error of an aborted ingest.
+type Ingester func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error)
+
+// Options configure a worker.
+type Options struct {
+	Params Params
+	// Config is the base configuration of every run's ingest.
+	Config ingest.Config
+	// Worker names this worker in the queue (host:pid).
+	Worker   string
+	Progress Progress
+	Log      *zap.Logger
+	Now      func() time.Time
+}
+
+// Result is what one worker did, and where the pass stands.
+type Result struct {
+	Pass   schema.BackfillPass
+	Listed int
+	// Queued counts the runs this worker added to the queue, by state: a
+	// run the ledger shows ingested is queued skipped.
+	Queued map[schema.BackfillState]int64
+	// Totals are this worker's.
+	Totals Totals
+	// Counts are the pass's, across workers, when the worker stopped.
+	Counts   schema.BackfillCounts
+	Finished bool
+	// Failures are the pass's failed runs, across workers.
+	Failures []schema.BackfillSettled
+	Took     time.Duration
+	// Interrupted is set when the worker stopped on a cancelled context.
+	Interrupted bool
+}
+
+// Run is one worker: it lists the runs, joins (or begins) the pass, queues
+// the runs, then claims and ingests runs until none is left to claim.
+func Run(ctx context.Context, o Options, q Queue, src Source, ing Ingester) (*Result, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.Progress == nil {
+		o.Progress = NewLogProgress(o.Log)
+	}
+	started := o.Now()
+	spec, err := o.Params.Spec()
+	if err != nil {
+		return nil, err
+	}
+	runs, err := src.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the runs: %w", err)
+	}
+	res := &Result{Listed: len(runs)}
+	if res.Pass, err = q.OpenBackfill(ctx, spec); err != nil {
+		return nil, err
+	}
+	log := o.Log.With(zap.Int64("backfill", res.Pass.ID))
+	if err := settleKnown(ctx, q, res.Pass, runs); err != nil {
+		return nil, err
+	}
+	if res.Queued, err = q.EnqueueBackfill(ctx, res.Pass.ID, runs); err != nil {
+		return nil, err
+	}
+	verb := "joined"
+	if res.Pass.Created {
+		verb = "began"
+	}
+	log.Info("backfill pass "+verb, zap.String("repo", res.Pass.Repo), zap.Int("listed", len(runs)),
+		zap.Int64("queued_pending", res.Queued[schema.BackfillPending]),
+		zap.Int64("queued_settled", res.Queued[schema.BackfillSkipped]+res.Queued[schema.BackfillFailed]), zap.Bool("reingest", res.Pass.Reingest), zap.String("worker", o.Worker))
+
+	w := &worker{o: o, q: q, src: src, ing: ing, pass: res.Pass, log: log, res: res}
+	counts, err := q.BackfillCounts(ctx, res.Pass.ID)
+	if err != nil {
+		return nil, err
+	}
+	o.Progress.Start(res.Pass, counts)
+	w.startDone, w.began = counts.Done(), o.Now()
+	loopErr := w.loop(ctx)
+	// The closing reads must happen even when the context is cancelled.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if res.Finished, err = q.FinishBackfill(cctx, res.Pass.ID); err != nil {
+		return res, errors.Join(loopErr, err)
+	}
+	if res.Counts, err = q.BackfillCounts(cctx, res.Pass.ID); err != nil {
+		return res, errors.Join(loopErr, err)
+	}
+	if res.Failures, err = q.BackfillSettled(cctx, res.Pass.ID, schema.BackfillFailed); err != nil {
+		return res, errors.Join(loopErr, err)
+	}
+	res.Took = o.Now().Sub(started)
+	o.Progress.Finish(res.Counts)
+	if loopErr != nil && ctx.Err() != nil {
+		res.Interrupted = true
+		return res, nil
+	}
+	return res, loopErr
+}
+
+// settleKnown marks, before they are queued, the runs whose listed attempt
+// the ledger already shows ingested (without a reingest), so that a
+// listing of thousands of runs costs one ledger query, not one per run.
+// The claim checks again: this is only the fast path.
+func settleKnown(ctx context.Context, q Queue, pass schema.BackfillPass, runs []schema.BackfillRun) error {
+	if pass.Reingest || len(runs) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(runs))
+	for i, r := range runs {
+		ids[i] = r.RunID
+	}
+	hits, err := q.LedgerHits(ctx, pass.Repo, ids, 0)
+	if err != nil {
+		return err
+	}
+	for i := range runs {
+		r := &runs[i]
+		if r.State != "" || r.Attempt == 0 {
+			continue
+		}
+		if h, ok := hits[r.RunID][r.Attempt]; ok {
+			r.State, r.Detail = schema.BackfillSkipped, alreadyIngested(h)
+		}
+	}
+	return nil
+}
+
+func alreadyIngested(h schema.LedgerHit) string {
+	return fmt.Sprintf("attempt %d already ingested (ingest #%d, %s)", h.Attempt, h.IngestID, h.Status)
+}
+
+type worker struct {
+	o         Options
+	q         Queue
+	src       Source
+	ing       Ingester
+	pass      schema.BackfillPass
+	log       *zap.Logger
+	res       *Result
+	startDone int64
+	began     time.Time
+}
+
+func (w *worker) loop(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		claim, err := w.q.ClaimBackfillRun(ctx, w.pass.ID)
+		if err != nil {
+			return err
+		}
+		if claim == nil {
+			return nil
+		}
+		w.o.Progress.Working(claim.Run)
+		began := w.o.Now()
+		out, sum := w.work(ctx, claim.Run)
+		if ctx.Err() != nil {
+			// Interrupted: whatever the ingest did was rolled back, and the
+			// run goes back to the queue for the next worker.
+			claim.Release(ctx)
+			return ctx.Err()
+		}
+		out.Worker = w.o.Worker
+		out.Duration = w.o.Now().Sub(began)
+		if err := claim.Settle(ctx, out); err != nil {
+			return err
+		}
+		w.res.Totals.add(out, sum)
+		counts, err := w.q.BackfillCounts(ctx, w.pass.ID)
+		if err != nil {
+			return err
+		}
+		w.o.Progress.Settled(claim.Run, out, sum, counts, w.eta(counts))
+	}
+}
+
+// work settles one claimed run: skipped when the ledger shows it
+// ingested, else fetched and ingested.
+func (w *worker) work(ctx context.Context, run schema.BackfillRun) (schema.BackfillOutcome, *schema.Summary) {
+	failed := func(format string, a ...any) schema.BackfillOutcome {
+		return schema.BackfillOutcome{State: schema.BackfillFailed, Attempt: run.Attempt, Detail: fmt.Sprintf(format, a...)}
+	}
+	done, err := w.ingested(ctx, run.RunID, run.Attempt)
+	if err != nil {
+		return failed("%v", err), nil
+	}
+	if done != nil {
+		return schema.BackfillOutcome{State: schema.BackfillSkipped, Attempt: run.Attempt, Detail: alreadyIngested(*done)}, nil
+	}
+	f, err := w.src.Fetch(ctx, run)
+	if err != nil {
+		return failed("fetch: %v", err), nil
+	}
+	defer func() {
+		if f.Cleanup != nil {
+			if err := f.Cleanup(); err != nil {
+				w.log.Warn("could not clean up after the run", zap.Int64("run_id", run.RunID), zap.Error(err))
+			}
+		}
+	}()
+	attempt := run.Attempt
+	if f.Attempt != 0 && f.Attempt != run.Attempt {
+		// Re-run since it was listed: the new attempt may be ingested.
+		attempt = f.Attempt
+		if done, err := w.ingested(ctx, run.RunID, attempt); err != nil {
+			return failed("%v", err), nil
+		} else if done != nil {
+			return schema.BackfillOutcome{State: schema.BackfillSkipped, Attempt: attempt, Detail: alreadyIngested(*done)}, nil
+		}
+	}
+	cfg := w.o.Config
+	if f.Configure != nil {
+		f.Configure(&cfg)
+	}
+	sum, err := w.ing(ctx, cfg, f.Dir)
+	if sum != nil && sum.Run.SourceRunAttempt != 0 {
+		attempt = sum.Run.SourceRunAttempt
+	}
+	if err != nil {
+		out := failed("ingest: %v", err)
+		out.Attempt = attempt
+		if sum != nil {
+			out.IngestID, out.IngestStatus = sum.IngestID, sum.Status
+		}
+		return out, sum
+	}
+	return schema.BackfillOutcome{State: schema.BackfillIngested, Attempt: attempt, IngestID: sum.IngestID, IngestStatus: sum.Status}, sum
+}
+
+// ingested is the ledger's successful ingest of the run's attempt that
+// counts for this pass (nil when there is none, or the attempt is unknown).
+func (w *worker) ingested(ctx context.Context, runID int64, attempt int) (*schema.LedgerHit, error) {
+	if attempt == 0 {
+		return nil, nil
+	}
+	after := int64(0)
+	if w.pass.Reingest {
+		after = w.pass.LedgerMark
+	}
+	hits, err := w.q.LedgerHits(ctx, w.pass.Repo, []int64{runID}, after)
+	if err != nil {
+		return nil, err
+	}
+	if h, ok := hits[runID][attempt]; ok {
+		return &h, nil
+	}
+	return nil, nil
+}
+
+// eta estimates the time left from the pace of the whole pass (every
+// worker) since this worker began.
+func (w *worker) eta(c schema.BackfillCounts) time.Duration {
+	done := c.Done() - w.startDone
+	if done <= 0 || c.Pending == 0 {
+		return 0
+	}
+	elapsed := w.o.Now().Sub(w.began)
+	return time.Duration(float64(elapsed) / float64(done) * float64(c.Pending))
+}
+
+// sortOldestFirst orders runs as the queue serves them, for listings.
+func sortOldestFirst(runs []schema.BackfillRun) {
+	slices.SortStableFunc(runs, func(a, b schema.BackfillRun) int {
+		switch {
+		case a.CreatedAt.IsZero() != b.CreatedAt.IsZero():
+			if a.CreatedAt.IsZero() {
+				return 1
+			}
+			return -1
+		case !a.CreatedAt.Equal(b.CreatedAt):
+			return a.CreatedAt.Compare(b.CreatedAt)
+		}
+		switch {
+		case a.RunID < b.RunID:
+			return -1
+		case a.RunID > b.RunID:
+			return 1
+		}
+		return 0
+	})
+}

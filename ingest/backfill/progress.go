@@ -1,0 +1,142 @@
+package backfill
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// Progress is told how the backfill goes. Counts are the pass's, across
+// every worker.
+type Progress interface {
+	Start(pass schema.BackfillPass, c schema.BackfillCounts)
+	// Working announces the run this worker claimed.
+	Working(run schema.BackfillRun)
+	// Settled reports a run this worker settled; sum is nil when no ingest ran.
+	Settled(run schema.BackfillRun, out schema.BackfillOutcome, sum *schema.Summary, c schema.BackfillCounts, eta time.Duration)
+	Finish(c schema.BackfillCounts)
+}
+
+// logProgress writes one structured line per settled run: for CI.
+type logProgress struct{ log *zap.Logger }
+
+// NewLogProgress reports progress as zap lines.
+func NewLogProgress(log *zap.Logger) Progress { return logProgress{log: log.Named("backfill")} }
+
+func (p logProgress) Start(pass schema.BackfillPass, c schema.BackfillCounts) {
+	p.log.Info("backfill started", zap.Int64("backfill", pass.ID), zap.Int64("runs", c.Total),
+		zap.Int64("done", c.Done()), zap.Int64("pending", c.Pending))
+}
+
+func (p logProgress) Working(run schema.BackfillRun) {
+	p.log.Debug("backfill run claimed", zap.Int64("run_id", run.RunID), zap.Int("attempt", run.Attempt))
+}
+
+func (p logProgress) Settled(run schema.BackfillRun, out schema.BackfillOutcome, sum *schema.Summary, c schema.BackfillCounts, eta time.Duration) {
+	fields := []zap.Field{zap.Int64("run_id", run.RunID), zap.Int("attempt", out.Attempt), zap.String("state", string(out.State)),
+		zap.Duration("took", out.Duration), zap.Int64("done", c.Done()), zap.Int64("of", c.Total),
+		zap.Int64("failed", c.Failed), zap.Duration("eta", eta.Round(time.Second))}
+	if out.IngestID != 0 {
+		fields = append(fields, zap.Int64("ingest_id", out.IngestID), zap.String("status", string(out.IngestStatus)))
+	}
+	if sum != nil && out.State == schema.BackfillIngested {
+		fields = append(fields, zap.Int64("benchmark_new", sum.Rows.Benchmark.New), zap.Int64("benchmark_duplicate", sum.Rows.Benchmark.Duplicate))
+	}
+	if out.Detail != "" {
+		fields = append(fields, zap.String("detail", out.Detail))
+	}
+	if out.State == schema.BackfillFailed {
+		p.log.Warn("backfill run failed", fields...)
+		return
+	}
+	p.log.Info("backfill run "+string(out.State), fields...)
+}
+
+func (p logProgress) Finish(c schema.BackfillCounts) {
+	p.log.Info("backfill worker done", zap.Int64("runs", c.Total), zap.Int64("ingested", c.Ingested),
+		zap.Int64("skipped", c.Skipped), zap.Int64("failed", c.Failed), zap.Int64("pending", c.Pending))
+}
+
+// terminalProgress redraws one status line on a terminal: a bar of the
+// pass's settled runs, the failures, the ETA and the run being worked on.
+// Failures are printed above it as they happen.
+type terminalProgress struct {
+	w     io.Writer
+	mu    sync.Mutex
+	c     schema.BackfillCounts
+	eta   time.Duration
+	what  string
+	width int
+}
+
+// NewTerminalProgress draws a progress bar on w (a terminal).
+func NewTerminalProgress(w io.Writer) Progress {
+	return &terminalProgress{w: w, width: 30}
+}
+
+func (p *terminalProgress) Start(pass schema.BackfillPass, c schema.BackfillCounts) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.c = c
+	p.draw()
+}
+
+func (p *terminalProgress) Working(run schema.BackfillRun) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.what = fmt.Sprintf("run %d", run.RunID)
+	p.draw()
+}
+
+func (p *terminalProgress) Settled(run schema.BackfillRun, out schema.BackfillOutcome, _ *schema.Summary, c schema.BackfillCounts, eta time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.c, p.eta, p.what = c, eta, ""
+	if out.State == schema.BackfillFailed {
+		fmt.Fprintf(p.w, "\r\033[Krun %d attempt %d failed: %s\n", run.RunID, out.Attempt, out.Detail)
+	}
+	p.draw()
+}
+
+func (p *terminalProgress) Finish(c schema.BackfillCounts) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.c, p.what, p.eta = c, "", 0
+	p.draw()
+	fmt.Fprintln(p.w)
+}
+
+func (p *terminalProgress) draw() {
+	fmt.Fprint(p.w, "\r\033[K"+progressLine(p.c, p.eta, p.what, p.width))
+}
+
+// progressLine renders the bar: "[=====>    ] 23/50 runs  1 failed  ETA 2m10s  run 123".
+func progressLine(c schema.BackfillCounts, eta time.Duration, what string, width int) string {
+	done := c.Done()
+	filled := 0
+	if c.Total > 0 {
+		filled = int(int64(width) * done / c.Total)
+	}
+	bar := strings.Repeat("=", filled)
+	if filled < width {
+		bar += ">" + strings.Repeat(" ", width-filled-1)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%s] %d/%d runs", bar, done, c.Total)
+	if c.Failed > 0 {
+		fmt.Fprintf(&b, "  %d failed", c.Failed)
+	}
+	if eta > 0 {
+		fmt.Fprintf(&b, "  ETA %s", eta.Round(time.Second))
+	}
+	if what != "" {
+		fmt.Fprintf(&b, "  %s", what)
+	}
+	return b.String()
+}

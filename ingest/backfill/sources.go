@@ -1,0 +1,259 @@
+package backfill
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest"
+	"github.com/inferencex/ingest/ingest/github"
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/schema"
+)
+
+// Source lists the runs of a backfill and makes one run's tree ready.
+type Source interface {
+	// List returns the runs to backfill, in any order. Runs that cannot be
+	// ingested come back settled (State and Detail set).
+	List(ctx context.Context) ([]schema.BackfillRun, error)
+	// Fetch makes the run's tree ready to ingest.
+	Fetch(ctx context.Context, run schema.BackfillRun) (*Fetched, error)
+}
+
+// Fetched is a run tree ready to ingest.
+type Fetched struct {
+	Dir string
+	// Attempt is the run's current attempt when the source knows it.
+	Attempt int
+	// Configure adds what the source knows of the run to the ingest's
+	// configuration.
+	Configure func(*ingest.Config)
+	// Cleanup removes what the fetch left behind (nil: nothing).
+	Cleanup func() error
+}
+
+// RunFetcher is the GitHub client a GitHub source uses.
+type RunFetcher interface {
+	ListRuns(ctx context.Context, f github.RunFilter) ([]github.ListedRun, error)
+	GetRun(ctx context.Context, id int64) (github.Run, error)
+	Fetch(ctx context.Context, req github.Request) (*github.Result, error)
+	Discard(res *github.Result) error
+}
+
+// GitHubSource backfills a workflow's completed runs, or the runs of a list.
+type GitHubSource struct {
+	Client RunFetcher
+	Filter github.RunFilter
+	// RunIDs, when set, replace the listing: each run is looked up.
+	RunIDs []int64
+	// KeepDownloads leaves fetched runs in the cache.
+	KeepDownloads bool
+	Log           *zap.Logger
+}
+
+// lookups bounds concurrent run lookups of a run list.
+const lookups = 8
+
+// List lists the workflow's completed runs, or looks up each listed run.
+func (g *GitHubSource) List(ctx context.Context) ([]schema.BackfillRun, error) {
+	if g.RunIDs == nil {
+		listed, err := g.Client.ListRuns(ctx, g.Filter)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]schema.BackfillRun, len(listed))
+		for i, r := range listed {
+			out[i] = schema.BackfillRun{RunID: r.ID, Attempt: r.Attempt, CreatedAt: r.CreatedAt}
+		}
+		return out, nil
+	}
+	out := make([]schema.BackfillRun, len(g.RunIDs))
+	sem := make(chan struct{}, lookups)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var fatal error
+	for i, id := range g.RunIDs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r := schema.BackfillRun{RunID: id}
+			run, err := g.Client.GetRun(ctx, id)
+			switch {
+			case ctx.Err() != nil:
+				mu.Lock()
+				fatal = ctx.Err()
+				mu.Unlock()
+			case err != nil:
+				r.State, r.Detail = schema.BackfillFailed, fmt.Sprintf("look up the run: %v", err)
+			default:
+				r.Attempt, r.CreatedAt = run.Meta.RunAttempt, run.Meta.CreatedAt
+				if run.Meta.Status != "" && run.Meta.Status != "completed" {
+					r.State, r.Detail = schema.BackfillSkipped, fmt.Sprintf("the run is %s, not completed", run.Meta.Status)
+				}
+			}
+			out[i] = r
+		})
+	}
+	wg.Wait()
+	if fatal != nil {
+		return nil, fatal
+	}
+	return out, nil
+}
+
+// Fetch downloads the run as `ingest run` does, at its current attempt.
+func (g *GitHubSource) Fetch(ctx context.Context, run schema.BackfillRun) (*Fetched, error) {
+	res, err := g.Client.Fetch(ctx, github.Request{SourceRunID: run.RunID})
+	if err != nil {
+		return nil, err
+	}
+	f := &Fetched{Dir: res.Dir, Attempt: res.Source.Meta.RunAttempt, Configure: func(cfg *ingest.Config) {
+		cfg.Run.SourceRunID = run.RunID
+		cfg.Run.SourceRunAttempt = res.Source.Meta.RunAttempt
+		cfg.Run.MergeRunID, cfg.Run.MergeRunAttempt = res.Merge.Meta.RunID, res.Merge.Meta.RunAttempt
+		cfg.Meta = cfg.Meta.Merge(res.Meta)
+		cfg.MergeMeta = cfg.MergeMeta.Merge(res.Merge.Meta)
+	}}
+	if !g.KeepDownloads {
+		f.Cleanup = func() error { return g.Client.Discard(res) }
+	}
+	return f, nil
+}
+
+// DirSource backfills the run trees under a directory: every subdirectory
+// that is a run tree (the layout `ingest run` leaves in its cache, or
+// trees downloaded by hand). A tree's run comes from its artifacts.json,
+// else from its name (the run id).
+type DirSource struct {
+	Dir string
+	Log *zap.Logger
+}
+
+// List reads each subdirectory's artifacts.json (nothing else is opened).
+func (d *DirSource) List(ctx context.Context) ([]schema.BackfillRun, error) {
+	entries, err := os.ReadDir(d.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("--from-dir: %w", err)
+	}
+	byRun := map[int64]schema.BackfillRun{}
+	var order []int64
+	for _, e := range entries {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		dir := filepath.Join(d.Dir, e.Name())
+		r, ok := d.describe(ctx, dir, e.Name())
+		if !ok {
+			continue
+		}
+		if prev, dup := byRun[r.RunID]; dup {
+			// Two trees of one run: the later attempt wins.
+			keep, drop := prev, r
+			if r.Attempt > prev.Attempt {
+				keep, drop = r, prev
+			}
+			d.Log.Warn("two run trees of one run: the later attempt is backfilled", zap.Int64("run_id", r.RunID),
+				zap.String("kept", keep.Tree), zap.String("ignored", drop.Tree))
+			byRun[r.RunID] = keep
+			continue
+		}
+		byRun[r.RunID] = r
+		order = append(order, r.RunID)
+	}
+	out := make([]schema.BackfillRun, 0, len(order))
+	for _, id := range order {
+		out = append(out, byRun[id])
+	}
+	return out, nil
+}
+
+// describe names the run of one tree; a directory that names no run is
+// reported and left out.
+func (d *DirSource) describe(ctx context.Context, dir, name string) (schema.BackfillRun, bool) {
+	r := schema.BackfillRun{Tree: dir}
+	tree, err := source.Open(ctx, dir, d.Log)
+	if err != nil {
+		d.Log.Warn("not a run tree: left out", zap.String("dir", dir), zap.Error(err))
+		return r, false
+	}
+	m := tree.Run
+	tree.Close()
+	r.RunID, r.Attempt, r.CreatedAt = m.RunID, m.RunAttempt, m.CreatedAt
+	if r.RunID == 0 {
+		// The cache names a reused run's tree SOURCE-merge-MERGE.
+		idText, _, _ := strings.Cut(name, "-merge-")
+		id, err := strconv.ParseInt(idText, 10, 64)
+		if err != nil || id <= 0 {
+			d.Log.Warn("a directory without artifacts.json whose name is not a run id: left out", zap.String("dir", dir))
+			return r, false
+		}
+		r.RunID = id
+	}
+	return r, true
+}
+
+// Fetch hands over the tree in place.
+func (d *DirSource) Fetch(_ context.Context, run schema.BackfillRun) (*Fetched, error) {
+	if run.Tree == "" {
+		return nil, fmt.Errorf("run %d: no run tree recorded in the queue", run.RunID)
+	}
+	if info, err := os.Stat(run.Tree); err != nil || !info.IsDir() {
+		return nil, fmt.Errorf("run %d: the run tree %s is gone", run.RunID, run.Tree)
+	}
+	return &Fetched{Dir: run.Tree, Attempt: run.Attempt, Configure: func(cfg *ingest.Config) {
+		cfg.Run.SourceRunID = run.RunID
+	}}, nil
+}
+
+// ReadRunIDs reads a --runs file: run ids separated by white space, commas
+// or new lines; '#' starts a comment. Ids are returned once each, in file
+// order, with a digest of the sorted set (the pass key's part).
+func ReadRunIDs(r io.Reader, name string) ([]int64, string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	seen := map[int64]bool{}
+	var ids []int64
+	line := 0
+	for sc.Scan() {
+		line++
+		text, _, _ := strings.Cut(sc.Text(), "#")
+		for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+			id, err := strconv.ParseInt(f, 10, 64)
+			if err != nil || id <= 0 {
+				return nil, "", fmt.Errorf("%s:%d: %q is not a run id", name, line, f)
+			}
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
+	if len(ids) == 0 {
+		return nil, "", fmt.Errorf("%s: no run ids", name)
+	}
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	h := sha256.New()
+	for _, id := range sorted {
+		fmt.Fprintf(h, "%d\n", id)
+	}
+	return ids, hex.EncodeToString(h.Sum(nil)[:16]), nil
+}

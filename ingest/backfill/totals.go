@@ -1,0 +1,191 @@
+package backfill
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// Totals add up what one worker did.
+type Totals struct {
+	Runs     int
+	Ingested int
+	// WithFailures counts ingested runs that completed with failures.
+	WithFailures        int
+	Skipped             int
+	Failed              int
+	Rows                schema.Rows
+	EvalSamplesNew      int64
+	GPUMetricSamplesNew int64
+	ChangelogEntries    int64
+	// IngestTime is the time spent on settled runs.
+	IngestTime time.Duration
+}
+
+func (t *Totals) add(out schema.BackfillOutcome, sum *schema.Summary) {
+	t.Runs++
+	t.IngestTime += out.Duration
+	switch out.State {
+	case schema.BackfillIngested:
+		t.Ingested++
+		if out.IngestStatus == schema.StatusCompletedWithFailures {
+			t.WithFailures++
+		}
+	case schema.BackfillSkipped:
+		t.Skipped++
+	case schema.BackfillFailed:
+		t.Failed++
+	}
+	if sum == nil || out.State != schema.BackfillIngested {
+		return
+	}
+	addCounts(&t.Rows.Benchmark, sum.Rows.Benchmark)
+	addCounts(&t.Rows.Eval, sum.Rows.Eval)
+	addCounts(&t.Rows.Trace, sum.Rows.Trace)
+	addCounts(&t.Rows.Power, sum.Rows.Power)
+	t.EvalSamplesNew += sum.Stats.EvalSamplesNew
+	t.GPUMetricSamplesNew += sum.Stats.GPUMetricSamplesNew
+	t.ChangelogEntries += sum.Stats.ChangelogEntriesWritten
+}
+
+func addCounts(dst *schema.Counts, c schema.Counts) {
+	dst.New += c.New
+	dst.Duplicate += c.Duplicate
+	dst.Skipped += c.Skipped
+	dst.Unmapped += c.Unmapped
+	dst.Failed += c.Failed
+}
+
+// WriteResult prints the closing table of a worker: its totals, the rows
+// its ingests reported, and where the pass stands with its failed runs.
+func WriteResult(w io.Writer, r *Result, worker string) error {
+	var b strings.Builder
+	t := r.Totals
+	fmt.Fprintf(&b, "Backfill pass #%d of %s", r.Pass.ID, r.Pass.Repo)
+	if r.Pass.Reingest {
+		b.WriteString(" (reingest)")
+	}
+	fmt.Fprintf(&b, ": worker %s", worker)
+	if r.Interrupted {
+		b.WriteString(", interrupted")
+	}
+	fmt.Fprintf(&b, "\n\nThis worker listed %d runs and queued %d", r.Listed, r.Queued[schema.BackfillPending])
+	if n := r.Queued[schema.BackfillSkipped]; n > 0 {
+		fmt.Fprintf(&b, " (and %d settled at once: already ingested, or not completed)", n)
+	}
+	if n := r.Queued[schema.BackfillFailed]; n > 0 {
+		fmt.Fprintf(&b, " (and %d that could not be looked up)", n)
+	}
+	fmt.Fprintf(&b, ".\nIt worked on %d runs in %s: %d ingested", t.Runs, r.Took.Round(time.Millisecond), t.Ingested)
+	if t.WithFailures > 0 {
+		fmt.Fprintf(&b, " (%d completed with failures)", t.WithFailures)
+	}
+	fmt.Fprintf(&b, ", %d skipped, %d failed\n\n", t.Skipped, t.Failed)
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rows\tnew\tduplicate\tskipped\tunmapped\tfailed\t")
+	for _, row := range []struct {
+		name string
+		c    schema.Counts
+	}{{"benchmark", t.Rows.Benchmark}, {"eval", t.Rows.Eval}, {"trace", t.Rows.Trace}, {"power", t.Rows.Power}} {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", row.name, row.c.New, row.c.Duplicate, row.c.Skipped, row.c.Unmapped, row.c.Failed)
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "\nNew eval samples %d, new GPU metric samples %d, changelog entries written %d.\n",
+		t.EvalSamplesNew, t.GPUMetricSamplesNew, t.ChangelogEntries)
+
+	c := r.Counts
+	fmt.Fprintf(&b, "\nThe pass, every worker: %d runs: %d ingested, %d skipped, %d failed, %d pending",
+		c.Total, c.Ingested, c.Skipped, c.Failed, c.Pending)
+	switch {
+	case r.Finished:
+		b.WriteString(": finished.\n")
+	case c.Pending > 0:
+		b.WriteString(": not finished (other workers hold runs, or rerun the same command to resume).\n")
+	default:
+		b.WriteString(".\n")
+	}
+	if len(r.Failures) > 0 {
+		b.WriteString("\nFailed runs (a later pass retries them):\n")
+		for _, f := range r.Failures {
+			fmt.Fprintf(&b, "  run %d attempt %d", f.RunID, f.Attempt)
+			if f.IngestID != 0 {
+				fmt.Fprintf(&b, " (ingest #%d)", f.IngestID)
+			}
+			fmt.Fprintf(&b, ": %s\n", f.Detail)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// PlannedRun is what a backfill would do with one run.
+type PlannedRun struct {
+	Run    schema.BackfillRun
+	Action string
+}
+
+// Plan lists what a backfill with these parameters would do, oldest run
+// first, without writing anything: the --dry-run of `ingest backfill`.
+func Plan(ctx context.Context, p Params, q Queue, src Source) ([]PlannedRun, error) {
+	runs, err := src.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the runs: %w", err)
+	}
+	sortOldestFirst(runs)
+	ids := make([]int64, len(runs))
+	for i, r := range runs {
+		ids[i] = r.RunID
+	}
+	hits, err := q.LedgerHits(ctx, p.Repo, ids, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PlannedRun, len(runs))
+	for i, r := range runs {
+		pr := PlannedRun{Run: r, Action: "ingest"}
+		h, seen := hits[r.RunID][r.Attempt]
+		switch {
+		case r.State == schema.BackfillSkipped:
+			pr.Action = "skip: " + r.Detail
+		case r.State == schema.BackfillFailed:
+			pr.Action = "fail: " + r.Detail
+		case seen && p.Reingest:
+			pr.Action = fmt.Sprintf("ingest again (attempt %d was ingested by ingest #%d)", h.Attempt, h.IngestID)
+		case seen:
+			pr.Action = "skip: " + alreadyIngested(h)
+		}
+		out[i] = pr
+	}
+	return out, nil
+}
+
+// WritePlan prints a plan as a table and a count of what would be done.
+func WritePlan(w io.Writer, plan []PlannedRun) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tATTEMPT\tCREATED (UTC)\tACTION")
+	ingest := 0
+	for _, p := range plan {
+		created, attempt := "-", "-"
+		if !p.Run.CreatedAt.IsZero() {
+			created = p.Run.CreatedAt.UTC().Format("2006-01-02 15:04:05")
+		}
+		if p.Run.Attempt > 0 {
+			attempt = fmt.Sprint(p.Run.Attempt)
+		}
+		if strings.HasPrefix(p.Action, "ingest") {
+			ingest++
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", p.Run.RunID, attempt, created, p.Action)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\ndry run: %d of %d runs would be ingested, oldest first; nothing was written.\n", ingest, len(plan))
+	return err
+}

@@ -1,0 +1,240 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/term"
+
+	"github.com/inferencex/ingest/ingest"
+	"github.com/inferencex/ingest/ingest/backfill"
+	"github.com/inferencex/ingest/ingest/github"
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/schema"
+)
+
+// allBranches is the --branch value that lists runs of every branch.
+const allBranches = "*"
+
+// runBackfill ingests many runs, sharing the work with any other worker
+// started with the same parameters on the same database.
+func runBackfill(ctx context.Context, env Env, args []string) int {
+	fs, s := newFlagSet("backfill", env)
+	common := addCommon(s)
+	repo := s.str("repo", "", "repository of the runs, OWNER/NAME (required)", "INGEST_REPO")
+	workflow := s.str("workflow", "", "workflow file (run-sweep.yml) or id whose runs to list (default: every workflow)", "INGEST_BACKFILL_WORKFLOW")
+	branch := s.str("branch", "main", "head branch of the runs to list ('*': every branch)", "INGEST_BACKFILL_BRANCH")
+	since := s.str("since", "", "list runs created on or after this day (YYYY-MM-DD) or time (RFC 3339)", "INGEST_BACKFILL_SINCE")
+	until := s.str("until", "", "list runs created on or before this day (the whole day) or time", "INGEST_BACKFILL_UNTIL")
+	runsFile := s.str("runs", "", "file of run ids to backfill instead of listing the workflow's runs", "INGEST_BACKFILL_RUNS")
+	fromDir := s.str("from-dir", "", "backfill the run trees under this directory instead of downloading", "INGEST_BACKFILL_FROM_DIR")
+	reingest := s.flag("reingest", "ingest runs again even when the ledger shows them ingested", "INGEST_BACKFILL_REINGEST")
+	dryRun := s.flag("dry-run", "list what would be done, oldest run first; write nothing", "INGEST_DRY_RUN")
+	worker := s.str("worker", "", "name of this worker in the queue (default HOST:PID)", "INGEST_BACKFILL_WORKER")
+	keep := s.flag("keep-downloads", "keep each run's downloaded artifacts in the cache (default: removed once the run is settled)", "INGEST_KEEP_DOWNLOADS")
+	target := s.str("target", "", "name of the database in each report (default: the database name)", "INGEST_TARGET")
+	catalogFiles := s.str("catalog", "", "comma-separated alias-table extension files", "INGEST_CATALOG")
+	overrideFiles := s.str("overrides", "", "comma-separated run-override files", "INGEST_OVERRIDES")
+	baseURL := s.str("base-url", github.DefaultBaseURL, "GitHub REST API URL (GitHub Enterprise: https://HOST/api/v3)", "GITHUB_API_URL")
+	cacheDir := s.str("cache-dir", "", "artifact cache (default: the user cache directory, ingest/)", "INGEST_CACHE_DIR")
+	parallel := s.str("parallel", "8", "concurrent artifact downloads", "INGEST_DOWNLOAD_PARALLELISM")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: ingest backfill --repo OWNER/NAME [--workflow FILE] [--branch main] [--since DATE] [--until DATE]\n"+
+			"                       [--runs FILE | --from-dir DIR] [--reingest] [--dry-run] [options]\n"+
+			"Runs are ingested oldest first. Any number of workers started with the same parameters on the same\n"+
+			"database share the work; rerun the command to resume. The token comes from GITHUB_TOKEN (never a flag).")
+		fs.PrintDefaults()
+	}
+	if _, ok, code := parse(fs, s, args, 0); !ok {
+		return code
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(env.Stderr, "ingest backfill: "+format+"\n", a...)
+		return ExitUsage
+	}
+	if _, _, err := github.SplitRepo(repo.String()); err != nil {
+		return usageErr("--repo (or INGEST_REPO) is required as OWNER/NAME: %v", err)
+	}
+	p := backfill.Params{Repo: repo.String(), Reingest: *reingest}
+	filtered := workflow.String() != "" || since.String() != "" || until.String() != "" || given(fs, "branch")
+	var src backfill.Source
+	var gh *github.Client
+	switch {
+	case runsFile.String() != "" && fromDir.String() != "":
+		return usageErr("--runs and --from-dir cannot be combined")
+	case fromDir.String() != "" && filtered:
+		return usageErr("--workflow, --branch, --since and --until list runs from GitHub: they do not apply to --from-dir")
+	case runsFile.String() != "" && filtered:
+		return usageErr("--workflow, --branch, --since and --until list runs from GitHub: they do not apply to --runs")
+	}
+	log, err := newLogger(common, env)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer log.Sync()
+	onTerminal := false
+	if f, ok := env.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		onTerminal = true
+	}
+	// On a terminal the progress bar is the display: each run's own lines
+	// are kept to warnings, unless the level was asked for.
+	runLog := log
+	if onTerminal && !given(fs, "log-level") && env.Getenv("INGEST_LOG_LEVEL") == "" {
+		runLog = log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
+	}
+
+	if dir := fromDir.String(); dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return usageErr("--from-dir: %v", err)
+		}
+		if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+			return usageErr("--from-dir %q is not a directory", dir)
+		}
+		p.Source, p.Dir = "dir", abs
+		src = &backfill.DirSource{Dir: abs, Log: runLog}
+	} else {
+		gs := &backfill.GitHubSource{KeepDownloads: *keep, Log: runLog}
+		if f := runsFile.String(); f != "" {
+			file, err := os.Open(f)
+			if err != nil {
+				return usageErr("--runs: %v", err)
+			}
+			ids, digest, err := backfill.ReadRunIDs(file, f)
+			file.Close()
+			if err != nil {
+				return usageErr("--runs: %v", err)
+			}
+			gs.RunIDs, p.Source, p.RunsFile = ids, "runs", digest
+		} else {
+			p.Source, p.Workflow = "github", workflow.String()
+			if b := branch.String(); b != allBranches {
+				p.Branch, gs.Filter.Branch = b, b
+			}
+			gs.Filter.Workflow = workflow.String()
+			if v := since.String(); v != "" {
+				t, err := parseDate(v)
+				if err != nil {
+					return usageErr("--since: %v", err)
+				}
+				gs.Filter.Since, p.Since = t.UTC(), t.UTC().Format(time.RFC3339)
+			}
+			if v := until.String(); v != "" {
+				t, err := parseDate(v)
+				if err != nil {
+					return usageErr("--until: %v", err)
+				}
+				if _, dayErr := time.Parse("2006-01-02", v); dayErr == nil {
+					t = t.Add(24*time.Hour - time.Second) // the whole day
+				}
+				gs.Filter.Until, p.Until = t.UTC(), t.UTC().Format(time.RFC3339)
+			}
+			if !gs.Filter.Since.IsZero() && !gs.Filter.Until.IsZero() && gs.Filter.Until.Before(gs.Filter.Since) {
+				return usageErr("--until is before --since")
+			}
+		}
+		token := strings.TrimSpace(env.Getenv("GITHUB_TOKEN"))
+		if token == "" {
+			return usageErr("GITHUB_TOKEN is required (a token with actions:read), or use --from-dir")
+		}
+		par, err := parallel.int64()
+		if err != nil || par > 64 {
+			return usageErr("--parallel: %q is not an integer from 1 to 64", parallel.String())
+		}
+		cache := cacheDir.String()
+		if cache == "" {
+			dir, err := os.UserCacheDir()
+			if err != nil {
+				return usageErr("no cache directory: pass --cache-dir (%v)", err)
+			}
+			cache = filepath.Join(dir, "ingest")
+		}
+		// Downloads report through the log: the bar is the backfill's.
+		gh, err = github.New(github.Options{BaseURL: baseURL.String(), Token: token, Repo: repo.String(), CacheDir: cache,
+			Parallel: int(par), Log: runLog})
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		gs.Client = gh
+		src = gs
+	}
+	name := worker.String()
+	if name == "" {
+		host, _ := os.Hostname()
+		name = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+
+	st, err := openStore(ctx, common, log)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	defer st.Close()
+
+	if *dryRun {
+		plan, err := backfill.Plan(ctx, p, st, src)
+		if err != nil {
+			return fail(env, "%v", err)
+		}
+		if err := backfill.WritePlan(env.Stdout, plan); err != nil {
+			return fail(env, "%v", err)
+		}
+		return ExitOK
+	}
+
+	deps, err := loadDepsFrom(catalogFiles.String(), overrideFiles.String(), runLog)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	deps.Store = ingest.AdaptStore[*store.RunTx](st)
+	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: target.String(), ToolVersion: toolVersion()}
+	if cfg.Target == "" {
+		cfg.Target = databaseName(common.dbURL.String())
+	}
+	ingestTree := func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
+		tree, err := source.Open(ctx, dir, runLog)
+		if err != nil {
+			return nil, err
+		}
+		defer tree.Close()
+		return ingest.Run(ctx, cfg, tree, deps)
+	}
+	progress := backfill.NewLogProgress(log)
+	if onTerminal {
+		progress = backfill.NewTerminalProgress(env.Stderr)
+	}
+	res, err := backfill.Run(ctx, backfill.Options{Params: p, Config: cfg, Worker: name, Progress: progress, Log: log},
+		st, src, ingestTree)
+	if res != nil {
+		if werr := backfill.WriteResult(env.Stdout, res, name); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	switch {
+	case err != nil:
+		return fail(env, "backfill: %v", err)
+	case res.Interrupted:
+		fmt.Fprintln(env.Stderr, "ingest backfill: interrupted; the run in progress was rolled back. Rerun the same command to resume.")
+		return ExitAborted
+	case res.Totals.Failed > 0 || res.Totals.WithFailures > 0:
+		return ExitCompletedWithFailures
+	}
+	return ExitOK
+}
+
+// given reports whether a flag was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			found = true
+		}
+	})
+	return found
+}

@@ -1,0 +1,292 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// OpenBackfill joins the active pass of spec.Key, or begins one.
+func (s *Store) OpenBackfill(ctx context.Context, spec schema.BackfillSpec) (schema.BackfillPass, error) {
+	p := schema.BackfillPass{Key: spec.Key, Repo: spec.Repo, Reingest: spec.Reingest}
+	params := spec.Params
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	// Two workers may race to begin the pass: the loser's insert does
+	// nothing and its next statement sees the winner's pass.
+	for range 3 {
+		err := s.pool.QueryRow(ctx, qOpenBackfill, spec.Key, spec.Repo, []byte(params), spec.Reingest).
+			Scan(&p.ID, &p.StartedAt, &p.LedgerMark)
+		if err == nil {
+			p.Created = true
+			return p, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return p, fmt.Errorf("begin backfill pass: %w", err)
+		}
+		err = s.pool.QueryRow(ctx, qActiveBackfill, spec.Key).Scan(&p.ID, &p.Repo, &p.Reingest, &p.StartedAt, &p.LedgerMark)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return p, fmt.Errorf("join backfill pass: %w", err)
+		}
+		// The active pass finished in between: begin the next one.
+	}
+	return p, errors.New("begin backfill pass: the active pass kept changing")
+}
+
+// EnqueueBackfill adds runs to a pass in one statement; runs it already
+// holds keep their state. It returns how many were added, by state.
+func (s *Store) EnqueueBackfill(ctx context.Context, passID int64, runs []schema.BackfillRun) (map[schema.BackfillState]int64, error) {
+	added := map[schema.BackfillState]int64{}
+	if len(runs) == 0 {
+		return added, nil
+	}
+	ids := make([]int64, len(runs))
+	attempts := make([]int32, len(runs))
+	created := make([]*time.Time, len(runs))
+	trees, states, details := make([]string, len(runs)), make([]string, len(runs)), make([]string, len(runs))
+	for i, r := range runs {
+		ids[i], attempts[i], trees[i], details[i] = r.RunID, int32(r.Attempt), r.Tree, r.Detail
+		if !r.CreatedAt.IsZero() {
+			t := r.CreatedAt.UTC()
+			created[i] = &t
+		}
+		states[i] = string(r.State)
+		if r.State == "" {
+			states[i] = string(schema.BackfillPending)
+		}
+	}
+	rows, err := s.pool.Query(ctx, qEnqueueBackfill, passID, ids, attempts, created, trees, states, details)
+	if err != nil {
+		return nil, fmt.Errorf("queue %d runs in backfill pass %d: %w", len(runs), passID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var state string
+		if err := rows.Scan(&state); err != nil {
+			return nil, fmt.Errorf("queue %d runs in backfill pass %d: %w", len(runs), passID, err)
+		}
+		added[schema.BackfillState(state)]++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("queue %d runs in backfill pass %d: %w", len(runs), passID, err)
+	}
+	return added, nil
+}
+
+// BackfillClaim is a run a worker holds: no other worker can claim it
+// until Settle or Release, or until the worker's connection goes away.
+type BackfillClaim struct {
+	tx     pgx.Tx
+	passID int64
+	Run    schema.BackfillRun
+}
+
+// ClaimBackfillRun claims the oldest pending run of the pass that no other
+// worker holds; nil when there is none.
+func (s *Store) ClaimBackfillRun(ctx context.Context, passID int64) (*BackfillClaim, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("claim a backfill run: %w", err)
+	}
+	c := &BackfillClaim{tx: tx, passID: passID}
+	var created *time.Time
+	b := &pgx.Batch{}
+	b.Queue(qClaimKeepalive)
+	b.Queue(qClaimBackfillRun, passID)
+	res := tx.SendBatch(ctx, b)
+	_, err = res.Exec()
+	if err == nil {
+		err = res.QueryRow().Scan(&c.Run.RunID, &c.Run.Attempt, &created, &c.Run.Tree)
+	}
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("claim a backfill run: %w", err)
+	}
+	if created != nil {
+		c.Run.CreatedAt = created.UTC()
+	}
+	return c, nil
+}
+
+// Settle records how the run ended and releases the claim.
+func (c *BackfillClaim) Settle(ctx context.Context, o schema.BackfillOutcome) error {
+	_, err := c.tx.Exec(ctx, qSettleBackfillRun, c.passID, c.Run.RunID, string(o.State), int32(o.Attempt), o.IngestID,
+		string(o.IngestStatus), o.Worker, o.Detail, o.Duration.Milliseconds())
+	if err == nil {
+		err = c.tx.Commit(ctx)
+	}
+	if err != nil {
+		_ = c.tx.Rollback(context.WithoutCancel(ctx))
+		return fmt.Errorf("backfill run %d: record the outcome: %w", c.Run.RunID, err)
+	}
+	return nil
+}
+
+// Release gives the run back to the queue untouched.
+func (c *BackfillClaim) Release(ctx context.Context) {
+	_ = c.tx.Rollback(context.WithoutCancel(ctx))
+}
+
+// BackfillCounts counts the runs of a pass by state.
+func (s *Store) BackfillCounts(ctx context.Context, passID int64) (schema.BackfillCounts, error) {
+	var c schema.BackfillCounts
+	err := s.pool.QueryRow(ctx, qBackfillCounts, passID).Scan(&c.Total, &c.Pending, &c.Ingested, &c.Skipped, &c.Failed)
+	if err != nil {
+		return c, fmt.Errorf("count backfill pass %d: %w", passID, err)
+	}
+	return c, nil
+}
+
+// FinishBackfill closes the pass when nothing of it is pending, and
+// reports whether it is closed.
+func (s *Store) FinishBackfill(ctx context.Context, passID int64) (bool, error) {
+	tag, err := s.pool.Exec(ctx, qFinishBackfill, passID)
+	if err != nil {
+		return false, fmt.Errorf("finish backfill pass %d: %w", passID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// BackfillSettled lists the pass's runs in the given states, in the order
+// they were settled.
+func (s *Store) BackfillSettled(ctx context.Context, passID int64, states ...schema.BackfillState) ([]schema.BackfillSettled, error) {
+	names := make([]string, len(states))
+	for i, st := range states {
+		names[i] = string(st)
+	}
+	rows, err := s.pool.Query(ctx, qBackfillSettled, passID, names)
+	if err != nil {
+		return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
+	}
+	defer rows.Close()
+	var out []schema.BackfillSettled
+	for rows.Next() {
+		var r schema.BackfillSettled
+		var state, status string
+		var ms int64
+		var finished *time.Time
+		if err := rows.Scan(&r.RunID, &r.Attempt, &state, &r.IngestID, &status, &r.Worker, &r.Detail, &ms, &finished); err != nil {
+			return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
+		}
+		r.State, r.IngestStatus, r.Duration = schema.BackfillState(state), schema.Status(status), time.Duration(ms)*time.Millisecond
+		if finished != nil {
+			r.FinishedAt = finished.UTC()
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
+	}
+	return out, nil
+}
+
+// LedgerHits returns, for each of the runs that has one, the newest
+// ingest that wrote it (succeeded or completed with failures) with a
+// ledger id above after, per attempt: hits[run][attempt].
+func (s *Store) LedgerHits(ctx context.Context, repo string, runIDs []int64, after int64) (map[int64]map[int]schema.LedgerHit, error) {
+	rows, err := s.pool.Query(ctx, qLedgerHits, repo, runIDs, after)
+	if err != nil {
+		return nil, fmt.Errorf("read the ledger: %w", err)
+	}
+	defer rows.Close()
+	hits := map[int64]map[int]schema.LedgerHit{}
+	for rows.Next() {
+		var h schema.LedgerHit
+		var status string
+		if err := rows.Scan(&h.RunID, &h.Attempt, &h.IngestID, &status); err != nil {
+			return nil, fmt.Errorf("read the ledger: %w", err)
+		}
+		h.Status = schema.Status(status)
+		if hits[h.RunID] == nil {
+			hits[h.RunID] = map[int]schema.LedgerHit{}
+		}
+		hits[h.RunID][h.Attempt] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the ledger: %w", err)
+	}
+	return hits, nil
+}
+
+// RecentIngests lists up to limit ledger rows, newest first; only those of
+// one run when runID is set.
+func (s *Store) RecentIngests(ctx context.Context, limit int, runID int64) ([]schema.IngestRecord, error) {
+	rows, err := s.pool.Query(ctx, qRecentIngests, limit, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read the ledger: %w", err)
+	}
+	defer rows.Close()
+	var out []schema.IngestRecord
+	for rows.Next() {
+		var r schema.IngestRecord
+		var status string
+		var finished *time.Time
+		var ms int64
+		var summary []byte
+		if err := rows.Scan(&r.ID, &r.Repo, &r.RunID, &r.Attempt, &r.MergeRunID, &r.MergeRunAttempt, &status, &r.Target,
+			&r.StartedAt, &finished, &ms, &r.Error, &r.ToolVersion, &summary, &r.BackfillID); err != nil {
+			return nil, fmt.Errorf("read the ledger: %w", err)
+		}
+		r.Status, r.Duration, r.StartedAt = schema.Status(status), time.Duration(ms)*time.Millisecond, r.StartedAt.UTC()
+		if finished != nil {
+			r.FinishedAt = finished.UTC()
+		}
+		if len(summary) > 0 {
+			var sum schema.Summary
+			if err := json.Unmarshal(summary, &sum); err != nil {
+				return nil, fmt.Errorf("ingest %d: decode the stored summary: %w", r.ID, err)
+			}
+			r.Summary = &sum
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the ledger: %w", err)
+	}
+	return out, nil
+}
+
+// RecentBackfills lists up to limit passes with their counts: unfinished
+// ones first, then the newest.
+func (s *Store) RecentBackfills(ctx context.Context, limit int) ([]schema.BackfillInfo, error) {
+	rows, err := s.pool.Query(ctx, qRecentBackfills, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read backfill passes: %w", err)
+	}
+	defer rows.Close()
+	var out []schema.BackfillInfo
+	for rows.Next() {
+		var b schema.BackfillInfo
+		var finished *time.Time
+		c := &b.Counts
+		if err := rows.Scan(&b.Pass.ID, &b.Pass.Key, &b.Pass.Repo, &b.Pass.Reingest, &b.Pass.LedgerMark, &b.Pass.StartedAt, &finished,
+			&c.Total, &c.Pending, &c.Ingested, &c.Skipped, &c.Failed); err != nil {
+			return nil, fmt.Errorf("read backfill passes: %w", err)
+		}
+		b.Pass.StartedAt = b.Pass.StartedAt.UTC()
+		if finished != nil {
+			b.Pass.FinishedAt = finished.UTC()
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read backfill passes: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS backfill_runs;
+DROP TABLE IF EXISTS backfills;
