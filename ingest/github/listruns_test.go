@@ -212,13 +212,16 @@ func TestListRunsBeyondCap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			requests := func() int {
+				return e.fake.Count(fakegithub.RouteListWorkflowRuns) + e.fake.Count(fakegithub.RouteListRuns)
+			}
+			before := requests()
 			got, err := e.client.ListRuns(t.Context(), tt.f)
 			require.NoError(t, err)
 			require.Equal(t, oldestFirst(tt.want), ids(got))
+			t.Logf("%d runs in %d requests", len(got), requests()-before)
 		})
 	}
-	t.Logf("requests: %d workflow listings, %d repository listings",
-		e.fake.Count(fakegithub.RouteListWorkflowRuns), e.fake.Count(fakegithub.RouteListRuns))
 }
 
 // TestListRunsUnsplittable: more runs created in one second than the API
