@@ -6,6 +6,11 @@
 // reads. It also finds the pull request of a run and posts (or edits) the
 // ingest report comment on it.
 //
+// ListRuns lists a workflow's (or the repository's) completed runs for a
+// backfill: every page, oldest first. The API serves at most 1000 results
+// of a filtered query, so a created_at window matching more is split in
+// two, recursively, until each half fits.
+//
 // Every request survives the real world: transient faults (5xx, timeouts,
 // dropped connections) are retried with exponential backoff and jitter,
 // primary and secondary rate limits are waited out as the API says

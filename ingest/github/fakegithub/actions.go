@@ -19,17 +19,32 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
+	writeJSON(w, http.StatusOK, s.runJSON(run, true))
+}
+
+// runJSON is a run as the API shows it; withPRs false leaves
+// pull_requests empty (exclude_pull_requests).
+func (s *Server) runJSON(run Run, withPRs bool) map[string]any {
 	prs := []map[string]any{}
-	for _, n := range run.PullRequests {
-		prs = append(prs, map[string]any{"number": n, "url": fmt.Sprintf("%srepos/%s/%s/pulls/%d", s.BaseURL(), s.Owner, s.Repo, n)})
+	if withPRs {
+		for _, n := range run.PullRequests {
+			prs = append(prs, map[string]any{"number": n, "url": fmt.Sprintf("%srepos/%s/%s/pulls/%d", s.BaseURL(), s.Owner, s.Repo, n)})
+		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	m := map[string]any{
 		"id": run.ID, "name": run.Name, "run_attempt": run.Attempt, "event": run.Event, "status": run.Status,
 		"conclusion": run.Conclusion, "head_sha": run.HeadSHA, "head_branch": run.HeadBranch,
 		"html_url":   fmt.Sprintf("https://github.com/%s/%s/actions/runs/%d", s.Owner, s.Repo, run.ID),
 		"created_at": timeOrNil(run.CreatedAt), "run_started_at": timeOrNil(run.RunStartedAt),
 		"pull_requests": prs,
-	})
+	}
+	if run.Path != "" {
+		m["path"] = run.Path
+	}
+	if run.WorkflowID != 0 {
+		m["workflow_id"] = run.WorkflowID
+	}
+	return m
 }
 
 func timeOrNil(t time.Time) any {

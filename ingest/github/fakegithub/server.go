@@ -25,6 +25,12 @@ type Run struct {
 	CreatedAt    time.Time
 	RunStartedAt time.Time
 	PullRequests []int
+	// Path is the workflow file (".github/workflows/run-sweep.yml"); the
+	// workflow runs listing addresses it by its base name.
+	Path string
+	// WorkflowID is the workflow's numeric id, the listing's other way to
+	// address it.
+	WorkflowID int64
 }
 
 // Artifact is an uploaded artifact of a run.
@@ -204,10 +210,16 @@ const (
 	RouteEditComment   Route = "edit-comment"
 	RouteDeleteComment Route = "delete-comment"
 	RoutePulls         Route = "pulls"
+	// RouteListRuns is the repository's workflow runs listing.
+	RouteListRuns Route = "list-runs"
+	// RouteListWorkflowRuns is one workflow's runs listing.
+	RouteListWorkflowRuns Route = "list-workflow-runs"
 )
 
 func (s *Server) apiHandler() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /repos/{owner}/{repo}/actions/runs", s.api(RouteListRuns, s.listRuns))
+	mux.HandleFunc("GET /repos/{owner}/{repo}/actions/workflows/{workflow}/runs", s.api(RouteListWorkflowRuns, s.listRuns))
 	mux.HandleFunc("GET /repos/{owner}/{repo}/actions/runs/{id}", s.api(RouteRun, s.getRun))
 	mux.HandleFunc("GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts", s.api(RouteArtifacts, s.listArtifacts))
 	mux.HandleFunc("GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip", s.api(RouteDownload, s.downloadArtifact))
