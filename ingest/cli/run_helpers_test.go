@@ -2,6 +2,9 @@ package cli_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -73,9 +76,11 @@ func dumpTables(t *testing.T, dbURL string) map[string][]string {
 	require.NoError(t, err)
 	defer conn.Close(context.WithoutCancel(t.Context()))
 	out := map[string][]string{}
-	// Every data table: all of public but the ledger and golang-migrate's.
+	// Every data table: all of public but the ledger, the backfill queue
+	// (who did what, and when) and golang-migrate's.
 	rows, err := conn.Query(t.Context(), `SELECT table_name FROM information_schema.tables
-		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT IN ('ingests', 'schema_migrations')`)
+		WHERE table_schema = 'public' AND table_type = 'BASE TABLE'
+		  AND table_name NOT IN ('ingests', 'backfills', 'backfill_runs', 'schema_migrations')`)
 	require.NoError(t, err)
 	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
@@ -133,4 +138,99 @@ func demoArtifacts(t *testing.T, dir string) int {
 	require.NoError(t, err)
 	defer tree.Close()
 	return len(tree.Artifacts)
+}
+
+// dumpNatural is dumpTables with every reference to a surrogate id
+// replaced by a digest of the row it points to (recursively), so that two
+// databases whose rows were inserted in different orders compare equal
+// when they hold the same content and the same links.
+func dumpNatural(t *testing.T, dbURL string) map[string][]string {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, dbURL)
+	require.NoError(t, err)
+	defer conn.Close(context.WithoutCancel(ctx))
+	skip := map[string]bool{"ingests": true, "backfills": true, "backfill_runs": true, "schema_migrations": true}
+	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)
+	require.NoError(t, err)
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	// Single-column foreign keys: table → column → referenced table.
+	fks := map[string]map[string]string{}
+	rows, err = conn.Query(ctx, `SELECT c.conrelid::regclass::text, a.attname::text, c.confrelid::regclass::text
+		FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+		WHERE c.contype = 'f' AND array_length(c.conkey, 1) = 1`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var tbl, col, ref string
+		require.NoError(t, rows.Scan(&tbl, &col, &ref))
+		if fks[tbl] == nil {
+			fks[tbl] = map[string]string{}
+		}
+		fks[tbl][col] = ref
+	}
+	require.NoError(t, rows.Err())
+	data := map[string][]map[string]any{}
+	byID := map[string]map[string]map[string]any{}
+	for _, table := range tables {
+		if skip[table] {
+			continue
+		}
+		var volatile []string
+		require.NoError(t, conn.QueryRow(ctx, `SELECT coalesce(array_agg(column_name::text), '{}') FROM information_schema.columns
+			WHERE table_schema = 'public' AND table_name = $1 AND column_default ILIKE '%now()%'`, table).Scan(&volatile))
+		rows, err := conn.Query(ctx, "SELECT (to_jsonb(t) - $1::text[])::text FROM "+pgx.Identifier{table}.Sanitize()+" t", volatile)
+		require.NoError(t, err)
+		texts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		byID[table] = map[string]map[string]any{}
+		for _, text := range texts {
+			var m map[string]any
+			dec := json.NewDecoder(strings.NewReader(text))
+			dec.UseNumber()
+			require.NoError(t, dec.Decode(&m))
+			data[table] = append(data[table], m)
+			if id, ok := m["id"]; ok {
+				byID[table][fmt.Sprint(id)] = m
+			}
+		}
+	}
+	memo := map[string]string{}
+	var canon func(table string, m map[string]any) string
+	canon = func(table string, m map[string]any) string {
+		out := map[string]any{}
+		for k, v := range m {
+			if k == "id" || k == "ingest_id" {
+				continue
+			}
+			if ref, ok := fks[table][k]; ok && v != nil {
+				if skip[ref] {
+					continue
+				}
+				key := ref + "/" + fmt.Sprint(v)
+				d, seen := memo[key]
+				if !seen {
+					target := byID[ref][fmt.Sprint(v)]
+					require.NotNil(t, target, "%s.%s = %v points at no row of %s", table, k, v, ref)
+					sum := sha256.Sum256([]byte(canon(ref, target)))
+					d = hex.EncodeToString(sum[:8])
+					memo[key] = d
+				}
+				out[k] = ref + ":" + d
+				continue
+			}
+			out[k] = v
+		}
+		b, err := json.Marshal(out)
+		require.NoError(t, err)
+		return string(b)
+	}
+	result := map[string][]string{}
+	for table, list := range data {
+		for _, m := range list {
+			result[table] = append(result[table], canon(table, m))
+		}
+		slices.Sort(result[table])
+	}
+	return result
 }
