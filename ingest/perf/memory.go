@@ -27,11 +27,11 @@ type Memory struct {
 
 // memoryProbe measures one pass: start before it, stop after.
 type memoryProbe struct {
-	done    chan struct{}
-	wg      sync.WaitGroup
-	live    uint64
-	total   uint64
-	rssOK   bool
+	done  chan struct{}
+	wg    sync.WaitGroup
+	live  uint64
+	total uint64
+	rssOK bool
 }
 
 // startMemory returns the memory the runtime no longer needs to the OS,
