@@ -18,8 +18,8 @@ import (
 
 // tinyOptions hold every artifact kind: retried points, evals with
 // samples and a changelog, AgentX traces in every layout (two multinode),
-// telemetry with DCGM power audits, zipped artifacts.
-var tinyOptions = generate.Options{Points: 30, Seed: 5, Retries: 3, Evals: 2, EvalDocs: 4, AgentX: 7, Telemetry: true, Zip: true}
+// telemetry with nvidia-smi and DCGM power audits, zipped artifacts.
+var tinyOptions = generate.Options{Points: 30, Seed: 5, Retries: 3, Evals: 2, EvalDocs: 4, AgentX: 7, Telemetry: true, PowerAudits: true, Zip: true}
 
 // designed sums the manifests of the runs the bench generates (seed+i,
 // run id+i), written here independently of the bench.
@@ -49,7 +49,9 @@ func TestBenchCountsMatchTheManifests(t *testing.T) {
 	require.Len(t, res.Passes, 2)
 
 	var want perf.Counts
+	audits := 0
 	for _, m := range designed(t, runs, tinyOptions) {
+		audits += m.PowerAuditSeries
 		want.BenchmarkRows += int64(m.RawBenchmarkRows)
 		want.BenchmarkPoints += int64(m.Points)
 		want.EvalRows += int64(m.EvalRows)
@@ -66,6 +68,7 @@ func TestBenchCountsMatchTheManifests(t *testing.T) {
 	require.Positive(t, want.Traces)
 	require.Positive(t, want.TelemetrySamples)
 	require.Positive(t, want.ChangelogEntries)
+	require.Positive(t, audits, "nvidia-smi power audits among the telemetry")
 	first, rerun := res.Passes[0], res.Passes[1]
 	require.Equal(t, "first", first.Name)
 	require.Equal(t, want, first.Counts, "the first pass stored everything designed")

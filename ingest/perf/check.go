@@ -22,6 +22,10 @@ func check(s *schema.Summary, m generate.Manifest, rerun bool) []string {
 	if want := m.Rows(rerun); s.Rows != want {
 		out = append(out, fmt.Sprintf("report rows %+v, designed %+v", s.Rows, want))
 	}
+	if len(s.PowerWarnings) > 0 {
+		out = append(out, fmt.Sprintf("%d power warnings (the generated telemetry agrees with its rows): first %+v",
+			len(s.PowerWarnings), s.PowerWarnings[0]))
+	}
 	if !s.Unmapped.Empty() {
 		out = append(out, fmt.Sprintf("unmapped values: %+v", s.Unmapped))
 	}

@@ -58,6 +58,9 @@ func TestCheck(t *testing.T) {
 		{"trace bytes on a rerun", true, func(s *schema.Summary) { s.Details.TraceBlobBytesNew = 4096 },
 			[]string{"traceBlobBytesNew 4096, designed 0"}},
 		{"configs on a rerun", true, func(s *schema.Summary) { s.Details.ConfigsNew = 1 }, []string{"configsNew 1, designed 0"}},
+		{"power warning", false, func(s *schema.Summary) {
+			s.PowerWarnings = []schema.PowerWarning{{}}
+		}, []string{"1 power warnings"}},
 		{"unmapped", false, func(s *schema.Summary) { s.Unmapped.Hardware = []string{"a100"} }, []string{"unmapped values"}},
 		{"changelog twice", true, func(s *schema.Summary) { s.Stats.ChangelogEntriesWritten = 1 },
 			[]string{"changelogEntriesWritten 1, designed 0"}},

@@ -58,7 +58,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	fs.IntVar(&g.EvalDocs, "eval-docs", 0, "documents per samples file (default 1319; two lines each)")
 	fs.IntVar(&g.AgentX, "agentx", 0, "AgentX points per run with raw traces and server logs")
 	fs.Int64Var(&g.AgentXProfileBytes, "agentx-profile-bytes", 0, "grow each AgentX profile_export.jsonl to about this size (default: 30 requests per user)")
-	fs.BoolVar(&g.Telemetry, "telemetry", false, "GPU metrics per fixed-seq point and DCGM power audits per multinode job")
+	fs.BoolVar(&g.Telemetry, "telemetry", false, "GPU metrics per fixed-seq point (one in four uploaded as a power audit with its validation JSON) and DCGM power audits per multinode job")
 	fs.BoolVar(&g.Zip, "zip", false, "per-job and telemetry artifacts as .zip files, as `ingest run` caches them")
 	fs.StringVar(&dbURL, "database-url", "", "a database of the server that may CREATE DATABASE (env DATABASE_URL; default "+DefaultAdminURL+")")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the bench database and the generated trees")
@@ -94,6 +94,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	cfg.AdminURL = firstOf(dbURL, env.Getenv("DATABASE_URL"), DefaultAdminURL)
 	cfg.Log = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.AddSync(env.Stderr), level))
 	defer cfg.Log.Sync()
+	g.PowerAudits = g.Telemetry
 	if g.Evals > 0 && g.EvalDocs == 0 {
 		g.EvalDocs = generate.GSM8KDocs
 	}

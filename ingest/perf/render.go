@@ -130,7 +130,11 @@ func describe(c Config) string {
 		parts = append(parts, s)
 	}
 	if g.Telemetry {
-		parts = append(parts, "telemetry")
+		s := "telemetry"
+		if g.PowerAudits {
+			s += " with power audits"
+		}
+		parts = append(parts, s)
 	}
 	if g.Zip {
 		parts = append(parts, "zipped")
