@@ -45,6 +45,19 @@ type Deps struct {
 	// Arrow allocates the telemetry stage's Arrow buffers; nil means the
 	// Go heap. Tests pass a checked allocator to prove nothing leaks.
 	Arrow memory.Allocator
+	// StageDone, when set, is told the wall time of each stage of a run
+	// that is written as it ends: "benchmarks" (from the start of Run to the
+	// benchmark rows applied), then each later stage by name (evals,
+	// traces, telemetry, changelog), then "commit". The bench command
+	// reports throughput per stage with it.
+	StageDone func(stage string, took time.Duration)
+}
+
+// stageDone reports a stage's wall time to StageDone, when set.
+func (d Deps) stageDone(stage string, since time.Time) {
+	if d.StageDone != nil {
+		d.StageDone(stage, time.Since(since))
+	}
 }
 
 // Config says which run to ingest and how.

@@ -22,6 +22,7 @@ const recordTimeout = 15 * time.Second
 // then says why, and nothing but its ledger row was written).
 func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Summary, error) {
 	log := d.Log.Named("ingest")
+	began := time.Now()
 	started := d.Now()
 	sum := &schema.Summary{SchemaVersion: schema.SummarySchemaVersion, Run: cfg.Run, Target: cfg.Target,
 		DryRun: cfg.DryRun, StartedAt: started, Failures: []schema.Failure{}, Notes: []string{}}
@@ -88,17 +89,22 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err
 	}
 	applyResult(sum, res)
+	d.stageDone("benchmarks", began)
 	env := &runEnv{cfg: cfg, deps: d, start: start, written: w.Run(), tree: tree, plan: p, tally: t, sum: sum, log: log, records: &stage.records, changelog: cl, agentx: stage.agentx}
 	for _, s := range laterStages() {
+		stageStarted := time.Now()
 		if err := s.run(ctx, w, env); err != nil {
 			err = fmt.Errorf("%s: %w", s.name, err)
 			return abortRecorded(ctx, sum, t, d, start, stage, err), err
 		}
+		d.stageDone(s.name, stageStarted)
 	}
 	finish(sum, t, d)
+	commitStarted := time.Now()
 	if err := w.Finish(ctx, sum, encodeRecords(stage.records), cfg.DryRun); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err
 	}
+	d.stageDone("commit", commitStarted)
 	log.Info("ingest finished", zap.String("status", string(sum.Status)), zap.Int64("ingest_id", sum.IngestID),
 		zap.Int64("benchmark_new", sum.Rows.Benchmark.New), zap.Int64("benchmark_duplicate", sum.Rows.Benchmark.Duplicate),
 		zap.Int64("duration_ms", sum.Details.DurationMS))

@@ -1,0 +1,127 @@
+package perf
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/inferencex/ingest/fixtures/generate"
+)
+
+// Exit codes of the bench command.
+const (
+	ExitOK     = 0
+	ExitFailed = 1 // the bench could not run, or a check failed
+	ExitUsage  = 2
+)
+
+// Env is the process environment the command runs in.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// Main runs the bench command line (without the program name) and returns
+// the exit code. The database URL comes from -database-url, else
+// DATABASE_URL, else DefaultAdminURL.
+func Main(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	fs := flag.NewFlagSet("ingest-bench", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: ingest-bench [-runs N] [-points P] [-evals E] [-eval-docs D] [-agentx A] [-telemetry] [-zip] [-format text|md] [options]")
+		fmt.Fprintln(env.Stderr, "Generates N runs holding every artifact kind, ingests them into a fresh database, then again,")
+		fmt.Fprintln(env.Stderr, "and prints throughput per kind, wall time and peak memory of both passes.")
+		fs.PrintDefaults()
+	}
+	var (
+		cfg      Config
+		format   string
+		logLevel string
+		dbURL    string
+	)
+	g := &cfg.Gen
+	fs.IntVar(&cfg.Runs, "runs", 1, "number of generated runs (distinct run ids and seeds)")
+	fs.IntVar(&g.Points, "points", 1000, "benchmark points per run")
+	fs.Int64Var(&g.Seed, "seed", 1, "seed of the first run (run i uses seed+i)")
+	fs.IntVar(&g.Retries, "retries", 0, "single-node points per run that also get a stale older attempt")
+	fs.IntVar(&g.Evals, "evals", 0, "gsm8k evals per run, with samples (and a changelog entry)")
+	fs.IntVar(&g.EvalDocs, "eval-docs", 0, "documents per samples file (default 1319; two lines each)")
+	fs.IntVar(&g.AgentX, "agentx", 0, "AgentX points per run with raw traces and server logs")
+	fs.Int64Var(&g.AgentXProfileBytes, "agentx-profile-bytes", 0, "grow each AgentX profile_export.jsonl to about this size (default: 30 requests per user)")
+	fs.BoolVar(&g.Telemetry, "telemetry", false, "GPU metrics per fixed-seq point (one in four uploaded as a power audit with its validation JSON) and DCGM power audits per multinode job")
+	fs.BoolVar(&g.Zip, "zip", false, "per-job and telemetry artifacts as .zip files, as `ingest run` caches them")
+	fs.StringVar(&dbURL, "database-url", "", "a database of the server that may CREATE DATABASE (env DATABASE_URL; default "+DefaultAdminURL+")")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the bench database and the generated trees")
+	fs.StringVar(&cfg.Dir, "dir", "", "where to generate the trees (default: the temporary directory)")
+	fs.StringVar(&format, "format", "text", "output: text or md (Markdown tables)")
+	fs.StringVar(&logLevel, "log-level", "warn", "level of the ingest's log lines on stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	usage := func(msg string) int {
+		fmt.Fprintln(env.Stderr, "ingest-bench:", msg)
+		return ExitUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usage(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	case cfg.Runs < 1:
+		return usage("-runs must be at least 1")
+	case g.Points < 1:
+		return usage("-points must be at least 1")
+	case g.Retries < 0 || g.Evals < 0 || g.EvalDocs < 0 || g.AgentX < 0 || g.AgentXProfileBytes < 0:
+		return usage("counts must not be negative")
+	case !slices.Contains(Formats(), format):
+		return usage(fmt.Sprintf("-format %q is not one of %v", format, Formats()))
+	}
+	var level zapcore.Level
+	if err := level.Set(logLevel); err != nil {
+		return usage("-log-level: " + err.Error())
+	}
+	cfg.AdminURL = firstOf(dbURL, env.Getenv("DATABASE_URL"), DefaultAdminURL)
+	cfg.Log = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.AddSync(env.Stderr), level))
+	defer cfg.Log.Sync()
+	g.PowerAudits = g.Telemetry
+	if g.Evals > 0 && g.EvalDocs == 0 {
+		g.EvalDocs = generate.GSM8KDocs
+	}
+
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
+		return ExitFailed
+	}
+	if err := Render(env.Stdout, res, format); err != nil {
+		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
+		return ExitFailed
+	}
+	if len(res.Problems) > 0 {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func firstOf(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Stdio is the process's own environment, for main.
+func Stdio() Env { return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv} }

@@ -1,0 +1,55 @@
+package perf_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/ingest/perf"
+)
+
+// Bad command lines are usage errors, found before anything is generated
+// or any database is touched (the URL points nowhere).
+func TestMainUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"-h"}, perf.ExitOK, "usage: ingest-bench"},
+		{[]string{"-runs", "0"}, perf.ExitUsage, "-runs must be at least 1"},
+		{[]string{"-points", "0"}, perf.ExitUsage, "-points must be at least 1"},
+		{[]string{"-agentx", "-1"}, perf.ExitUsage, "must not be negative"},
+		{[]string{"-format", "json"}, perf.ExitUsage, `-format "json" is not one of`},
+		{[]string{"-log-level", "loud"}, perf.ExitUsage, "-log-level"},
+		{[]string{"extra"}, perf.ExitUsage, `unexpected argument "extra"`},
+		{[]string{"-no-such-flag"}, perf.ExitUsage, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.msg, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"-database-url", "postgres://nobody@127.0.0.1:1/none"}, tt.args...)
+			code := perf.Main(context.Background(), args, perf.Env{Stdout: &stdout, Stderr: &stderr})
+			require.Equal(t, tt.code, code, stderr.String())
+			require.Contains(t, stderr.String(), tt.msg)
+			require.Empty(t, stdout.String())
+		})
+	}
+}
+
+// A server that cannot be reached fails the bench (exit 1) with the reason.
+func TestMainUnreachableServer(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := perf.Main(context.Background(), []string{"-points", "1", "-dir", t.TempDir()},
+		perf.Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string {
+			if k == "DATABASE_URL" {
+				return "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"
+			}
+			return ""
+		}})
+	require.Equal(t, perf.ExitFailed, code)
+	require.Contains(t, stderr.String(), "127.0.0.1:1")
+	require.Empty(t, stdout.String())
+}
