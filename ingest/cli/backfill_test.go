@@ -1,7 +1,7 @@
 package cli_test
 
 import (
-		"context"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
