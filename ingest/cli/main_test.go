@@ -36,7 +36,7 @@ func TestMainUsage(t *testing.T) {
 			for _, want := range append(tt.wantStderr,
 				"ingest loads InferenceX benchmark runs into PostgreSQL",
 				"Commands:",
-				"  load ", "  demo ", "  report ", "  migrate ", "  version ",
+				"  load ", "  demo ", "  backfill ", "  status ", "  report ", "  migrate ", "  version ",
 				"flag > environment > default",
 				"Exit codes: 0 success, 1 aborted (nothing written), 2 usage, 3 written with failures.",
 			) {
