@@ -45,7 +45,7 @@ type worker struct {
 }
 
 // startWorker starts `ingest args…` as a process of its own.
-func startWorker(t *testing.T, vars map[string]string, args ...string) *worker {
+func startWorker(t testing.TB, vars map[string]string, args ...string) *worker {
 	t.Helper()
 	w := &worker{cmd: exec.Command(os.Args[0], args...), done: make(chan struct{})}
 	w.cmd.Env = append(os.Environ(), childEnv+"=1", "INGEST_LOG_FORMAT=json")
@@ -76,7 +76,7 @@ func (w *worker) exited() bool {
 }
 
 // wait waits for the process and returns its exit code.
-func (w *worker) wait(t *testing.T) int {
+func (w *worker) wait(t testing.TB) int {
 	t.Helper()
 	<-w.done
 	if w.err != nil {
@@ -98,7 +98,7 @@ const (
 // ids run against creation time, so the order of ingests shows that the
 // queue serves the oldest run first. It returns the listed runs' ids,
 // oldest first.
-func backfillFake(t *testing.T) (*fakegithub.Server, []int64) {
+func backfillFake(t testing.TB) (*fakegithub.Server, []int64) {
 	t.Helper()
 	fake := fakegithub.New(t, runTestRepo, runTestToken)
 	base := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)

@@ -85,7 +85,7 @@ func requireCode(t *testing.T, want int, r result) {
 }
 
 // count returns the number of rows of table in the database at dbURL.
-func count(t *testing.T, dbURL, table string) int64 {
+func count(t testing.TB, dbURL, table string) int64 {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), dbURL)
 	require.NoError(t, err)
