@@ -66,6 +66,9 @@ UPDATE backfills SET finished_at = now()
 WHERE id = $1 AND finished_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM backfill_runs WHERE backfill_id = $1 AND state = 'pending')`
 
+const qBackfillFinished = `
+SELECT EXISTS (SELECT 1 FROM backfills WHERE id = $1 AND finished_at IS NOT NULL)`
+
 const qBackfillSettled = `
 SELECT github_run_id, coalesce(run_attempt, 0), state, coalesce(ingest_id, 0), coalesce(ingest_status, ''),
        coalesce(worker, ''), coalesce(detail, ''), coalesce(duration_ms, 0), finished_at
