@@ -428,3 +428,78 @@ func TestLedgerHits(t *testing.T) {
 		})
 	}
 }
+
+// A listing can name a run twice (pages shift while GitHub lists): the
+// queue holds it once, as first listed.
+func TestEnqueueBackfillRunListedTwice(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, pgtest.New(t))
+	p, err := st.OpenBackfill(ctx, backfillSpec("k"))
+	require.NoError(t, err)
+	added, err := st.EnqueueBackfill(ctx, p.ID, []schema.BackfillRun{{RunID: 1, Attempt: 1}, {RunID: 2, Attempt: 1}, {RunID: 1, Attempt: 2}})
+	require.NoError(t, err)
+	require.Equal(t, map[schema.BackfillState]int64{schema.BackfillPending: 2}, added)
+	c := mustClaim(t, st, p.ID)
+	require.Equal(t, schema.BackfillRun{RunID: 1, Attempt: 1}, c.Run)
+	c.Release(ctx)
+}
+
+func TestRecentBackfillsAndIngests(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, pgtest.New(t))
+	first := addLedger(t, st, backfillRepo, 1, 1, schema.StatusSucceeded)
+	second := addLedger(t, st, backfillRepo, 2, 1, schema.StatusAborted)
+	_, err := st.Pool().Exec(ctx, `UPDATE ingests SET summary = '{"status": "aborted", "abortReason": "boom"}', error = 'boom',
+		duration_ms = 1200 WHERE id = $1`, second)
+	require.NoError(t, err)
+
+	done := openPass(t, st, "done", schema.BackfillRun{RunID: 1, Attempt: 1})
+	c := mustClaim(t, st, done.ID)
+	require.NoError(t, c.Settle(ctx, schema.BackfillOutcome{State: schema.BackfillIngested, IngestID: first}))
+	finished, err := st.FinishBackfill(ctx, done.ID)
+	require.NoError(t, err)
+	require.True(t, finished)
+	active := openPass(t, st, "active", schema.BackfillRun{RunID: 2, Attempt: 1}, schema.BackfillRun{RunID: 3, State: schema.BackfillSkipped})
+	newer := openPass(t, st, "newer")
+	done2, err := st.FinishBackfill(ctx, newer.ID)
+	require.NoError(t, err)
+	require.True(t, done2)
+
+	infos, err := st.RecentBackfills(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, infos, 3)
+	require.Equal(t, []int64{active.ID, newer.ID, done.ID}, []int64{infos[0].Pass.ID, infos[1].Pass.ID, infos[2].Pass.ID},
+		"unfinished first, then newest")
+	require.True(t, infos[0].Pass.FinishedAt.IsZero())
+	require.False(t, infos[1].Pass.FinishedAt.IsZero())
+	require.Equal(t, schema.BackfillCounts{Total: 2, Pending: 1, Skipped: 1}, infos[0].Counts)
+	require.Equal(t, schema.BackfillCounts{}, infos[1].Counts, "a pass without runs")
+	require.Equal(t, schema.BackfillCounts{Total: 1, Ingested: 1}, infos[2].Counts)
+	require.Equal(t, "done", infos[2].Pass.Key)
+	require.Equal(t, second, infos[2].Pass.LedgerMark)
+	limited, err := st.RecentBackfills(ctx, 1)
+	require.NoError(t, err)
+	require.Len(t, limited, 1)
+
+	recs, err := st.RecentIngests(ctx, 10, 0)
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	require.Equal(t, second, recs[0].ID, "newest first")
+	require.Equal(t, schema.StatusAborted, recs[0].Status)
+	require.Equal(t, "boom", recs[0].Error)
+	require.Equal(t, 1200*time.Millisecond, recs[0].Duration)
+	require.NotNil(t, recs[0].Summary)
+	require.Equal(t, "boom", recs[0].Summary.AbortReason)
+	require.Zero(t, recs[0].BackfillID)
+	require.Equal(t, first, recs[1].ID)
+	require.Nil(t, recs[1].Summary)
+	require.Equal(t, done.ID, recs[1].BackfillID, "the pass that ingested it")
+
+	one, err := st.RecentIngests(ctx, 10, 1)
+	require.NoError(t, err)
+	require.Len(t, one, 1)
+	require.Equal(t, first, one[0].ID)
+	limitedRecs, err := st.RecentIngests(ctx, 1, 0)
+	require.NoError(t, err)
+	require.Len(t, limitedRecs, 1)
+}
