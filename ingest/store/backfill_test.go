@@ -503,3 +503,28 @@ func TestRecentBackfillsAndIngests(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, limitedRecs, 1)
 }
+
+// A claim is an idle transaction for as long as its run is ingested: a
+// server (or database) idle_in_transaction_session_timeout must not end
+// it. The test has to wait past the timeout: no signal stands for it.
+func TestClaimOutlivesIdleInTransactionTimeout(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	admin := openStore(t, db)
+	_, err := admin.Pool().Exec(ctx, `DO $$ BEGIN
+		EXECUTE format('ALTER DATABASE %I SET idle_in_transaction_session_timeout = %L', current_database(), '100ms');
+	END $$`)
+	require.NoError(t, err)
+	st := openStore(t, db) // its connections start with the database's setting
+	var timeout string
+	require.NoError(t, st.Pool().QueryRow(ctx, `SHOW idle_in_transaction_session_timeout`).Scan(&timeout))
+	require.Equal(t, "100ms", timeout)
+	p := openPass(t, st, "k", schema.BackfillRun{RunID: 1, Attempt: 1})
+
+	c := mustClaim(t, st, p.ID)
+	time.Sleep(time.Second) // an ingest ten times longer than the timeout
+	require.NoError(t, c.Settle(ctx, schema.BackfillOutcome{State: schema.BackfillIngested}))
+	counts, err := st.BackfillCounts(ctx, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, schema.BackfillCounts{Total: 1, Ingested: 1}, counts)
+}
