@@ -193,7 +193,7 @@ func (d *DirSource) describe(ctx context.Context, dir, name string) (schema.Back
 	}
 	m := tree.Run
 	tree.Close()
-	r.RunID, r.Attempt, r.CreatedAt = m.RunID, m.RunAttempt, m.CreatedAt
+	r.RunID, r.Attempt, r.CreatedAt = m.RunID, treeAttempt(m), m.CreatedAt
 	if r.RunID == 0 {
 		// The cache names a reused run's tree SOURCE-merge-MERGE.
 		idText, _, _ := strings.Cut(name, "-merge-")
@@ -207,15 +207,32 @@ func (d *DirSource) describe(ctx context.Context, dir, name string) (schema.Back
 	return r, true
 }
 
-// Fetch hands over the tree in place.
-func (d *DirSource) Fetch(_ context.Context, run schema.BackfillRun) (*Fetched, error) {
+// treeAttempt is the attempt an ingest of the tree records: its
+// artifacts.json's, else 1 (the ingest's default). Reuse metadata can name
+// another attempt; the ingest's summary corrects the queue then.
+func treeAttempt(m schema.RunMeta) int {
+	if m.RunAttempt == 0 {
+		return 1
+	}
+	return m.RunAttempt
+}
+
+// Fetch hands over the tree in place, with the attempt it holds now: the
+// tree may have been replaced by a later attempt since it was queued.
+func (d *DirSource) Fetch(ctx context.Context, run schema.BackfillRun) (*Fetched, error) {
 	if run.Tree == "" {
 		return nil, fmt.Errorf("run %d: no run tree recorded in the queue", run.RunID)
 	}
 	if info, err := os.Stat(run.Tree); err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("run %d: the run tree %s is gone", run.RunID, run.Tree)
 	}
-	return &Fetched{Dir: run.Tree, Attempt: run.Attempt, Configure: func(cfg *ingest.Config) {
+	tree, err := source.Open(ctx, run.Tree, d.Log)
+	if err != nil {
+		return nil, fmt.Errorf("run %d: %w", run.RunID, err)
+	}
+	attempt := treeAttempt(tree.Run)
+	tree.Close()
+	return &Fetched{Dir: run.Tree, Attempt: attempt, Configure: func(cfg *ingest.Config) {
 		cfg.Run.SourceRunID = run.RunID
 	}}, nil
 }

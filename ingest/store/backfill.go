@@ -160,7 +160,16 @@ func (s *Store) FinishBackfill(ctx context.Context, passID int64) (bool, error) 
 	if err != nil {
 		return false, fmt.Errorf("finish backfill pass %d: %w", passID, err)
 	}
-	return tag.RowsAffected() == 1, nil
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	// Another worker may have closed it: read it in a statement of its own,
+	// which sees that worker's commit.
+	var closed bool
+	if err := s.pool.QueryRow(ctx, qBackfillFinished, passID).Scan(&closed); err != nil {
+		return false, fmt.Errorf("finish backfill pass %d: %w", passID, err)
+	}
+	return closed, nil
 }
 
 // BackfillSettled lists the pass's runs in the given states, in the order

@@ -39,11 +39,14 @@ LIMIT 1
 FOR UPDATE SKIP LOCKED`
 
 // qClaimKeepalive makes the server notice a claiming worker whose machine
-// vanished within about two minutes, releasing its claim.
+// vanished within about two minutes, releasing its claim. The claim is an
+// idle transaction while its run is ingested: a server or database
+// idle_in_transaction_session_timeout must not end it.
 const qClaimKeepalive = `
 SELECT set_config('tcp_keepalives_idle', '60', true),
        set_config('tcp_keepalives_interval', '10', true),
-       set_config('tcp_keepalives_count', '6', true)`
+       set_config('tcp_keepalives_count', '6', true),
+       set_config('idle_in_transaction_session_timeout', '0', true)`
 
 const qSettleBackfillRun = `
 UPDATE backfill_runs SET
@@ -65,6 +68,9 @@ const qFinishBackfill = `
 UPDATE backfills SET finished_at = now()
 WHERE id = $1 AND finished_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM backfill_runs WHERE backfill_id = $1 AND state = 'pending')`
+
+const qBackfillFinished = `
+SELECT EXISTS (SELECT 1 FROM backfills WHERE id = $1 AND finished_at IS NOT NULL)`
 
 const qBackfillSettled = `
 SELECT github_run_id, coalesce(run_attempt, 0), state, coalesce(ingest_id, 0), coalesce(ingest_status, ''),
