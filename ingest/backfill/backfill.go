@@ -18,6 +18,7 @@ import (
 // ledger.
 type Queue interface {
 	OpenBackfill(ctx context.Context, spec schema.BackfillSpec) (schema.BackfillPass, error)
+	ActiveBackfill(ctx context.Context, key string) (schema.BackfillPass, bool, error)
 	EnqueueBackfill(ctx context.Context, passID int64, runs []schema.BackfillRun) (map[schema.BackfillState]int64, error)
 	ClaimBackfillRun(ctx context.Context, passID int64) (*store.BackfillClaim, error)
 	BackfillCounts(ctx context.Context, passID int64) (schema.BackfillCounts, error)
@@ -62,8 +63,8 @@ type Result struct {
 	Interrupted bool
 }
 
-// Run is one worker: it lists the runs, joins (or begins) the pass, queues
-// the runs, then claims and ingests runs until none is left to claim.
+// Run is one worker: it joins (or begins) the pass, lists the runs, queues
+// them, then claims and ingests runs until none is left to claim.
 func Run(ctx context.Context, o Options, q Queue, src Source, ing Ingester) (*Result, error) {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -79,14 +80,19 @@ func Run(ctx context.Context, o Options, q Queue, src Source, ing Ingester) (*Re
 	if err != nil {
 		return nil, err
 	}
+	// Join the pass before listing: a worker whose listing takes long then
+	// still joins the pass the others are working on, even when they close
+	// it meanwhile (its runs are all settled there), instead of beginning
+	// a new one that would do a reingest all over again.
+	res := &Result{}
+	if res.Pass, err = q.OpenBackfill(ctx, spec); err != nil {
+		return nil, err
+	}
 	runs, err := src.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list the runs: %w", err)
 	}
-	res := &Result{Listed: len(runs)}
-	if res.Pass, err = q.OpenBackfill(ctx, spec); err != nil {
-		return nil, err
-	}
+	res.Listed = len(runs)
 	log := o.Log.With(zap.Int64("backfill", res.Pass.ID))
 	if err := settleKnown(ctx, q, res.Pass, runs); err != nil {
 		return nil, err

@@ -132,7 +132,7 @@ func progressLine(c schema.BackfillCounts, eta time.Duration, what string, width
 	if c.Failed > 0 {
 		fmt.Fprintf(&b, "  %d failed", c.Failed)
 	}
-	if eta > 0 {
+	if eta >= time.Second {
 		fmt.Fprintf(&b, "  ETA %s", eta.Round(time.Second))
 	}
 	if what != "" {

@@ -75,11 +75,15 @@ func WriteResult(w io.Writer, r *Result, worker string) error {
 		b.WriteString(", interrupted")
 	}
 	fmt.Fprintf(&b, "\n\nThis worker listed %d runs and queued %d", r.Listed, r.Queued[schema.BackfillPending])
+	var settledAtOnce []string
 	if n := r.Queued[schema.BackfillSkipped]; n > 0 {
-		fmt.Fprintf(&b, " (and %d settled at once: already ingested, or not completed)", n)
+		settledAtOnce = append(settledAtOnce, fmt.Sprintf("%d skipped: already ingested, or not completed", n))
 	}
 	if n := r.Queued[schema.BackfillFailed]; n > 0 {
-		fmt.Fprintf(&b, " (and %d that could not be looked up)", n)
+		settledAtOnce = append(settledAtOnce, fmt.Sprintf("%d failed: could not be looked up", n))
+	}
+	if len(settledAtOnce) > 0 {
+		fmt.Fprintf(&b, " (and settled at once %s)", strings.Join(settledAtOnce, "; "))
 	}
 	fmt.Fprintf(&b, ".\nIt worked on %d runs in %s: %d ingested", t.Runs, r.Took.Round(time.Millisecond), t.Ingested)
 	if t.WithFailures > 0 {
@@ -132,7 +136,27 @@ type PlannedRun struct {
 
 // Plan lists what a backfill with these parameters would do, oldest run
 // first, without writing anything: the --dry-run of `ingest backfill`.
+// When a pass of these parameters is open, its settled runs are shown as
+// such: rerunning the command resumes that pass and leaves them alone.
 func Plan(ctx context.Context, p Params, q Queue, src Source) ([]PlannedRun, error) {
+	spec, err := p.Spec()
+	if err != nil {
+		return nil, err
+	}
+	pass, open, err := q.ActiveBackfill(ctx, spec.Key)
+	if err != nil {
+		return nil, err
+	}
+	settled := map[int64]schema.BackfillSettled{}
+	if open {
+		list, err := q.BackfillSettled(ctx, pass.ID, schema.BackfillIngested, schema.BackfillSkipped, schema.BackfillFailed)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range list {
+			settled[s.RunID] = s
+		}
+	}
 	runs, err := src.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list the runs: %w", err)
@@ -142,7 +166,11 @@ func Plan(ctx context.Context, p Params, q Queue, src Source) ([]PlannedRun, err
 	for i, r := range runs {
 		ids[i] = r.RunID
 	}
-	hits, err := q.LedgerHits(ctx, p.Repo, ids, 0)
+	after := int64(0)
+	if open && pass.Reingest {
+		after = pass.LedgerMark
+	}
+	hits, err := q.LedgerHits(ctx, p.Repo, ids, after)
 	if err != nil {
 		return nil, err
 	}
@@ -150,15 +178,23 @@ func Plan(ctx context.Context, p Params, q Queue, src Source) ([]PlannedRun, err
 	for i, r := range runs {
 		pr := PlannedRun{Run: r, Action: "ingest"}
 		h, seen := hits[r.RunID][r.Attempt]
+		s, done := settled[r.RunID]
 		switch {
+		case done:
+			pr.Action = fmt.Sprintf("settled in open pass #%d: %s", pass.ID, s.State)
+			if s.Detail != "" {
+				pr.Action += ": " + s.Detail
+			}
 		case r.State == schema.BackfillSkipped:
 			pr.Action = "skip: " + r.Detail
 		case r.State == schema.BackfillFailed:
 			pr.Action = "fail: " + r.Detail
-		case seen && p.Reingest:
+		case seen && p.Reingest && !open:
 			pr.Action = fmt.Sprintf("ingest again (attempt %d was ingested by ingest #%d)", h.Attempt, h.IngestID)
 		case seen:
 			pr.Action = "skip: " + alreadyIngested(h)
+		case open:
+			pr.Action = fmt.Sprintf("ingest (resuming open pass #%d)", pass.ID)
 		}
 		out[i] = pr
 	}

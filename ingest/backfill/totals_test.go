@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -104,3 +105,46 @@ func TestWriteResultGolden(t *testing.T) {
 	require.NoError(t, backfill.WriteResult(&out, res, "host:42"))
 	golden(t, "result.golden", out.String())
 }
+
+// TestPlanOverAnOpenPass: when a pass of the same parameters is open (an
+// interrupted backfill), the dry run shows what resuming it does: runs it
+// settled stay settled — a failed one is not retried before the pass ends
+// — and the rest are pending in it.
+func TestPlanOverAnOpenPass(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p := e.params(false)
+	spec, err := p.Spec()
+	require.NoError(t, err)
+	pass, err := e.st.OpenBackfill(ctx, spec)
+	require.NoError(t, err)
+	_, err = e.st.EnqueueBackfill(ctx, pass.ID, []schema.BackfillRun{
+		{RunID: 700, Attempt: 1, CreatedAt: time.Date(2026, 6, 1, 1, 0, 0, 0, time.UTC)},
+		{RunID: 800, Attempt: 1, CreatedAt: time.Date(2026, 6, 1, 2, 0, 0, 0, time.UTC)},
+	})
+	require.NoError(t, err)
+	claim, err := e.st.ClaimBackfillRun(ctx, pass.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(700), claim.Run.RunID)
+	require.NoError(t, claim.Settle(ctx, schema.BackfillOutcome{State: schema.BackfillFailed, Attempt: 1, Detail: "fetch: 502 Bad Gateway"}))
+
+	src := listed{
+		{RunID: 700, Attempt: 1, CreatedAt: time.Date(2026, 6, 1, 1, 0, 0, 0, time.UTC)},
+		{RunID: 800, Attempt: 1, CreatedAt: time.Date(2026, 6, 1, 2, 0, 0, 0, time.UTC)},
+		{RunID: 900, Attempt: 1, CreatedAt: time.Date(2026, 6, 1, 3, 0, 0, 0, time.UTC)},
+	}
+	plan, err := backfill.Plan(ctx, p, e.st, src)
+	require.NoError(t, err)
+	var actions []string
+	for _, r := range plan {
+		actions = append(actions, r.Action)
+	}
+	want := []string{
+		"settled in open pass #" + itoa(pass.ID) + ": failed: fetch: 502 Bad Gateway",
+		"ingest (resuming open pass #" + itoa(pass.ID) + ")",
+		"ingest (resuming open pass #" + itoa(pass.ID) + ")",
+	}
+	require.Equal(t, want, actions)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -43,6 +43,20 @@ func (s *Store) OpenBackfill(ctx context.Context, spec schema.BackfillSpec) (sch
 	return p, errors.New("begin backfill pass: the active pass kept changing")
 }
 
+// ActiveBackfill returns the open pass of a key, if there is one. It
+// writes nothing: the dry run reads it.
+func (s *Store) ActiveBackfill(ctx context.Context, key string) (schema.BackfillPass, bool, error) {
+	p := schema.BackfillPass{Key: key}
+	err := s.pool.QueryRow(ctx, qActiveBackfill, key).Scan(&p.ID, &p.Repo, &p.Reingest, &p.StartedAt, &p.LedgerMark)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, false, nil
+	}
+	if err != nil {
+		return p, false, fmt.Errorf("read the open backfill pass: %w", err)
+	}
+	return p, true, nil
+}
+
 // EnqueueBackfill adds runs to a pass in one statement; runs it already
 // holds keep their state. It returns how many were added, by state.
 func (s *Store) EnqueueBackfill(ctx context.Context, passID int64, runs []schema.BackfillRun) (map[schema.BackfillState]int64, error) {

@@ -29,6 +29,11 @@ func Open(ctx context.Context, url string, log *zap.Logger) (*Store, error) {
 	if cfg.MaxConns > 4 {
 		cfg.MaxConns = 4
 	}
+	// A backfill worker holds a claim while its ingest writes and the
+	// ledger is read: three connections at once. Fewer would deadlock.
+	if cfg.MaxConns < 3 {
+		cfg.MaxConns = 3
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", describe(cfg.ConnConfig), err)
