@@ -75,6 +75,12 @@ type Config struct {
 	ToolVersion string
 	// IngestRunURL links the workflow run doing the ingest, when known.
 	IngestRunURL string
+	// Fence, when set, is called just before the run's transaction
+	// commits; an error aborts the ingest and nothing is written. A
+	// backfill worker checks there that it still holds its claim on the
+	// run, so that a worker whose claim was lost cannot commit a run that
+	// another worker may be ingesting.
+	Fence func(ctx context.Context) error
 }
 
 // Beginner is a store whose BeginRun returns its own concrete writer type.

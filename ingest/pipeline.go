@@ -100,6 +100,12 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		d.stageDone(s.name, stageStarted)
 	}
 	finish(sum, t, d)
+	if cfg.Fence != nil {
+		if err := cfg.Fence(ctx); err != nil {
+			err = fmt.Errorf("before commit: %w", err)
+			return abortRecorded(ctx, sum, t, d, start, stage, err), err
+		}
+	}
 	commitStarted := time.Now()
 	if err := w.Finish(ctx, sum, encodeRecords(stage.records), cfg.DryRun); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err

@@ -195,7 +195,7 @@ func (w *worker) loop(ctx context.Context) error {
 		}
 		w.o.Progress.Working(claim.Run)
 		began := w.o.Now()
-		out, sum := w.work(ctx, claim.Run)
+		out, sum := w.work(ctx, claim.Run, claim.Alive)
 		if ctx.Err() != nil {
 			// Interrupted: whatever the ingest did was rolled back, and the
 			// run goes back to the queue for the next worker.
@@ -218,7 +218,7 @@ func (w *worker) loop(ctx context.Context) error {
 
 // work settles one claimed run: skipped when the ledger shows it
 // ingested, else fetched and ingested.
-func (w *worker) work(ctx context.Context, run schema.BackfillRun) (schema.BackfillOutcome, *schema.Summary) {
+func (w *worker) work(ctx context.Context, run schema.BackfillRun, fence func(context.Context) error) (schema.BackfillOutcome, *schema.Summary) {
 	failed := func(format string, a ...any) schema.BackfillOutcome {
 		return schema.BackfillOutcome{State: schema.BackfillFailed, Attempt: run.Attempt, Detail: fmt.Sprintf(format, a...)}
 	}
@@ -254,6 +254,7 @@ func (w *worker) work(ctx context.Context, run schema.BackfillRun) (schema.Backf
 	if f.Configure != nil {
 		f.Configure(&cfg)
 	}
+	cfg.Fence = fence
 	sum, err := w.ing(ctx, cfg, f.Dir)
 	if sum != nil && sum.Run.SourceRunAttempt != 0 {
 		attempt = sum.Run.SourceRunAttempt

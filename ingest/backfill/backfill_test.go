@@ -430,3 +430,44 @@ type cancelOnStart struct {
 }
 
 func (c *cancelOnStart) Start(schema.BackfillPass, schema.BackfillCounts) { c.cancel() }
+
+// TestRunLostClaimDoesNotCommit: a worker whose claim dies while it
+// ingests (its session terminated, as an idle timeout or a network cut
+// would) must not commit the run, since another worker may claim it: the
+// ingest is aborted before its commit, the worker stops, and the next
+// worker ingests the run once.
+func TestRunLostClaimDoesNotCommit(t *testing.T) {
+	e := newEnv(t)
+	e.threeTrees()
+	realIngest := e.ingest
+	killed := false
+	e.ingest = func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
+		if !killed {
+			killed = true
+			// Every other session of the database idle in a transaction is
+			// the worker's claim.
+			var n int
+			require.NoError(t, e.st.Pool().QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+				WHERE datname = current_database() AND state = 'idle in transaction' AND pid <> pg_backend_pid()`).Scan(&n))
+			require.Equal(t, 1, n, "one claim is held")
+		}
+		return realIngest(ctx, cfg, dir)
+	}
+	_, err := e.run(context.Background(), false, nil, nil)
+	require.Error(t, err, "the worker stops: it cannot record the outcome of a claim it lost")
+	for _, r := range e.ledger() {
+		require.Equal(t, "aborted", r.Status, "nothing was committed under the lost claim")
+	}
+	require.Len(t, e.ledger(), 1)
+
+	e.ingest = realIngest
+	res, _ := e.mustRun(false)
+	require.Equal(t, 3, res.Totals.Ingested, "the run of the lost claim is pending again")
+	var succeeded []int64
+	for _, r := range e.ledger() {
+		if r.Status == "succeeded" {
+			succeeded = append(succeeded, r.RunID)
+		}
+	}
+	require.Len(t, succeeded, 3)
+}

@@ -152,6 +152,16 @@ func (c *BackfillClaim) Settle(ctx context.Context, o schema.BackfillOutcome) er
 	return nil
 }
 
+// Alive checks that the claim still holds: its transaction answers. It
+// fails once the claim's connection or session is gone, when another
+// worker may have claimed the run.
+func (c *BackfillClaim) Alive(ctx context.Context) error {
+	if _, err := c.tx.Exec(ctx, qClaimAlive); err != nil {
+		return fmt.Errorf("the claim on run %d is lost: %w", c.Run.RunID, err)
+	}
+	return nil
+}
+
 // Release gives the run back to the queue untouched.
 func (c *BackfillClaim) Release(ctx context.Context) {
 	_ = c.tx.Rollback(context.WithoutCancel(ctx))

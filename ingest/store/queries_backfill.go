@@ -48,6 +48,9 @@ SELECT set_config('tcp_keepalives_idle', '60', true),
        set_config('tcp_keepalives_count', '6', true),
        set_config('idle_in_transaction_session_timeout', '0', true)`
 
+// qClaimAlive is the claiming transaction's sign of life.
+const qClaimAlive = `SELECT 1`
+
 const qSettleBackfillRun = `
 UPDATE backfill_runs SET
 	state = $3, run_attempt = coalesce(nullif($4, 0), run_attempt), ingest_id = nullif($5, 0),
