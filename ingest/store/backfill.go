@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/inferencex/ingest/schema"
 )
@@ -262,7 +263,7 @@ func (s *Store) LedgerHits(ctx context.Context, repo string, runIDs []int64, aft
 func (s *Store) RecentIngests(ctx context.Context, limit int, runID int64) ([]schema.IngestRecord, error) {
 	rows, err := s.pool.Query(ctx, qRecentIngests, limit, runID)
 	if err != nil {
-		return nil, fmt.Errorf("read the ledger: %w", err)
+		return nil, fmt.Errorf("read the ledger: %w", schemaHint(err))
 	}
 	defer rows.Close()
 	var out []schema.IngestRecord
@@ -300,7 +301,7 @@ func (s *Store) RecentIngests(ctx context.Context, limit int, runID int64) ([]sc
 func (s *Store) RecentBackfills(ctx context.Context, limit int) ([]schema.BackfillInfo, error) {
 	rows, err := s.pool.Query(ctx, qRecentBackfills, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read backfill passes: %w", err)
+		return nil, fmt.Errorf("read backfill passes: %w", schemaHint(err))
 	}
 	defer rows.Close()
 	var out []schema.BackfillInfo
@@ -322,4 +323,14 @@ func (s *Store) RecentBackfills(ctx context.Context, limit int) ([]schema.Backfi
 		return nil, fmt.Errorf("read backfill passes: %w", err)
 	}
 	return out, nil
+}
+
+// schemaHint says what to do when a table is missing: the database's
+// schema is older than the binary (read-only commands never migrate).
+func schemaHint(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
+		return fmt.Errorf("%w (the database schema is older than this binary: run `ingest migrate up`)", err)
+	}
+	return err
 }
