@@ -1,0 +1,106 @@
+package cli_test
+
+// Review findings on `ingest backfill` and `ingest status`: each test
+// states what the README promises and fails while the code breaks it.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/fixtures/generate"
+	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/store/pgtest"
+)
+
+// migratedBefore5 is a fresh database at migration 4: a production
+// database whose operator has not yet run the release that adds backfills.
+func migratedBefore5(t *testing.T) string {
+	t.Helper()
+	db := pgtest.New(t)
+	requireCode(t, cli.ExitOK, run(t, map[string]string{"DATABASE_URL": db}, "migrate", "down", "1"))
+	require.False(t, tableExists(t, db, "backfill_runs"), "the test starts before migration 5")
+	require.True(t, tableExists(t, db, "ingests"))
+	return db
+}
+
+// TestReviewStatusBeforeBackfillMigration: `ingest status` never migrates
+// (it is read-only), so it must read a ledger whose schema predates
+// migration 000005_backfill. It queries backfill_runs unconditionally and
+// fails with "relation backfill_runs does not exist".
+func TestReviewStatusBeforeBackfillMigration(t *testing.T) {
+	db := migratedBefore5(t)
+	dir, _ := genTree(t, generate.Options{Points: 3, Seed: 1, RunID: 28400000011})
+	vars := map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production", "INGEST_NO_MIGRATE": "1"}
+	r := run(t, vars, "load", "--no-migrate", dir)
+	requireCode(t, cli.ExitOK, r)
+	require.False(t, tableExists(t, db, "backfill_runs"))
+
+	for _, args := range [][]string{{"status"}, {"status", "--run-id", "28400000011"}, {"status", "--format", "json"}} {
+		r := run(t, map[string]string{"DATABASE_URL": db}, args...)
+		requireCode(t, cli.ExitOK, r)
+		require.Contains(t, r.stdout, "28400000011", "%v lists the ingest", args)
+	}
+}
+
+// TestReviewBackfillDryRunWritesNothing: "--dry-run … write nothing". The
+// dry run opens the store with openStore, which applies pending
+// migrations: on a database at migration 4 it creates the backfill tables.
+func TestReviewBackfillDryRunWritesNothing(t *testing.T) {
+	db := migratedBefore5(t)
+	trees := t.TempDir()
+	_, err := generate.Write(filepath.Join(trees, "a"), generate.Options{Points: 3, Seed: 1, RunID: 28400000021})
+	require.NoError(t, err)
+	r := run(t, map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo}, "backfill", "--from-dir", trees, "--dry-run")
+	require.Contains(t, r.stdout, "nothing was written", "%s", r)
+	require.False(t, tableExists(t, db, "backfill_runs"), "a dry run applied migration 5: it wrote to the database")
+	require.False(t, tableExists(t, db, "backfills"), "a dry run applied migration 5: it wrote to the database")
+}
+
+// TestReviewBackfillExitCodeWhenALookupFails: "Exit code: 0, or 3 when a
+// run failed". A run of --runs that GitHub does not know (404) is queued
+// as failed at listing time and listed among the failures, but the exit
+// code only looks at the runs this worker claimed: it is 0.
+func TestReviewBackfillExitCodeWhenALookupFails(t *testing.T) {
+	fake, ids := backfillFake(t)
+	db := pgtest.New(t)
+	runs := filepath.Join(t.TempDir(), "runs.txt")
+	const unknown int64 = 31999999999
+	require.NoError(t, os.WriteFile(runs, []byte(fmt.Sprintf("%d\n%d\n", ids[0], unknown)), 0o644))
+	vars := runVars(fake, db, t.TempDir())
+	r := run(t, vars, "backfill", "--runs", runs)
+	require.Contains(t, r.stdout, fmt.Sprintf("run %d attempt 0: look up the run:", unknown), "%s", r)
+	require.Contains(t, r.stdout, "1 ingested, 0 skipped, 1 failed", "%s", r)
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+}
+
+// TestReviewBackfillFromDirTreeWithoutListing: "A run is skipped when the
+// ledger holds an ingest of its latest attempt", and "a run is never
+// ingested twice by one pass: the claim re-checks the ledger". A
+// --from-dir tree named by its run id without artifacts.json is queued
+// with attempt 0; the ledger check is skipped for attempt 0 (ingested()
+// returns nil), so every later pass ingests it again, and a worker killed
+// between the ingest's commit and the claim's commit would re-ingest it in
+// the same pass.
+func TestReviewBackfillFromDirTreeWithoutListing(t *testing.T) {
+	db := pgtest.New(t)
+	trees := t.TempDir()
+	const id int64 = 28400000031
+	_, err := generate.Write(filepath.Join(trees, strconv.FormatInt(id, 10)), generate.Options{Points: 3, Seed: 1, RunID: id, NoListing: true})
+	require.NoError(t, err)
+	vars := map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production"}
+
+	r := run(t, vars, "backfill", "--from-dir", trees)
+	requireCode(t, cli.ExitOK, r)
+	require.Equal(t, []int64{id}, queryInt64s(t, db, `SELECT github_run_id FROM ingests`))
+
+	// The same command again: a new pass, and the ledger holds the run.
+	r = run(t, vars, "backfill", "--from-dir", trees)
+	requireCode(t, cli.ExitOK, r)
+	require.Equal(t, []int64{id}, queryInt64s(t, db, `SELECT github_run_id FROM ingests`),
+		"the run was ingested a second time although the ledger holds it\n%s", r)
+}
