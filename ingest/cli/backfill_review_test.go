@@ -104,3 +104,22 @@ func TestReviewBackfillFromDirTreeWithoutListing(t *testing.T) {
 	require.Equal(t, []int64{id}, queryInt64s(t, db, `SELECT github_run_id FROM ingests`),
 		"the run was ingested a second time although the ledger holds it\n%s", r)
 }
+
+// TestReviewBackfillFromDirEmptyNumericDirectory: --from-dir takes "each
+// subdirectory a tree as `ingest load` reads it"; a directory that is not
+// a run tree should be left out. An empty directory whose name happens to
+// be a number (a year, a PR number, a stray mkdir) is queued as that run
+// and ingested: the ledger and workflow_runs gain a run GitHub never had.
+func TestReviewBackfillFromDirEmptyNumericDirectory(t *testing.T) {
+	db := pgtest.New(t)
+	trees := t.TempDir()
+	_, err := generate.Write(filepath.Join(trees, "a"), generate.Options{Points: 3, Seed: 1, RunID: 28400000051})
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(filepath.Join(trees, "2026"), 0o755))
+	vars := map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production"}
+	r := run(t, vars, "backfill", "--from-dir", trees)
+	ledger := queryInt64s(t, db, `SELECT github_run_id FROM ingests ORDER BY id`)
+	runs := queryInt64s(t, db, `SELECT github_run_id FROM workflow_runs ORDER BY 1`)
+	require.Equal(t, []int64{28400000051}, runs, "workflow_runs (ledger %v)\n%s", ledger, r)
+	require.Equal(t, []int64{28400000051}, ledger, "%s", r)
+}
