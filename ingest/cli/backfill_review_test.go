@@ -123,3 +123,41 @@ func TestReviewBackfillFromDirEmptyNumericDirectory(t *testing.T) {
 	require.Equal(t, []int64{28400000051}, runs, "workflow_runs (ledger %v)\n%s", ledger, r)
 	require.Equal(t, []int64{28400000051}, ledger, "%s", r)
 }
+
+// TestReviewBackfillDryRunMatchesTheOpenPass: --dry-run should "print each
+// run with what would be done". Plan ignores the open pass: a run that
+// failed in it is shown as "ingest", but the command joins the open pass,
+// where "a run settled in it is never worked on again", and leaves it
+// alone.
+func TestReviewBackfillDryRunMatchesTheOpenPass(t *testing.T) {
+	db := pgtest.New(t)
+	trees := t.TempDir()
+	ids := []int64{28400000061, 28400000062, 28400000063}
+	for i, id := range ids[:2] {
+		_, err := generate.Write(filepath.Join(trees, strconv.FormatInt(id, 10)), generate.Options{Points: 3, Seed: int64(i + 1), RunID: id})
+		require.NoError(t, err)
+	}
+	// The second run's reuse metadata is unreadable: its ingest aborts.
+	bad := filepath.Join(trees, strconv.FormatInt(ids[1], 10), "reused-ingest-metadata")
+	require.NoError(t, os.MkdirAll(bad, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bad, "reuse_source_run.json"), []byte("{"), 0o644))
+	vars := map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production"}
+	r := run(t, vars, "backfill", "--from-dir", trees)
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+	require.Contains(t, r.stdout, "1 ingested, 0 skipped, 1 failed, 0 pending: finished.", "%s", r)
+
+	// A third run arrives, and a worker of a second pass dies holding it:
+	// the pass stays open with the third run pending.
+	_, err := generate.Write(filepath.Join(trees, strconv.FormatInt(ids[2], 10)), generate.Options{Points: 3, Seed: 3, RunID: ids[2]})
+	require.NoError(t, err)
+	require.NoError(t, queryRow(t, db, `UPDATE backfills SET finished_at = NULL RETURNING true`, new(bool)))
+	require.NoError(t, queryRow(t, db, fmt.Sprintf(`INSERT INTO backfill_runs (backfill_id, github_run_id, run_attempt, tree)
+		VALUES (1, %d, 1, '%s') RETURNING true`, ids[2], filepath.Join(trees, strconv.FormatInt(ids[2], 10))), new(bool)))
+
+	dry := run(t, vars, "backfill", "--from-dir", trees, "--dry-run")
+	requireCode(t, cli.ExitOK, dry)
+	real := run(t, vars, "backfill", "--from-dir", trees)
+	require.Contains(t, real.stdout, "Backfill pass #1 ", "the command joined the open pass\n%s", real)
+	require.Contains(t, real.stdout, "It worked on 1 runs", "%s", real)
+	require.Contains(t, dry.stdout, "dry run: 1 of 3 runs would be ingested", "the dry run promised more than the command did\n%s", dry)
+}
