@@ -209,3 +209,49 @@ func TestReviewClaimSurvivesIdleInTransactionTimeout(t *testing.T) {
 	require.NoError(t, err, "the outcome of an ingest longer than idle_in_transaction_session_timeout could not be recorded")
 	require.Equal(t, 1, res.Totals.Ingested)
 }
+
+// TestReviewReingestWorkerListingPastTheEnd: "Start as many `ingest
+// backfill` processes with the same parameters as you like … PostgreSQL
+// shares the work", and --reingest ingests every run again "once per
+// backfill". A worker started with the others but whose listing ends after
+// they have finished the pass finds no active pass, begins a new one with
+// a new ledger mark, and ingests every run a second time.
+func TestReviewReingestWorkerListingPastTheEnd(t *testing.T) {
+	st := reviewStore(t, pgtest.New(t))
+	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	runs := []schema.BackfillRun{{RunID: 1, Attempt: 1, CreatedAt: base}, {RunID: 2, Attempt: 1, CreatedAt: base.Add(time.Hour)}}
+	params := backfill.Params{Repo: reviewRepo, Source: "review-late", Reingest: true}
+	ing := &reviewIngester{}
+	firstDone := make(chan struct{})
+	slow := &reviewSlowSource{reviewListSource: reviewListSource{runs: runs, dir: t.TempDir()}, wait: firstDone}
+
+	// Both workers start together; the second one's listing is slower.
+	var wg sync.WaitGroup
+	var errB error
+	wg.Go(func() {
+		_, errB = backfill.Run(t.Context(), backfill.Options{Params: params, Worker: "B", Log: zaptest.NewLogger(t)}, st, slow, ing.ingest)
+	})
+	resA, err := backfill.Run(t.Context(), backfill.Options{Params: params, Worker: "A", Log: zaptest.NewLogger(t)},
+		st, reviewListSource{runs: runs, dir: t.TempDir()}, ing.ingest)
+	require.NoError(t, err)
+	require.True(t, resA.Finished)
+	close(firstDone)
+	wg.Wait()
+	require.NoError(t, errB)
+	require.Len(t, ing.calls, len(runs), "two workers of one reingest backfill ingested each run %d times", len(ing.calls)/len(runs))
+}
+
+// reviewSlowSource lists once wait is closed.
+type reviewSlowSource struct {
+	reviewListSource
+	wait chan struct{}
+}
+
+func (s *reviewSlowSource) List(ctx context.Context) ([]schema.BackfillRun, error) {
+	select {
+	case <-s.wait:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.reviewListSource.List(ctx)
+}
