@@ -161,3 +161,30 @@ func TestReviewBackfillDryRunMatchesTheOpenPass(t *testing.T) {
 	require.Contains(t, real.stdout, "It worked on 1 runs", "%s", real)
 	require.Contains(t, dry.stdout, "dry run: 1 of 3 runs would be ingested", "the dry run promised more than the command did\n%s", dry)
 }
+
+// TestReviewBackfillFromDirMergeRunTree: a tree downloaded by hand from a
+// merge run that reused a sweep carries the merge run's artifacts.json and
+// reuse metadata naming the source run. The queue keys it by the merge run
+// (artifacts.json), the ingest records the source run (the reuse
+// metadata), so the ledger check of the next pass — by the merge run's id —
+// never finds it, and every later backfill of the directory ingests it
+// again.
+func TestReviewBackfillFromDirMergeRunTree(t *testing.T) {
+	db := pgtest.New(t)
+	trees := t.TempDir()
+	const source, merge int64 = 28400000071, 28400000072
+	tree := filepath.Join(trees, "merge-run")
+	_, err := generate.Write(tree, generate.Options{Points: 3, Seed: 1, RunID: merge})
+	require.NoError(t, err)
+	reuse := filepath.Join(tree, "reused-ingest-metadata")
+	require.NoError(t, os.MkdirAll(reuse, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(reuse, "reuse_source_run.json"), []byte(fmt.Sprintf(
+		`{"source_run_id": %d, "source_run_attempt": 1, "ingest_run_id": %d, "ingest_run_attempt": 1}`, source, merge)), 0o644))
+	vars := map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production"}
+
+	r := run(t, vars, "backfill", "--from-dir", trees)
+	require.Equal(t, []int64{source}, queryInt64s(t, db, `SELECT github_run_id FROM ingests`), "%s", r)
+	r = run(t, vars, "backfill", "--from-dir", trees)
+	require.Equal(t, []int64{source}, queryInt64s(t, db, `SELECT github_run_id FROM ingests`),
+		"the next backfill ingested the reused run again\n%s", r)
+}
