@@ -4,11 +4,14 @@ package cli_test
 // states what the README promises and fails while the code breaks it.
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -187,4 +190,28 @@ func TestReviewBackfillFromDirMergeRunTree(t *testing.T) {
 	r = run(t, vars, "backfill", "--from-dir", trees)
 	require.Equal(t, []int64{source}, queryInt64s(t, db, `SELECT github_run_id FROM ingests`),
 		"the next backfill ingested the reused run again\n%s", r)
+}
+
+// TestReviewBackfillSmallPool: the claiming transaction holds one pooled
+// connection for the whole ingest. With a pool of one (pool_max_conns=1 in
+// DATABASE_URL), with which `ingest load` works, the ingest waits for a
+// connection the claim never gives back: the backfill hangs.
+func TestReviewBackfillSmallPool(t *testing.T) {
+	db := pgtest.New(t)
+	small := db + "?pool_max_conns=1"
+	if strings.Contains(db, "?") {
+		small = db + "&pool_max_conns=1"
+	}
+	vars := map[string]string{"DATABASE_URL": small, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production"}
+	one, _ := genTree(t, generate.Options{Points: 3, Seed: 2, RunID: 28400000082})
+	requireCode(t, cli.ExitOK, run(t, vars, "load", one))
+
+	trees := t.TempDir()
+	_, err := generate.Write(filepath.Join(trees, "a"), generate.Options{Points: 3, Seed: 1, RunID: 28400000081})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	r := runCtx(ctx, vars, "backfill", "--from-dir", trees)
+	require.NoError(t, ctx.Err(), "the backfill hung with a pool of one connection\n%s", r)
+	requireCode(t, cli.ExitOK, r)
 }
