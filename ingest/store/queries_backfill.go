@@ -39,11 +39,14 @@ LIMIT 1
 FOR UPDATE SKIP LOCKED`
 
 // qClaimKeepalive makes the server notice a claiming worker whose machine
-// vanished within about two minutes, releasing its claim.
+// vanished within about two minutes, releasing its claim; and keeps a
+// server's idle_in_transaction_session_timeout from ending a claim that
+// is idle by design while the run is fetched and ingested.
 const qClaimKeepalive = `
 SELECT set_config('tcp_keepalives_idle', '60', true),
        set_config('tcp_keepalives_interval', '10', true),
-       set_config('tcp_keepalives_count', '6', true)`
+       set_config('tcp_keepalives_count', '6', true),
+       set_config('idle_in_transaction_session_timeout', '0', true)`
 
 const qSettleBackfillRun = `
 UPDATE backfill_runs SET
