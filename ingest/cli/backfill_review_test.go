@@ -215,3 +215,19 @@ func TestReviewBackfillSmallPool(t *testing.T) {
 	require.NoError(t, ctx.Err(), "the backfill hung with a pool of one connection\n%s", r)
 	requireCode(t, cli.ExitOK, r)
 }
+
+// TestReviewBackfillFromDirSymlinkedTree: a directory of run trees put
+// together with symbolic links (ln -s ~/.cache/ingest/…/runs/N) is a
+// natural way to choose runs for --from-dir. DirSource.List keeps only
+// entries whose DirEntry is a directory, which a symbolic link is not: the
+// trees are skipped without a word and the backfill "finishes" with 0 runs.
+func TestReviewBackfillFromDirSymlinkedTree(t *testing.T) {
+	db := pgtest.New(t)
+	tree, _ := genTree(t, generate.Options{Points: 3, Seed: 1, RunID: 28400000091})
+	trees := t.TempDir()
+	require.NoError(t, os.Symlink(tree, filepath.Join(trees, "28400000091")))
+	r := run(t, map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production"},
+		"backfill", "--from-dir", trees)
+	requireCode(t, cli.ExitOK, r)
+	require.Equal(t, []int64{28400000091}, queryInt64s(t, db, `SELECT github_run_id FROM ingests`), "%s", r)
+}
