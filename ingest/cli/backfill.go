@@ -171,6 +171,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 		name = fmt.Sprintf("%s:%d", host, os.Getpid())
 	}
 
+	*common.noMigrate = *common.noMigrate || *dryRun // a dry run writes nothing, not even a migration
 	st, err := openStore(ctx, common, log)
 	if err != nil {
 		return fail(env, "%v", err)
@@ -222,7 +223,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	case res.Interrupted:
 		fmt.Fprintln(env.Stderr, "ingest backfill: interrupted; the run in progress was rolled back. Rerun the same command to resume.")
 		return ExitAborted
-	case res.Totals.Failed > 0 || res.Totals.WithFailures > 0:
+	case res.Totals.Failed > 0 || res.Totals.WithFailures > 0 || res.Queued[schema.BackfillFailed] > 0:
 		return ExitCompletedWithFailures
 	}
 	return ExitOK

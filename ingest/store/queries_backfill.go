@@ -53,7 +53,7 @@ const qClaimAlive = `SELECT 1`
 
 const qSettleBackfillRun = `
 UPDATE backfill_runs SET
-	state = $3, run_attempt = coalesce(nullif($4, 0), run_attempt), ingest_id = nullif($5, 0),
+	state = $3, run_attempt = coalesce(nullif($4, 0), run_attempt), ingest_id = nullif($5::bigint, 0),
 	ingest_status = nullif($6, ''), worker = nullif($7, ''), detail = nullif($8, ''),
 	duration_ms = $9, finished_at = now()
 WHERE backfill_id = $1 AND github_run_id = $2`
