@@ -156,13 +156,3 @@ func TestBackfillUsage(t *testing.T) {
 		require.Contains(t, r.stderr, tc.want, "%v", tc.args)
 	}
 }
-
-// TestStatusOnAnOlderSchema: a database migrated before the backfill
-// tables existed gets a hint, not a bare SQL error.
-func TestStatusOnAnOlderSchema(t *testing.T) {
-	db := pgtest.New(t)
-	requireCode(t, cli.ExitOK, run(t, map[string]string{"DATABASE_URL": db}, "migrate", "down", "1"))
-	r := run(t, map[string]string{"DATABASE_URL": db}, "status")
-	requireCode(t, cli.ExitAborted, r)
-	require.Contains(t, r.stderr, "the database schema is older than this binary: run `ingest migrate up`")
-}

@@ -49,7 +49,9 @@ func (s *Store) OpenBackfill(ctx context.Context, spec schema.BackfillSpec) (sch
 func (s *Store) ActiveBackfill(ctx context.Context, key string) (schema.BackfillPass, bool, error) {
 	p := schema.BackfillPass{Key: key}
 	err := s.pool.QueryRow(ctx, qActiveBackfill, key).Scan(&p.ID, &p.Repo, &p.Reingest, &p.StartedAt, &p.LedgerMark)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, pgx.ErrNoRows) || missingTable(err) {
+		// No pass, or a schema from before backfills (a dry run does not
+		// migrate): nothing is open.
 		return p, false, nil
 	}
 	if err != nil {
@@ -261,7 +263,13 @@ func (s *Store) LedgerHits(ctx context.Context, repo string, runIDs []int64, aft
 // RecentIngests lists up to limit ledger rows, newest first; only those of
 // one run when runID is set.
 func (s *Store) RecentIngests(ctx context.Context, limit int, runID int64) ([]schema.IngestRecord, error) {
-	rows, err := s.pool.Query(ctx, qRecentIngests, limit, runID)
+	query := qRecentIngests
+	if ok, err := s.hasBackfills(ctx); err != nil {
+		return nil, err
+	} else if !ok {
+		query = qRecentIngestsNoBackfills
+	}
+	rows, err := s.pool.Query(ctx, query, limit, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read the ledger: %w", schemaHint(err))
 	}
@@ -299,6 +307,9 @@ func (s *Store) RecentIngests(ctx context.Context, limit int, runID int64) ([]sc
 // RecentBackfills lists up to limit passes with their counts: unfinished
 // ones first, then the newest.
 func (s *Store) RecentBackfills(ctx context.Context, limit int) ([]schema.BackfillInfo, error) {
+	if ok, err := s.hasBackfills(ctx); err != nil || !ok {
+		return nil, err
+	}
 	rows, err := s.pool.Query(ctx, qRecentBackfills, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read backfill passes: %w", schemaHint(err))
@@ -325,11 +336,26 @@ func (s *Store) RecentBackfills(ctx context.Context, limit int) ([]schema.Backfi
 	return out, nil
 }
 
+// hasBackfills reports whether the schema has the backfill tables: a
+// read-only command on a database not yet migrated to 000005 still reads
+// the ledger.
+func (s *Store) hasBackfills(ctx context.Context) (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(ctx, qHasBackfills).Scan(&ok); err != nil {
+		return false, fmt.Errorf("read the schema: %w", err)
+	}
+	return ok, nil
+}
+
+func missingTable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "42P01"
+}
+
 // schemaHint says what to do when a table is missing: the database's
 // schema is older than the binary (read-only commands never migrate).
 func schemaHint(err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
+	if missingTable(err) {
 		return fmt.Errorf("%w (the database schema is older than this binary: run `ingest migrate up`)", err)
 	}
 	return err

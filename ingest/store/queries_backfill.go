@@ -103,6 +103,19 @@ WHERE ($2::bigint = 0 OR i.github_run_id = $2::bigint)
 ORDER BY i.id DESC
 LIMIT $1`
 
+// qRecentIngestsNoBackfills is qRecentIngests on a schema from before
+// migration 000005.
+const qRecentIngestsNoBackfills = `
+SELECT i.id, i.repo, i.github_run_id, i.run_attempt, coalesce(i.merge_run_id, 0), coalesce(i.merge_run_attempt, 0),
+       i.status, i.target, i.started_at, i.finished_at, coalesce(i.duration_ms, 0), coalesce(i.error, ''),
+       i.tool_version, i.summary, 0::bigint
+FROM ingests i
+WHERE ($2::bigint = 0 OR i.github_run_id = $2::bigint)
+ORDER BY i.id DESC
+LIMIT $1`
+
+const qHasBackfills = `SELECT to_regclass('backfill_runs') IS NOT NULL AND to_regclass('backfills') IS NOT NULL`
+
 // qRecentBackfills lists passes, unfinished first, then newest.
 const qRecentBackfills = `
 SELECT b.id, b.key, b.repo, b.reingest, b.ledger_mark, b.started_at, b.finished_at,
