@@ -114,7 +114,7 @@ func Run(ctx context.Context, o Options, q Queue, src Source, ing Ingester) (*Re
 		return nil, err
 	}
 	o.Progress.Start(res.Pass, counts)
-	w.startDone, w.began = counts.Done(), o.Now()
+	w.startWorked, w.began = counts.Worked, o.Now()
 	loopErr := w.loop(ctx)
 	// The closing reads must happen even when the context is cancelled.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -177,7 +177,7 @@ type worker struct {
 	pass      schema.BackfillPass
 	log       *zap.Logger
 	res       *Result
-	startDone int64
+	startWorked int64
 	began     time.Time
 }
 
@@ -232,6 +232,9 @@ func (w *worker) work(ctx context.Context, run schema.BackfillRun, fence func(co
 	f, err := w.src.Fetch(ctx, run)
 	if err != nil {
 		return failed("fetch: %v", err), nil
+	}
+	if f.Skip != "" {
+		return schema.BackfillOutcome{State: schema.BackfillSkipped, Attempt: f.Attempt, Detail: f.Skip}, nil
 	}
 	defer func() {
 		if f.Cleanup != nil {
@@ -291,9 +294,10 @@ func (w *worker) ingested(ctx context.Context, runID int64, attempt int) (*schem
 }
 
 // eta estimates the time left from the pace of the whole pass (every
-// worker) since this worker began.
+// worker) since this worker began: runs settled by a worker, not runs
+// queued already settled.
 func (w *worker) eta(c schema.BackfillCounts) time.Duration {
-	done := c.Done() - w.startDone
+	done := c.Worked - w.startWorked
 	if done <= 0 || c.Pending == 0 {
 		return 0
 	}

@@ -206,7 +206,7 @@ func TestRunIngestsEveryRunOnceOldestFirst(t *testing.T) {
 	require.True(t, res.Pass.Created)
 	require.Equal(t, 3, res.Listed, "a directory that names no run is left out")
 	require.Equal(t, map[schema.BackfillState]int64{schema.BackfillPending: 3}, res.Queued)
-	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 3}, res.Counts)
+	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 3, Worked: 3}, res.Counts)
 	require.True(t, res.Finished)
 	require.Empty(t, res.Failures)
 	require.Equal(t, 3, res.Totals.Ingested)
@@ -247,7 +247,7 @@ func TestRunFailedRunIsRetriedByTheNextPass(t *testing.T) {
 	rec := &recorder{}
 	res, err := e.run(context.Background(), false, rec, nil)
 	require.NoError(t, err, "a failed run does not fail the worker")
-	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 2, Failed: 1}, res.Counts)
+	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 2, Failed: 1, Worked: 3}, res.Counts)
 	require.True(t, res.Finished, "the pass finishes with the failed run")
 	require.Equal(t, 1, res.Totals.Failed)
 	require.Equal(t, []int64{runMid}, rec.runs(schema.BackfillFailed))
@@ -274,7 +274,7 @@ func TestRunFailedRunIsRetriedByTheNextPass(t *testing.T) {
 	require.NotEqual(t, res.Pass.ID, next.Pass.ID)
 	require.Equal(t, map[schema.BackfillState]int64{schema.BackfillPending: 1, schema.BackfillSkipped: 2}, next.Queued)
 	require.Equal(t, []int64{runMid}, rec.runs(schema.BackfillIngested))
-	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 1, Skipped: 2}, next.Counts)
+	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 1, Skipped: 2, Worked: 1}, next.Counts)
 	require.True(t, next.Finished)
 	require.Empty(t, next.Failures)
 	var ok []int64
@@ -302,7 +302,7 @@ func TestRunReingestsEachRunOnceAcrossAnInterruption(t *testing.T) {
 	require.True(t, res.Pass.Reingest)
 	require.False(t, res.Finished)
 	require.Equal(t, map[schema.BackfillState]int64{schema.BackfillPending: 3}, res.Queued, "a reingest queues runs the ledger holds")
-	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 1, Pending: 2}, res.Counts)
+	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 1, Pending: 2, Worked: 1}, res.Counts)
 	require.Equal(t, []int64{runOld}, rec.runs(schema.BackfillIngested))
 	var out strings.Builder
 	require.NoError(t, backfill.WriteResult(&out, res, "test"))
@@ -325,7 +325,7 @@ func TestRunReingestsEachRunOnceAcrossAnInterruption(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res2.Interrupted)
 	require.Equal(t, res.Pass.ID, res2.Pass.ID, "the worker joined the interrupted pass")
-	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 1, Pending: 2}, res2.Counts, "the run was given back")
+	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 1, Pending: 2, Worked: 1}, res2.Counts, "the run was given back")
 
 	// The rest of the pass: the run ingested before the death is skipped,
 	// the last one ingested.
@@ -335,7 +335,7 @@ func TestRunReingestsEachRunOnceAcrossAnInterruption(t *testing.T) {
 	require.Empty(t, res3.Queued, "every run was queued already")
 	require.Equal(t, []int64{runMid}, rec.runs(schema.BackfillSkipped))
 	require.Equal(t, []int64{runNew}, rec.runs(schema.BackfillIngested))
-	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 2, Skipped: 1}, res3.Counts)
+	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 2, Skipped: 1, Worked: 3}, res3.Counts)
 	require.True(t, res3.Finished)
 	require.Equal(t, succeeded(runOld, runMid, runNew, runOld, runMid, runNew), e.ledger(),
 		"the reingest ingested each run exactly once more, oldest first")
@@ -413,7 +413,7 @@ func TestRunSkipsATreeWithoutListingOnceIngested(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, "artifacts.json")))
 
 	first, _ := e.mustRun(false)
-	require.Equal(t, schema.BackfillCounts{Total: 1, Ingested: 1}, first.Counts)
+	require.Equal(t, schema.BackfillCounts{Total: 1, Ingested: 1, Worked: 1}, first.Counts)
 	require.Equal(t, succeeded(runOld), e.ledger(), "a tree without attempt is ingested as attempt 1")
 
 	next, rec := e.mustRun(false)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +43,10 @@ type Fetched struct {
 	Configure func(*ingest.Config)
 	// Cleanup removes what the fetch left behind (nil: nothing).
 	Cleanup func() error
+	// Skip, when set, says why the run is not to be ingested now (a
+	// re-run in progress): it is settled skipped, and a later pass
+	// ingests it.
+	Skip string
 }
 
 // RunFetcher is the GitHub client a GitHub source uses.
@@ -115,9 +120,26 @@ func (g *GitHubSource) List(ctx context.Context) ([]schema.BackfillRun, error) {
 
 // Fetch downloads the run as `ingest run` does, at its current attempt.
 func (g *GitHubSource) Fetch(ctx context.Context, run schema.BackfillRun) (*Fetched, error) {
-	res, err := g.Client.Fetch(ctx, github.Request{SourceRunID: run.RunID})
+	// A run re-run since it was listed may be in progress now: its
+	// listing still holds the previous attempt's artifacts, and an ingest
+	// would record the new attempt as done before it is.
+	now, err := g.Client.GetRun(ctx, run.RunID)
+	if err != nil {
+		return nil, fmt.Errorf("look up the run: %w", err)
+	}
+	if s := now.Meta.Status; s != "" && s != "completed" {
+		return &Fetched{Attempt: now.Meta.RunAttempt, Skip: fmt.Sprintf("attempt %d is %s, not completed", now.Meta.RunAttempt, s)}, nil
+	}
+	// The attempt must not change again before the download.
+	res, err := g.Client.Fetch(ctx, github.Request{SourceRunID: run.RunID, Attempt: now.Meta.RunAttempt})
 	if err != nil {
 		return nil, err
+	}
+	if s := res.Source.Meta.Status; s != "" && s != "completed" {
+		if !g.KeepDownloads {
+			_ = g.Client.Discard(res)
+		}
+		return &Fetched{Attempt: res.Source.Meta.RunAttempt, Skip: fmt.Sprintf("attempt %d is %s, not completed", res.Source.Meta.RunAttempt, s)}, nil
 	}
 	f := &Fetched{Dir: res.Dir, Attempt: res.Source.Meta.RunAttempt, Configure: func(cfg *ingest.Config) {
 		cfg.Run.SourceRunID = run.RunID
@@ -153,10 +175,17 @@ func (d *DirSource) List(ctx context.Context) ([]schema.BackfillRun, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		dir := filepath.Join(d.Dir, e.Name())
+		if !e.IsDir() {
+			// A link to a tree counts as the tree.
+			info, err := os.Stat(dir)
+			if e.Type()&fs.ModeSymlink == 0 || err != nil || !info.IsDir() {
+				continue
+			}
+		}
 		r, ok := d.describe(ctx, dir, e.Name())
 		if !ok {
 			continue
@@ -179,11 +208,15 @@ func (d *DirSource) List(ctx context.Context) ([]schema.BackfillRun, error) {
 	for _, id := range order {
 		out = append(out, byRun[id])
 	}
+	if len(out) == 0 {
+		d.Log.Warn("no run tree found", zap.String("dir", d.Dir))
+	}
 	return out, nil
 }
 
-// describe names the run of one tree; a directory that names no run is
-// reported and left out.
+// describe names the run of one tree as its ingest will record it (the
+// source run of a reused sweep's tree); a directory that holds no
+// artifact, or names no run, is reported and left out.
 func (d *DirSource) describe(ctx context.Context, dir, name string) (schema.BackfillRun, bool) {
 	r := schema.BackfillRun{Tree: dir}
 	tree, err := source.Open(ctx, dir, d.Log)
@@ -191,25 +224,36 @@ func (d *DirSource) describe(ctx context.Context, dir, name string) (schema.Back
 		d.Log.Warn("not a run tree: left out", zap.String("dir", dir), zap.Error(err))
 		return r, false
 	}
-	m := tree.Run
-	tree.Close()
-	r.RunID, r.Attempt, r.CreatedAt = m.RunID, treeAttempt(m), m.CreatedAt
-	if r.RunID == 0 {
-		// The cache names a reused run's tree SOURCE-merge-MERGE.
+	defer tree.Close()
+	if len(tree.Artifacts) == 0 {
+		d.Log.Warn("a directory without artifacts: left out", zap.String("dir", dir))
+		return r, false
+	}
+	r.CreatedAt = tree.Run.CreatedAt
+	id, attempt, err := ingest.TreeRun(tree)
+	switch {
+	case err == nil:
+		r.RunID, r.Attempt = id, attempt
+	case tree.Run.RunID != 0:
+		// Contradictory metadata: queued under artifacts.json's run, its
+		// ingest fails and says why.
+		r.RunID, r.Attempt = tree.Run.RunID, treeAttempt(tree.Run)
+	default:
+		// No artifacts.json run: the cache names a reused run's tree
+		// SOURCE-merge-MERGE.
 		idText, _, _ := strings.Cut(name, "-merge-")
-		id, err := strconv.ParseInt(idText, 10, 64)
-		if err != nil || id <= 0 {
+		id, perr := strconv.ParseInt(idText, 10, 64)
+		if perr != nil || id <= 0 {
 			d.Log.Warn("a directory without artifacts.json whose name is not a run id: left out", zap.String("dir", dir))
 			return r, false
 		}
-		r.RunID = id
+		r.RunID, r.Attempt = id, 1
 	}
 	return r, true
 }
 
-// treeAttempt is the attempt an ingest of the tree records: its
-// artifacts.json's, else 1 (the ingest's default). Reuse metadata can name
-// another attempt; the ingest's summary corrects the queue then.
+// treeAttempt is the attempt artifacts.json gives, else 1 (the ingest's
+// default).
 func treeAttempt(m schema.RunMeta) int {
 	if m.RunAttempt == 0 {
 		return 1
@@ -231,6 +275,9 @@ func (d *DirSource) Fetch(ctx context.Context, run schema.BackfillRun) (*Fetched
 		return nil, fmt.Errorf("run %d: %w", run.RunID, err)
 	}
 	attempt := treeAttempt(tree.Run)
+	if _, a, err := ingest.TreeRun(tree); err == nil {
+		attempt = a
+	}
 	tree.Close()
 	return &Fetched{Dir: run.Tree, Attempt: attempt, Configure: func(cfg *ingest.Config) {
 		cfg.Run.SourceRunID = run.RunID

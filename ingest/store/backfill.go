@@ -173,7 +173,7 @@ func (c *BackfillClaim) Release(ctx context.Context) {
 // BackfillCounts counts the runs of a pass by state.
 func (s *Store) BackfillCounts(ctx context.Context, passID int64) (schema.BackfillCounts, error) {
 	var c schema.BackfillCounts
-	err := s.pool.QueryRow(ctx, qBackfillCounts, passID).Scan(&c.Total, &c.Pending, &c.Ingested, &c.Skipped, &c.Failed)
+	err := s.pool.QueryRow(ctx, qBackfillCounts, passID).Scan(&c.Total, &c.Pending, &c.Ingested, &c.Skipped, &c.Failed, &c.Worked)
 	if err != nil {
 		return c, fmt.Errorf("count backfill pass %d: %w", passID, err)
 	}
@@ -321,7 +321,7 @@ func (s *Store) RecentBackfills(ctx context.Context, limit int) ([]schema.Backfi
 		var finished *time.Time
 		c := &b.Counts
 		if err := rows.Scan(&b.Pass.ID, &b.Pass.Key, &b.Pass.Repo, &b.Pass.Reingest, &b.Pass.LedgerMark, &b.Pass.StartedAt, &finished,
-			&c.Total, &c.Pending, &c.Ingested, &c.Skipped, &c.Failed); err != nil {
+			&c.Total, &c.Pending, &c.Ingested, &c.Skipped, &c.Failed, &c.Worked); err != nil {
 			return nil, fmt.Errorf("read backfill passes: %w", err)
 		}
 		b.Pass.StartedAt = b.Pass.StartedAt.UTC()

@@ -176,7 +176,7 @@ func TestEnqueueBackfillKeepsSettledRuns(t *testing.T) {
 
 	counts, err := st.BackfillCounts(ctx, p.ID)
 	require.NoError(t, err)
-	require.Equal(t, schema.BackfillCounts{Total: 4, Pending: 1, Ingested: 1, Skipped: 1, Failed: 1}, counts)
+	require.Equal(t, schema.BackfillCounts{Total: 4, Pending: 1, Ingested: 1, Skipped: 1, Failed: 1, Worked: 1}, counts)
 	require.EqualValues(t, 3, counts.Done())
 
 	settled, err := st.BackfillSettled(ctx, p.ID, schema.BackfillSkipped, schema.BackfillFailed)
@@ -294,7 +294,7 @@ func TestClaimOfATerminatedConnectionIsReleased(t *testing.T) {
 	settle(t, next, schema.BackfillIngested)
 	counts, err := other.BackfillCounts(ctx, p.ID)
 	require.NoError(t, err)
-	require.Equal(t, schema.BackfillCounts{Total: 1, Ingested: 1}, counts)
+	require.Equal(t, schema.BackfillCounts{Total: 1, Ingested: 1, Worked: 1}, counts)
 }
 
 func TestSettleRecordsTheOutcome(t *testing.T) {
