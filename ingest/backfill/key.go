@@ -21,7 +21,11 @@ type Params struct {
 	// RunsFile is the digest of the sorted run ids of a --runs file.
 	RunsFile string `json:"runsFile,omitempty"`
 	// Dir is the absolute directory of a --from-dir backfill.
-	Dir      string `json:"dir,omitempty"`
+	Dir string `json:"dir,omitempty"`
+	// Mapping is a digest of the alias-table and run-override extension
+	// files: after a mapping change, a backfill is a new pass, not the
+	// resumption of one that settled runs under the old mapping.
+	Mapping  string `json:"mapping,omitempty"`
 	Reingest bool   `json:"reingest"`
 }
 

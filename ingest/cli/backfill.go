@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -62,7 +64,11 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	if _, _, err := github.SplitRepo(repo.String()); err != nil {
 		return usageErr("--repo (or INGEST_REPO) is required as OWNER/NAME: %v", err)
 	}
-	p := backfill.Params{Repo: repo.String(), Reingest: *reingest}
+	mapping, err := filesDigest(catalogFiles.String(), overrideFiles.String())
+	if err != nil {
+		return usageErr("--catalog/--overrides: %v", err)
+	}
+	p := backfill.Params{Repo: repo.String(), Reingest: *reingest, Mapping: mapping}
 	filtered := workflow.String() != "" || since.String() != "" || until.String() != "" || given(fs, "branch")
 	var src backfill.Source
 	var gh *github.Client
@@ -238,4 +244,29 @@ func given(fs *flag.FlagSet, name string) bool {
 		}
 	})
 	return found
+}
+
+// filesDigest is a digest of the contents of the comma-separated files of
+// each list ("" when there are none).
+func filesDigest(lists ...string) (string, error) {
+	h := sha256.New()
+	any := false
+	for i, list := range lists {
+		for _, p := range strings.Split(list, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return "", err
+			}
+			any = true
+			sum := sha256.Sum256(data)
+			fmt.Fprintf(h, "%d:%x\n", i, sum)
+		}
+	}
+	if !any {
+		return "", nil
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), nil
 }
