@@ -90,8 +90,8 @@ func (g *GitHubSource) List(ctx context.Context) ([]schema.BackfillRun, error) {
 	var mu sync.Mutex
 	var fatal error
 	for i, id := range g.RunIDs {
+		sem <- struct{}{} // at most `lookups` goroutines, however long the list
 		wg.Go(func() {
-			sem <- struct{}{}
 			defer func() { <-sem }()
 			r := schema.BackfillRun{RunID: id}
 			run, err := g.Client.GetRun(ctx, id)
