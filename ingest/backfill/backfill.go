@@ -170,15 +170,15 @@ func alreadyIngested(h schema.LedgerHit) string {
 }
 
 type worker struct {
-	o         Options
-	q         Queue
-	src       Source
-	ing       Ingester
-	pass      schema.BackfillPass
-	log       *zap.Logger
-	res       *Result
+	o           Options
+	q           Queue
+	src         Source
+	ing         Ingester
+	pass        schema.BackfillPass
+	log         *zap.Logger
+	res         *Result
 	startWorked int64
-	began     time.Time
+	began       time.Time
 }
 
 func (w *worker) loop(ctx context.Context) error {
