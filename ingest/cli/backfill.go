@@ -229,7 +229,9 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	case res.Interrupted:
 		fmt.Fprintln(env.Stderr, "ingest backfill: interrupted; the run in progress was rolled back. Rerun the same command to resume.")
 		return ExitAborted
-	case res.Totals.Failed > 0 || res.Totals.WithFailures > 0 || res.Queued[schema.BackfillFailed] > 0:
+	case res.Counts.Failed > 0 || res.Totals.Failed > 0 || res.Totals.WithFailures > 0 || res.Queued[schema.BackfillFailed] > 0:
+		// The pass's failed runs, whichever worker settled them: a worker
+		// that resumes a pass with failures must not report success.
 		return ExitCompletedWithFailures
 	}
 	return ExitOK
