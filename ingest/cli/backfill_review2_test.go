@@ -54,3 +54,31 @@ func TestReview2BackfillExitCodeResumedPassWithFailures(t *testing.T) {
 	require.Contains(t, again.stdout, "1 failed", "the result lists the pass's failed run\n%s", again)
 	requireCode(t, cli.ExitCompletedWithFailures, again)
 }
+
+// TestReview2BackfillExpiredArtifactsFailForever: the README's own use
+// case is "to load a year of sweeps", but GitHub keeps artifacts 90 days
+// by default. A completed run whose artifacts have all expired (or a run
+// cancelled before it uploaded any) can never be ingested, yet it is
+// settled `failed` ("no unexpired artifacts found"), the command exits 3,
+// and every later pass — "failed runs are tried again" — looks it up,
+// lists its artifacts and fails it again: a backfill over any window
+// older than the retention never exits 0, and its real failures drown in
+// permanent ones. Such a run should be settled as skipped (not
+// retryable) with its reason.
+func TestReview2BackfillExpiredArtifactsFailForever(t *testing.T) {
+	fake, ids := backfillFake(t)
+	db := pgtest.New(t)
+	expired := ids[0]
+	fake.SetExpired(expired, "", true)
+	runs := filepath.Join(t.TempDir(), "runs.txt")
+	require.NoError(t, os.WriteFile(runs, []byte(fmt.Sprintf("%d\n%d\n", ids[0], ids[1])), 0o644))
+	vars := runVars(fake, db, t.TempDir())
+
+	r := run(t, vars, "backfill", "--runs", runs)
+	require.Contains(t, r.stdout, "1 ingested", "%s", r)
+	require.Contains(t, r.stdout, "no unexpired artifacts", "the expired run is reported with its reason\n%s", r)
+	var state string
+	require.NoError(t, queryRow(t, db, fmt.Sprintf(`SELECT state FROM backfill_runs WHERE github_run_id = %d`, expired), &state))
+	require.Equal(t, "skipped", state, "a run whose artifacts expired is not a retryable failure\n%s", r)
+	requireCode(t, cli.ExitOK, r)
+}
