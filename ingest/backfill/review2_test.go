@@ -16,6 +16,7 @@ import (
 
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest"
+	"github.com/inferencex/ingest/ingest/backfill"
 	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/overrides"
@@ -122,4 +123,45 @@ func TestReview2FromDirReusedTreeOfAnIngestedSourceRun(t *testing.T) {
 		require.Contains(t, e.mergeRunsInLedger(), mergeRun,
 			"the merge run's tree was settled %v as if its ingest were done", rec.settled)
 	})
+}
+
+// review2StartProgress is a reviewProgress that runs a hook once the runs
+// are queued, before the first claim.
+type review2StartProgress struct {
+	reviewProgress
+	start func()
+}
+
+func (p *review2StartProgress) Start(schema.BackfillPass, schema.BackfillCounts) { p.start() }
+
+// TestReview2ETACountsClaimTimeSkips: the fix counts "runs settled by a
+// worker, not runs queued already settled" — but a run a worker settles
+// at its claim, because the ledger shows it ingested meanwhile (by CI's
+// `ingest run`, by an overlapping pass of other parameters, or by a
+// worker whose claim was lost after its commit), takes a ledger read, not
+// an ingest. Ten such runs and one ingest of a minute make the pace 11
+// runs a minute: with one run left (a minute's work) the ETA shown is
+// about five seconds.
+func TestReview2ETACountsClaimTimeSkips(t *testing.T) {
+	e := newEnv(t)
+	clock := &reviewClock{now: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	var runs []schema.BackfillRun
+	for i := range 12 {
+		runs = append(runs, schema.BackfillRun{RunID: int64(1 + i), Attempt: 1, CreatedAt: base.Add(time.Duration(i) * time.Hour)})
+	}
+	prog := &review2StartProgress{start: func() {
+		// Queued pending; the ten oldest are then ingested elsewhere.
+		for i := range 10 {
+			e.addLedger(testRepo, int64(1+i), 1, schema.StatusSucceeded)
+		}
+	}}
+	ing := &reviewIngester{before: func(context.Context, int) { clock.advance(time.Minute) }}
+	res, err := backfill.Run(t.Context(), backfill.Options{Params: backfill.Params{Repo: testRepo, Source: "review2-eta"},
+		Worker: "review2", Progress: prog, Log: e.log, Now: clock.Now}, e.st, reviewListSource{dir: t.TempDir(), runs: runs}, ing.ingest)
+	require.NoError(t, err)
+	require.Equal(t, 10, res.Totals.Skipped, "the ten runs are skipped at their claim")
+	require.Len(t, ing.calls, 2)
+	require.Len(t, prog.etas, 12)
+	require.GreaterOrEqual(t, prog.etas[10], 30*time.Second,
+		"one run left at a minute a run: the ETA after the first ingest is %s", prog.etas[10])
 }
