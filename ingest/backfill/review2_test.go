@@ -165,3 +165,43 @@ func TestReview2ETACountsClaimTimeSkips(t *testing.T) {
 	require.GreaterOrEqual(t, prog.etas[10], 30*time.Second,
 		"one run left at a minute a run: the ETA after the first ingest is %s", prog.etas[10])
 }
+
+// TestReview2LostClaimAbortAfterAnotherWorkersIngest: a worker whose claim
+// is lost while it downloads (before its ingest takes the run's lock) is
+// overtaken: another worker claims the run, ingests and commits it. The
+// first worker then ingests the run anyway (every row a duplicate), its
+// Fence fails, and its abort is recorded in the ledger — after the other
+// worker's success. The newest ledger row of a fully ingested run now says
+// "aborted, nothing written", and that is what `ingest report --run-id`
+// (LatestSummary) and the top of `ingest status` show for it. A Fence
+// failure is the backfill's own coordination, not an outcome of the run:
+// it should abort without a ledger row (or the worker should re-check the
+// ledger under the run's lock before ingesting).
+func TestReview2LostClaimAbortAfterAnotherWorkersIngest(t *testing.T) {
+	e := newEnv(t)
+	e.tree(runOld, 1, 0)
+	realIngest := e.ingest
+	overtaken := false
+	e.ingest = func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
+		if !overtaken {
+			overtaken = true
+			var n int
+			require.NoError(t, e.st.Pool().QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+				WHERE datname = current_database() AND state = 'idle in transaction' AND pid <> pg_backend_pid()`).Scan(&n))
+			require.Equal(t, 1, n, "one claim is held")
+			// A second worker of the pass takes the run over meanwhile.
+			e.ingest = realIngest
+			res, err := e.run(context.Background(), false, nil, nil)
+			require.NoError(t, err)
+			require.Equal(t, 1, res.Totals.Ingested, "the second worker ingests the run")
+		}
+		return realIngest(ctx, cfg, dir)
+	}
+	_, err := e.run(context.Background(), false, nil, nil)
+	require.Error(t, err, "the first worker cannot record the outcome of a claim it lost")
+	require.Equal(t, succeeded(runOld)[0], e.ledger()[0], "the second worker's ingest is in the ledger")
+	sum, err := e.st.LatestSummary(context.Background(), runOld, 0)
+	require.NoError(t, err)
+	require.Equal(t, schema.StatusSucceeded, sum.Status,
+		"the newest summary of an ingested run is an abort: %s (ledger %v)", sum.AbortReason, e.ledger())
+}
