@@ -205,3 +205,23 @@ func TestReview2LostClaimAbortAfterAnotherWorkersIngest(t *testing.T) {
 	require.Equal(t, schema.StatusSucceeded, sum.Status,
 		"the newest summary of an ingested run is an abort: %s (ledger %v)", sum.AbortReason, e.ledger())
 }
+
+// TestReview2FromDirMergeNamedTreeWithoutMetadata: a tree named
+// SOURCE-merge-MERGE (the cache's name of a reused sweep's tree) that has
+// neither artifacts.json nor reuse metadata is queued under SOURCE from
+// its name — and ingested as SOURCE's own run: the ledger records merge
+// run SOURCE, and the tree's changelog (the merge run's) is attributed to
+// the source run. The name says which merge run it is: the tree should be
+// ingested with that merge run, or left out with a warning like the other
+// trees that name no run clearly.
+func TestReview2FromDirMergeNamedTreeWithoutMetadata(t *testing.T) {
+	const mergeRun = int64(30000000900)
+	e := newEnv(t)
+	dir := filepath.Join(e.root, fmt.Sprintf("%d-merge-%d", runOld, mergeRun))
+	_, err := generate.Write(dir, generate.Options{Points: 4, RunID: runOld, Attempt: 1, Seed: 7, NoListing: true})
+	require.NoError(t, err)
+	e.mustRun(false)
+	for _, m := range e.mergeRunsInLedger() {
+		require.NotEqual(t, runOld, m, "the reused sweep's tree was ingested as the source run's own run")
+	}
+}
