@@ -75,11 +75,12 @@ type Config struct {
 	ToolVersion string
 	// IngestRunURL links the workflow run doing the ingest, when known.
 	IngestRunURL string
-	// Fence, when set, is called just before the run's transaction
-	// commits; an error aborts the ingest and nothing is written. A
-	// backfill worker checks there that it still holds its claim on the
-	// run, so that a worker whose claim was lost cannot commit a run that
-	// another worker may be ingesting.
+	// Fence, when set, is called once the run's lock is held and again
+	// just before the run's transaction commits; an error aborts the
+	// ingest, nothing is written and no ledger row is recorded. A backfill
+	// worker checks there that it still holds its claim on the run, so
+	// that a worker whose claim was lost neither redoes nor commits a run
+	// another worker may have ingested.
 	Fence func(ctx context.Context) error
 }
 

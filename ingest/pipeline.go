@@ -39,6 +39,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	if reason, purged := d.Overrides.RunPurged(start.Run.SourceRunID, start.Run.SourceRunAttempt); purged {
 		t.note(fmt.Sprintf("run %d attempt %d is purged by the run overrides (%s): nothing was written",
 			start.Run.SourceRunID, start.Run.SourceRunAttempt, reason))
+		sum.Details.PurgedRun = true
 		return finish(sum, t, d), nil
 	}
 	if c, ok := d.Overrides.Conclusion(start.Run.SourceRunID); ok {
@@ -70,6 +71,11 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abortRecorded(ctx, sum, t, d, start, stage, err), err
 	}
 	defer w.Rollback(ctx)
+	// A caller that may have lost its right to write the run (a backfill
+	// worker's claim) stops before the work, once it holds the run's lock.
+	if err := fence(ctx, cfg); err != nil {
+		return abort(sum, t, d, err), err
+	}
 
 	stagingStarted := time.Now()
 	if err := stageBenchmarks(ctx, w, stage, p, log); err != nil {
@@ -100,11 +106,8 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		d.stageDone(s.name, stageStarted)
 	}
 	finish(sum, t, d)
-	if cfg.Fence != nil {
-		if err := cfg.Fence(ctx); err != nil {
-			err = fmt.Errorf("before commit: %w", err)
-			return abortRecorded(ctx, sum, t, d, start, stage, err), err
-		}
+	if err := fence(ctx, cfg); err != nil {
+		return abort(sum, t, d, err), err
 	}
 	commitStarted := time.Now()
 	if err := w.Finish(ctx, sum, encodeRecords(stage.records), cfg.DryRun); err != nil {
@@ -161,6 +164,28 @@ func applyResult(sum *schema.Summary, r schema.ApplyResult) {
 	sum.Details.ConfigsNew += r.ConfigsNew
 	sum.Details.AvailabilityNew += r.AvailabilityNew
 	sum.Details.RunStatsRows += r.RunStatsNew + r.RunStatsDuplicate
+}
+
+// fenceTimeout bounds the fence: a claim whose connection hangs must not
+// keep the run's transaction open.
+const fenceTimeout = 30 * time.Second
+
+// fence asks the caller whether the run may still be written. A refusal
+// aborts without a ledger row: it is the caller's coordination (another
+// worker owns the run now), not an outcome of the run.
+func fence(ctx context.Context, cfg Config) error {
+	if cfg.Fence == nil {
+		return nil
+	}
+	fctx, cancel := context.WithTimeout(ctx, fenceTimeout)
+	defer cancel()
+	if err := cfg.Fence(fctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("fence: %w", err)
+	}
+	return nil
 }
 
 // finish stamps the status and timings of a run that was written.

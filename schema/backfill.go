@@ -81,8 +81,9 @@ type BackfillCounts struct {
 	Ingested int64 `json:"ingested"`
 	Skipped  int64 `json:"skipped"`
 	Failed   int64 `json:"failed"`
-	// Worked counts the settled runs a worker settled (not those queued
-	// already settled): the pace of the pass.
+	// Worked counts the runs a worker fetched and ingested or failed (not
+	// those queued settled, nor those skipped at the claim): the pace of
+	// the pass.
 	Worked int64 `json:"worked"`
 }
 

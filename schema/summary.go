@@ -124,6 +124,9 @@ type Details struct {
 	// PowerSeriesRead counts the telemetry series the run holds (the power
 	// row's items read; a file not opened counts as one).
 	PowerSeriesRead int64 `json:"powerSeriesRead,omitempty"`
+	// PurgedRun is set when the run overrides purge the run: nothing of
+	// it was written, not even a ledger row.
+	PurgedRun bool `json:"purgedRun,omitempty"`
 	// AttemptOrder says how retries were ordered: "listing" when the GitHub
 	// artifact listing (artifacts.json) was available, "inferred" otherwise.
 	AttemptOrder string `json:"attemptOrder"`

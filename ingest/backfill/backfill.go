@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -58,7 +59,11 @@ type Result struct {
 	Finished bool
 	// Failures are the pass's failed runs, across workers.
 	Failures []schema.BackfillSettled
-	Took     time.Duration
+	// NotIngestable are the runs workers of the pass skipped for another
+	// reason than being ingested already: expired artifacts, a re-run in
+	// progress, a purge.
+	NotIngestable []schema.BackfillSettled
+	Took          time.Duration
 	// Interrupted is set when the worker stopped on a cancelled context.
 	Interrupted bool
 }
@@ -128,6 +133,15 @@ func Run(ctx context.Context, o Options, q Queue, src Source, ing Ingester) (*Re
 	if res.Failures, err = q.BackfillSettled(cctx, res.Pass.ID, schema.BackfillFailed); err != nil {
 		return res, errors.Join(loopErr, err)
 	}
+	skipped, err := q.BackfillSettled(cctx, res.Pass.ID, schema.BackfillSkipped)
+	if err != nil {
+		return res, errors.Join(loopErr, err)
+	}
+	for _, s := range skipped {
+		if s.Worker != "" && !strings.HasPrefix(s.Detail, alreadyIngestedPrefix) {
+			res.NotIngestable = append(res.NotIngestable, s)
+		}
+	}
 	res.Took = o.Now().Sub(started)
 	o.Progress.Finish(res.Counts)
 	if loopErr != nil && ctx.Err() != nil {
@@ -165,8 +179,12 @@ func settleKnown(ctx context.Context, q Queue, pass schema.BackfillPass, runs []
 	return nil
 }
 
+// alreadyIngestedPrefix starts the reason of a run skipped because the
+// ledger holds it.
+const alreadyIngestedPrefix = "already ingested: "
+
 func alreadyIngested(h schema.LedgerHit) string {
-	return fmt.Sprintf("attempt %d already ingested (ingest #%d, %s)", h.Attempt, h.IngestID, h.Status)
+	return fmt.Sprintf("%sattempt %d (ingest #%d, %s)", alreadyIngestedPrefix, h.Attempt, h.IngestID, h.Status)
 }
 
 type worker struct {
@@ -269,6 +287,10 @@ func (w *worker) work(ctx context.Context, run schema.BackfillRun, fence func(co
 			out.IngestID, out.IngestStatus = sum.IngestID, sum.Status
 		}
 		return out, sum
+	}
+	if sum.Details.PurgedRun {
+		return schema.BackfillOutcome{State: schema.BackfillSkipped, Attempt: attempt,
+			Detail: fmt.Sprintf("attempt %d is purged by the run overrides: nothing written", attempt)}, sum
 	}
 	return schema.BackfillOutcome{State: schema.BackfillIngested, Attempt: attempt, IngestID: sum.IngestID, IngestStatus: sum.Status}, sum
 }

@@ -335,7 +335,7 @@ func TestRunReingestsEachRunOnceAcrossAnInterruption(t *testing.T) {
 	require.Empty(t, res3.Queued, "every run was queued already")
 	require.Equal(t, []int64{runMid}, rec.runs(schema.BackfillSkipped))
 	require.Equal(t, []int64{runNew}, rec.runs(schema.BackfillIngested))
-	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 2, Skipped: 1, Worked: 3}, res3.Counts)
+	require.Equal(t, schema.BackfillCounts{Total: 3, Ingested: 2, Skipped: 1, Worked: 2}, res3.Counts)
 	require.True(t, res3.Finished)
 	require.Equal(t, succeeded(runOld, runMid, runNew, runOld, runMid, runNew), e.ledger(),
 		"the reingest ingested each run exactly once more, oldest first")
@@ -403,7 +403,7 @@ func TestRunTakesTheAttemptOfTheTree(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, skipped, 1)
 		require.Equal(t, 2, skipped[0].Attempt)
-		require.Contains(t, skipped[0].Detail, "attempt 2 already ingested")
+		require.Contains(t, skipped[0].Detail, "already ingested: attempt 2")
 	})
 }
 
@@ -455,10 +455,7 @@ func TestRunLostClaimDoesNotCommit(t *testing.T) {
 	}
 	_, err := e.run(context.Background(), false, nil, nil)
 	require.Error(t, err, "the worker stops: it cannot record the outcome of a claim it lost")
-	for _, r := range e.ledger() {
-		require.Equal(t, "aborted", r.Status, "nothing was committed under the lost claim")
-	}
-	require.Len(t, e.ledger(), 1)
+	require.Empty(t, e.ledger(), "nothing was committed under the lost claim, and a lost claim is no outcome of the run")
 
 	e.ingest = realIngest
 	res, _ := e.mustRun(false)

@@ -93,38 +93,6 @@ func (e *env) mergeRunsInLedger() []int64 {
 	return out
 }
 
-// TestReview2FromDirReusedTreeOfAnIngestedSourceRun: --from-dir queues a
-// reused sweep's tree (SOURCE-merge-MERGE) under the source run, and the
-// queue and the ledger check know a run only by (source run, attempt). The
-// merge run's own ingest — its changelog and its run date, what `ingest
-// run` in CI writes for it — is then never backfilled when the source run
-// has its own tree in the directory (the "two trees of one run" rule keeps
-// whichever sorts first on a tie), or was ingested before (the ledger
-// check skips the merge tree as "attempt 1 already ingested"). Recovering
-// a failed CI ingest of a merge run from the cache is exactly what
-// --from-dir is for.
-func TestReview2FromDirReusedTreeOfAnIngestedSourceRun(t *testing.T) {
-	const mergeRun = int64(30000000900)
-	t.Run("both trees in the directory", func(t *testing.T) {
-		e := newEnv(t)
-		e.tree(runOld, 1, 0)
-		e.writeReusedTree(runOld, mergeRun)
-		e.mustRun(false)
-		require.Contains(t, e.mergeRunsInLedger(), mergeRun, "the merge run's ingest was left out")
-	})
-	t.Run("source run ingested before", func(t *testing.T) {
-		e := newEnv(t)
-		dir := e.tree(runOld, 1, 0)
-		_, err := e.ingest(context.Background(), ingest.Config{Run: schema.RunIdentity{Repo: testRepo}, Target: "test"}, dir)
-		require.NoError(t, err)
-		require.NoError(t, os.RemoveAll(dir))
-		e.writeReusedTree(runOld, mergeRun)
-		_, rec := e.mustRun(false)
-		require.Contains(t, e.mergeRunsInLedger(), mergeRun,
-			"the merge run's tree was settled %v as if its ingest were done", rec.settled)
-	})
-}
-
 // review2StartProgress is a reviewProgress that runs a hook once the runs
 // are queued, before the first claim.
 type review2StartProgress struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -132,6 +133,10 @@ func (g *GitHubSource) Fetch(ctx context.Context, run schema.BackfillRun) (*Fetc
 	}
 	// The attempt must not change again before the download.
 	res, err := g.Client.Fetch(ctx, github.Request{SourceRunID: run.RunID, Attempt: now.Meta.RunAttempt})
+	if errors.Is(err, github.ErrNoArtifacts) {
+		// Expired: no later pass can do better, so this is no failure.
+		return &Fetched{Attempt: now.Meta.RunAttempt, Skip: err.Error()}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -239,10 +244,14 @@ func (d *DirSource) describe(ctx context.Context, dir, name string) (schema.Back
 		// ingest fails and says why.
 		r.RunID, r.Attempt = tree.Run.RunID, treeAttempt(tree.Run)
 	default:
-		// No artifacts.json run: the cache names a reused run's tree
-		// SOURCE-merge-MERGE.
-		idText, _, _ := strings.Cut(name, "-merge-")
-		id, perr := strconv.ParseInt(idText, 10, 64)
+		// No artifacts.json run: the directory's name must be the run id. A
+		// reused sweep's tree (the cache's SOURCE-merge-MERGE) needs its
+		// artifacts.json and reuse metadata to be ingested as such.
+		if strings.Contains(name, "-merge-") {
+			d.Log.Warn("a reused sweep's tree without artifacts.json or reuse metadata: left out", zap.String("dir", dir))
+			return r, false
+		}
+		id, perr := strconv.ParseInt(name, 10, 64)
 		if perr != nil || id <= 0 {
 			d.Log.Warn("a directory without artifacts.json whose name is not a run id: left out", zap.String("dir", dir))
 			return r, false

@@ -114,16 +114,8 @@ func WriteResult(w io.Writer, r *Result, worker string) error {
 	default:
 		b.WriteString(".\n")
 	}
-	if len(r.Failures) > 0 {
-		b.WriteString("\nFailed runs (a later pass retries them):\n")
-		for _, f := range r.Failures {
-			fmt.Fprintf(&b, "  run %d attempt %d", f.RunID, f.Attempt)
-			if f.IngestID != 0 {
-				fmt.Fprintf(&b, " (ingest #%d)", f.IngestID)
-			}
-			fmt.Fprintf(&b, ": %s\n", f.Detail)
-		}
-	}
+	writeSettled(&b, "Failed runs (a later pass retries them):", r.Failures)
+	writeSettled(&b, "Runs that cannot be ingested now (skipped):", r.NotIngestable)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -224,4 +216,25 @@ func WritePlan(w io.Writer, plan []PlannedRun) error {
 	}
 	_, err := fmt.Fprintf(w, "\ndry run: %d of %d runs would be ingested, oldest first; nothing was written.\n", ingest, len(plan))
 	return err
+}
+
+// maxListed bounds each list of runs in the closing table.
+const maxListed = 100
+
+func writeSettled(b *strings.Builder, title string, runs []schema.BackfillSettled) {
+	if len(runs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s\n", title)
+	for i, f := range runs {
+		if i == maxListed {
+			fmt.Fprintf(b, "  … and %d more (ingest status, or the backfill_runs table)\n", len(runs)-maxListed)
+			break
+		}
+		fmt.Fprintf(b, "  run %d attempt %d", f.RunID, f.Attempt)
+		if f.IngestID != 0 {
+			fmt.Fprintf(b, " (ingest #%d)", f.IngestID)
+		}
+		fmt.Fprintf(b, ": %s\n", f.Detail)
+	}
 }

@@ -1,6 +1,7 @@
 package github
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -12,6 +13,11 @@ import (
 // ChangelogArtifact is the artifact whose copy a reused ingest takes from
 // the merge run.
 const ChangelogArtifact = "changelog-metadata"
+
+// ErrNoArtifacts is the error of a run that has no unexpired artifact
+// left: nothing of it can be ingested any more (GitHub keeps artifacts
+// for a retention period, 90 days by default).
+var ErrNoArtifacts = errors.New("no unexpired artifacts")
 
 // safeName is an artifact name that is safe as a file name at the tree
 // root (the names package source accepts).
@@ -34,7 +40,7 @@ func Select(sourceRunID, mergeRunID int64, source, merge []schema.ArtifactListin
 				expired++
 			}
 		}
-		return nil, fmt.Errorf("no unexpired artifacts found on source run %d (%d listed, %d expired)", sourceRunID, len(source), expired)
+		return nil, fmt.Errorf("%w found on source run %d (%d listed, %d expired)", ErrNoArtifacts, sourceRunID, len(source), expired)
 	}
 	if reused {
 		cl := newestPerName(merge, func(name string) bool { return name == ChangelogArtifact })

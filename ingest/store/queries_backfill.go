@@ -64,7 +64,7 @@ SELECT count(*),
        count(*) FILTER (WHERE state = 'ingested'),
        count(*) FILTER (WHERE state = 'skipped'),
        count(*) FILTER (WHERE state = 'failed'),
-       count(*) FILTER (WHERE state <> 'pending' AND worker IS NOT NULL)
+       count(*) FILTER (WHERE state IN ('ingested', 'failed') AND worker IS NOT NULL)
 FROM backfill_runs WHERE backfill_id = $1`
 
 // qFinishBackfill closes a pass once nothing of it is pending.
@@ -125,7 +125,7 @@ SELECT b.id, b.key, b.repo, b.reingest, b.ledger_mark, b.started_at, b.finished_
        count(r.github_run_id) FILTER (WHERE r.state = 'ingested'),
        count(r.github_run_id) FILTER (WHERE r.state = 'skipped'),
        count(r.github_run_id) FILTER (WHERE r.state = 'failed'),
-       count(r.github_run_id) FILTER (WHERE r.state <> 'pending' AND r.worker IS NOT NULL)
+       count(r.github_run_id) FILTER (WHERE r.state IN ('ingested', 'failed') AND r.worker IS NOT NULL)
 FROM backfills b LEFT JOIN backfill_runs r ON r.backfill_id = b.id
 GROUP BY b.id
 ORDER BY b.finished_at IS NULL DESC, b.id DESC
