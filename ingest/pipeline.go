@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"strings"
@@ -68,7 +69,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	}
 	w, err := d.Store.BeginRun(ctx, start)
 	if err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err), err
+		return abortRecorded(ctx, sum, t, d, start, stage, err)
 	}
 	defer w.Rollback(ctx)
 	// A caller that may have lost its right to write the run (a backfill
@@ -79,7 +80,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 
 	stagingStarted := time.Now()
 	if err := stageBenchmarks(ctx, w, stage, p, log); err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err), err
+		return abortRecorded(ctx, sum, t, d, start, stage, err)
 	}
 	log.Info("benchmark rows staged", zap.Int64("rows", stage.staged), zap.Int64("files", sum.Stats.BenchmarkFiles),
 		zap.Duration("took", time.Since(stagingStarted)))
@@ -87,12 +88,12 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	applyStarted := time.Now()
 	res, err := w.Apply(ctx, stats)
 	if err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err), err
+		return abortRecorded(ctx, sum, t, d, start, stage, err)
 	}
 	log.Info("run applied", zap.Int64("benchmark_new", res.BenchmarkNew), zap.Duration("took", time.Since(applyStarted)))
 	if res.BenchmarkStaged != stage.staged {
 		err := fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.staged)
-		return abortRecorded(ctx, sum, t, d, start, stage, err), err
+		return abortRecorded(ctx, sum, t, d, start, stage, err)
 	}
 	applyResult(sum, res)
 	d.stageDone("benchmarks", began)
@@ -101,7 +102,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		stageStarted := time.Now()
 		if err := s.run(ctx, w, env); err != nil {
 			err = fmt.Errorf("%s: %w", s.name, err)
-			return abortRecorded(ctx, sum, t, d, start, stage, err), err
+			return abortRecorded(ctx, sum, t, d, start, stage, err)
 		}
 		d.stageDone(s.name, stageStarted)
 	}
@@ -111,7 +112,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	}
 	commitStarted := time.Now()
 	if err := w.Finish(ctx, sum, encodeRecords(stage.records), cfg.DryRun); err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err), err
+		return abortRecorded(ctx, sum, t, d, start, stage, err)
 	}
 	d.stageDone("commit", commitStarted)
 	log.Info("ingest finished", zap.String("status", string(sum.Status)), zap.Int64("ingest_id", sum.IngestID),
@@ -217,21 +218,26 @@ func abort(sum *schema.Summary, t *tally, d Deps, cause error) *schema.Summary {
 }
 
 // abortRecorded aborts and, unless this is a dry run, records the failure in
-// the ledger in its own transaction.
-func abortRecorded(ctx context.Context, sum *schema.Summary, t *tally, d Deps, start schema.RunStart, stage *benchmarkStage, cause error) *schema.Summary {
+// the ledger in its own transaction. It returns the summary and the error
+// of the abort: the cause, which names the cancellation when the context
+// was cancelled (the driver may report only the connection it closed).
+func abortRecorded(ctx context.Context, sum *schema.Summary, t *tally, d Deps, start schema.RunStart, stage *benchmarkStage, cause error) (*schema.Summary, error) {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(cause, cerr) {
+		cause = fmt.Errorf("%w (%v)", cerr, cause)
+	}
 	abort(sum, t, d, cause)
 	if sum.DryRun {
-		return sum
+		return sum, cause
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	id, err := d.Store.RecordAborted(rctx, start, sum, encodeRecords(stage.records), cause)
 	if err != nil {
 		d.Log.Error("could not record the aborted ingest in the ledger", zap.Error(err))
-		return sum
+		return sum, cause
 	}
 	sum.IngestID = id
-	return sum
+	return sum, cause
 }
 
 func oneLine(s string) string {
