@@ -101,6 +101,11 @@ func (g *GitHubSource) List(ctx context.Context) ([]schema.BackfillRun, error) {
 				mu.Lock()
 				fatal = ctx.Err()
 				mu.Unlock()
+			case github.IsAuthError(err):
+				// A refused token is no fact about this run.
+				mu.Lock()
+				fatal = err
+				mu.Unlock()
 			case err != nil:
 				r.State, r.Detail = schema.BackfillFailed, fmt.Sprintf("look up the run: %v", err)
 			default:

@@ -69,7 +69,8 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 		return usageErr("--catalog/--overrides: %v", err)
 	}
 	p := backfill.Params{Repo: repo.String(), Reingest: *reingest, Mapping: mapping}
-	filtered := workflow.String() != "" || since.String() != "" || until.String() != "" || given(fs, "branch")
+	filtered := workflow.String() != "" || since.String() != "" || until.String() != "" ||
+		given(fs, "branch") || strings.TrimSpace(env.Getenv("INGEST_BACKFILL_BRANCH")) != ""
 	var src backfill.Source
 	var gh *github.Client
 	switch {

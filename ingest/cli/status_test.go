@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -137,6 +138,7 @@ func TestBackfillUsage(t *testing.T) {
 		{[]string{"backfill", "--repo", "o/r", "--runs", runs, "--from-dir", dir}, nil, "--runs and --from-dir cannot be combined"},
 		{[]string{"backfill", "--repo", "o/r", "--from-dir", dir, "--workflow", "x.yml"}, nil, "do not apply to --from-dir"},
 		{[]string{"backfill", "--repo", "o/r", "--runs", runs, "--branch", "dev"}, nil, "do not apply to --runs"},
+		{[]string{"backfill", "--repo", "o/r", "--from-dir", dir}, map[string]string{"INGEST_BACKFILL_BRANCH": "dev"}, "do not apply to --from-dir"},
 		{[]string{"backfill", "--repo", "o/r", "--from-dir", filepath.Join(dir, "missing")}, nil, "is not a directory"},
 		{[]string{"backfill", "--repo", "o/r", "--runs", bad}, nil, `bad.txt:2: "abc" is not a run id`},
 		{[]string{"backfill", "--repo", "o/r", "--since", "yesterday"}, nil, `--since: "yesterday" is neither RFC 3339 nor YYYY-MM-DD`},
@@ -155,4 +157,19 @@ func TestBackfillUsage(t *testing.T) {
 		requireCode(t, cli.ExitUsage, r)
 		require.Contains(t, r.stderr, tc.want, "%v", tc.args)
 	}
+}
+
+// TestBackfillRefusedToken: a token the API refuses stops a --runs
+// backfill with that error, instead of failing every run of the list.
+func TestBackfillRefusedToken(t *testing.T) {
+	fake, ids := backfillFake(t)
+	db := pgtest.New(t)
+	runs := filepath.Join(t.TempDir(), "runs.txt")
+	require.NoError(t, os.WriteFile(runs, []byte(fmt.Sprintf("%d %d\n", ids[0], ids[1])), 0o644))
+	vars := runVars(fake, db, t.TempDir())
+	vars["GITHUB_TOKEN"] = "ghs_wrong"
+	r := run(t, vars, "backfill", "--runs", runs)
+	requireCode(t, cli.ExitAborted, r)
+	require.Contains(t, r.stderr, "401 Bad credentials")
+	require.Zero(t, count(t, db, "backfill_runs"), "no run was queued as failed")
 }

@@ -241,3 +241,10 @@ func ghResponse(r *gogithub.Response) *http.Response {
 	}
 	return r.Response
 }
+
+// IsAuthError reports whether err is the API refusing the token (401):
+// every further request would fail the same way.
+func IsAuthError(err error) bool {
+	var er *gogithub.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnauthorized
+}
