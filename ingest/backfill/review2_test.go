@@ -6,7 +6,6 @@ package backfill_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,20 +60,6 @@ func TestReview2PurgedRunIsNotCountedIngested(t *testing.T) {
 	require.NoError(t, e.st.Pool().QueryRow(context.Background(),
 		`SELECT count(*) FROM backfill_runs WHERE state = 'ingested' AND ingest_id IS NULL`).Scan(&n))
 	require.Zero(t, n, "a run settled ingested has the ledger row that wrote it")
-}
-
-// writeReusedTree writes the tree `ingest run` leaves for a merge run that
-// reused a sweep: SOURCE-merge-MERGE, the merge run's artifacts.json and
-// the reuse metadata naming the source run.
-func (e *env) writeReusedTree(sourceRun, mergeRun int64) {
-	e.t.Helper()
-	dir := filepath.Join(e.root, fmt.Sprintf("%d-merge-%d", sourceRun, mergeRun))
-	_, err := generate.Write(dir, generate.Options{Points: 4, RunID: mergeRun, Attempt: 1, Seed: sourceRun % 1000})
-	require.NoError(e.t, err)
-	reuse := filepath.Join(dir, "reused-ingest-metadata")
-	require.NoError(e.t, os.MkdirAll(reuse, 0o755))
-	require.NoError(e.t, os.WriteFile(filepath.Join(reuse, "reuse_source_run.json"), []byte(fmt.Sprintf(
-		`{"source_run_id": %d, "source_run_attempt": 1, "ingest_run_id": %d, "ingest_run_attempt": 1}`, sourceRun, mergeRun)), 0o644))
 }
 
 func (e *env) mergeRunsInLedger() []int64 {

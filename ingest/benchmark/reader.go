@@ -190,23 +190,3 @@ func scalarKind(first byte) string {
 		return "number"
 	}
 }
-
-// jsonKind names the JSON type of a decoded value.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case json.Number, float64, float32, int, int64, int32:
-		return "number"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	default:
-		return fmt.Sprintf("%T", v)
-	}
-}

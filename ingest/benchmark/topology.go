@@ -148,23 +148,6 @@ func (t *topology) roleChipCount(key string) (int, bool) {
 	return v, ok
 }
 
-// hasNumGPUs reports a num_gpus field (physical count from newer producers).
-func (t *topology) hasNumGPUs() bool { return present(t.row, "num_gpus") }
-
-// sharedEPDevices: SGLang's AgentX topology shares EP/DCP devices with TP.
-func (t *topology) sharedEPDevices() bool {
-	return t.agentic && (t.framework == "sglang" || t.framework == "dynamo-sglang")
-}
-
-// v3Aggregate: a v3 AgentX aggregate without num_gpus whose GPU count is
-// physical (tp × pp × pcp).
-func (t *topology) v3Aggregate() bool {
-	_, nested := object(t.row["request_metrics"])
-	disagg, disaggSet := catalog.ParseOptionalBool(t.row["disagg"])
-	return !t.hasNumGPUs() && !t.fwDisagg && t.agentic && nested &&
-		t.markerSet && !t.marker && disaggSet && !disagg
-}
-
 // gpuCount is the GPU count of one engine of a role (prefix "prefill_",
 // "decode_" or "" for flat rows). It is the producer's own physical count,
 // tp × pp × pcp_size (artifacts.md §2.2, §3.1): DCP and EP share the TP
