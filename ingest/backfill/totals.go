@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -91,15 +92,7 @@ func WriteResult(w io.Writer, r *Result, worker string) error {
 	}
 	fmt.Fprintf(&b, ", %d skipped, %d failed\n\n", t.Skipped, t.Failed)
 
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rows\tnew\tduplicate\tskipped\tunmapped\tfailed\t")
-	for _, row := range []struct {
-		name string
-		c    schema.Counts
-	}{{"benchmark", t.Rows.Benchmark}, {"eval", t.Rows.Eval}, {"trace", t.Rows.Trace}, {"power", t.Rows.Power}} {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", row.name, row.c.New, row.c.Duplicate, row.c.Skipped, row.c.Unmapped, row.c.Failed)
-	}
-	tw.Flush()
+	b.WriteString(report.TextTable(t.Rows, "  "))
 	fmt.Fprintf(&b, "\nNew eval samples %d, new GPU metric samples %d, changelog entries written %d.\n",
 		t.EvalSamplesNew, t.GPUMetricSamplesNew, t.ChangelogEntries)
 

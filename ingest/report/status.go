@@ -96,15 +96,7 @@ func RunHistory(w io.Writer, runID int64, ingests []schema.IngestRecord) error {
 			b.WriteString("  no report stored\n")
 			continue
 		}
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  rows\tnew\tduplicate\tskipped\tunmapped\tfailed\t")
-		for _, row := range []struct {
-			name string
-			c    schema.Counts
-		}{{"benchmark", s.Rows.Benchmark}, {"eval", s.Rows.Eval}, {"trace", s.Rows.Trace}, {"power", s.Rows.Power}} {
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t\n", row.name, row.c.New, row.c.Duplicate, row.c.Skipped, row.c.Unmapped, row.c.Failed)
-		}
-		tw.Flush()
+		b.WriteString(TextTable(s.Rows, "  "))
 		fmt.Fprintf(&b, "  eval samples new %d, GPU metric samples new %d, changelog entries %d, failures %d\n",
 			s.Stats.EvalSamplesNew, s.Stats.GPUMetricSamplesNew, s.Stats.ChangelogEntriesWritten, s.FailureCount())
 	}

@@ -35,6 +35,22 @@ func tableGrid(r schema.Rows) [][]string {
 	return grid
 }
 
+// TextTable is the report table as aligned plain text, each line after
+// indent: the table of the text report, of `ingest status --run-id` and
+// of a backfill's totals.
+func TextTable(r schema.Rows, indent string) string {
+	var b strings.Builder
+	grid := tableGrid(r)
+	widths := columnWidths(grid)
+	for _, cells := range grid {
+		for i, cell := range cells {
+			cells[i] = pad(cell, widths[i])
+		}
+		b.WriteString(indent + strings.TrimRight(strings.Join(cells, "  "), " ") + "\n")
+	}
+	return b.String()
+}
+
 // columnWidths is the widest cell of every column of grid, in runes.
 func columnWidths(grid [][]string) []int {
 	var widths []int

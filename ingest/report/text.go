@@ -19,14 +19,7 @@ func Text(s *schema.Summary) string {
 	fmt.Fprintf(&b, "Ingest report — %s %s\n", emoji, sentence)
 	b.WriteString(runLine(s) + "\n\n")
 
-	grid := tableGrid(s.Rows)
-	widths := columnWidths(grid)
-	for _, cells := range grid {
-		for i, cell := range cells {
-			cells[i] = pad(cell, widths[i])
-		}
-		b.WriteString(strings.TrimRight(strings.Join(cells, "  "), " ") + "\n")
-	}
+	b.WriteString(TextTable(s.Rows, ""))
 	fmt.Fprintf(&b, "\n%s\n", statsLine(s.Stats))
 
 	kinds := unmappedKinds(s.Unmapped)
