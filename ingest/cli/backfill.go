@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/term"
 
 	"github.com/inferencex/ingest/ingest"
 	"github.com/inferencex/ingest/ingest/backfill"
@@ -44,9 +43,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	target := s.str("target", "", "name of the database in each report (default: the database name)", "INGEST_TARGET")
 	catalogFiles := s.str("catalog", "", "comma-separated alias-table extension files", "INGEST_CATALOG")
 	overrideFiles := s.str("overrides", "", "comma-separated run-override files", "INGEST_OVERRIDES")
-	baseURL := s.str("base-url", github.DefaultBaseURL, "GitHub REST API URL (GitHub Enterprise: https://HOST/api/v3)", "GITHUB_API_URL")
-	cacheDir := s.str("cache-dir", "", "artifact cache (default: the user cache directory, ingest/)", "INGEST_CACHE_DIR")
-	parallel := s.str("parallel", "8", "concurrent artifact downloads", "INGEST_DOWNLOAD_PARALLELISM")
+	ghOpts := addGitHub(s)
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "usage: ingest backfill --repo OWNER/NAME [--workflow FILE] [--branch main] [--since DATE] [--until DATE]\n"+
 			"                       [--runs FILE | --from-dir DIR] [--reingest] [--dry-run] [options]\n"+
@@ -86,10 +83,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 		return usageErr("%v", err)
 	}
 	defer log.Sync()
-	onTerminal := false
-	if f, ok := env.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		onTerminal = true
-	}
+	onTerminal := isTerminal(env.Stderr)
 	// On a terminal the progress bar is the display: each run's own lines
 	// are kept to warnings, unless the level was asked for.
 	runLog := log
@@ -147,25 +141,13 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 				return usageErr("--until is before --since")
 			}
 		}
-		token := strings.TrimSpace(env.Getenv("GITHUB_TOKEN"))
-		if token == "" {
-			return usageErr("GITHUB_TOKEN is required (a token with actions:read), or use --from-dir")
-		}
-		par, err := parallel.int64()
-		if err != nil || par > 64 {
-			return usageErr("--parallel: %q is not an integer from 1 to 64", parallel.String())
-		}
-		cache := cacheDir.String()
-		if cache == "" {
-			dir, err := os.UserCacheDir()
-			if err != nil {
-				return usageErr("no cache directory: pass --cache-dir (%v)", err)
-			}
-			cache = filepath.Join(dir, "ingest")
+		gopts, err := ghOpts.options(env, repo.String(), "a token with actions:read, or use --from-dir")
+		if err != nil {
+			return usageErr("%v", err)
 		}
 		// Downloads report through the log: the bar is the backfill's.
-		gh, err = github.New(github.Options{BaseURL: baseURL.String(), Token: token, Repo: repo.String(), CacheDir: cache,
-			Parallel: int(par), Log: runLog})
+		gopts.Log = runLog
+		gh, err = github.New(gopts)
 		if err != nil {
 			return usageErr("%v", err)
 		}

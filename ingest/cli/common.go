@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/term"
 
 	"github.com/inferencex/ingest/ingest/store"
 )
@@ -159,4 +160,11 @@ func readFiles(list string) ([]io.Reader, func(), error) {
 func fail(env Env, format string, args ...any) int {
 	fmt.Fprintf(env.Stderr, "ingest: "+format+"\n", args...)
 	return ExitAborted
+}
+
+// isTerminal reports whether w is a terminal (progress is drawn there;
+// elsewhere it is logged).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

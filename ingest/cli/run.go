@@ -3,12 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"go.uber.org/zap"
-	"golang.org/x/term"
 
 	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/report"
@@ -22,9 +19,7 @@ func runRun(ctx context.Context, env Env, args []string) int {
 	opts := addIngest(s)
 	mergeRun := s.str("merge-run-id", "", "run that triggered the ingest when the sweep was reused (default: --run-id)", "INGEST_MERGE_RUN_ID")
 	prFlag := s.str("pr", "", "pull request to comment on (default: reuse metadata, changelog pr-link, PRs of the merge commit)", "INGEST_PR_NUMBER")
-	baseURL := s.str("base-url", github.DefaultBaseURL, "GitHub REST API URL (GitHub Enterprise: https://HOST/api/v3)", "GITHUB_API_URL")
-	cacheDir := s.str("cache-dir", "", "artifact cache (default: the user cache directory, ingest/)", "INGEST_CACHE_DIR")
-	parallel := s.str("parallel", "8", "concurrent artifact downloads", "INGEST_DOWNLOAD_PARALLELISM")
+	gh := addGitHub(s)
 	noComment := s.flag("no-comment", "print the PR comment body instead of posting it", "INGEST_NO_COMMENT")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "usage: ingest run --repo OWNER/NAME --run-id N [--merge-run-id M] [--pr N] [--no-comment] [--dry-run] [options]\n"+
@@ -52,21 +47,9 @@ func runRun(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	par, err := parallel.int64()
-	if err != nil || par > 64 {
-		return usageErr("--parallel: %q is not an integer from 1 to 64", parallel.String())
-	}
-	token := strings.TrimSpace(env.Getenv("GITHUB_TOKEN"))
-	if token == "" {
-		return usageErr("GITHUB_TOKEN is required (a token with actions:read, and pull-requests:write to comment)")
-	}
-	cache := cacheDir.String()
-	if cache == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return usageErr("no cache directory: pass --cache-dir (%v)", err)
-		}
-		cache = filepath.Join(dir, "ingest")
+	gopts, err := gh.options(env, opts.repo.String(), "a token with actions:read, and pull-requests:write to comment")
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	log, cfg, code := prepareIngest(opts, env)
 	if code != ExitOK {
@@ -74,9 +57,8 @@ func runRun(ctx context.Context, env Env, args []string) int {
 	}
 	defer log.Sync()
 
-	gopts := github.Options{BaseURL: baseURL.String(), Token: token, Repo: opts.repo.String(), CacheDir: cache,
-		Parallel: int(par), Log: log}
-	if f, ok := env.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	gopts.Log = log
+	if isTerminal(env.Stderr) {
 		gopts.Progress = github.NewTerminalProgress(env.Stderr)
 	}
 	client, err := github.New(gopts)
