@@ -67,8 +67,13 @@ func (f reviewRerunFetcher) GetRun(_ context.Context, id int64) (github.Run, err
 	return github.Run{Meta: schema.RunMeta{RunID: id, RunAttempt: 2, Status: "in_progress"}}, nil
 }
 
+// Fetch refuses an attempt in progress when asked to, as Client.Fetch
+// does, before any download.
 func (f reviewRerunFetcher) Fetch(ctx context.Context, req github.Request) (*github.Result, error) {
 	run, _ := f.GetRun(ctx, req.SourceRunID)
+	if req.RequireCompleted && run.Meta.Status != "completed" {
+		return nil, &github.NotCompletedError{RunID: run.Meta.RunID, Attempt: run.Meta.RunAttempt, Status: run.Meta.Status}
+	}
 	return &github.Result{Dir: f.dir, Source: run, Merge: run, Meta: run.Meta}, nil
 }
 

@@ -129,27 +129,16 @@ func (g *GitHubSource) Fetch(ctx context.Context, run schema.BackfillRun) (*Fetc
 	// A run re-run since it was listed may be in progress now: its
 	// listing still holds the previous attempt's artifacts, and an ingest
 	// would record the new attempt as done before it is.
-	now, err := g.Client.GetRun(ctx, run.RunID)
-	if err != nil {
-		return nil, fmt.Errorf("look up the run: %w", err)
-	}
-	if s := now.Meta.Status; s != "" && s != "completed" {
-		return &Fetched{Attempt: now.Meta.RunAttempt, Skip: fmt.Sprintf("attempt %d is %s, not completed", now.Meta.RunAttempt, s)}, nil
-	}
-	// The attempt must not change again before the download.
-	res, err := g.Client.Fetch(ctx, github.Request{SourceRunID: run.RunID, Attempt: now.Meta.RunAttempt})
-	if errors.Is(err, github.ErrNoArtifacts) {
+	res, err := g.Client.Fetch(ctx, github.Request{SourceRunID: run.RunID, RequireCompleted: true})
+	var notDone *github.NotCompletedError
+	switch {
+	case errors.As(err, &notDone):
+		return &Fetched{Attempt: notDone.Attempt, Skip: fmt.Sprintf("attempt %d is %s, not completed", notDone.Attempt, notDone.Status)}, nil
+	case errors.Is(err, github.ErrNoArtifacts):
 		// Expired: no later pass can do better, so this is no failure.
-		return &Fetched{Attempt: now.Meta.RunAttempt, Skip: err.Error()}, nil
-	}
-	if err != nil {
+		return &Fetched{Skip: err.Error()}, nil
+	case err != nil:
 		return nil, err
-	}
-	if s := res.Source.Meta.Status; s != "" && s != "completed" {
-		if !g.KeepDownloads {
-			_ = g.Client.Discard(res)
-		}
-		return &Fetched{Attempt: res.Source.Meta.RunAttempt, Skip: fmt.Sprintf("attempt %d is %s, not completed", res.Source.Meta.RunAttempt, s)}, nil
 	}
 	f := &Fetched{Dir: res.Dir, Attempt: res.Source.Meta.RunAttempt, Configure: func(cfg *ingest.Config) {
 		cfg.Run.SourceRunID = run.RunID

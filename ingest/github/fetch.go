@@ -26,6 +26,23 @@ type Request struct {
 	MergeRunID int64
 	// Attempt, when set, must be the source run's current attempt.
 	Attempt int
+	// RequireCompleted refuses, before any download, a source run whose
+	// current attempt is not completed (a re-run in progress: its listing
+	// still holds the previous attempt's artifacts) with a
+	// *NotCompletedError.
+	RequireCompleted bool
+}
+
+// NotCompletedError is the refusal of a run whose current attempt is
+// still queued or in progress.
+type NotCompletedError struct {
+	RunID   int64
+	Attempt int
+	Status  string
+}
+
+func (e *NotCompletedError) Error() string {
+	return fmt.Sprintf("run %d: attempt %d is %s, not completed", e.RunID, e.Attempt, e.Status)
 }
 
 // Result is a fetched run, ready to ingest.
@@ -72,6 +89,9 @@ func (c *Client) Fetch(ctx context.Context, req Request) (*Result, error) {
 	if req.Attempt != 0 && req.Attempt != res.Source.Meta.RunAttempt {
 		return nil, fmt.Errorf("source run %d: GitHub reports attempt %d, not the requested attempt %d (the listing holds every attempt's artifacts; the ingest records the current one)",
 			req.SourceRunID, res.Source.Meta.RunAttempt, req.Attempt)
+	}
+	if st := res.Source.Meta.Status; req.RequireCompleted && st != "" && st != "completed" {
+		return nil, &NotCompletedError{RunID: req.SourceRunID, Attempt: res.Source.Meta.RunAttempt, Status: st}
 	}
 	res.Merge = res.Source
 	if res.Reused {

@@ -143,3 +143,22 @@ func TestFetchRemovesStaleParts(t *testing.T) {
 	require.NoFileExists(t, stale)
 	require.FileExists(t, fresh)
 }
+
+// TestFetchRequireCompleted: a backfill asks for completed runs only; a
+// re-run in progress is refused before its artifacts are even listed.
+// `ingest run` does not ask, and fetches it as before.
+func TestFetchRequireCompleted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.fake.AddRun(fakegithub.Run{ID: demoRunID, Attempt: 3, Status: "in_progress"})
+	_, err := e.client.Fetch(t.Context(), github.Request{SourceRunID: demoRunID, RequireCompleted: true})
+	var notDone *github.NotCompletedError
+	require.ErrorAs(t, err, &notDone)
+	require.Equal(t, github.NotCompletedError{RunID: demoRunID, Attempt: 3, Status: "in_progress"}, *notDone)
+	require.Zero(t, e.fake.Count(fakegithub.RouteArtifacts))
+	require.Zero(t, e.fake.Count(fakegithub.RouteBlob))
+
+	res, err := e.client.Fetch(t.Context(), github.Request{SourceRunID: demoRunID})
+	require.NoError(t, err)
+	require.Equal(t, 3, res.Source.Meta.RunAttempt)
+}
