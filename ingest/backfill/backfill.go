@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,6 +24,7 @@ type Queue interface {
 	BackfillCounts(ctx context.Context, passID int64) (schema.BackfillCounts, error)
 	FinishBackfill(ctx context.Context, passID int64) (bool, error)
 	BackfillSettled(ctx context.Context, passID int64, states ...schema.BackfillState) ([]schema.BackfillSettled, error)
+	BackfillNoteworthy(ctx context.Context, passID int64, routinePrefix string) ([]schema.BackfillSettled, error)
 	LedgerHits(ctx context.Context, repo string, runIDs []int64, after int64) (map[int64]map[int]schema.LedgerHit, error)
 }
 
@@ -130,15 +130,14 @@ func Run(ctx context.Context, o Options, q Queue, src Source, ing Ingester) (*Re
 	if res.Counts, err = q.BackfillCounts(cctx, res.Pass.ID); err != nil {
 		return res, errors.Join(loopErr, err)
 	}
-	if res.Failures, err = q.BackfillSettled(cctx, res.Pass.ID, schema.BackfillFailed); err != nil {
-		return res, errors.Join(loopErr, err)
-	}
-	skipped, err := q.BackfillSettled(cctx, res.Pass.ID, schema.BackfillSkipped)
+	noteworthy, err := q.BackfillNoteworthy(cctx, res.Pass.ID, alreadyIngestedPrefix)
 	if err != nil {
 		return res, errors.Join(loopErr, err)
 	}
-	for _, s := range skipped {
-		if s.Worker != "" && !strings.HasPrefix(s.Detail, alreadyIngestedPrefix) {
+	for _, s := range noteworthy {
+		if s.State == schema.BackfillFailed {
+			res.Failures = append(res.Failures, s)
+		} else {
 			res.NotIngestable = append(res.NotIngestable, s)
 		}
 	}

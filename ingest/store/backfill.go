@@ -206,7 +206,19 @@ func (s *Store) BackfillSettled(ctx context.Context, passID int64, states ...sch
 	for i, st := range states {
 		names[i] = string(st)
 	}
-	rows, err := s.pool.Query(ctx, qBackfillSettled, passID, names)
+	return s.settled(ctx, passID, qBackfillSettled, names)
+}
+
+// BackfillNoteworthy lists, in the order they were settled, the pass's
+// failed runs and the runs a worker skipped for another reason than the
+// routine one, whose detail starts with routinePrefix. A pass of
+// thousands of runs already ingested reads only those.
+func (s *Store) BackfillNoteworthy(ctx context.Context, passID int64, routinePrefix string) ([]schema.BackfillSettled, error) {
+	return s.settled(ctx, passID, qBackfillNoteworthy, routinePrefix)
+}
+
+func (s *Store) settled(ctx context.Context, passID int64, query string, arg any) ([]schema.BackfillSettled, error) {
+	rows, err := s.pool.Query(ctx, query, passID, arg)
 	if err != nil {
 		return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
 	}

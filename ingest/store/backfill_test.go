@@ -528,3 +528,34 @@ func TestClaimOutlivesIdleInTransactionTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, schema.BackfillCounts{Total: 1, Ingested: 1}, counts)
 }
+
+// TestBackfillNoteworthy: of a pass's settled runs, only the failed ones
+// (claimed or queued failed) and those a worker skipped for another than
+// the routine reason are listed.
+func TestBackfillNoteworthy(t *testing.T) {
+	st := openStore(t, pgtest.New(t))
+	ctx := context.Background()
+	at := func(h int) time.Time { return time.Date(2026, 6, 1, h, 0, 0, 0, time.UTC) }
+	p := openPass(t, st, "noteworthy",
+		schema.BackfillRun{RunID: 1, Attempt: 1, CreatedAt: at(1)},
+		schema.BackfillRun{RunID: 2, Attempt: 1, CreatedAt: at(2)},
+		schema.BackfillRun{RunID: 3, Attempt: 1, CreatedAt: at(3)},
+		schema.BackfillRun{RunID: 4, Attempt: 1, CreatedAt: at(4)},
+		schema.BackfillRun{RunID: 5, Attempt: 1, State: schema.BackfillSkipped, Detail: "routine: queued settled"},
+		schema.BackfillRun{RunID: 6, State: schema.BackfillFailed, Detail: "look up the run: 404"})
+	for _, o := range []schema.BackfillOutcome{
+		{State: schema.BackfillIngested, Worker: "w"},
+		{State: schema.BackfillSkipped, Worker: "w", Detail: "routine: found in the ledger"},
+		{State: schema.BackfillSkipped, Worker: "w", Detail: "artifacts expired"},
+		{State: schema.BackfillFailed, Worker: "w", Detail: "fetch: 502"},
+	} {
+		require.NoError(t, mustClaim(t, st, p.ID).Settle(ctx, o))
+	}
+	got, err := st.BackfillNoteworthy(ctx, p.ID, "routine: ")
+	require.NoError(t, err)
+	var runs []int64
+	for _, r := range got {
+		runs = append(runs, r.RunID)
+	}
+	require.ElementsMatch(t, []int64{3, 4, 6}, runs)
+}

@@ -76,6 +76,16 @@ WHERE id = $1 AND finished_at IS NULL
 const qBackfillFinished = `
 SELECT EXISTS (SELECT 1 FROM backfills WHERE id = $1 AND finished_at IS NOT NULL)`
 
+// qBackfillNoteworthy lists a pass's failed runs and the runs a worker
+// skipped for a reason other than the routine one ($2 starts its detail).
+const qBackfillNoteworthy = `
+SELECT github_run_id, coalesce(run_attempt, 0), state, coalesce(ingest_id, 0), coalesce(ingest_status, ''),
+       coalesce(worker, ''), coalesce(detail, ''), coalesce(duration_ms, 0), finished_at
+FROM backfill_runs
+WHERE backfill_id = $1
+  AND (state = 'failed' OR (state = 'skipped' AND worker IS NOT NULL AND NOT starts_with(coalesce(detail, ''), $2)))
+ORDER BY finished_at, github_run_id`
+
 const qBackfillSettled = `
 SELECT github_run_id, coalesce(run_attempt, 0), state, coalesce(ingest_id, 0), coalesce(ingest_status, ''),
        coalesce(worker, ''), coalesce(detail, ''), coalesce(duration_ms, 0), finished_at
