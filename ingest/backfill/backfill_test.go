@@ -444,12 +444,7 @@ func TestRunLostClaimDoesNotCommit(t *testing.T) {
 	e.ingest = func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
 		if !killed {
 			killed = true
-			// Every other session of the database idle in a transaction is
-			// the worker's claim.
-			var n int
-			require.NoError(t, e.st.Pool().QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-				WHERE datname = current_database() AND state = 'idle in transaction' AND pid <> pg_backend_pid()`).Scan(&n))
-			require.Equal(t, 1, n, "one claim is held")
+			e.killClaim(ctx)
 		}
 		return realIngest(ctx, cfg, dir)
 	}
@@ -467,4 +462,14 @@ func TestRunLostClaimDoesNotCommit(t *testing.T) {
 		}
 	}
 	require.Len(t, succeeded, 3)
+}
+
+// killClaim terminates the session of the one claim held: every other
+// session of the database idle in a transaction is the worker's claim.
+func (e *env) killClaim(ctx context.Context) {
+	e.t.Helper()
+	var n int
+	require.NoError(e.t, e.st.Pool().QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND state = 'idle in transaction' AND pid <> pg_backend_pid()`).Scan(&n))
+	require.Equal(e.t, 1, n, "one claim is held")
 }

@@ -1,7 +1,7 @@
 package cli_test
 
-// Second review of the backfill fixes: each test states what the README
-// promises and fails while the code breaks it.
+// Exit codes and settled states of `ingest backfill` that an operator
+// (or a CI job) acts on.
 
 import (
 	"fmt"
@@ -17,26 +17,14 @@ import (
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
 
-// TestReview2BackfillExitCodeResumedPassWithFailures: "Rerun the same
-// command" resumes a pass; "Exit code: 0, or 3 when a run failed". A
-// worker that resumes a pass in which an earlier (interrupted or killed)
-// worker settled a run failed prints that failure in "where the pass
-// stands", closes the pass, and exits 0: the exit code only counts the
-// runs this worker settled or queued. An operator (or a CI job) that
-// reruns the command until it exits 0 is told the backfill succeeded, and
-// the failed run is retried only if someone runs it once more.
-func TestReview2BackfillExitCodeResumedPassWithFailures(t *testing.T) {
+// TestBackfillExitCodeResumedPassWithFailures: a worker that resumes a pass in which an earlier
+// (interrupted or killed) worker settled a run failed exits 3, whichever worker settled the
+// failure: an operator or a CI job that reruns the command until it exits 0 is not told the
+// backfill succeeded.
+func TestBackfillExitCodeResumedPassWithFailures(t *testing.T) {
 	db := pgtest.New(t)
-	trees := t.TempDir()
 	ids := []int64{28400000161, 28400000162, 28400000163}
-	for i, id := range ids[:2] {
-		_, err := generate.Write(filepath.Join(trees, strconv.FormatInt(id, 10)), generate.Options{Points: 3, Seed: int64(i + 1), RunID: id})
-		require.NoError(t, err)
-	}
-	// The second run's reuse metadata is unreadable: its ingest aborts.
-	bad := filepath.Join(trees, strconv.FormatInt(ids[1], 10), "reused-ingest-metadata")
-	require.NoError(t, os.MkdirAll(bad, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(bad, "reuse_source_run.json"), []byte("{"), 0o644))
+	trees := treesWithABrokenRun(t, ids[0], ids[1])
 	vars := map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production"}
 	r := run(t, vars, "backfill", "--from-dir", trees)
 	requireCode(t, cli.ExitCompletedWithFailures, r)
@@ -55,17 +43,10 @@ func TestReview2BackfillExitCodeResumedPassWithFailures(t *testing.T) {
 	requireCode(t, cli.ExitCompletedWithFailures, again)
 }
 
-// TestReview2BackfillExpiredArtifactsFailForever: the README's own use
-// case is "to load a year of sweeps", but GitHub keeps artifacts 90 days
-// by default. A completed run whose artifacts have all expired (or a run
-// cancelled before it uploaded any) can never be ingested, yet it is
-// settled `failed` ("no unexpired artifacts found"), the command exits 3,
-// and every later pass — "failed runs are tried again" — looks it up,
-// lists its artifacts and fails it again: a backfill over any window
-// older than the retention never exits 0, and its real failures drown in
-// permanent ones. Such a run should be settled as skipped (not
-// retryable) with its reason.
-func TestReview2BackfillExpiredArtifactsFailForever(t *testing.T) {
+// TestBackfillExpiredArtifactsAreSkipped: GitHub keeps artifacts 90 days by default: a run whose
+// artifacts have all expired can never be ingested, so it is settled skipped with its reason
+// (listed at the end), not failed; the command exits 0 and later passes do not retry it.
+func TestBackfillExpiredArtifactsAreSkipped(t *testing.T) {
 	fake, ids := backfillFake(t)
 	db := pgtest.New(t)
 	expired := ids[0]

@@ -11,11 +11,9 @@ import (
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
 
-// TestReviewBackfillIngestIDAboveInt32: ingests.id is a bigserial, but
-// qSettleBackfillRun writes `ingest_id = nullif($5, 0)`, which PostgreSQL
-// types as integer: once the ledger's ids pass 2^31-1 no outcome can be
-// recorded (the ingest commits, the claim fails, the worker exits 1).
-func TestReviewBackfillIngestIDAboveInt32(t *testing.T) {
+// TestBackfillIngestIDAboveInt32: ingests.id is a bigserial: an outcome is recorded with a ledger
+// id past 2^31-1 (the settle statement types it bigint).
+func TestBackfillIngestIDAboveInt32(t *testing.T) {
 	db := pgtest.New(t)
 	require.NoError(t, queryRow(t, db, `SELECT setval('ingests_id_seq', 3000000000) > 0`, new(bool)))
 	trees := t.TempDir()

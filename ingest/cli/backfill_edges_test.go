@@ -1,7 +1,7 @@
 package cli_test
 
-// Review findings on `ingest backfill` and `ingest status`: each test
-// states what the README promises and fails while the code breaks it.
+// Edge cases of `ingest backfill` and `ingest status`, each stated as
+// what the README promises.
 
 import (
 	"context"
@@ -31,11 +31,10 @@ func migratedBefore5(t *testing.T) string {
 	return db
 }
 
-// TestReviewStatusBeforeBackfillMigration: `ingest status` never migrates
-// (it is read-only), so it must read a ledger whose schema predates
-// migration 000005_backfill. It queries backfill_runs unconditionally and
-// fails with "relation backfill_runs does not exist".
-func TestReviewStatusBeforeBackfillMigration(t *testing.T) {
+// TestStatusBeforeBackfillMigration: `ingest status` never migrates (it is read-only), so it reads
+// a ledger whose schema predates migration 000005_backfill: without the backfill tables it lists
+// the ingests and no pass.
+func TestStatusBeforeBackfillMigration(t *testing.T) {
 	db := migratedBefore5(t)
 	dir, _ := genTree(t, generate.Options{Points: 3, Seed: 1, RunID: 28400000011})
 	vars := map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production", "INGEST_NO_MIGRATE": "1"}
@@ -50,10 +49,9 @@ func TestReviewStatusBeforeBackfillMigration(t *testing.T) {
 	}
 }
 
-// TestReviewBackfillDryRunWritesNothing: "--dry-run … write nothing". The
-// dry run opens the store with openStore, which applies pending
-// migrations: on a database at migration 4 it creates the backfill tables.
-func TestReviewBackfillDryRunWritesNothing(t *testing.T) {
+// TestBackfillDryRunWritesNothing: "--dry-run … write nothing": not even the pending migrations,
+// so a database at migration 4 gets no backfill tables.
+func TestBackfillDryRunWritesNothing(t *testing.T) {
 	db := migratedBefore5(t)
 	trees := t.TempDir()
 	_, err := generate.Write(filepath.Join(trees, "a"), generate.Options{Points: 3, Seed: 1, RunID: 28400000021})
@@ -64,11 +62,10 @@ func TestReviewBackfillDryRunWritesNothing(t *testing.T) {
 	require.False(t, tableExists(t, db, "backfills"), "a dry run applied migration 5: it wrote to the database")
 }
 
-// TestReviewBackfillExitCodeWhenALookupFails: "Exit code: 0, or 3 when a
-// run failed". A run of --runs that GitHub does not know (404) is queued
-// as failed at listing time and listed among the failures, but the exit
-// code only looks at the runs this worker claimed: it is 0.
-func TestReviewBackfillExitCodeWhenALookupFails(t *testing.T) {
+// TestBackfillExitCodeWhenALookupFails: "Exit code: 0, or 3 when a run failed": a run of --runs
+// that GitHub does not know (404) is queued failed at listing time, listed among the failures, and
+// makes the exit code 3.
+func TestBackfillExitCodeWhenALookupFails(t *testing.T) {
 	fake, ids := backfillFake(t)
 	db := pgtest.New(t)
 	runs := filepath.Join(t.TempDir(), "runs.txt")
@@ -81,15 +78,10 @@ func TestReviewBackfillExitCodeWhenALookupFails(t *testing.T) {
 	requireCode(t, cli.ExitCompletedWithFailures, r)
 }
 
-// TestReviewBackfillFromDirTreeWithoutListing: "A run is skipped when the
-// ledger holds an ingest of its latest attempt", and "a run is never
-// ingested twice by one pass: the claim re-checks the ledger". A
-// --from-dir tree named by its run id without artifacts.json is queued
-// with attempt 0; the ledger check is skipped for attempt 0 (ingested()
-// returns nil), so every later pass ingests it again, and a worker killed
-// between the ingest's commit and the claim's commit would re-ingest it in
-// the same pass.
-func TestReviewBackfillFromDirTreeWithoutListing(t *testing.T) {
+// TestBackfillFromDirTreeWithoutListing: a --from-dir tree named by its run id without
+// artifacts.json is queued at attempt 1, the attempt its ingest records, so the ledger check finds
+// it: a later pass does not ingest it again.
+func TestBackfillFromDirTreeWithoutListing(t *testing.T) {
 	db := pgtest.New(t)
 	trees := t.TempDir()
 	const id int64 = 28400000031
@@ -108,12 +100,10 @@ func TestReviewBackfillFromDirTreeWithoutListing(t *testing.T) {
 		"the run was ingested a second time although the ledger holds it\n%s", r)
 }
 
-// TestReviewBackfillFromDirEmptyNumericDirectory: --from-dir takes "each
-// subdirectory a tree as `ingest load` reads it"; a directory that is not
-// a run tree should be left out. An empty directory whose name happens to
-// be a number (a year, a PR number, a stray mkdir) is queued as that run
-// and ingested: the ledger and workflow_runs gain a run GitHub never had.
-func TestReviewBackfillFromDirEmptyNumericDirectory(t *testing.T) {
+// TestBackfillFromDirEmptyNumericDirectory: a directory that is not a run tree is left out: an
+// empty directory whose name happens to be a number (a year, a PR number, a stray mkdir) does not
+// become a run GitHub never had.
+func TestBackfillFromDirEmptyNumericDirectory(t *testing.T) {
 	db := pgtest.New(t)
 	trees := t.TempDir()
 	_, err := generate.Write(filepath.Join(trees, "a"), generate.Options{Points: 3, Seed: 1, RunID: 28400000051})
@@ -127,23 +117,13 @@ func TestReviewBackfillFromDirEmptyNumericDirectory(t *testing.T) {
 	require.Equal(t, []int64{28400000051}, ledger, "%s", r)
 }
 
-// TestReviewBackfillDryRunMatchesTheOpenPass: --dry-run should "print each
-// run with what would be done". Plan ignores the open pass: a run that
-// failed in it is shown as "ingest", but the command joins the open pass,
-// where "a run settled in it is never worked on again", and leaves it
-// alone.
-func TestReviewBackfillDryRunMatchesTheOpenPass(t *testing.T) {
+// TestBackfillDryRunMatchesTheOpenPass: the dry run shows what resuming the open pass does: a run
+// that failed in it is shown settled, not to be ingested, since the command joins that pass and
+// leaves its settled runs alone.
+func TestBackfillDryRunMatchesTheOpenPass(t *testing.T) {
 	db := pgtest.New(t)
-	trees := t.TempDir()
 	ids := []int64{28400000061, 28400000062, 28400000063}
-	for i, id := range ids[:2] {
-		_, err := generate.Write(filepath.Join(trees, strconv.FormatInt(id, 10)), generate.Options{Points: 3, Seed: int64(i + 1), RunID: id})
-		require.NoError(t, err)
-	}
-	// The second run's reuse metadata is unreadable: its ingest aborts.
-	bad := filepath.Join(trees, strconv.FormatInt(ids[1], 10), "reused-ingest-metadata")
-	require.NoError(t, os.MkdirAll(bad, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(bad, "reuse_source_run.json"), []byte("{"), 0o644))
+	trees := treesWithABrokenRun(t, ids[0], ids[1])
 	vars := map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production"}
 	r := run(t, vars, "backfill", "--from-dir", trees)
 	requireCode(t, cli.ExitCompletedWithFailures, r)
@@ -165,14 +145,11 @@ func TestReviewBackfillDryRunMatchesTheOpenPass(t *testing.T) {
 	require.Contains(t, dry.stdout, "dry run: 1 of 3 runs would be ingested", "the dry run promised more than the command did\n%s", dry)
 }
 
-// TestReviewBackfillFromDirMergeRunTree: a tree downloaded by hand from a
-// merge run that reused a sweep carries the merge run's artifacts.json and
-// reuse metadata naming the source run. The queue keys it by the merge run
-// (artifacts.json), the ingest records the source run (the reuse
-// metadata), so the ledger check of the next pass — by the merge run's id —
-// never finds it, and every later backfill of the directory ingests it
-// again.
-func TestReviewBackfillFromDirMergeRunTree(t *testing.T) {
+// TestBackfillFromDirMergeRunTree: a tree downloaded by hand from a merge run that reused a sweep
+// carries the merge run's artifacts.json and reuse metadata naming the source run. It is queued
+// under the source run, as its ingest records it, so the next backfill of the directory finds it
+// in the ledger and does not ingest it again.
+func TestBackfillFromDirMergeRunTree(t *testing.T) {
 	db := pgtest.New(t)
 	trees := t.TempDir()
 	const source, merge int64 = 28400000071, 28400000072
@@ -192,11 +169,10 @@ func TestReviewBackfillFromDirMergeRunTree(t *testing.T) {
 		"the next backfill ingested the reused run again\n%s", r)
 }
 
-// TestReviewBackfillSmallPool: the claiming transaction holds one pooled
-// connection for the whole ingest. With a pool of one (pool_max_conns=1 in
-// DATABASE_URL), with which `ingest load` works, the ingest waits for a
-// connection the claim never gives back: the backfill hangs.
-func TestReviewBackfillSmallPool(t *testing.T) {
+// TestBackfillSmallPool: the claiming transaction holds one pooled connection for the whole
+// ingest: with pool_max_conns=1 in DATABASE_URL (with which `ingest load` works) the store still
+// opens three connections, so the backfill does not hang.
+func TestBackfillSmallPool(t *testing.T) {
 	db := pgtest.New(t)
 	small := db + "?pool_max_conns=1"
 	if strings.Contains(db, "?") {
@@ -216,12 +192,9 @@ func TestReviewBackfillSmallPool(t *testing.T) {
 	requireCode(t, cli.ExitOK, r)
 }
 
-// TestReviewBackfillFromDirSymlinkedTree: a directory of run trees put
-// together with symbolic links (ln -s ~/.cache/ingest/…/runs/N) is a
-// natural way to choose runs for --from-dir. DirSource.List keeps only
-// entries whose DirEntry is a directory, which a symbolic link is not: the
-// trees are skipped without a word and the backfill "finishes" with 0 runs.
-func TestReviewBackfillFromDirSymlinkedTree(t *testing.T) {
+// TestBackfillFromDirSymlinkedTree: a directory of run trees put together with symbolic links (ln
+// -s ~/.cache/ingest/…/runs/N) is backfilled like one of trees.
+func TestBackfillFromDirSymlinkedTree(t *testing.T) {
 	db := pgtest.New(t)
 	tree, _ := genTree(t, generate.Options{Points: 3, Seed: 1, RunID: 28400000091})
 	trees := t.TempDir()
@@ -230,4 +203,20 @@ func TestReviewBackfillFromDirSymlinkedTree(t *testing.T) {
 		"backfill", "--from-dir", trees)
 	requireCode(t, cli.ExitOK, r)
 	require.Equal(t, []int64{28400000091}, queryInt64s(t, db, `SELECT github_run_id FROM ingests`), "%s", r)
+}
+
+// treesWithABrokenRun writes a --from-dir directory with a run tree of
+// good and one of broken, whose unreadable reuse metadata makes its ingest
+// abort.
+func treesWithABrokenRun(t *testing.T, good, broken int64) string {
+	t.Helper()
+	trees := t.TempDir()
+	for i, id := range []int64{good, broken} {
+		_, err := generate.Write(filepath.Join(trees, strconv.FormatInt(id, 10)), generate.Options{Points: 3, Seed: int64(i + 1), RunID: id})
+		require.NoError(t, err)
+	}
+	bad := filepath.Join(trees, strconv.FormatInt(broken, 10), "reused-ingest-metadata")
+	require.NoError(t, os.MkdirAll(bad, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bad, "reuse_source_run.json"), []byte("{"), 0o644))
+	return trees
 }
