@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"github.com/inferencex/ingest/ingest/catalog"
 	"math"
 	"strings"
 
@@ -73,11 +74,11 @@ func readIdentity(row map[string]any) (identity, *Outcome) {
 func positiveInt(key string, v any) (int, *Outcome) {
 	n, ok := integerValue(v)
 	if !ok || n <= 0 {
-		o := failed("%s: %s is not a positive integer", key, describe(v))
+		o := failed("%s: %s is not a positive integer", key, catalog.DescribeValue(v))
 		return 0, &o
 	}
 	if n > math.MaxInt32 {
-		o := failed("%s: %s is out of range", key, describe(v))
+		o := failed("%s: %s is out of range", key, catalog.DescribeValue(v))
 		return 0, &o
 	}
 	return int(n), nil

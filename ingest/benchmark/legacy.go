@@ -66,11 +66,11 @@ const legacyTPURun = 30864013158
 // the per-GPU throughputs were divided by too few chips. Other rows are
 // left alone; a repaired row is not repaired twice.
 func RepairLegacyTPURow(runID int64, row map[string]any) bool {
-	if runID != legacyTPURun || text(row["hw"]) != "tpuv7" || text(row["model"]) != "Qwen/Qwen3.5-397B-A17B-FP8" ||
-		text(row["framework"]) != "vllm" || text(row["precision"]) != "fp8" {
+	if runID != legacyTPURun || catalog.ValueText(row["hw"]) != "tpuv7" || catalog.ValueText(row["model"]) != "Qwen/Qwen3.5-397B-A17B-FP8" ||
+		catalog.ValueText(row["framework"]) != "vllm" || catalog.ValueText(row["precision"]) != "fp8" {
 		return false
 	}
-	if spec := text(row["spec_decoding"]); spec != "" && spec != "none" {
+	if spec := catalog.ValueText(row["spec_decoding"]); spec != "" && spec != "none" {
 		return false
 	}
 	if isl, _ := integerValue(row["isl"]); isl != 8192 {

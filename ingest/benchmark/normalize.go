@@ -83,30 +83,30 @@ func (n *Normalizer) Normalize(row map[string]any) (schema.BenchmarkPoint, Outco
 func (n *Normalizer) resolveDimensions(row map[string]any) (cfg schema.Config, fwDisagg bool, o *Outcome) {
 	var unmapped []UnmappedValue
 	miss := func(kind string, raw any) {
-		unmapped = append(unmapped, UnmappedValue{Kind: kind, Value: text(raw)})
+		unmapped = append(unmapped, UnmappedValue{Kind: kind, Value: catalog.ValueText(raw)})
 	}
 
 	prefix := row["infmax_model_prefix"]
 	if !present(row, "infmax_model_prefix") {
 		prefix = row["model_prefix"]
 	}
-	model, ok := n.cat.ResolveModel(text(prefix), text(row["model"]))
+	model, ok := n.cat.ResolveModel(catalog.ValueText(prefix), catalog.ValueText(row["model"]))
 	if !ok {
 		raw := prefix
-		if strings.TrimSpace(text(raw)) == "" {
+		if strings.TrimSpace(catalog.ValueText(raw)) == "" {
 			raw = row["model"]
 		}
 		miss(DimModel, raw)
 	}
-	hardware, ok := n.cat.ResolveHardware(text(row["hw"]))
+	hardware, ok := n.cat.ResolveHardware(catalog.ValueText(row["hw"]))
 	if !ok {
 		miss(DimHardware, row["hw"])
 	}
-	framework, fwDisagg, known := n.cat.ResolveFramework(text(row["framework"]), row["disagg"])
+	framework, fwDisagg, known := n.cat.ResolveFramework(catalog.ValueText(row["framework"]), row["disagg"])
 	if !known {
 		miss(DimFramework, row["framework"])
 	}
-	precision, ok := n.cat.ResolvePrecision(text(row["precision"]))
+	precision, ok := n.cat.ResolvePrecision(catalog.ValueText(row["precision"]))
 	if !ok {
 		miss(DimPrecision, row["precision"])
 	}

@@ -51,10 +51,10 @@ func parseTopologyInts(row map[string]any) (map[string]int, error) {
 		}
 		n, isInt := integerValue(v)
 		if !isInt || n < 0 {
-			return nil, fmt.Errorf("%s: %s is not a non-negative integer", key, describe(v))
+			return nil, fmt.Errorf("%s: %s is not a non-negative integer", key, catalog.DescribeValue(v))
 		}
 		if n > maxSmallint {
-			return nil, fmt.Errorf("%s: %s is out of range 0..%d", key, describe(v), maxSmallint)
+			return nil, fmt.Errorf("%s: %s is out of range 0..%d", key, catalog.DescribeValue(v), maxSmallint)
 		}
 		ints[key] = int(n)
 	}

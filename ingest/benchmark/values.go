@@ -73,41 +73,6 @@ func integerValue(v any) (int64, bool) {
 	return int64(f), true
 }
 
-// text turns a raw scalar into the string used for vocabulary lookups:
-// strings as they are, numbers as written, booleans as true/false, null
-// (and containers) as "".
-func text(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case json.Number:
-		return t.String()
-	case bool:
-		return strconv.FormatBool(t)
-	case nil:
-		return ""
-	}
-	if f, ok := jsonNumber(v); ok {
-		return strconv.FormatFloat(f, 'g', -1, 64)
-	}
-	return ""
-}
-
-// describe renders a raw value for a failure reason.
-func describe(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return strconv.Quote(t)
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "an array"
-	}
-	return text(v)
-}
-
 // nonEmptyString returns the trimmed string value of v, if v is a string
 // with something in it.
 func nonEmptyString(v any) (string, bool) {

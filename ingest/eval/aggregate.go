@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/inferencex/ingest/ingest/catalog"
 	"io"
 	"path"
 	"strings"
@@ -73,11 +74,11 @@ func ReadAggregate(r io.Reader, file string, row func(Row), bad func(index int, 
 // the file's _conc<N> suffix is the row's concurrency, the artifact's
 // topology tokens and 8k1k token fill what the row does not say.
 func aggregateRow(obj map[string]any, file string, index int) (Row, string) {
-	task := strings.ToLower(strings.TrimSpace(str(obj["task"])))
+	task := strings.ToLower(strings.TrimSpace(catalog.ValueText(obj["task"])))
 	if task == "" {
 		return Row{}, "task: missing"
 	}
-	source := str(obj["source"])
+	source := catalog.ValueText(obj["source"])
 	artifact := path.Base(path.Dir(source))
 	isl, osl, agentic, bad := sequence(obj["isl"], obj["osl"], artifact, source)
 	if bad != "" {
@@ -89,7 +90,7 @@ func aggregateRow(obj map[string]any, file string, index int) (Row, string) {
 	} else if v, ok := obj["conc"]; ok && v != nil {
 		c, ok := intValue(v)
 		if !ok || c <= 0 {
-			return Row{}, "conc: " + describe(v) + " is not a positive integer"
+			return Row{}, "conc: " + catalog.DescribeValue(v) + " is not a positive integer"
 		}
 		conc = &c
 	}
@@ -108,18 +109,18 @@ func aggregateRow(obj map[string]any, file string, index int) (Row, string) {
 		}
 		f, ok := floatValue(v)
 		if !ok {
-			return Row{}, k + ": " + describe(v) + " is not a finite number"
+			return Row{}, k + ": " + catalog.DescribeValue(v) + " is not a finite number"
 		}
 		switch {
 		case f < 0:
-			return Row{}, k + ": " + describe(v) + " is negative"
+			return Row{}, k + ": " + catalog.DescribeValue(v) + " is negative"
 		case f > 1 && k != "n_eff":
-			return Row{}, k + ": " + describe(v) + " is outside [0, 1]" // exact match and accuracy are fractions
+			return Row{}, k + ": " + catalog.DescribeValue(v) + " is outside [0, 1]" // exact match and accuracy are fractions
 		}
 		m[k] = f
 	}
 	if _, ok := m["score"]; ok {
-		if n := str(obj["score_name"]); n != "" {
+		if n := catalog.ValueText(obj["score_name"]); n != "" {
 			m["score_name"] = n
 		}
 	}

@@ -30,7 +30,7 @@ func badTopology(src map[string]any) string {
 			continue
 		}
 		if n, ok := intValue(v); !ok || n < 0 {
-			return k + ": " + describe(v) + " is not a non-negative integer"
+			return k + ": " + catalog.DescribeValue(v) + " is not a non-negative integer"
 		}
 	}
 	return ""
@@ -45,13 +45,13 @@ func checkMeta(meta map[string]any) string {
 	for _, k := range metaBoolKeys {
 		if v, ok := meta[k]; ok && v != nil {
 			if _, ok := catalog.ParseOptionalBool(v); !ok {
-				return k + ": " + describe(v) + " is not a boolean"
+				return k + ": " + catalog.DescribeValue(v) + " is not a boolean"
 			}
 		}
 	}
 	if v, ok := meta["conc"]; ok && v != nil {
 		if n, ok := intValue(v); !ok || n < 0 {
-			return "conc: " + describe(v) + " is not a non-negative integer"
+			return "conc: " + catalog.DescribeValue(v) + " is not a non-negative integer"
 		}
 	}
 	for _, k := range []string{"eval_concs", "completed_eval_concs", "failed_eval_concs"} {
@@ -71,13 +71,13 @@ func concList(meta map[string]any, key string) (map[int]bool, string) {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, key + ": " + describe(v) + " is not a list of concurrencies"
+		return nil, key + ": " + catalog.DescribeValue(v) + " is not a list of concurrencies"
 	}
 	out := make(map[int]bool, len(list))
 	for _, x := range list {
 		c, ok := intValue(x)
 		if !ok || c <= 0 {
-			return nil, key + ": " + describe(x) + " is not a positive integer"
+			return nil, key + ": " + catalog.DescribeValue(x) + " is not a positive integer"
 		}
 		out[c] = true
 	}

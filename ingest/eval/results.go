@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/inferencex/ingest/ingest/catalog"
 	"io"
 	"math"
 	"sort"
@@ -156,7 +157,7 @@ func metricValue(key string, x any) (f float64, ok bool, bad string) {
 		}
 	}
 	if fraction {
-		return 0, false, "metric " + key + ": " + describe(x) + " is not a number"
+		return 0, false, "metric " + key + ": " + catalog.DescribeValue(x) + " is not a number"
 	}
 	return 0, false, ""
 }

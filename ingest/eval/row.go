@@ -97,18 +97,6 @@ func floatValue(v any) (float64, bool) {
 	return f, !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
-func str(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case json.Number:
-		return t.String()
-	case bool:
-		return strconv.FormatBool(t)
-	}
-	return ""
-}
-
 // optPositive is v when it is positive, else nil (0 is the AgentX
 // "no sequence length" sentinel).
 func optPositive(v int) *int {
@@ -125,7 +113,7 @@ func sequence(islRaw, oslRaw any, names ...string) (isl, osl *int, agentic bool,
 		i, okI := intValue(islRaw)
 		o, okO := intValue(oslRaw)
 		if !okI || !okO || i < 0 || o < 0 {
-			return nil, nil, false, "isl/osl: " + describe(islRaw) + "/" + describe(oslRaw) + " are not non-negative integers"
+			return nil, nil, false, "isl/osl: " + catalog.DescribeValue(islRaw) + "/" + catalog.DescribeValue(oslRaw) + " are not non-negative integers"
 		}
 		return optPositive(i), optPositive(o), i == 0 && o == 0, ""
 	}
@@ -135,20 +123,6 @@ func sequence(islRaw, oslRaw any, names ...string) (isl, osl *int, agentic bool,
 		}
 	}
 	return nil, nil, false, ""
-}
-
-func describe(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return strconv.Quote(t)
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "an array"
-	}
-	return str(v)
 }
 
 // identityKeys are the fields of a meta_env.json or aggregate row that name
