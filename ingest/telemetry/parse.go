@@ -268,22 +268,13 @@ func (c *converter) add(rec arrow.RecordBatch, before int64) error {
 	}
 }
 
-// strCols gives the String arrays of the metric columns (nil when absent).
-func metricStrings(l *layout, rec arrow.RecordBatch) [NumMetrics]*array.String {
-	var out [NumMetrics]*array.String
+// metricColumns gives the arrays of the metric columns, as A (nil where a
+// metric has no column).
+func metricColumns[A arrow.Array](l *layout, rec arrow.RecordBatch) [NumMetrics]A {
+	var out [NumMetrics]A
 	for i, col := range l.columns {
 		if col.role == roleMetric {
-			out[col.metric] = rec.Column(i).(*array.String)
-		}
-	}
-	return out
-}
-
-func metricFloats(l *layout, rec arrow.RecordBatch) [NumMetrics]*array.Float64 {
-	var out [NumMetrics]*array.Float64
-	for i, col := range l.columns {
-		if col.role == roleMetric {
-			out[col.metric] = rec.Column(i).(*array.Float64)
+			out[col.metric] = rec.Column(i).(A)
 		}
 	}
 	return out
@@ -292,7 +283,7 @@ func metricFloats(l *layout, rec arrow.RecordBatch) [NumMetrics]*array.Float64 {
 func (c *converter) addNVIDIA(rec arrow.RecordBatch, before int64) error {
 	ts := rec.Column(c.l.time).(*array.String)
 	gpu := rec.Column(c.l.gpu).(*array.String)
-	metrics := metricStrings(c.l, rec)
+	metrics := metricColumns[*array.String](c.l, rec)
 	b := c.builder("")
 	offset := c.opt.UTCOffset.Microseconds()
 	var vals [NumMetrics]float32
@@ -349,7 +340,7 @@ func (c *converter) addNVIDIA(rec arrow.RecordBatch, before int64) error {
 func (c *converter) addAMD(rec arrow.RecordBatch, before int64) error {
 	ts := rec.Column(c.l.time).(*array.String)
 	gpu := rec.Column(c.l.gpu).(*array.Float64)
-	metrics := metricFloats(c.l, rec)
+	metrics := metricColumns[*array.Float64](c.l, rec)
 	var hotspot *array.Float64
 	if c.l.hotspot >= 0 {
 		hotspot = rec.Column(c.l.hotspot).(*array.Float64)
@@ -398,7 +389,7 @@ func (c *converter) addDCGM(rec arrow.RecordBatch, before int64) error {
 	ts := rec.Column(c.l.time).(*array.Float64)
 	gpu := rec.Column(c.l.gpu).(*array.Float64)
 	host := rec.Column(c.l.host).(*array.String)
-	metrics := metricFloats(c.l, rec)
+	metrics := metricColumns[*array.Float64](c.l, rec)
 	var vals [NumMetrics]float32
 	var valid [NumMetrics]bool
 	var b *seriesBuilder
