@@ -20,16 +20,33 @@ type Progress interface {
 	Finish(err error)
 }
 
+// tally counts a batch of downloads; the Progress implementations embed
+// it under their lock.
+type tally struct {
+	total, done, cached   int
+	totalBytes, doneBytes int64
+	started               time.Time
+}
+
+func (t *tally) start(n int, bytes int64) { t.total, t.totalBytes, t.started = n, bytes, time.Now() }
+
+func (t *tally) add(bytes int64, cached bool) {
+	t.done++
+	if cached {
+		t.cached++
+	} else {
+		t.doneBytes += bytes
+	}
+}
+
 // logProgress writes structured progress lines: one per tenth of the
 // batch, and a closing one. For CI, where nobody watches a terminal.
 type logProgress struct {
 	log *zap.Logger
 
-	mu                    sync.Mutex
-	total, done, cached   int
-	totalBytes, doneBytes int64
-	nextMark              int
-	started               time.Time
+	mu sync.Mutex
+	tally
+	nextMark int
 }
 
 func newLogProgress(log *zap.Logger) *logProgress { return &logProgress{log: log} }
@@ -37,7 +54,7 @@ func newLogProgress(log *zap.Logger) *logProgress { return &logProgress{log: log
 func (p *logProgress) Start(n int, bytes int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.total, p.totalBytes, p.started = n, bytes, time.Now()
+	p.start(n, bytes)
 	p.nextMark = 1
 	p.log.Info("downloading artifacts", zap.Int("artifacts", n), zap.Int64("bytes", bytes))
 }
@@ -45,12 +62,7 @@ func (p *logProgress) Start(n int, bytes int64) {
 func (p *logProgress) Done(_ string, bytes int64, cached bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.done++
-	if cached {
-		p.cached++
-	} else {
-		p.doneBytes += bytes
-	}
+	p.add(bytes, cached)
 	if p.total > 0 && p.done*10 >= p.nextMark*p.total && p.done < p.total {
 		p.nextMark = p.done*10/p.total + 1
 		p.log.Info("download progress", zap.Int("done", p.done), zap.Int("of", p.total),
@@ -75,10 +87,9 @@ func (p *logProgress) Finish(err error) {
 type TerminalProgress struct {
 	w io.Writer
 
-	mu                    sync.Mutex
-	total, done, cached   int
-	totalBytes, doneBytes int64
-	started, drawn        time.Time
+	mu sync.Mutex
+	tally
+	drawn time.Time
 }
 
 // NewTerminalProgress draws on w, which should be a terminal.
@@ -87,19 +98,14 @@ func NewTerminalProgress(w io.Writer) *TerminalProgress { return &TerminalProgre
 func (p *TerminalProgress) Start(n int, bytes int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.total, p.totalBytes, p.started = n, bytes, time.Now()
+	p.start(n, bytes)
 	p.draw()
 }
 
 func (p *TerminalProgress) Done(_ string, bytes int64, cached bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.done++
-	if cached {
-		p.cached++
-	} else {
-		p.doneBytes += bytes
-	}
+	p.add(bytes, cached)
 	if p.done == p.total || time.Since(p.drawn) >= 100*time.Millisecond {
 		p.draw()
 	}

@@ -121,18 +121,11 @@ func parseUnitFloat(s string) (float64, cellState) {
 // parseGPUIndex reads a non-negative integer index.
 func parseGPUIndex(s string) (int16, bool) {
 	s = strings.TrimSpace(s)
-	if s == "" || len(s) > 5 {
+	if len(s) > 5 {
 		return 0, false
 	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	if n > math.MaxInt16 {
+	n, ok := digits(s)
+	if !ok || n > math.MaxInt16 {
 		return 0, false
 	}
 	return int16(n), true
