@@ -26,17 +26,27 @@ func (s *Server) commentJSON(issue int, c *Comment) map[string]any {
 		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", s.Owner, s.Repo, issue, c.ID)}
 }
 
-func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
-	n, _ := strconv.Atoi(r.PathValue("n"))
+// commentBody reads the body of a create or edit request; it answers 422
+// and reports false when there is none.
+func commentBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 	var in struct {
 		Body *string `json:"body"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
 		writeError(w, http.StatusUnprocessableEntity, "Invalid request: body is required")
+		return "", false
+	}
+	return *in.Body, true
+}
+
+func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	body, ok := commentBody(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
-	c := &Comment{ID: s.nextCommentID, Body: *in.Body}
+	c := &Comment{ID: s.nextCommentID, Body: body}
 	s.nextCommentID++
 	s.comments[n] = append(s.comments[n], c)
 	s.mu.Unlock()
@@ -45,11 +55,8 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) editComment(w http.ResponseWriter, r *http.Request) {
 	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	var in struct {
-		Body *string `json:"body"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
-		writeError(w, http.StatusUnprocessableEntity, "Invalid request: body is required")
+	body, ok := commentBody(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -57,7 +64,7 @@ func (s *Server) editComment(w http.ResponseWriter, r *http.Request) {
 	for issue, list := range s.comments {
 		for _, c := range list {
 			if c.ID == id {
-				c.Body = *in.Body
+				c.Body = body
 				writeJSON(w, http.StatusOK, s.commentJSON(issue, c))
 				return
 			}
