@@ -50,28 +50,12 @@ const (
 
 // intValue reads a JSON number or numeric string that is an integer.
 func intValue(v any) (int, bool) {
-	var f float64
-	switch t := v.(type) {
-	case json.Number:
-		x, err := strconv.ParseFloat(t.String(), 64)
-		if err != nil {
-			return 0, false
-		}
-		f = x
-	case float64:
-		f = t
-	case int:
-		return t, true
-	case string:
-		x, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-		if err != nil {
-			return 0, false
-		}
-		f = x
-	default:
-		return 0, false
+	f, ok := floatValue(v)
+	if s, isString := v.(string); isString {
+		x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		f, ok = x, err == nil
 	}
-	if math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+	if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
 		return 0, false
 	}
 	return int(f), true
