@@ -34,6 +34,7 @@ type env struct {
 	st   *store.Store
 	root string
 	log  *zap.Logger
+	cat  *catalog.Catalog
 	// ingest is the Ingester of `ingest backfill`: source.Open and
 	// ingest.Run with the default catalog and overrides.
 	ingest backfill.Ingester
@@ -49,18 +50,24 @@ func newEnv(t *testing.T) *env {
 	require.NoError(t, err)
 	ov, err := overrides.Load()
 	require.NoError(t, err)
-	deps := ingest.Deps{Store: ingest.AdaptStore[*store.RunTx](st), Catalog: cat, Normalizer: benchmark.NewNormalizer(cat),
-		Overrides: ov, Log: log, Now: time.Now}
-	e := &env{t: t, st: st, root: t.TempDir(), log: log}
-	e.ingest = func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
-		tree, err := source.Open(ctx, dir, log)
+	e := &env{t: t, st: st, root: t.TempDir(), log: log, cat: cat}
+	e.ingest = e.ingester(ov)
+	return e
+}
+
+// ingester is the Ingester of `ingest backfill` with the given run
+// overrides: source.Open and ingest.Run.
+func (e *env) ingester(ov *overrides.Overrides) backfill.Ingester {
+	deps := ingest.Deps{Store: ingest.AdaptStore[*store.RunTx](e.st), Catalog: e.cat, Normalizer: benchmark.NewNormalizer(e.cat),
+		Overrides: ov, Log: e.log, Now: time.Now}
+	return func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
+		tree, err := source.Open(ctx, dir, e.log)
 		if err != nil {
 			return nil, err
 		}
 		defer tree.Close()
 		return ingest.Run(ctx, cfg, tree, deps)
 	}
-	return e
 }
 
 var base = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)

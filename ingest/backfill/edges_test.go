@@ -16,11 +16,7 @@ import (
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest"
 	"github.com/inferencex/ingest/ingest/backfill"
-	"github.com/inferencex/ingest/ingest/benchmark"
-	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/overrides"
-	"github.com/inferencex/ingest/ingest/source"
-	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -34,18 +30,7 @@ func TestPurgedRunIsNotCountedIngested(t *testing.T) {
 	ov, err := overrides.Load(strings.NewReader(fmt.Sprintf(
 		`{"purgedRuns": [{"runId": %d, "reason": "bad hardware"}]}`, runOld)))
 	require.NoError(t, err)
-	cat, err := catalog.Default()
-	require.NoError(t, err)
-	deps := ingest.Deps{Store: ingest.AdaptStore[*store.RunTx](e.st), Catalog: cat, Normalizer: benchmark.NewNormalizer(cat),
-		Overrides: ov, Log: e.log, Now: time.Now}
-	e.ingest = func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
-		tree, err := source.Open(ctx, dir, e.log)
-		if err != nil {
-			return nil, err
-		}
-		defer tree.Close()
-		return ingest.Run(ctx, cfg, tree, deps)
-	}
+	e.ingest = e.ingester(ov)
 
 	res, rec := e.mustRun(false)
 	require.Equal(t, succeeded(runNew), e.ledger(), "the purged run is not in the ledger")
