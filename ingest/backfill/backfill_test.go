@@ -217,7 +217,7 @@ func TestRunIngestsEveryRunOnceOldestFirst(t *testing.T) {
 	require.True(t, res.Finished)
 	require.Empty(t, res.Failures)
 	require.Equal(t, 3, res.Totals.Ingested)
-	require.Equal(t, 3, res.Totals.Runs)
+	require.Equal(t, 3, res.Totals.Runs())
 	require.EqualValues(t, 12, res.Totals.Rows.Benchmark.New)
 	require.True(t, rec.started)
 	require.True(t, rec.finished)
@@ -237,7 +237,7 @@ func TestRunIngestsEveryRunOnceOldestFirst(t *testing.T) {
 	require.Equal(t, map[schema.BackfillState]int64{schema.BackfillSkipped: 3}, again.Queued)
 	require.Equal(t, schema.BackfillCounts{Total: 3, Skipped: 3}, again.Counts)
 	require.True(t, again.Finished)
-	require.Zero(t, again.Totals.Runs, "the worker claimed nothing")
+	require.Zero(t, again.Totals.Runs(), "the worker claimed nothing")
 	require.Empty(t, rec.settled)
 	require.Len(t, e.ledger(), 3, "nothing ingested again")
 }
@@ -357,7 +357,7 @@ func (e *env) queueThenInterrupt() *backfill.Result {
 	res, err := e.run(ctx, false, &cancelOnStart{cancel: cancel}, nil)
 	require.NoError(e.t, err)
 	require.True(e.t, res.Interrupted)
-	require.Zero(e.t, res.Totals.Runs)
+	require.Zero(e.t, res.Totals.Runs())
 	return res
 }
 

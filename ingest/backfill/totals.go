@@ -14,7 +14,6 @@ import (
 
 // Totals add up what one worker did.
 type Totals struct {
-	Runs     int
 	Ingested int
 	// WithFailures counts ingested runs that completed with failures.
 	WithFailures        int
@@ -28,8 +27,10 @@ type Totals struct {
 	IngestTime time.Duration
 }
 
+// Runs is the number of runs the worker settled.
+func (t Totals) Runs() int { return t.Ingested + t.Skipped + t.Failed }
+
 func (t *Totals) add(out schema.BackfillOutcome, sum *schema.Summary) {
-	t.Runs++
 	t.IngestTime += out.Duration
 	switch out.State {
 	case schema.BackfillIngested:
@@ -86,7 +87,7 @@ func WriteResult(w io.Writer, r *Result, worker string) error {
 	if len(settledAtOnce) > 0 {
 		fmt.Fprintf(&b, " (and settled at once %s)", strings.Join(settledAtOnce, "; "))
 	}
-	fmt.Fprintf(&b, ".\nIt worked on %d runs in %s: %d ingested", t.Runs, r.Took.Round(time.Millisecond), t.Ingested)
+	fmt.Fprintf(&b, ".\nIt worked on %d runs in %s: %d ingested", t.Runs(), r.Took.Round(time.Millisecond), t.Ingested)
 	if t.WithFailures > 0 {
 		fmt.Fprintf(&b, " (%d completed with failures)", t.WithFailures)
 	}

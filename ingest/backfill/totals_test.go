@@ -93,7 +93,7 @@ func TestWriteResultGolden(t *testing.T) {
 		Pass:   schema.BackfillPass{ID: 7, Repo: testRepo, Reingest: true},
 		Listed: 12,
 		Queued: map[schema.BackfillState]int64{schema.BackfillPending: 9, schema.BackfillSkipped: 2, schema.BackfillFailed: 1},
-		Totals: backfill.Totals{Runs: 5, Ingested: 3, WithFailures: 1, Skipped: 1, Failed: 1,
+		Totals: backfill.Totals{Ingested: 3, WithFailures: 1, Skipped: 1, Failed: 1,
 			Rows: schema.Rows{Benchmark: schema.Counts{New: 120, Duplicate: 4, Skipped: 30, Unmapped: 2, Failed: 1},
 				Eval: schema.Counts{New: 6}, Trace: schema.Counts{Skipped: 3}, Power: schema.Counts{New: 2, Failed: 1}},
 			EvalSamplesNew: 2638, GPUMetricSamplesNew: 14400, ChangelogEntries: 3},
