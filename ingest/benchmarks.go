@@ -146,7 +146,7 @@ func (s *benchmarkStage) fork(covered *coverage, recordOwned bool) *parseWorker 
 // merge adds a worker's counters, failures, unmapped values and records.
 func (s *benchmarkStage) merge(w *parseWorker) {
 	dst, src := s.tally.sum, w.tally.sum
-	addCounts(&dst.Rows.Benchmark, src.Rows.Benchmark)
+	dst.Rows.Benchmark.Add(src.Rows.Benchmark)
 	dst.Stats.BenchmarkFiles += src.Stats.BenchmarkFiles
 	dst.Stats.RawBenchmarkRows += src.Stats.RawBenchmarkRows
 	dst.Stats.FailedRunRows += src.Stats.FailedRunRows
@@ -190,12 +190,4 @@ func (s *benchmarkStage) sortOutputs() {
 		}
 		return f[i].File < f[j].File
 	})
-}
-
-func addCounts(dst *schema.Counts, src schema.Counts) {
-	dst.New += src.New
-	dst.Duplicate += src.Duplicate
-	dst.Skipped += src.Skipped
-	dst.Unmapped += src.Unmapped
-	dst.Failed += src.Failed
 }

@@ -58,6 +58,23 @@ type Rows struct {
 	Power     Counts `json:"power"`
 }
 
+// Add adds o's columns to c's.
+func (c *Counts) Add(o Counts) {
+	c.New += o.New
+	c.Duplicate += o.Duplicate
+	c.Skipped += o.Skipped
+	c.Unmapped += o.Unmapped
+	c.Failed += o.Failed
+}
+
+// Add adds every row of o to r's.
+func (r *Rows) Add(o Rows) {
+	r.Benchmark.Add(o.Benchmark)
+	r.Eval.Add(o.Eval)
+	r.Trace.Add(o.Trace)
+	r.Power.Add(o.Power)
+}
+
 // Stats are the eleven counters of the report's stats line, in the order
 // the report prints them.
 type Stats struct {

@@ -46,21 +46,10 @@ func (t *Totals) add(out schema.BackfillOutcome, sum *schema.Summary) {
 	if sum == nil || out.State != schema.BackfillIngested {
 		return
 	}
-	addCounts(&t.Rows.Benchmark, sum.Rows.Benchmark)
-	addCounts(&t.Rows.Eval, sum.Rows.Eval)
-	addCounts(&t.Rows.Trace, sum.Rows.Trace)
-	addCounts(&t.Rows.Power, sum.Rows.Power)
+	t.Rows.Add(sum.Rows)
 	t.EvalSamplesNew += sum.Stats.EvalSamplesNew
 	t.GPUMetricSamplesNew += sum.Stats.GPUMetricSamplesNew
 	t.ChangelogEntries += sum.Stats.ChangelogEntriesWritten
-}
-
-func addCounts(dst *schema.Counts, c schema.Counts) {
-	dst.New += c.New
-	dst.Duplicate += c.Duplicate
-	dst.Skipped += c.Skipped
-	dst.Unmapped += c.Unmapped
-	dst.Failed += c.Failed
 }
 
 // WriteResult prints the closing table of a worker: its totals, the rows
