@@ -170,6 +170,12 @@ func dumpNatural(t *testing.T, dbURL string) map[string][]string {
 		fks[tbl][col] = ref
 	}
 	require.NoError(t, rows.Err())
+	// References kept without a foreign key (the samples table is loaded
+	// by COPY and carries none): they point at surrogate ids all the same.
+	if fks["gpu_metric_samples"] == nil {
+		fks["gpu_metric_samples"] = map[string]string{}
+	}
+	fks["gpu_metric_samples"]["series_id"] = "gpu_metric_series"
 	data := map[string][]map[string]any{}
 	byID := map[string]map[string]map[string]any{}
 	for _, table := range tables {

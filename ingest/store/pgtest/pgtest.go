@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,8 +37,39 @@ func AdminURL() string {
 	return defaultAdminURL
 }
 
+// Main runs a test binary's tests (call it from TestMain) and then drops
+// the template database this process built, if it built one. Every test
+// process builds its own template under a name no other process uses and
+// drops only that one, so checkouts testing on one server never touch each
+// other's databases, and none is left behind.
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func Main(m *testing.M) int {
+	templates.mu.Lock()
+	templates.main = true
+	templates.mu.Unlock()
+	code := m.Run()
+	if err := dropTemplate(); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// templates is the one template database of this test process: a test
+// binary is one process, and its template lives exactly as long as it.
+var templates struct {
+	mu   sync.Mutex
+	main bool   // Main is running the tests
+	name string // created, not yet dropped
+	err  error  // why it could not be built: every later test fails with it
+}
+
 // New creates a fresh database holding the current schema and returns its
-// URL. The database is dropped when the test ends.
+// URL. The database is dropped when the test ends. The package's TestMain
+// must run its tests through Main.
 func New(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -71,70 +103,69 @@ func New(t testing.TB) string {
 	return withDatabase(AdminURL(), name)
 }
 
-// ensureTemplate builds, once per migration set, a template database with
-// every migration applied. Concurrent test processes serialise on an
-// advisory lock.
+// ensureTemplate builds, once per test process, a template database with
+// every migration applied.
 func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
+	templates.mu.Lock()
+	defer templates.mu.Unlock()
+	if !templates.main {
+		return "", fmt.Errorf("the package's TestMain must call pgtest.Main, which drops the template database when the tests end")
+	}
+	if templates.name != "" {
+		return templates.name, templates.err
+	}
 	digest, err := migrationsDigest()
 	if err != nil {
 		return "", err
 	}
-	name := "ingest_tmpl_" + digest[:16]
-	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock(hashtextextended('ingest-pgtest-template', 0))"); err != nil {
-		return "", fmt.Errorf("lock template: %w", err)
-	}
-	defer admin.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtextextended('ingest-pgtest-template', 0))")
-	var ready bool
-	err = admin.QueryRow(ctx, "SELECT coalesce((SELECT datistemplate FROM pg_database WHERE datname = $1), false)", name).Scan(&ready)
-	if err != nil {
-		return "", fmt.Errorf("look up template: %w", err)
-	}
-	if ready {
-		return name, nil
-	}
-	if err := dropStaleTemplates(ctx, admin, name); err != nil {
-		return "", err
-	}
-	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-		return "", fmt.Errorf("drop stale template: %w", err)
-	}
+	name := "ingest_tmpl_" + digest[:8] + "_" + randomSuffix()
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		return "", fmt.Errorf("create template: %w", err)
 	}
+	templates.name = name // from here on Main drops it, whatever happens next
+	templates.err = buildTemplate(ctx, admin, name)
+	return name, templates.err
+}
+
+// buildTemplate migrates the new database name and marks it a template.
+func buildTemplate(ctx context.Context, admin *pgx.Conn, name string) error {
 	st, err := store.Open(ctx, withDatabase(AdminURL(), name), zap.NewNop())
 	if err != nil {
-		return "", err
+		return err
 	}
 	_, _, err = st.MigrateUp(ctx)
 	st.Close()
 	if err != nil {
-		return "", err
+		return err
 	}
 	if _, err := admin.Exec(ctx, "ALTER DATABASE "+name+" WITH IS_TEMPLATE true"); err != nil {
-		return "", fmt.Errorf("mark template: %w", err)
+		return fmt.Errorf("mark template: %w", err)
 	}
-	return name, nil
+	return nil
 }
 
-// dropStaleTemplates removes templates built from older migration sets.
-func dropStaleTemplates(ctx context.Context, admin *pgx.Conn, keep string) error {
-	rows, err := admin.Query(ctx, "SELECT datname FROM pg_database WHERE datname LIKE 'ingest\\_tmpl\\_%' AND datname <> $1", keep)
+// dropTemplate drops the template this process built.
+func dropTemplate() error {
+	templates.mu.Lock()
+	defer templates.mu.Unlock()
+	name := templates.name
+	if name == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, AdminURL())
 	if err != nil {
-		return fmt.Errorf("list stale templates: %w", err)
+		return fmt.Errorf("drop template %s: %w", name, err)
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("list stale templates: %w", err)
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+name+" WITH IS_TEMPLATE false"); err != nil {
+		return fmt.Errorf("unmark template %s: %w", name, err)
 	}
-	for _, n := range names {
-		id := pgx.Identifier{n}.Sanitize()
-		if _, err := admin.Exec(ctx, "ALTER DATABASE "+id+" WITH IS_TEMPLATE false"); err != nil {
-			return fmt.Errorf("unmark stale template %s: %w", n, err)
-		}
-		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+id+" WITH (FORCE)"); err != nil {
-			return fmt.Errorf("drop stale template %s: %w", n, err)
-		}
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("drop template %s: %w", name, err)
 	}
+	templates.name = ""
 	return nil
 }
 
