@@ -30,7 +30,7 @@ func TestTelemetryExportParquetRoundTrip(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	var buf bytes.Buffer
-	res, err := export.TelemetryParquet(context.Background(), e.st, 777, 0, &buf, mem)
+	res, err := export.TelemetryParquet(context.Background(), e.st, 777, 0, &buf)
 	require.NoError(t, err)
 	require.Equal(t, export.Result{Attempt: 1, Rows: want}, res)
 
@@ -87,6 +87,6 @@ func TestTelemetryExportParquetRoundTrip(t *testing.T) {
 		"gpu_metrics_s7": 4}, names)
 
 	// A run without telemetry is an error, not an empty file.
-	_, err = export.TelemetryParquet(context.Background(), e.st, 999, 0, &bytes.Buffer{}, mem)
+	_, err = export.TelemetryParquet(context.Background(), e.st, 999, 0, &bytes.Buffer{})
 	require.ErrorIs(t, err, store.ErrNoTelemetry)
 }

@@ -62,7 +62,7 @@ func runExport(ctx context.Context, env Env, args []string) int {
 		tmp.Close()
 		return fail(env, "export: %v", err)
 	}
-	res, err := export.TelemetryParquet(ctx, st, id, int(att), tmp, nil)
+	res, err := export.TelemetryParquet(ctx, st, id, int(att), tmp)
 	if cerr := tmp.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
