@@ -76,8 +76,8 @@ func (t *thriftOut) list(id int16, elem thrift.TType, n int) {
 	t.do(func() error { return t.p.WriteListBegin(t.ctx, elem, n) })
 }
 
-func (t *thriftOut) i32Elem(v int32)   { t.do(func() error { return t.p.WriteI32(t.ctx, v) }) }
-func (t *thriftOut) strElem(v string)  { t.do(func() error { return t.p.WriteString(t.ctx, v) }) }
+func (t *thriftOut) i32Elem(v int32)  { t.do(func() error { return t.p.WriteI32(t.ctx, v) }) }
+func (t *thriftOut) strElem(v string) { t.do(func() error { return t.p.WriteString(t.ctx, v) }) }
 func (t *thriftOut) bytes() ([]byte, error) {
 	t.do(func() error { return t.p.Flush(t.ctx) })
 	return t.buf.Bytes(), t.err
