@@ -207,12 +207,12 @@ func (st *scanState) step(c byte, mode scanMode) (end, keep bool) {
 // returns the byte that ended the value (0 when the input ended first).
 func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete bool, err error) {
 	for {
-		chunk, perr := s.r.Peek(s.r.Buffered())
+		// Peeking at what is already buffered cannot fail.
+		chunk, _ := s.r.Peek(s.r.Buffered())
 		if len(chunk) == 0 {
-			if _, perr = s.r.Peek(1); perr == io.EOF {
+			if _, perr := s.r.Peek(1); perr == io.EOF {
 				return 0, false, nil
-			}
-			if perr != nil {
+			} else if perr != nil {
 				return 0, false, fmt.Errorf("read: %w", perr)
 			}
 			continue

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 )
 
@@ -74,21 +73,4 @@ func usage(w io.Writer) {
 func runVersion(_ context.Context, env Env, _ []string) int {
 	fmt.Fprintln(env.Stdout, "ingest", toolVersion())
 	return ExitOK
-}
-
-func toolVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	v := info.Main.Version
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return v + "+" + s.Value[:12]
-		}
-	}
-	if v == "" {
-		return "dev"
-	}
-	return v
 }

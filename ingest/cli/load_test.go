@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/fixtures/generate"
@@ -260,4 +261,25 @@ func TestLoadDryRun(t *testing.T) {
 	require.Equal(t, schema.Counts{Duplicate: int64(m.Points), Skipped: int64(m.AggregateRows)}, s.Rows.Benchmark)
 	require.Equal(t, int64(m.Points), count(t, db, "benchmark_results"))
 	require.Equal(t, int64(1), count(t, db, "ingests"), "the dry run added no ledger row")
+}
+
+// TestLoadRecordsToolVersion checks that the ledger records the build the
+// ingest ran with, exactly as `ingest version` prints it.
+func TestLoadRecordsToolVersion(t *testing.T) {
+	t.Parallel()
+	dir, _ := genTree(t, generate.Options{Points: 2, Seed: 11})
+	db := pgtest.New(t)
+	v := run(t, nil, "version")
+	requireCode(t, cli.ExitOK, v)
+	printed := strings.TrimPrefix(strings.TrimSuffix(v.stdout, "\n"), "ingest ")
+	require.NotEmpty(t, printed)
+
+	r := run(t, nil, "load", dir, "--database-url", db, "--format", "json")
+	requireCode(t, cli.ExitOK, r)
+	conn, err := pgx.Connect(t.Context(), db)
+	require.NoError(t, err)
+	defer conn.Close(t.Context())
+	var recorded string
+	require.NoError(t, conn.QueryRow(t.Context(), "SELECT tool_version FROM ingests").Scan(&recorded))
+	require.Equal(t, printed, recorded)
 }

@@ -238,9 +238,7 @@ func (c *converter) finish() ([]*Series, error) {
 	if c.one != nil {
 		bs = append(bs, c.one)
 	}
-	for _, b := range sortedHosts(c.hosts) {
-		bs = append(bs, b)
-	}
+	bs = append(bs, sortedHosts(c.hosts)...)
 	if len(bs) == 0 {
 		return nil, &ParseError{Reason: "no usable power samples (header only, or every power value is a sentinel)"}
 	}
