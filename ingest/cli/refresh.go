@@ -39,9 +39,12 @@ func runRefresh(ctx context.Context, env Env, args []string) int {
 		r, err := st.RefreshLatestBenchmarks(ctx, *force)
 		result, refreshErr = &r, err
 	}
-	state, err := st.LatestBenchmarksState(ctx)
+	state, ok, err := st.LatestBenchmarksState(ctx)
 	if err != nil {
 		return fail(env, "%v", err)
+	}
+	if !ok {
+		return fail(env, "the database has no latest_benchmarks view yet: run `ingest migrate up` (migration 000006)")
 	}
 	if format.String() == report.FormatJSON {
 		out := struct {

@@ -58,19 +58,25 @@ func runStatus(ctx context.Context, env Env, args []string) int {
 	}
 	var views []schema.ViewState
 	if id == 0 {
-		v, err := st.LatestBenchmarksState(ctx)
+		v, ok, err := st.LatestBenchmarksState(ctx)
 		if err != nil {
 			return fail(env, "%v", err)
 		}
-		views = []schema.ViewState{v}
+		if ok {
+			views = []schema.ViewState{v}
+		}
 	}
 	if format.String() == report.FormatJSON {
 		err = report.StatusJSON(env.Stdout, ingests, backfills, views)
 	} else if id != 0 {
 		err = report.RunHistory(env.Stdout, id, ingests)
 	} else {
-		if err = report.ViewStatus(env.Stdout, views); err == nil {
-			fmt.Fprintln(env.Stdout)
+		if len(views) > 0 {
+			if err = report.ViewStatus(env.Stdout, views); err == nil {
+				fmt.Fprintln(env.Stdout)
+			}
+		}
+		if err == nil {
 			err = report.Status(env.Stdout, ingests, backfills)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -60,12 +61,30 @@ func TestSupplementalRealFiles(t *testing.T) {
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT repo, name, date::text FROM workflow_runs WHERE github_run_id = $1`,
 		supplementalRunID).Scan(&repo, &name, &date))
 	require.Equal(t, []string{"supplemental", "Supplemental data", "2026-01-21"}, []string{repo, name, date})
-	var files []string
-	rows, err := conn.Query(t.Context(), `SELECT DISTINCT source_artifact || '/' || source_file FROM eval_results`)
+	// Each row is read from a one-row file naming its row of the original
+	// file; the 48 stored rows are 48 distinct rows of it.
+	rows, err := conn.Query(t.Context(), `SELECT source_artifact || '/' || source_file FROM eval_results`)
 	require.NoError(t, err)
-	files, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	files, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
-	require.Equal(t, []string{"eval_results_supplemental-evals/supplemental-evals.json"}, files)
+	re := regexp.MustCompile(`^eval_results_supplemental-evals/\d+-supplemental-evals-row(\d+)\.json$`)
+	seenRows := map[string]bool{}
+	for _, f := range files {
+		m := re.FindStringSubmatch(f)
+		require.NotNil(t, m, f)
+		seenRows[m[1]] = true
+	}
+	require.Len(t, seenRows, 48)
+	// A key the file describes twice keeps its newest description, as the
+	// reference's upsert in file order does: row 25 (February results)
+	// over row 0 (January), both dsr1 fp4 sglang TP4 EP4 on B200 at conc 128.
+	var strict float64
+	var src string
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT (e.metrics->>'em_strict')::float8, e.source_file FROM eval_results e
+		JOIN configs c ON c.id = e.config_id
+		WHERE c.hardware = 'b200' AND c.framework = 'sglang' AND c.precision = 'fp4' AND c.decode_tp = 4 AND e.conc = 128`).Scan(&strict, &src))
+	require.Equal(t, 0.9446550416982562, strict)
+	require.Contains(t, src, "-row25.json")
 	var isl, osl, tasks int
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT min(isl), max(osl), count(DISTINCT task) FROM eval_results`).Scan(&isl, &osl, &tasks))
 	require.Equal(t, []int{1024, 8192, 1}, []int{isl, osl, tasks}, "1k8k from the source paths, gsm8k only")

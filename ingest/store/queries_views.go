@@ -2,6 +2,10 @@ package store
 
 // The statements of the materialized-view refresh (migration 000006).
 
+// qViewPresent tells whether the schema has the view's bookkeeping (a
+// database migrated before 000006 by a command that never migrates).
+const qViewPresent = `SELECT to_regclass('public.materialized_view_marks') IS NOT NULL`
+
 // qViewMarks lists the marks of latest_benchmarks: the changes the view
 // does not show yet.
 const qViewMarks = `SELECT id FROM materialized_view_marks WHERE view_name = 'latest_benchmarks' ORDER BY id`

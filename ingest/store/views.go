@@ -23,6 +23,14 @@ const LatestBenchmarksView = "latest_benchmarks"
 // the next refresh retries.
 func (s *Store) RefreshLatestBenchmarks(ctx context.Context, force bool) (schema.ViewRefresh, error) {
 	r := schema.ViewRefresh{View: LatestBenchmarksView}
+	var present bool
+	if err := s.pool.QueryRow(ctx, qViewPresent).Scan(&present); err != nil {
+		return s.refreshFailed(ctx, r, 0, fmt.Errorf("look up the view: %w", err))
+	}
+	if !present {
+		r.Status = schema.RefreshAbsent
+		return r, nil
+	}
 	rows, err := s.pool.Query(ctx, qViewMarks)
 	if err != nil {
 		return s.refreshFailed(ctx, r, 0, fmt.Errorf("read change marks: %w", err))
@@ -76,20 +84,24 @@ func (s *Store) refreshFailed(ctx context.Context, r schema.ViewRefresh, took ti
 	return r, fmt.Errorf("refresh %s: %w", LatestBenchmarksView, cause)
 }
 
-// LatestBenchmarksState reads the refresh state of latest_benchmarks.
-func (s *Store) LatestBenchmarksState(ctx context.Context) (schema.ViewState, error) {
-	v := schema.ViewState{View: LatestBenchmarksView}
+// LatestBenchmarksState reads the refresh state of latest_benchmarks; ok
+// is false when the schema predates the view (migration 000006).
+func (s *Store) LatestBenchmarksState(ctx context.Context) (v schema.ViewState, ok bool, err error) {
+	v = schema.ViewState{View: LatestBenchmarksView}
+	if err := s.pool.QueryRow(ctx, qViewPresent).Scan(&ok); err != nil || !ok {
+		return v, false, err
+	}
 	var lastErr *string
-	err := s.pool.QueryRow(ctx, qViewState).Scan(&v.RefreshedAt, &v.LastAttemptAt, &v.LastDurationMS, &lastErr,
+	err = s.pool.QueryRow(ctx, qViewState).Scan(&v.RefreshedAt, &v.LastAttemptAt, &v.LastDurationMS, &lastErr,
 		&v.PendingChanges, &v.StaleSince, &v.Rows)
 	if err != nil {
-		return v, fmt.Errorf("read the state of %s: %w", LatestBenchmarksView, err)
+		return v, false, fmt.Errorf("read the state of %s: %w", LatestBenchmarksView, err)
 	}
 	if lastErr != nil {
 		v.LastError = *lastErr
 	}
 	v.Stale = v.PendingChanges > 0
-	return v, nil
+	return v, true, nil
 }
 
 func oneLineError(err error) string {

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -93,8 +94,10 @@ func Write(dir string, paths []string, date time.Time) (Tree, error) {
 		if err := os.MkdirAll(filepath.Join(dir, f.Artifact), 0o755); err != nil {
 			return t, err
 		}
-		if err := os.WriteFile(filepath.Join(dir, f.Artifact, f.Name), body, 0o644); err != nil {
-			return t, err
+		for name, b := range body {
+			if err := os.WriteFile(filepath.Join(dir, f.Artifact, name), b, 0o644); err != nil {
+				return t, err
+			}
 		}
 		t.Files = append(t.Files, f)
 		if f.Newest.After(t.CreatedAt) {
@@ -117,11 +120,12 @@ func Write(dir string, paths []string, date time.Time) (Tree, error) {
 	return t, nil
 }
 
-// read loads one file, names its kind and returns the content the run tree
-// carries: an evals file as it is, a benchmarks file with each row's
+// read loads one file, names its kind and returns the files of its
+// artifact (by name): for evals one file per row, newest description
+// first (see evalRowFiles); for benchmarks the file with each row's
 // metrics object lifted to the top level (the shape of an agg_bmk.json
 // row).
-func read(path string) (File, []byte, error) {
+func read(path string) (File, map[string][]byte, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return File{}, nil, err
@@ -148,7 +152,7 @@ func read(path string) (File, []byte, error) {
 	case KindEvals:
 		f.Artifact = "eval_results_" + stem
 		f.Newest = newest(objs, "timestamp")
-		return f, raw, nil
+		return f, evalRowFiles(stem, rows, objs), nil
 	default:
 		f.Artifact = "results_" + stem
 		f.Newest = newest(objs, "date")
@@ -157,8 +161,56 @@ func read(path string) (File, []byte, error) {
 		if err != nil {
 			return f, nil, fmt.Errorf("%s: %w", path, err)
 		}
-		return f, body, nil
+		return f, map[string][]byte{f.Name: body}, nil
 	}
+}
+
+// resultsStamp is the time in an lm-eval results file name
+// (results_2026-02-19T16-05-08.926949.json).
+var resultsStamp = regexp.MustCompile(`results_(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})`)
+
+// evalRowFiles writes each eval row as a one-row file. The reference
+// upserts the rows in file order, so when a file describes one natural key
+// twice (the real file holds January and February results of 18 configs)
+// the last description wins; the ingest keeps the first description of a
+// key. The files are therefore named so that the newest description comes
+// first: by the row's timestamp (else the time in its source results file
+// name), later rows first on a tie. Each file names its row:
+// <rank>-<stem>-row<N>.json is row N (0-based) of the original file.
+func evalRowFiles(stem string, rows []json.RawMessage, objs []map[string]json.RawMessage) map[string][]byte {
+	type described struct {
+		index int
+		at    time.Time
+	}
+	order := make([]described, len(rows))
+	for i, o := range objs {
+		order[i] = described{index: i}
+		if t, ok := timeField(o, "timestamp"); ok {
+			order[i].at = t
+			continue
+		}
+		var src string
+		if o != nil && json.Unmarshal(o["source"], &src) == nil {
+			if m := resultsStamp.FindStringSubmatch(src); m != nil {
+				if t, err := time.Parse("2006-01-02T15:04:05", m[1]+"T"+m[2]+":"+m[3]+":"+m[4]); err == nil {
+					order[i].at = t
+				}
+			}
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		if !order[a].at.Equal(order[b].at) {
+			return order[a].at.After(order[b].at)
+		}
+		return order[a].index > order[b].index
+	})
+	width := len(fmt.Sprint(len(rows)))
+	out := make(map[string][]byte, len(rows))
+	for rank, d := range order {
+		name := fmt.Sprintf("%0*d-%s-row%d.json", width, rank, stem, d.index)
+		out[name] = append(append([]byte("["), rows[d.index]...), ']')
+	}
+	return out
 }
 
 // kind tells an evals file (rows with a task) from a benchmarks file (rows
