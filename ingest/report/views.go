@@ -44,3 +44,17 @@ func stampPtr(t *time.Time) string {
 	}
 	return stamp(*t)
 }
+
+// viewRefreshLine is the console report's line on the refresh of
+// latest_benchmarks after the commit.
+func viewRefreshLine(v schema.ViewRefresh) string {
+	switch v.Status {
+	case schema.RefreshRefreshed:
+		return fmt.Sprintf("%s refreshed in %d ms (%s)", v.View, v.DurationMS, plural(int(v.Changes), "change", "changes"))
+	case schema.RefreshSkipped:
+		return v.View + " unchanged: refresh skipped"
+	case schema.RefreshAbsent:
+		return v.View + " not in this database (migration 000006 not applied): not refreshed"
+	}
+	return v.View + " refresh FAILED: the view is stale until the next ingest or `ingest refresh` (" + plainInline(v.Error) + ")"
+}
