@@ -157,6 +157,9 @@ type Details struct {
 	TraceBlobBytesNew   int64 `json:"traceBlobBytesNew,omitempty"`
 	ServerLogsNew       int64 `json:"serverLogsNew,omitempty"`
 	ServerLogRowsLinked int64 `json:"serverLogRowsLinked,omitempty"`
+	// LatestBenchmarks is the refresh of the latest_benchmarks view after
+	// the commit (absent for dry runs and aborted ingests).
+	LatestBenchmarks *ViewRefresh `json:"latestBenchmarks,omitempty"`
 }
 
 // Unmapped lists the values that could not be resolved, by kind. Every list

@@ -6,6 +6,7 @@ package cli_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,17 +16,27 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferencex/ingest/migrations"
+
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
+
+// latestMigration is the newest migration version the binary carries.
+func latestMigration(t *testing.T) int {
+	t.Helper()
+	ups, err := fs.Glob(migrations.FS, "*.up.sql")
+	require.NoError(t, err)
+	return len(ups)
+}
 
 // migratedBefore5 is a fresh database at migration 4: a production
 // database whose operator has not yet run the release that adds backfills.
 func migratedBefore5(t *testing.T) string {
 	t.Helper()
 	db := pgtest.New(t)
-	requireCode(t, cli.ExitOK, run(t, map[string]string{"DATABASE_URL": db}, "migrate", "down", "1"))
+	requireCode(t, cli.ExitOK, run(t, map[string]string{"DATABASE_URL": db}, "migrate", "down", fmt.Sprint(latestMigration(t)-4)))
 	require.False(t, tableExists(t, db, "backfill_runs"), "the test starts before migration 5")
 	require.True(t, tableExists(t, db, "ingests"))
 	return db

@@ -28,6 +28,8 @@ func commands() []command {
 		{"run", "fetch a run from GitHub, ingest it, comment on its PR: ingest run --run-id N", runRun},
 		{"demo", "migrate, then ingest the bundled demo run and print its report", runDemo},
 		{"backfill", "ingest a workflow's history, a run list or a directory of trees: ingest backfill --repo R", runBackfill},
+		{"refresh", "refresh the dashboard's latest_benchmarks view now: ingest refresh [--force] [--dry-run]", runRefresh},
+		{"supplemental", "load hand-curated rows: ingest supplemental supplemental-evals.json supplemental-bmk.json", runSupplemental},
 		{"status", "the ledger at a glance: recent ingests, backfill passes; --run-id N for one run", runStatus},
 		{"report", "re-render the stored report of a run: ingest report --run-id N", runReport},
 		{"migrate", "manage the schema: ingest migrate up|down [N]|version", runMigrate},
@@ -62,7 +64,7 @@ func usage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("ingest loads InferenceX benchmark runs into PostgreSQL and reports what landed.\n\nCommands:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-12s %s\n", c.name, c.summary)
 	}
 	b.WriteString("\nRun 'ingest COMMAND -h' for a command's options. Options come from flags, then the\n" +
 		"environment, then defaults (flag > environment > default).\n" +

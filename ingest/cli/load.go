@@ -157,6 +157,9 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 	}
 	sum, runErr := ingest.Run(ctx, cfg, tree, deps)
 	stopProfile()
+	if runErr == nil {
+		ingest.RefreshAfterIngest(ctx, st, sum, log)
+	}
 	if err := writeOutputs(env, opts, sum, log); err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
 		if runErr == nil {

@@ -56,12 +56,29 @@ func runStatus(ctx context.Context, env Env, args []string) int {
 			return fail(env, "%v", err)
 		}
 	}
+	var views []schema.ViewState
+	if id == 0 {
+		v, ok, err := st.LatestBenchmarksState(ctx)
+		if err != nil {
+			return fail(env, "%v", err)
+		}
+		if ok {
+			views = []schema.ViewState{v}
+		}
+	}
 	if format.String() == report.FormatJSON {
-		err = report.StatusJSON(env.Stdout, ingests, backfills)
+		err = report.StatusJSON(env.Stdout, ingests, backfills, views)
 	} else if id != 0 {
 		err = report.RunHistory(env.Stdout, id, ingests)
 	} else {
-		err = report.Status(env.Stdout, ingests, backfills)
+		if len(views) > 0 {
+			if err = report.ViewStatus(env.Stdout, views); err == nil {
+				fmt.Fprintln(env.Stdout)
+			}
+		}
+		if err == nil {
+			err = report.Status(env.Stdout, ingests, backfills)
+		}
 	}
 	if err != nil {
 		return fail(env, "%v", err)

@@ -91,6 +91,8 @@ func pinClock(t *testing.T, db string) {
 				ELSE timestamptz '2026-12-01 09:00:00+00' + id * interval '1 minute' + (1000 + id * 250) * interval '1 millisecond' END`,
 		`UPDATE backfills SET started_at = timestamptz '2026-12-01 08:30:00+00' + id * interval '1 hour',
 			finished_at = CASE WHEN finished_at IS NULL THEN NULL ELSE timestamptz '2026-12-01 08:45:00+00' + id * interval '1 hour' END`,
+		`UPDATE materialized_view_state SET refreshed_at = timestamptz '2026-12-01 10:00:00+00',
+			last_attempt_at = timestamptz '2026-12-01 10:00:00+00', last_duration_ms = 12`,
 		`UPDATE backfill_runs SET finished_at = timestamptz '2026-12-01 08:40:00+00', duration_ms = 500, worker = 'host:1'
 			WHERE finished_at IS NOT NULL`,
 	} {

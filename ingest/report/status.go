@@ -180,12 +180,14 @@ type statusBackfill struct {
 	Counts     schema.BackfillCounts `json:"runs"`
 }
 
-// StatusJSON renders `ingest status --format json`.
-func StatusJSON(w io.Writer, ingests []schema.IngestRecord, backfills []schema.BackfillInfo) error {
+// StatusJSON renders `ingest status --format json`; views, when given,
+// are the refresh states of the materialized views.
+func StatusJSON(w io.Writer, ingests []schema.IngestRecord, backfills []schema.BackfillInfo, views []schema.ViewState) error {
 	out := struct {
-		Backfills []statusBackfill `json:"backfills"`
-		Ingests   []statusIngest   `json:"ingests"`
-	}{Backfills: []statusBackfill{}, Ingests: []statusIngest{}}
+		Backfills []statusBackfill   `json:"backfills"`
+		Ingests   []statusIngest     `json:"ingests"`
+		Views     []schema.ViewState `json:"views,omitempty"`
+	}{Backfills: []statusBackfill{}, Ingests: []statusIngest{}, Views: views}
 	for _, b := range backfills {
 		sb := statusBackfill{ID: b.Pass.ID, Repo: b.Pass.Repo, Reingest: b.Pass.Reingest, StartedAt: b.Pass.StartedAt, Counts: b.Counts}
 		if !b.Pass.FinishedAt.IsZero() {

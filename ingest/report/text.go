@@ -21,6 +21,9 @@ func Text(s *schema.Summary) string {
 
 	b.WriteString(TextTable(s.Rows, ""))
 	fmt.Fprintf(&b, "\n%s\n", statsLine(s.Stats))
+	if v := s.Details.LatestBenchmarks; v != nil {
+		b.WriteString(viewRefreshLine(*v) + "\n")
+	}
 
 	kinds := unmappedKinds(s.Unmapped)
 	if len(kinds) > 0 || len(s.Failures) > 0 {

@@ -47,3 +47,21 @@ func TestTextLimitsLists(t *testing.T) {
 	require.Contains(t, got, "unmapped precision: (empty), nvfp6\n")
 	require.Contains(t, got, "note: attempt order was inferred")
 }
+
+// TestTextViewRefresh: the console report says what the refresh of
+// latest_benchmarks after the commit did, and nothing when none ran.
+func TestTextViewRefresh(t *testing.T) {
+	for _, tc := range []struct {
+		refresh *schema.ViewRefresh
+		want    string
+	}{
+		{&schema.ViewRefresh{View: "latest_benchmarks", Status: schema.RefreshRefreshed, Changes: 2, DurationMS: 31}, "latest_benchmarks refreshed in 31 ms (2 changes)\n"},
+		{&schema.ViewRefresh{View: "latest_benchmarks", Status: schema.RefreshSkipped}, "latest_benchmarks unchanged: refresh skipped\n"},
+		{&schema.ViewRefresh{View: "latest_benchmarks", Status: schema.RefreshFailed, Error: "cannot refresh\nconcurrently"}, "latest_benchmarks refresh FAILED: the view is stale until the next ingest or `ingest refresh` (cannot refresh concurrently)\n"},
+	} {
+		s := &schema.Summary{Status: schema.StatusSucceeded, Run: schema.RunIdentity{SourceRunID: 1}}
+		s.Details.LatestBenchmarks = tc.refresh
+		require.Contains(t, Text(s), tc.want)
+	}
+	require.NotContains(t, Text(&schema.Summary{Status: schema.StatusSucceeded}), "latest_benchmarks")
+}

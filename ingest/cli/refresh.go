@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/inferencex/ingest/ingest/report"
+	"github.com/inferencex/ingest/schema"
+)
+
+// runRefresh refreshes latest_benchmarks on demand: when changes are
+// pending, or always with --force. --dry-run only says what it would do.
+func runRefresh(ctx context.Context, env Env, args []string) int {
+	fs, s := newFlagSet("refresh", env)
+	common := addCommon(s)
+	dryRun := s.flag("dry-run", "show the view's state and whether a refresh is due, refresh nothing", "INGEST_DRY_RUN")
+	force := s.flag("force", "refresh even when no change is pending", "INGEST_REFRESH_FORCE")
+	format := s.str("format", "text", "text or json", "INGEST_REPORT_FORMAT")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: ingest refresh [--force] [--dry-run] [--format text|json]")
+		fs.PrintDefaults()
+	}
+	if _, ok, code := parse(fs, s, args, 0); !ok {
+		return code
+	}
+	if f := format.String(); f != report.FormatText && f != report.FormatJSON {
+		fmt.Fprintf(env.Stderr, "ingest refresh: --format %q is not text or json\n", f)
+		return ExitUsage
+	}
+	st, _, code := connect(ctx, common, env) // the view comes with the schema: no migration here
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	var result *schema.ViewRefresh
+	var refreshErr error
+	if !*dryRun {
+		r, err := st.RefreshLatestBenchmarks(ctx, *force)
+		result, refreshErr = &r, err
+	}
+	state, ok, err := st.LatestBenchmarksState(ctx)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	if !ok {
+		return fail(env, "the database has no latest_benchmarks view yet: run `ingest migrate up` (migration 000006)")
+	}
+	if format.String() == report.FormatJSON {
+		out := struct {
+			DryRun  bool                `json:"dryRun"`
+			Refresh *schema.ViewRefresh `json:"refresh,omitempty"`
+			State   schema.ViewState    `json:"state"`
+		}{*dryRun, result, state}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return fail(env, "%v", err)
+		}
+	} else {
+		switch {
+		case result == nil && (state.Stale || *force):
+			fmt.Fprintln(env.Stdout, "dry run: latest_benchmarks would be refreshed")
+		case result == nil:
+			fmt.Fprintln(env.Stdout, "dry run: latest_benchmarks is fresh, a refresh would be skipped")
+		case result.Status == schema.RefreshRefreshed:
+			fmt.Fprintf(env.Stdout, "latest_benchmarks refreshed in %d ms (%d pending changes)\n", result.DurationMS, result.Changes)
+		case result.Status == schema.RefreshSkipped:
+			fmt.Fprintln(env.Stdout, "latest_benchmarks is fresh: nothing to refresh (--force refreshes anyway)")
+		}
+		if err := report.ViewStatus(env.Stdout, []schema.ViewState{state}); err != nil {
+			return fail(env, "%v", err)
+		}
+	}
+	if refreshErr != nil {
+		return fail(env, "%v", refreshErr)
+	}
+	return ExitOK
+}

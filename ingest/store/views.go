@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// LatestBenchmarksView is the materialized view the dashboard charts from.
+const LatestBenchmarksView = "latest_benchmarks"
+
+// RefreshLatestBenchmarks refreshes latest_benchmarks concurrently (readers
+// keep the old contents until it is done) when changes are pending, or
+// always when force is set. It takes in the change marks committed before
+// it began; marks committed while it runs stay for the next refresh. A
+// failure is recorded in materialized_view_state and returned both in the
+// result and as the error; the marks stay, so the view reads as stale and
+// the next refresh retries.
+func (s *Store) RefreshLatestBenchmarks(ctx context.Context, force bool) (schema.ViewRefresh, error) {
+	r := schema.ViewRefresh{View: LatestBenchmarksView}
+	var present bool
+	if err := s.pool.QueryRow(ctx, qViewPresent).Scan(&present); err != nil {
+		return s.refreshFailed(ctx, r, 0, fmt.Errorf("look up the view: %w", err))
+	}
+	if !present {
+		r.Status = schema.RefreshAbsent
+		return r, nil
+	}
+	rows, err := s.pool.Query(ctx, qViewMarks)
+	if err != nil {
+		return s.refreshFailed(ctx, r, 0, fmt.Errorf("read change marks: %w", err))
+	}
+	var marks []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return s.refreshFailed(ctx, r, 0, fmt.Errorf("read change marks: %w", err))
+		}
+		marks = append(marks, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.refreshFailed(ctx, r, 0, fmt.Errorf("read change marks: %w", err))
+	}
+	r.Changes = int64(len(marks))
+	if len(marks) == 0 && !force {
+		r.Status = schema.RefreshSkipped
+		return r, nil
+	}
+	began := time.Now()
+	if _, err := s.pool.Exec(ctx, qRefreshLatestBenchmarks); err != nil {
+		return s.refreshFailed(ctx, r, time.Since(began), err)
+	}
+	took := time.Since(began)
+	r.DurationMS = took.Milliseconds()
+	if _, err := s.pool.Exec(ctx, qViewRefreshed, marks, r.DurationMS); err != nil {
+		// The view is fresh but its marks stay: the next ingest refreshes
+		// once more, which is harmless.
+		return s.refreshFailed(ctx, r, took, fmt.Errorf("record the refresh: %w", err))
+	}
+	r.Status = schema.RefreshRefreshed
+	s.log.Info("latest_benchmarks refreshed", zap.Int64("changes", r.Changes), zap.Duration("took", took))
+	return r, nil
+}
+
+func (s *Store) refreshFailed(ctx context.Context, r schema.ViewRefresh, took time.Duration, cause error) (schema.ViewRefresh, error) {
+	r.Status = schema.RefreshFailed
+	r.DurationMS = took.Milliseconds()
+	r.Error = oneLineError(cause)
+	// Recorded even when ctx was cancelled: the state must say why the view
+	// is stale.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	if _, err := s.pool.Exec(rctx, qViewRefreshFailed, r.DurationMS, r.Error); err != nil {
+		s.log.Error("could not record the failed refresh of latest_benchmarks", zap.Error(err))
+	}
+	s.log.Error("latest_benchmarks refresh failed: the view is stale until the next refresh", zap.Error(cause))
+	return r, fmt.Errorf("refresh %s: %w", LatestBenchmarksView, cause)
+}
+
+// LatestBenchmarksState reads the refresh state of latest_benchmarks; ok
+// is false when the schema predates the view (migration 000006).
+func (s *Store) LatestBenchmarksState(ctx context.Context) (v schema.ViewState, ok bool, err error) {
+	v = schema.ViewState{View: LatestBenchmarksView}
+	if err := s.pool.QueryRow(ctx, qViewPresent).Scan(&ok); err != nil || !ok {
+		return v, false, err
+	}
+	var lastErr *string
+	err = s.pool.QueryRow(ctx, qViewState).Scan(&v.RefreshedAt, &v.LastAttemptAt, &v.LastDurationMS, &lastErr,
+		&v.PendingChanges, &v.StaleSince, &v.Rows)
+	if err != nil {
+		return v, false, fmt.Errorf("read the state of %s: %w", LatestBenchmarksView, err)
+	}
+	if lastErr != nil {
+		v.LastError = *lastErr
+	}
+	v.Stale = v.PendingChanges > 0
+	return v, true, nil
+}
+
+func oneLineError(err error) string {
+	s := err.Error()
+	out := make([]rune, 0, len(s))
+	space := false
+	for _, c := range s {
+		if c == '\n' || c == '\r' || c == '\t' || c == ' ' {
+			if !space && len(out) > 0 {
+				out = append(out, ' ')
+			}
+			space = true
+			continue
+		}
+		space = false
+		out = append(out, c)
+	}
+	return string(out)
+}
+
+// RecordRefresh stores the summary of a committed ingest again, with the
+// outcome of the view refresh that followed its commit.
+func (s *Store) RecordRefresh(ctx context.Context, sum *schema.Summary) error {
+	enc, err := json.Marshal(sum)
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	if _, err := s.pool.Exec(ctx, qLedgerAfterRefresh, sum.IngestID, enc, string(sum.Status)); err != nil {
+		return fmt.Errorf("record the view refresh in ingest %d: %w", sum.IngestID, err)
+	}
+	return nil
+}

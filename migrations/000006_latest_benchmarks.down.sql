@@ -1,0 +1,11 @@
+DROP TRIGGER IF EXISTS workflow_runs_mark_delete ON workflow_runs;
+DROP TRIGGER IF EXISTS workflow_runs_mark_update ON workflow_runs;
+DROP TRIGGER IF EXISTS workflow_runs_mark_insert ON workflow_runs;
+DROP TRIGGER IF EXISTS benchmark_results_mark_delete ON benchmark_results;
+DROP TRIGGER IF EXISTS benchmark_results_mark_update ON benchmark_results;
+DROP TRIGGER IF EXISTS benchmark_results_mark_insert ON benchmark_results;
+DROP FUNCTION IF EXISTS latest_benchmarks_mark_run();
+DROP FUNCTION IF EXISTS latest_benchmarks_mark_rows();
+DROP TABLE IF EXISTS materialized_view_state;
+DROP TABLE IF EXISTS materialized_view_marks;
+DROP MATERIALIZED VIEW IF EXISTS latest_benchmarks;

@@ -1,0 +1,41 @@
+package schema
+
+import "time"
+
+// View refresh outcomes.
+const (
+	// RefreshRefreshed: the view was refreshed and shows every change.
+	RefreshRefreshed = "refreshed"
+	// RefreshSkipped: nothing changed since the last refresh.
+	RefreshSkipped = "skipped"
+	// RefreshFailed: the refresh failed; the view is stale until the next
+	// ingest or `ingest refresh` succeeds.
+	RefreshFailed = "failed"
+	// RefreshAbsent: the database predates the view (migration 000006 not
+	// applied: a command run with --no-migrate).
+	RefreshAbsent = "absent"
+)
+
+// ViewRefresh is what one refresh of latest_benchmarks did.
+type ViewRefresh struct {
+	View   string `json:"view"`
+	Status string `json:"status"`
+	// Changes is the number of change marks the refresh took in.
+	Changes    int64  `json:"changes"`
+	DurationMS int64  `json:"durationMs"`
+	Error      string `json:"error,omitempty"`
+}
+
+// ViewState is the refresh state of latest_benchmarks.
+type ViewState struct {
+	View string `json:"view"`
+	// Stale is true while changes are not in the view yet.
+	Stale          bool       `json:"stale"`
+	PendingChanges int64      `json:"pendingChanges"`
+	StaleSince     *time.Time `json:"staleSince,omitempty"`
+	RefreshedAt    *time.Time `json:"refreshedAt,omitempty"`
+	LastAttemptAt  *time.Time `json:"lastAttemptAt,omitempty"`
+	LastDurationMS *int64     `json:"lastDurationMs,omitempty"`
+	LastError      string     `json:"lastError,omitempty"`
+	Rows           int64      `json:"rows"`
+}
