@@ -188,4 +188,3 @@ func count(t *testing.T, st *store.Store, table string) int64 {
 	require.NoError(t, st.Pool().QueryRow(t.Context(), "SELECT count(*) FROM "+pgx.Identifier{table}.Sanitize()).Scan(&n))
 	return n
 }
-
