@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // ApplicationName is the application_name of every connection the tool
@@ -52,14 +52,14 @@ func CheckTimeout(d time.Duration) error {
 	return nil
 }
 
-// ParseURL parses a connection string; the error never echoes it (it may
-// hold a password).
-func ParseURL(url string) (*pgx.ConnConfig, error) {
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		return nil, redact(err)
+// CheckURL reports whether Open can parse a connection string (its pool
+// settings included); the error never echoes the string, which may hold a
+// password.
+func CheckURL(url string) error {
+	if _, err := pgxpool.ParseConfig(url); err != nil {
+		return redact(err)
 	}
-	return cfg, nil
+	return nil
 }
 
 // setSession puts the session settings into a connection's startup
@@ -117,3 +117,13 @@ func (e *TimeoutError) Error() string {
 }
 
 func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// DatabaseName is the database a connection string names ("" when it does
+// not parse).
+func DatabaseName(url string) string {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return ""
+	}
+	return cfg.ConnConfig.Database
+}
