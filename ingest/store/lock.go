@@ -132,8 +132,13 @@ func (t *RunTx) tryLockFor(ctx context.Context, d time.Duration) (bool, error) {
 	cerr := res.Close()
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available: the slice is over
-		if _, err := t.tx.Exec(ctx, qLockWaitRollback); err != nil {
-			return false, t.explain(what, err)
+		// One statement at a time: the transaction is in error until the
+		// rollback, and a batch would prepare the release before it. The
+		// release leaves no savepoint behind; the next slice makes its own.
+		for _, q := range []string{qLockWaitRollback, qLockWaitRelease} {
+			if _, err := t.tx.Exec(ctx, q); err != nil {
+				return false, t.explain(what, err)
+			}
 		}
 		return false, nil
 	}

@@ -188,3 +188,53 @@ func count(t *testing.T, st *store.Store, table string) int64 {
 	require.NoError(t, st.Pool().QueryRow(t.Context(), "SELECT count(*) FROM "+pgx.Identifier{table}.Sanitize()).Scan(&n))
 	return n
 }
+
+// TestRunLockWaitAcrossSlices: the wait runs in 10 s slices, each logged;
+// a slice that ends without the lock leaves the transaction usable, so a
+// later slice can take the lock and the run is written, or the last slice
+// ends the wait at the lock timeout.
+func TestRunLockWaitAcrossSlices(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name        string
+		timeout     time.Duration
+		releaseAt   time.Duration // 0: never
+		wantWaiting int
+	}{
+		{"released in the second slice", time.Minute, 11 * time.Second, 2},
+		{"timed out in the second slice", 12 * time.Second, 0, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			db := pgtest.New(t)
+			core, logs := observer.New(zap.InfoLevel)
+			st, err := store.OpenWith(t.Context(), db, store.Options{LockTimeout: tt.timeout, StatementTimeout: time.Minute}, zap.New(core))
+			require.NoError(t, err)
+			defer st.Close()
+			pid, release := holdLock(t, db, "lock-holder-test", 42)
+			if tt.releaseAt > 0 {
+				time.AfterFunc(tt.releaseAt, release)
+			}
+			ctx := t.Context()
+			began := time.Now()
+			tx, err := st.BeginRun(ctx, start(42))
+			took := time.Since(began)
+			require.Len(t, logs.FilterMessageSnippet("waiting for the advisory lock of run 42 (held by pid ").All(), tt.wantWaiting)
+			if tt.releaseAt == 0 {
+				require.EqualError(t, err, fmt.Sprintf("timed out after 12s waiting for the advisory lock of run 42 (held by pid %d, application lock-holder-test)", pid))
+				require.GreaterOrEqual(t, took, tt.timeout)
+				require.Less(t, took, tt.timeout+5*time.Second)
+				return
+			}
+			require.NoError(t, err)
+			defer tx.Rollback(ctx)
+			require.GreaterOrEqual(t, took, tt.releaseAt)
+			_, err = tx.StageBenchmarks(ctx, iterate([]schema.StagedBenchmark{{Point: testPoint(4, 1), Source: schema.Provenance{Artifact: "a", File: "f"}}}))
+			require.NoError(t, err)
+			_, err = tx.Apply(ctx, nil)
+			require.NoError(t, err)
+			require.NoError(t, tx.Finish(ctx, &schema.Summary{Status: schema.StatusSucceeded, FinishedAt: time.Now()}, nil, false))
+			require.EqualValues(t, 1, count(t, st, "benchmark_results"))
+		})
+	}
+}
