@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"strings"
@@ -115,12 +114,15 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abortRecorded(ctx, sum, t, d, start, stage, err)
 	}
 	d.stageDone("commit", commitStarted)
-	log.Info("ingest finished", zap.String("status", string(sum.Status)), zap.Int64("ingest_id", sum.IngestID),
-		zap.Int64("benchmark_new", sum.Rows.Benchmark.New), zap.Int64("benchmark_duplicate", sum.Rows.Benchmark.Duplicate),
-		zap.Int64("duration_ms", sum.Details.DurationMS))
+	// A dry run's ledger row was rolled back: its id names nothing.
+	id := zap.Int64("ingest_id", sum.IngestID)
 	if cfg.DryRun {
 		sum.IngestID = 0
+		id = zap.Bool("dry_run", true)
 	}
+	log.Info("ingest finished", zap.String("status", string(sum.Status)), id,
+		zap.Int64("benchmark_new", sum.Rows.Benchmark.New), zap.Int64("benchmark_duplicate", sum.Rows.Benchmark.Duplicate),
+		zap.Int64("duration_ms", sum.Details.DurationMS))
 	return sum, nil
 }
 
@@ -182,7 +184,7 @@ func fence(ctx context.Context, cfg Config) error {
 	defer cancel()
 	if err := cfg.Fence(fctx); err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return context.Cause(ctx)
 		}
 		return fmt.Errorf("fence: %w", err)
 	}
@@ -219,11 +221,12 @@ func abort(sum *schema.Summary, t *tally, d Deps, cause error) *schema.Summary {
 
 // abortRecorded aborts and, unless this is a dry run, records the failure in
 // the ledger in its own transaction. It returns the summary and the error
-// of the abort: the cause, which names the cancellation when the context
-// was cancelled (the driver may report only the connection it closed).
+// of the abort: the cause, or when the context was cancelled the
+// cancellation's cause ("cancelled (SIGTERM)"): what the driver or a reader
+// reports then is only the effect (a connection it closed).
 func abortRecorded(ctx context.Context, sum *schema.Summary, t *tally, d Deps, start schema.RunStart, stage *benchmarkStage, cause error) (*schema.Summary, error) {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(cause, cerr) {
-		cause = fmt.Errorf("%w (%v)", cerr, cause)
+	if ctx.Err() != nil {
+		cause = context.Cause(ctx)
 	}
 	abort(sum, t, d, cause)
 	if sum.DryRun {

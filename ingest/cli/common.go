@@ -21,10 +21,14 @@ const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/ingest?sslmode=di
 
 // commonOpts are the options every database command shares.
 type commonOpts struct {
-	dbURL     *setting
-	logLevel  *setting
-	logFormat *setting
-	noMigrate *bool
+	dbURL            *setting
+	logLevel         *setting
+	logFormat        *setting
+	lockTimeout      *setting
+	statementTimeout *setting
+	noMigrate        *bool
+	// store is what check resolved the timeouts to.
+	store store.Options
 }
 
 func addCommon(s *settings) *commonOpts {
@@ -32,8 +36,28 @@ func addCommon(s *settings) *commonOpts {
 		dbURL:     s.str("database-url", DefaultDatabaseURL, "PostgreSQL connection string", "DATABASE_WRITE_URL", "DATABASE_URL"),
 		logLevel:  s.str("log-level", "info", "log level: debug, info, warn, error", "INGEST_LOG_LEVEL"),
 		logFormat: s.str("log-format", "", "log format: console or json (default json when CI is set, else console)", "INGEST_LOG_FORMAT"),
+		lockTimeout: s.str("lock-timeout", store.FormatDuration(store.DefaultLockTimeout),
+			"longest wait for a lock, the run's advisory lock included (0: no limit)", "INGEST_LOCK_TIMEOUT"),
+		statementTimeout: s.str("statement-timeout", store.FormatDuration(store.DefaultStatementTimeout),
+			"longest run of one SQL statement (0: no limit)", "INGEST_STATEMENT_TIMEOUT"),
 		noMigrate: s.flag("no-migrate", "do not apply pending migrations first", "INGEST_NO_MIGRATE"),
 	}
+}
+
+// check validates the options every database command shares, before
+// anything connects: an error is a usage error (exit 2).
+func (c *commonOpts) check() error {
+	if err := store.CheckURL(c.dbURL.String()); err != nil {
+		return fmt.Errorf("%s: %v", c.dbURL.label(), err)
+	}
+	var err error
+	if c.store.LockTimeout, err = c.lockTimeout.timeout(); err != nil {
+		return err
+	}
+	if c.store.StatementTimeout, err = c.statementTimeout.timeout(); err != nil {
+		return err
+	}
+	return nil
 }
 
 // newFlagSet builds a command's flag set writing its help to stderr.
@@ -71,9 +95,13 @@ func parse(fs *flag.FlagSet, s *settings, args []string, maxArgs int) ([]string,
 	return positional, true, 0
 }
 
-// newLogger builds the one logger of the process: JSON lines in CI,
-// readable console lines on a terminal, always on stderr.
+// newLogger checks the common options, then builds the one logger of the
+// process: JSON lines in CI, readable console lines on a terminal, always on
+// stderr. An error is a usage error.
 func newLogger(c *commonOpts, env Env) (*zap.Logger, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	var level zapcore.Level
 	if err := level.Set(c.logLevel.String()); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
@@ -119,7 +147,7 @@ func connect(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Lo
 
 // openStore connects and, unless told not to, applies pending migrations.
 func openStore(ctx context.Context, c *commonOpts, log *zap.Logger) (*store.Store, error) {
-	st, err := store.Open(ctx, c.dbURL.String(), log)
+	st, err := store.OpenWith(ctx, c.dbURL.String(), c.store, log)
 	if err != nil {
 		return nil, err
 	}

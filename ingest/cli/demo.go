@@ -13,7 +13,8 @@ import (
 )
 
 // runDemo creates the database if needed, migrates it, and ingests the demo
-// run bundled in the binary. A run written with its designed failures is a
+// run bundled in the binary (a dry run does neither: it needs a migrated
+// database). A run written with its designed failures is a
 // successful demo (exit 0); only an aborted ingest fails it.
 func runDemo(ctx context.Context, env Env, args []string) int {
 	fs, s := newFlagSet("demo", env)
@@ -29,8 +30,15 @@ func runDemo(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "ingest demo: --format %q is not one of %v\n", opts.format.String(), report.Formats())
 		return ExitUsage
 	}
-	if _, err := store.EnsureDatabase(ctx, opts.dbURL.String()); err != nil {
-		return fail(env, "%v", err)
+	if err := opts.check(); err != nil {
+		fmt.Fprintln(env.Stderr, "ingest demo:", err)
+		return ExitUsage
+	}
+	// A dry run creates nothing: ingestTree refuses a missing database.
+	if !*opts.dryRun {
+		if _, err := store.EnsureDatabase(ctx, opts.dbURL.String()); err != nil {
+			return fail(env, "%v", err)
+		}
 	}
 	dir, err := os.MkdirTemp("", "ingest-demo-")
 	if err != nil {
@@ -40,12 +48,16 @@ func runDemo(ctx context.Context, env Env, args []string) int {
 	if err := fixtures.WriteDemoRun(dir); err != nil {
 		return fail(env, "unpack the demo run: %v", err)
 	}
-	code := ingestTree(ctx, env, opts, dir)
+	code := ingestTree(ctx, env, opts, dir, demoCreateHint)
 	if code == ExitCompletedWithFailures {
 		return ExitOK
 	}
 	return code
 }
+
+// demoCreateHint ends the refusal of a dry demo whose database does not
+// exist.
+const demoCreateHint = `run "ingest demo" without --dry-run to create and migrate it`
 
 // databaseName is the last path element of a connection URL, used as the
 // report's target name when none is configured.

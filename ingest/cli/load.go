@@ -91,17 +91,27 @@ func runLoad(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "ingest load: the run tree %q is not a directory\n", dir)
 		return ExitUsage
 	}
-	return ingestTree(ctx, env, opts, dir)
+	return ingestTree(ctx, env, opts, dir, createHint)
 }
 
-// ingestTree is the shared body of load and demo.
-func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir string) int {
+// ingestTree is the shared body of load and demo. missingHint ends the
+// refusal of a dry run whose database does not exist.
+func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir, missingHint string) int {
 	log, cfg, code := prepareIngest(opts, env)
 	if code != ExitOK {
 		return code
 	}
 	defer log.Sync()
-	_, code = ingestDir(ctx, env, opts, log, cfg, dir)
+	deps, err := loadDeps(opts, log)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	st, err := openIngestStore(ctx, opts, log, missingHint)
+	if err != nil {
+		return fail(env, "%v", cancelled(ctx, err))
+	}
+	defer st.Close()
+	_, code = ingestDir(ctx, env, opts, log, cfg, deps, st, dir)
 	return code
 }
 
@@ -125,19 +135,10 @@ func prepareIngest(opts *ingestOpts, env Env) (*zap.Logger, ingest.Config, int) 
 	return log, cfg, ExitOK
 }
 
-// ingestDir ingests the run tree at dir: the one ingest path of load,
-// demo and run. It returns the summary (nil when the ingest never started)
+// ingestDir ingests the run tree at dir into st: the one ingest path of
+// load, demo and run. It returns the summary (nil when the ingest never started)
 // and the exit code.
-func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, cfg ingest.Config, dir string) (*schema.Summary, int) {
-	deps, err := loadDeps(opts, log)
-	if err != nil {
-		return nil, fail(env, "%v", err)
-	}
-	st, err := openStore(ctx, opts.commonOpts, log)
-	if err != nil {
-		return nil, fail(env, "%v", err)
-	}
-	defer st.Close()
+func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, cfg ingest.Config, deps ingest.Deps, st *store.Store, dir string) (*schema.Summary, int) {
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
 	if cfg.Target == "" {
 		cfg.Target = databaseName(opts.dbURL.String())
@@ -145,7 +146,7 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 	opened := time.Now()
 	tree, err := source.Open(ctx, dir, log)
 	if err != nil {
-		return nil, fail(env, "%v", err)
+		return nil, fail(env, "%v", cancelled(ctx, err))
 	}
 	defer tree.Close()
 	log.Info("run tree opened", zap.String("dir", dir), zap.Int("artifacts", len(tree.Artifacts)),
@@ -175,6 +176,42 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 		return sum, ExitCompletedWithFailures
 	}
 	return sum, ExitOK
+}
+
+// createHint ends the refusal of a dry run whose database does not exist.
+const createHint = `create it, then run "ingest migrate up"`
+
+// openIngestStore opens the store of an ingest. A real ingest migrates
+// first (unless --no-migrate); a dry run changes nothing, so it neither
+// creates nor migrates the database: it refuses one that does not exist
+// (ending the message with missingHint) or is not migrated.
+func openIngestStore(ctx context.Context, opts *ingestOpts, log *zap.Logger, missingHint string) (*store.Store, error) {
+	if !*opts.dryRun {
+		return openStore(ctx, opts.commonOpts, log)
+	}
+	st, err := store.OpenWith(ctx, opts.dbURL.String(), opts.store, log)
+	if store.IsMissingDatabase(err) {
+		return nil, fmt.Errorf("the database %q does not exist: a dry run changes nothing, so it does not create it; %s",
+			store.DatabaseName(opts.dbURL.String()), missingHint)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := st.SchemaVersion(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if v.Dirty || v.Version < v.Latest {
+		st.Close()
+		dirty := ""
+		if v.Dirty {
+			dirty = ", dirty"
+		}
+		return nil, fmt.Errorf("the database is not migrated (schema version %d%s, this binary needs %d): "+
+			"a dry run changes nothing, so it does not migrate; run \"ingest migrate up\" first", v.Version, dirty, v.Latest)
+	}
+	return st, nil
 }
 
 func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {

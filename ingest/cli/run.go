@@ -2,13 +2,17 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/inferencex/ingest/ingest"
 	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/report"
+	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -65,16 +69,28 @@ func runRun(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	res, err := client.Fetch(ctx, github.Request{SourceRunID: cfg.Run.SourceRunID, MergeRunID: mergeID, Attempt: cfg.Run.SourceRunAttempt})
+	deps, err := loadDeps(opts, log)
 	if err != nil {
 		return fail(env, "%v", err)
+	}
+	// The database first: a fetch that fails is then recorded in the
+	// ledger (exit 1 means "the ledger records why").
+	st, err := openIngestStore(ctx, opts, log, createHint)
+	if err != nil {
+		return fail(env, "%v", cancelled(ctx, err))
+	}
+	defer st.Close()
+	fetchStarted := time.Now()
+	res, err := client.Fetch(ctx, github.Request{SourceRunID: cfg.Run.SourceRunID, MergeRunID: mergeID, Attempt: cfg.Run.SourceRunAttempt})
+	if err != nil {
+		return fetchAborted(ctx, env, opts, log, cfg, deps, st, fetchStarted, mergeID, err)
 	}
 	cfg.Run.SourceRunAttempt = res.Source.Meta.RunAttempt
 	cfg.Run.MergeRunID, cfg.Run.MergeRunAttempt = res.Merge.Meta.RunID, res.Merge.Meta.RunAttempt
 	cfg.Meta = cfg.Meta.Merge(res.Meta)
 	cfg.MergeMeta = cfg.MergeMeta.Merge(res.Merge.Meta)
 
-	sum, code := ingestDir(ctx, env, opts, log, cfg, res.Dir)
+	sum, code := ingestDir(ctx, env, opts, log, cfg, deps, st, res.Dir)
 	if sum == nil {
 		return code
 	}
@@ -89,6 +105,28 @@ func runRun(ctx context.Context, env Env, args []string) int {
 		}
 	}
 	return code
+}
+
+// fetchAborted records a fetch that failed as an aborted ingest of the run
+// (unless this is a dry run), prints its report and the reason, and
+// returns ExitAborted.
+func fetchAborted(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, cfg ingest.Config, deps ingest.Deps,
+	st *store.Store, started time.Time, mergeID int64, err error) int {
+	var fe *github.FetchError
+	if cfg.Run.SourceRunAttempt == 0 && errors.As(err, &fe) {
+		cfg.Run.SourceRunAttempt = fe.Attempt
+	}
+	cfg.Run.MergeRunID = mergeID
+	if cfg.Target == "" {
+		cfg.Target = databaseName(opts.dbURL.String())
+	}
+	deps.Store = ingest.AdaptStore[*store.RunTx](st)
+	sum, cause := ingest.RecordAbort(ctx, cfg, deps, started, fmt.Errorf("fetch run %d: %w", cfg.Run.SourceRunID, err))
+	if werr := writeOutputs(env, opts, sum, log); werr != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", werr)
+	}
+	fmt.Fprintln(env.Stderr, "ingest: aborted:", cause)
+	return ExitAborted
 }
 
 // postReport posts the Markdown report on the run's pull request, editing

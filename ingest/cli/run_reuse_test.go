@@ -136,7 +136,8 @@ func TestRunChangelogPRLink(t *testing.T) {
 }
 
 // TestRunFailsBeforeWriting: selection failures and download faults end
-// with a message saying what failed, and nothing reaches the database.
+// with a message saying what failed; nothing but the ledger row recording
+// the aborted attempt (run id, attempt, reason) reaches the database.
 func TestRunFailsBeforeWriting(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -144,23 +145,26 @@ func TestRunFailsBeforeWriting(t *testing.T) {
 		setup   func(f *fakegithub.Server)
 		args    []string
 		wantErr string
+		// wantAttempt is the attempt the ledger row records: GitHub's
+		// current one, or the one asked for.
+		wantAttempt int
 	}{
 		{name: "merge run has no changelog", setup: func(f *fakegithub.Server) { f.RemoveArtifacts(mergeRunID, "changelog-metadata") },
 			args:    []string{"--merge-run-id", "28500000001"},
-			wantErr: "ingest: no unexpired changelog-metadata artifact found on merge run 28500000001"},
+			wantErr: "ingest: aborted: fetch run 28485856738: no unexpired changelog-metadata artifact found on merge run 28500000001", wantAttempt: 2},
 		{name: "merge changelog expired", setup: func(f *fakegithub.Server) { f.SetExpired(mergeRunID, "changelog-metadata", true) },
 			args:    []string{"--merge-run-id", "28500000001"},
-			wantErr: "ingest: no unexpired changelog-metadata artifact found on merge run 28500000001"},
+			wantErr: "ingest: aborted: fetch run 28485856738: no unexpired changelog-metadata artifact found on merge run 28500000001", wantAttempt: 2},
 		{name: "source artifacts all expired", setup: func(f *fakegithub.Server) { f.SetExpired(demoRunID, "", true) },
 			args:    []string{"--merge-run-id", "28500000001"},
-			wantErr: "ingest: no unexpired artifacts found on source run 28485856738 ({n} listed, {n} expired)"},
+			wantErr: "ingest: aborted: fetch run 28485856738: no unexpired artifacts found on source run 28485856738 ({n} listed, {n} expired)", wantAttempt: 2},
 		{name: "artifact gone from blob storage", setup: func(f *fakegithub.Server) {
 			f.Inject(fakegithub.Fault{Route: fakegithub.RouteBlob, Artifact: "results_bmk", Kind: fakegithub.Status, Status: 404})
-		}, wantErr: "ingest: artifact results_bmk (id {n}): download: blob storage http://127.0.0.1:"},
+		}, wantErr: "ingest: aborted: fetch run 28485856738: artifact results_bmk (id {n}): download: blob storage http://127.0.0.1:", wantAttempt: 2},
 		{name: "unknown merge run", args: []string{"--merge-run-id", "42"},
-			wantErr: "ingest: merge run: run 42: get run: GET "},
+			wantErr: "ingest: aborted: fetch run 28485856738: merge run: run 42: get run: GET ", wantAttempt: 2},
 		{name: "attempt is not the current one", args: []string{"--attempt", "1"},
-			wantErr: "ingest: source run 28485856738: GitHub reports attempt 2, not the requested attempt 1"},
+			wantErr: "ingest: aborted: fetch run 28485856738: source run 28485856738: GitHub reports attempt 2, not the requested attempt 1", wantAttempt: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,9 +179,14 @@ func TestRunFailsBeforeWriting(t *testing.T) {
 			requireCode(t, cli.ExitAborted, r)
 			// {n} stands for a number that depends on the demo run's size.
 			require.Regexp(t, strings.ReplaceAll(regexp.QuoteMeta(tt.wantErr), `\{n\}`, `\d+`), r.stderr)
-			for _, table := range []string{"ingests", "workflow_runs", "benchmark_results", "run_stats", "configs"} {
+			for _, table := range []string{"workflow_runs", "benchmark_results", "run_stats", "configs"} {
 				require.Zero(t, count(t, db, table), "rows in %s", table)
 			}
+			row := newestLedgerRow(t, db, 28485856738)
+			require.Equal(t, "aborted", row.status)
+			require.Equal(t, tt.wantAttempt, row.attempt)
+			require.Equal(t, strings.TrimPrefix(strings.SplitN(r.stderr[strings.Index(r.stderr, "ingest: aborted: "):], "\n", 2)[0], "ingest: aborted: "), row.reason)
+			require.EqualValues(t, 1, count(t, db, "ingests"))
 			require.Empty(t, reportComments(fake, demoPR))
 			requireNoSecret(t, []string{r.stdout, r.stderr})
 		})

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/inferencex/ingest/ingest/store"
 )
 
 // setting is one option: a flag, the environment variables that stand in
@@ -15,6 +18,9 @@ type setting struct {
 	def   string
 	usage string
 	value string
+	// from is the environment variable the value came from ("" when it
+	// is a flag or the default).
+	from string
 }
 
 // settings is the option set of one command.
@@ -65,10 +71,10 @@ func (s *settings) resolve() {
 		if given[it.name] {
 			continue
 		}
-		envVal := ""
+		envVal, from := "", ""
 		for _, e := range it.envs {
 			if v := strings.TrimSpace(s.env(e)); v != "" {
-				envVal = v
+				envVal, from = v, e
 				break
 			}
 		}
@@ -80,7 +86,7 @@ func (s *settings) resolve() {
 			continue
 		}
 		if envVal != "" {
-			it.value = envVal
+			it.value, it.from = envVal, from
 		} else {
 			it.value = it.def
 		}
@@ -88,6 +94,28 @@ func (s *settings) resolve() {
 }
 
 func (it *setting) String() string { return it.value }
+
+// label names the option in a message: the flag, and the environment
+// variable when the value came from one.
+func (it *setting) label() string {
+	if it.from != "" {
+		return fmt.Sprintf("--%s (from %s)", it.name, it.from)
+	}
+	return "--" + it.name
+}
+
+// timeout parses the option as a duration PostgreSQL takes as a timeout
+// (0: no limit).
+func (it *setting) timeout() (time.Duration, error) {
+	d, err := time.ParseDuration(it.value)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a duration (such as 90s, 10m or 1h; 0 for no limit)", it.label(), it.value)
+	}
+	if err := store.CheckTimeout(d); err != nil {
+		return 0, fmt.Errorf("%s: %v", it.label(), err)
+	}
+	return d, nil
+}
 
 // int64 parses the option as a positive integer (0 when empty).
 func (it *setting) int64() (int64, error) {

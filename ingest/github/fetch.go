@@ -70,54 +70,76 @@ type Result struct {
 	Took        time.Duration
 }
 
+// FetchError is a fetch that failed. Its text is the cause's; Attempt is
+// the source run's current attempt when GitHub said it before the failure
+// (0 when it did not), so the abort can be recorded against it.
+type FetchError struct {
+	Attempt int
+	Err     error
+}
+
+func (e *FetchError) Error() string { return e.Err.Error() }
+
+func (e *FetchError) Unwrap() error { return e.Err }
+
 // Fetch fetches both runs' metadata, lists and selects the artifacts,
 // downloads what the cache lacks, and lays out the run tree. Everything
-// that can fail before an ingest fails here, before any database write.
+// that can fail before an ingest fails here, before any database write,
+// with a *FetchError.
 func (c *Client) Fetch(ctx context.Context, req Request) (*Result, error) {
+	res := &Result{}
+	if err := c.fetch(ctx, req, res); err != nil {
+		return nil, &FetchError{Attempt: res.Source.Meta.RunAttempt, Err: err}
+	}
+	return res, nil
+}
+
+func (c *Client) fetch(ctx context.Context, req Request, res *Result) error {
 	started := time.Now()
 	if req.SourceRunID <= 0 {
-		return nil, errors.New("no source run id")
+		return errors.New("no source run id")
 	}
 	if req.MergeRunID == 0 {
 		req.MergeRunID = req.SourceRunID
 	}
-	res := &Result{Reused: req.MergeRunID != req.SourceRunID}
+	res.Reused = req.MergeRunID != req.SourceRunID
 	var err error
 	if res.Source, err = c.GetRun(ctx, req.SourceRunID); err != nil {
-		return nil, fmt.Errorf("source run: %w", err)
+		res.Source = Run{}
+		return fmt.Errorf("source run: %w", err)
 	}
 	if req.Attempt != 0 && req.Attempt != res.Source.Meta.RunAttempt {
-		return nil, fmt.Errorf("source run %d: GitHub reports attempt %d, not the requested attempt %d (the listing holds every attempt's artifacts; the ingest records the current one)",
+		return fmt.Errorf("source run %d: GitHub reports attempt %d, not the requested attempt %d (the listing holds every attempt's artifacts; the ingest records the current one)",
 			req.SourceRunID, res.Source.Meta.RunAttempt, req.Attempt)
 	}
 	if st := res.Source.Meta.Status; req.RequireCompleted && st != "" && st != "completed" {
-		return nil, &NotCompletedError{RunID: req.SourceRunID, Attempt: res.Source.Meta.RunAttempt, Status: st}
+		return &NotCompletedError{RunID: req.SourceRunID, Attempt: res.Source.Meta.RunAttempt, Status: st}
 	}
 	res.Merge = res.Source
 	if res.Reused {
 		if res.Merge, err = c.GetRun(ctx, req.MergeRunID); err != nil {
-			return nil, fmt.Errorf("merge run: %w", err)
+			return fmt.Errorf("merge run: %w", err)
 		}
 	}
 	srcList, err := c.ListArtifacts(ctx, req.SourceRunID)
 	if err != nil {
-		return nil, fmt.Errorf("source run: %w", err)
+		return fmt.Errorf("source run: %w", err)
 	}
 	var mergeList []schema.ArtifactListing
 	if res.Reused {
 		if mergeList, err = c.ListArtifacts(ctx, req.MergeRunID); err != nil {
-			return nil, fmt.Errorf("merge run: %w", err)
+			return fmt.Errorf("merge run: %w", err)
 		}
 	}
 	if res.Selected, err = Select(req.SourceRunID, req.MergeRunID, srcList, mergeList); err != nil {
-		return nil, err
+		return err
 	}
 	c.log.Info("artifacts selected", zap.Int64("source_run", req.SourceRunID), zap.Int64("merge_run", req.MergeRunID),
 		zap.Int("listed", len(srcList)+len(mergeList)), zap.Int("selected", len(res.Selected)))
 
 	stats, err := c.downloadAll(ctx, res.Selected)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.Downloaded, res.Cached, res.Bytes = stats.Downloaded, stats.Cached, stats.Bytes
 
@@ -136,14 +158,14 @@ func (c *Client) Fetch(ctx context.Context, req Request) (*Result, error) {
 		res.Reuse = &m
 	}
 	if res.Dir, err = c.layTree(res); err != nil {
-		return nil, err
+		return err
 	}
 	res.ChangelogPR = c.changelogPR(res)
 	res.Took = time.Since(started)
 	c.log.Info("run tree ready", zap.String("dir", res.Dir), zap.Int("artifacts", len(res.Selected)),
 		zap.Int("downloaded", res.Downloaded), zap.Int("cached", res.Cached), zap.Int64("bytes", res.Bytes),
 		zap.Duration("took", res.Took))
-	return res, nil
+	return nil
 }
 
 // treeDir is the run tree of a source run (and merge run, when reused).

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -51,7 +50,7 @@ func (t *RunTx) WriteChangelog(ctx context.Context, rows []schema.ChangelogRow) 
 	}
 	doc, err := json.Marshal(out)
 	if err != nil {
-		return 0, 0, fmt.Errorf("encode changelog: %w", err)
+		return 0, 0, t.explain("encode changelog", err)
 	}
 	b := &pgx.Batch{}
 	b.Queue(qWriteChangelog, t.run.WorkflowRunID, string(doc), t.run.Date, t.run.IngestID)
@@ -59,13 +58,13 @@ func (t *RunTx) WriteChangelog(ctx context.Context, rows []schema.ChangelogRow) 
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
 	if err := res.QueryRow().Scan(&written, &removed); err != nil {
-		return 0, 0, fmt.Errorf("write changelog: %w", err)
+		return 0, 0, t.explain("write changelog", err)
 	}
 	if _, err := res.Exec(); err != nil {
-		return 0, 0, fmt.Errorf("mark append-only run: %w", err)
+		return 0, 0, t.explain("mark append-only run", err)
 	}
 	if err := res.Close(); err != nil {
-		return 0, 0, fmt.Errorf("write changelog: %w", err)
+		return 0, 0, t.explain("write changelog", err)
 	}
 	return written, removed, nil
 }

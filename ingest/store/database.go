@@ -17,13 +17,13 @@ func EnsureDatabase(ctx context.Context, url string) (created bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("database url: %w", redact(err))
 	}
+	cfg.RuntimeParams["application_name"] = ApplicationName
 	name := cfg.Database
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err == nil {
 		return false, conn.Close(ctx)
 	}
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.Code != "3D000" { // invalid_catalog_name
+	if !IsMissingDatabase(err) {
 		return false, fmt.Errorf("connect to %s: %w", describe(cfg), err)
 	}
 	admin := cfg.Copy()
@@ -35,12 +35,20 @@ func EnsureDatabase(ctx context.Context, url string) (created bool, err error) {
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
 	if err != nil {
+		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // duplicate_database: created meanwhile
 			return false, nil
 		}
 		return false, fmt.Errorf("create database %q: %w", name, err)
 	}
 	return true, nil
+}
+
+// IsMissingDatabase reports whether err is the server's refusal of a
+// connection to a database that does not exist.
+func IsMissingDatabase(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "3D000" // invalid_catalog_name
 }
 
 // CreateDatabase creates the database name on the server of adminURL (a
@@ -83,6 +91,7 @@ func connectAdmin(ctx context.Context, adminURL string) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", redact(err))
 	}
+	cfg.RuntimeParams["application_name"] = ApplicationName
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", describe(cfg), err)

@@ -18,7 +18,7 @@ func (t *RunTx) StageEvals(ctx context.Context, rows []schema.StagedEval) error 
 	b.Queue(qCreateSampleStaging)
 	b.Queue(qCreateEvalIDs)
 	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("create eval staging tables: %w", err)
+		return t.explain("create eval staging tables", err)
 	}
 	t.evalsStaged = true
 	if len(rows) == 0 {
@@ -38,7 +38,7 @@ func (t *RunTx) StageEvals(ctx context.Context, rows []schema.StagedEval) error 
 		return vals, err
 	}))
 	if err != nil {
-		return fmt.Errorf("stage eval rows: %w", err)
+		return t.explain("stage eval rows", err)
 	}
 	return nil
 }
@@ -88,7 +88,7 @@ func (t *RunTx) StageEvalSamples(ctx context.Context, next func() (schema.Staged
 	src := &sampleSource{next: next}
 	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_eval_sample"}, sampleStagingColumns, src)
 	if err != nil {
-		return n, fmt.Errorf("stage eval samples: %w", err)
+		return n, t.explain("stage eval samples", err)
 	}
 	return n, nil
 }
@@ -145,7 +145,7 @@ func textValues(t *schema.EvalText, sent bool) (digest []byte, content *string) 
 func (t *RunTx) StoredEvalSamples(ctx context.Context) (map[schema.EvalKey]schema.EvalSamplesFile, error) {
 	rows, err := t.tx.Query(ctx, qStoredSamplesFiles, t.run.WorkflowRunID)
 	if err != nil {
-		return nil, fmt.Errorf("read stored samples files: %w", err)
+		return nil, t.explain("read stored samples files", err)
 	}
 	defer rows.Close()
 	out := map[schema.EvalKey]schema.EvalSamplesFile{}
@@ -160,7 +160,7 @@ func (t *RunTx) StoredEvalSamples(ctx context.Context) (map[schema.EvalKey]schem
 		if err := rows.Scan(&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
 			&ptp, &pep, &c.PrefillDPAttention, &pw, &dtp, &dep, &c.DecodeDPAttention, &dw, &pg, &dg,
 			&e.Task, &isl, &osl, &conc, &file, &digest, &lines); err != nil {
-			return nil, fmt.Errorf("read stored samples files: %w", err)
+			return nil, t.explain("read stored samples files", err)
 		}
 		c.PrefillTP, c.PrefillEP, c.PrefillNumWorkers = int(ptp), int(pep), int(pw)
 		c.DecodeTP, c.DecodeEP, c.DecodeNumWorkers = int(dtp), int(dep), int(dw)
@@ -171,7 +171,7 @@ func (t *RunTx) StoredEvalSamples(ctx context.Context) (map[schema.EvalKey]schem
 		out[f.Eval] = f
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read stored samples files: %w", err)
+		return nil, t.explain("read stored samples files", err)
 	}
 	return out, nil
 }
@@ -209,37 +209,37 @@ func (t *RunTx) ApplyEvals(ctx context.Context, files []schema.EvalSamplesFile) 
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
 	if _, err := res.Exec(); err != nil {
-		return r, fmt.Errorf("write eval configs: %w", err)
+		return r, t.explain("write eval configs", err)
 	}
 	if err := res.QueryRow().Scan(&r.Staged, &r.New, &r.Updated); err != nil {
-		return r, fmt.Errorf("write eval results: %w", err)
+		return r, t.explain("write eval results", err)
 	}
 	r.Duplicate = r.Staged - r.New
 	if _, err := res.Exec(); err != nil {
-		return r, fmt.Errorf("map eval ids: %w", err)
+		return r, t.explain("map eval ids", err)
 	}
 	tag, err := res.Exec()
 	if err != nil {
-		return r, fmt.Errorf("write eval sample texts: %w", err)
+		return r, t.explain("write eval sample texts", err)
 	}
 	r.SampleTextsNew = tag.RowsAffected()
 	if tag, err = res.Exec(); err != nil {
-		return r, fmt.Errorf("drop replaced eval samples: %w", err)
+		return r, t.explain("drop replaced eval samples", err)
 	}
 	r.SamplesReplaced = tag.RowsAffected()
 	if tag, err = res.Exec(); err != nil {
-		return r, fmt.Errorf("write eval samples: %w", err)
+		return r, t.explain("write eval samples", err)
 	}
 	r.SamplesNew = tag.RowsAffected()
 	if err := res.QueryRow().Scan(&r.SamplesStaged); err != nil {
-		return r, fmt.Errorf("count staged eval samples: %w", err)
+		return r, t.explain("count staged eval samples", err)
 	}
 	if tag, err = res.Exec(); err != nil {
-		return r, fmt.Errorf("record samples files: %w", err)
+		return r, t.explain("record samples files", err)
 	}
 	r.SamplesFilesRecorded = tag.RowsAffected()
 	if err := res.Close(); err != nil {
-		return r, fmt.Errorf("apply evals: %w", err)
+		return r, t.explain("apply evals", err)
 	}
 	return r, nil
 }

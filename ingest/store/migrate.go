@@ -8,6 +8,7 @@ import (
 	"github.com/golang-migrate/migrate/v4"
 	pgxmigrate "github.com/golang-migrate/migrate/v4/database/pgx/v5"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"go.uber.org/zap"
 
@@ -130,4 +131,33 @@ func version(m *migrate.Migrate) (uint, bool, error) {
 		return 0, false, fmt.Errorf("migration version: %w", err)
 	}
 	return v, dirty, nil
+}
+
+// SchemaVersion reads the database's schema version without writing
+// anything (golang-migrate's own check creates its table and takes a
+// lock): version 0 when the database was never migrated. A dry run asks it.
+func (s *Store) SchemaVersion(ctx context.Context) (MigrationStatus, error) {
+	var st MigrationStatus
+	latest, err := LatestMigration()
+	if err != nil {
+		return st, err
+	}
+	st.Latest = latest
+	var exists bool
+	if err := s.pool.QueryRow(ctx, qHasSchemaTable).Scan(&exists); err != nil {
+		return st, fmt.Errorf("read the schema version: %w", err)
+	}
+	if !exists {
+		return st, nil
+	}
+	var v int64
+	err = s.pool.QueryRow(ctx, qSchemaVersion).Scan(&v, &st.Dirty)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("read the schema version: %w", err)
+	}
+	st.Version = uint(v)
+	return st, nil
 }

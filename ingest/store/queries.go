@@ -12,9 +12,41 @@ const configColumns = `hardware, framework, model, precision, spec_method, disag
 // qWorkMem lets the run's ranking sort in memory rather than on disk.
 const qWorkMem = `SET LOCAL work_mem = '64MB'`
 
-// qLockRun serialises ingests of one source run: a second ingest waits for
-// the first to commit, then finds its rows and reports duplicates.
-const qLockRun = `SELECT pg_advisory_xact_lock(hashtextextended('ingest-run:' || $1::bigint, 0))`
+// qTryLockRun and qLockRun take the advisory lock that serialises ingests
+// of one source run: a second ingest waits for the first to commit, then
+// finds its rows and reports duplicates. The try never waits; the wait
+// runs in slices (qLockWaitSlice) so that it can be logged.
+const (
+	qTryLockRun = `SELECT pg_try_advisory_xact_lock(hashtextextended('ingest-run:' || $1::bigint, 0))`
+	qLockRun    = `SELECT pg_advisory_xact_lock(hashtextextended('ingest-run:' || $1::bigint, 0))`
+)
+
+// A slice of the wait for the run's lock runs in a savepoint with its own
+// lock_timeout ($1, milliseconds): when the slice ends without the lock,
+// rolling back to the savepoint undoes the error and the setting; when it
+// gets the lock, the release keeps it and qRestoreLockTimeout puts the
+// configured timeout back.
+const (
+	qLockWaitSavepoint  = `SAVEPOINT ingest_run_lock`
+	qSetLockTimeout     = `SELECT set_config('lock_timeout', $1, true)`
+	qLockWaitRollback   = `ROLLBACK TO SAVEPOINT ingest_run_lock`
+	qLockWaitRelease    = `RELEASE SAVEPOINT ingest_run_lock`
+	qRestoreLockTimeout = qSetLockTimeout
+)
+
+// qRunLockHolder names the session holding the run's advisory lock: a
+// bigint key shows in pg_locks as classid (high half) and objid (low half)
+// with objsubid 1.
+const qRunLockHolder = `
+WITH k AS (SELECT hashtextextended('ingest-run:' || $1::bigint, 0) AS key)
+SELECT l.pid, coalesce(a.application_name, '')
+FROM pg_locks l
+JOIN k ON l.classid::bigint = (k.key >> 32) & 4294967295 AND l.objid::bigint = k.key & 4294967295
+LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
+	AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND l.pid <> pg_backend_pid()
+LIMIT 1`
 
 // qUpsertWorkflowRun writes the run row. Unknown values (NULL) never erase
 // known ones, and a fallback name or date never replaces a real one.
@@ -189,3 +221,10 @@ const qLatestSummary = `
 SELECT summary FROM ingests
 WHERE github_run_id = $1 AND ($2 = 0 OR run_attempt = $2) AND summary IS NOT NULL
 ORDER BY id DESC LIMIT 1`
+
+// qHasSchemaTable and qSchemaVersion read golang-migrate's version row
+// without creating its table (as its own check does).
+const (
+	qHasSchemaTable = `SELECT to_regclass('schema_migrations') IS NOT NULL`
+	qSchemaVersion  = `SELECT version, dirty FROM schema_migrations LIMIT 1`
+)

@@ -25,18 +25,21 @@ type RunTx struct {
 	known map[digest]struct{}
 	// evalsStaged is set once the eval staging tables exist.
 	evalsStaged bool
+	opts        Options
 }
 
 // BeginRun opens the run's transaction: it waits for the run's advisory
 // lock (so a concurrent ingest of the same run finishes first), writes the
-// workflow run row, opens the ledger row and creates the staging tables —
-// in one round trip after BEGIN.
+// workflow run row, opens the ledger row and creates the staging tables.
+// Uncontended, that is two round trips after BEGIN; a wait for the lock is
+// logged every lockLogEvery and bounded by the lock timeout.
 func (s *Store) BeginRun(ctx context.Context, start schema.RunStart) (*RunTx, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin run transaction: %w", err)
 	}
-	t := &RunTx{tx: tx, start: start, log: s.log.With(zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt))}
+	t := &RunTx{tx: tx, start: start, opts: s.opts,
+		log: s.log.With(zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt))}
 	if err := t.begin(ctx); err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, err
@@ -45,6 +48,9 @@ func (s *Store) BeginRun(ctx context.Context, start schema.RunStart) (*RunTx, er
 }
 
 func (t *RunTx) begin(ctx context.Context) error {
+	if err := t.lockRun(ctx); err != nil {
+		return err
+	}
 	st, m := t.start, t.start.Meta
 	var runStarted *time.Time
 	if !m.RunStartedAt.IsZero() {
@@ -52,8 +58,6 @@ func (t *RunTx) begin(ctx context.Context) error {
 		runStarted = &v
 	}
 	b := &pgx.Batch{}
-	b.Queue(qWorkMem)
-	b.Queue(qLockRun, st.Run.SourceRunID)
 	b.Queue(qUpsertWorkflowRun, st.Run.Repo, st.Run.SourceRunID, st.Run.SourceRunAttempt,
 		m.Name, st.NameIsFallback, null(m.Event), null(m.Status), null(m.Conclusion),
 		null(m.HeadSHA), null(m.HeadBranch), null(m.HTMLURL), m.CreatedAt.UTC(), st.CreatedAtIsFallback, runStarted)
@@ -61,28 +65,22 @@ func (t *RunTx) begin(ctx context.Context) error {
 	b.Queue(qRunDigests, st.Run.SourceRunID, st.Run.SourceRunAttempt)
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
-	if _, err := res.Exec(); err != nil {
-		return fmt.Errorf("set work_mem: %w", err)
-	}
-	if _, err := res.Exec(); err != nil {
-		return fmt.Errorf("lock run %d: %w", st.Run.SourceRunID, err)
-	}
 	if err := res.QueryRow().Scan(&t.run.WorkflowRunID, &t.run.Date); err != nil {
-		return fmt.Errorf("write workflow run %d attempt %d: %w", st.Run.SourceRunID, st.Run.SourceRunAttempt, err)
+		return t.explain(fmt.Sprintf("write workflow run %d attempt %d", st.Run.SourceRunID, st.Run.SourceRunAttempt), err)
 	}
 	if _, err := res.Exec(); err != nil {
-		return fmt.Errorf("create staging tables: %w", err)
+		return t.explain("create staging tables", err)
 	}
 	rows, err := res.Query()
 	if err != nil {
-		return fmt.Errorf("read stored digests: %w", err)
+		return t.explain("read stored digests", err)
 	}
 	t.known = map[digest]struct{}{}
 	for rows.Next() {
 		var d []byte
 		if err := rows.Scan(&d); err != nil {
 			rows.Close()
-			return fmt.Errorf("read stored digests: %w", err)
+			return t.explain("read stored digests", err)
 		}
 		var k digest
 		copy(k[:], d)
@@ -90,19 +88,22 @@ func (t *RunTx) begin(ctx context.Context) error {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read stored digests: %w", err)
+		return t.explain("read stored digests", err)
 	}
 	if err := res.Close(); err != nil {
-		return fmt.Errorf("begin run: %w", err)
+		return t.explain("begin run", err)
 	}
 	err = t.tx.QueryRow(ctx, qInsertLedgerRunning, st.Run.Repo, st.Run.SourceRunID, st.Run.SourceRunAttempt,
 		nullInt64(st.Run.MergeRunID), nullInt(st.Run.MergeRunAttempt), t.run.WorkflowRunID, st.Target,
 		st.StartedAt.UTC(), st.ToolVersion).Scan(&t.run.IngestID)
 	if err != nil {
-		return fmt.Errorf("open ledger row: %w", err)
+		return t.explain("open ledger row", err)
 	}
 	return nil
 }
+
+// explain names the statement an error (a timeout above all) struck in.
+func (t *RunTx) explain(what string, err error) error { return t.opts.explain(what, err) }
 
 // Run is the workflow run row and ledger row this transaction writes under.
 func (t *RunTx) Run() schema.WrittenRun { return t.run }
@@ -115,7 +116,7 @@ func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedB
 	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known}
 	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_benchmark"}, stagingColumns, src)
 	if err != nil {
-		return n, fmt.Errorf("stage benchmark rows: %w", err)
+		return n, t.explain("stage benchmark rows", err)
 	}
 	return n, nil
 }
@@ -145,27 +146,27 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 	defer res.Close()
 	tag, err := res.Exec()
 	if err != nil {
-		return r, fmt.Errorf("write configs: %w", err)
+		return r, t.explain("write configs", err)
 	}
 	r.ConfigsNew = tag.RowsAffected()
 	var winners int64
 	if err := res.QueryRow().Scan(&r.BenchmarkStaged, &winners, &r.BenchmarkNew, &r.BenchmarkUpdated, &r.Covered, &r.StaleAttempt); err != nil {
-		return r, fmt.Errorf("write benchmark results: %w", err)
+		return r, t.explain("write benchmark results", err)
 	}
 	r.BenchmarkDuplicate = winners - r.BenchmarkNew
 	if tag, err = res.Exec(); err != nil {
-		return r, fmt.Errorf("write availability: %w", err)
+		return r, t.explain("write availability", err)
 	}
 	r.AvailabilityNew = tag.RowsAffected()
 	if len(stats) > 0 {
 		var staged int64
 		if err := res.QueryRow().Scan(&staged, &r.RunStatsNew); err != nil {
-			return r, fmt.Errorf("write run stats: %w", err)
+			return r, t.explain("write run stats", err)
 		}
 		r.RunStatsDuplicate = staged - r.RunStatsNew
 	}
 	if err := res.Close(); err != nil {
-		return r, fmt.Errorf("apply run: %w", err)
+		return r, t.explain("apply run", err)
 	}
 	return r, nil
 }
@@ -176,7 +177,7 @@ func (t *RunTx) Finish(ctx context.Context, s *schema.Summary, artifacts json.Ra
 	s.IngestID = t.run.IngestID
 	sum, err := json.Marshal(s)
 	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
+		return t.explain("encode summary", err)
 	}
 	if artifacts == nil {
 		artifacts = json.RawMessage("[]")
@@ -184,16 +185,16 @@ func (t *RunTx) Finish(ctx context.Context, s *schema.Summary, artifacts json.Ra
 	_, err = t.tx.Exec(ctx, qFinishLedger, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
 		s.Details.DurationMS, sum, []byte(artifacts), nil)
 	if err != nil {
-		return fmt.Errorf("close ledger row: %w", err)
+		return t.explain("close ledger row", err)
 	}
 	if dryRun {
 		if err := t.tx.Rollback(ctx); err != nil {
-			return fmt.Errorf("roll back dry run: %w", err)
+			return t.explain("roll back dry run", err)
 		}
 		return nil
 	}
 	if err := t.tx.Commit(ctx); err != nil {
-		return fmt.Errorf("commit run: %w", err)
+		return t.explain("commit run", err)
 	}
 	return nil
 }

@@ -18,14 +18,29 @@ type Store struct {
 	pool *pgxpool.Pool
 	url  string
 	log  *zap.Logger
+	opts Options
 }
 
-// Open connects to the database at url and checks that it answers.
+// Open connects to the database at url with the default options and
+// checks that it answers.
 func Open(ctx context.Context, url string, log *zap.Logger) (*Store, error) {
+	return OpenWith(ctx, url, DefaultOptions(), log)
+}
+
+// OpenWith connects to the database at url, every connection set up with
+// opts and application_name=ingest, and checks that it answers.
+func OpenWith(ctx context.Context, url string, opts Options, log *zap.Logger) (*Store, error) {
+	if err := CheckTimeout(opts.LockTimeout); err != nil {
+		return nil, fmt.Errorf("lock timeout: %w", err)
+	}
+	if err := CheckTimeout(opts.StatementTimeout); err != nil {
+		return nil, fmt.Errorf("statement timeout: %w", err)
+	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", redact(err))
 	}
+	opts.setSession(cfg.ConnConfig.RuntimeParams)
 	if cfg.MaxConns > 4 {
 		cfg.MaxConns = 4
 	}
@@ -42,7 +57,7 @@ func Open(ctx context.Context, url string, log *zap.Logger) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to %s: %w", describe(cfg.ConnConfig), err)
 	}
-	return &Store{pool: pool, url: url, log: log.Named("store")}, nil
+	return &Store{pool: pool, url: url, log: log.Named("store"), opts: opts}, nil
 }
 
 // Close releases every connection.

@@ -21,7 +21,7 @@ func (t *RunTx) TelemetryState(ctx context.Context) (telemetry.RunState, error) 
 	defer res.Close()
 	rows, err := res.Query()
 	if err != nil {
-		return st, fmt.Errorf("read stored series: %w", err)
+		return st, t.explain("read stored series", err)
 	}
 	for rows.Next() {
 		var s telemetry.StoredSeries
@@ -31,7 +31,7 @@ func (t *RunTx) TelemetryState(ctx context.Context) (telemetry.RunState, error) 
 		if err := rows.Scan(&s.ID, &s.Artifact, &s.File, &s.Digest, &vendor, &gpus, &s.Facts.WindowSource,
 			&energy, &avg, &avgTotal); err != nil {
 			rows.Close()
-			return st, fmt.Errorf("read stored series: %w", err)
+			return st, t.explain("read stored series", err)
 		}
 		s.Vendor, s.Facts.GPUs = telemetry.Vendor(vendor), int(gpus)
 		if energy != nil && avg != nil && avgTotal != nil {
@@ -41,11 +41,11 @@ func (t *RunTx) TelemetryState(ctx context.Context) (telemetry.RunState, error) 
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return st, fmt.Errorf("read stored series: %w", err)
+		return st, t.explain("read stored series", err)
 	}
 	rows, err = res.Query()
 	if err != nil {
-		return st, fmt.Errorf("read run points: %w", err)
+		return st, t.explain("read run points", err)
 	}
 	for rows.Next() {
 		var p telemetry.RunPoint
@@ -54,13 +54,13 @@ func (t *RunTx) TelemetryState(ctx context.Context) (telemetry.RunState, error) 
 			&p.PowerValid, &p.PowerSchemaVersion, &p.AvgPowerW, &p.AvgTotalGPUPowerW, &p.TotalGPUEnergyJ,
 			&p.JoulesPerOutputTok, &p.AuditWindowStart, &p.AuditWindowEnd, &p.AuditSampleCount, &p.AuditObservedGPUs); err != nil {
 			rows.Close()
-			return st, fmt.Errorf("read run points: %w", err)
+			return st, t.explain("read run points", err)
 		}
 		st.Points = append(st.Points, p)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return st, fmt.Errorf("read run points: %w", err)
+		return st, t.explain("read run points", err)
 	}
 	return st, res.Close()
 }
@@ -73,11 +73,11 @@ func (t *RunTx) ReserveSeriesIDs(ctx context.Context, n int) ([]int64, error) {
 	}
 	rows, err := t.tx.Query(ctx, qReserveSeriesIDs, n)
 	if err != nil {
-		return nil, fmt.Errorf("reserve series ids: %w", err)
+		return nil, t.explain("reserve series ids", err)
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
-		return nil, fmt.Errorf("reserve series ids: %w", err)
+		return nil, t.explain("reserve series ids", err)
 	}
 	return ids, nil
 }
@@ -94,7 +94,7 @@ func (t *RunTx) CopySamples(ctx context.Context, next func() (telemetry.SampleBa
 		if enc.err != nil {
 			return 0, enc.err
 		}
-		return 0, fmt.Errorf("copy samples: %w", err)
+		return 0, t.explain("copy samples", err)
 	}
 	if tag.RowsAffected() != enc.rows {
 		return 0, fmt.Errorf("copy samples: sent %d rows, PostgreSQL stored %d", enc.rows, tag.RowsAffected())
@@ -155,21 +155,21 @@ func (t *RunTx) WriteSeries(ctx context.Context, replace []int64, rows []telemet
 	if len(replace) > 0 {
 		tag, err := res.Exec()
 		if err != nil {
-			return r, fmt.Errorf("delete replaced series: %w", err)
+			return r, t.explain("delete replaced series", err)
 		}
 		r.SeriesReplaced = tag.RowsAffected()
 	}
 	if len(rows) > 0 {
 		tag, err := res.Exec()
 		if err != nil {
-			return r, fmt.Errorf("write series: %w", err)
+			return r, t.explain("write series", err)
 		}
 		r.SeriesInserted = tag.RowsAffected()
 	}
 	if len(links) > 0 {
 		tag, err := res.Exec()
 		if err != nil {
-			return r, fmt.Errorf("link series: %w", err)
+			return r, t.explain("link series", err)
 		}
 		r.LinksInserted = tag.RowsAffected()
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,19 +13,19 @@ import (
 func (t *RunTx) TracePoints(ctx context.Context) ([]schema.TracePoint, error) {
 	rows, err := t.tx.Query(ctx, qTracePoints, t.run.WorkflowRunID)
 	if err != nil {
-		return nil, fmt.Errorf("list trace points: %w", err)
+		return nil, t.explain("list trace points", err)
 	}
 	defer rows.Close()
 	var out []schema.TracePoint
 	for rows.Next() {
 		var p schema.TracePoint
 		if err := rows.Scan(&p.RowID, &p.BenchmarkType, &p.Artifact, &p.File, &p.IsAggregate, &p.TraceDigest, &p.ServerLogDigest); err != nil {
-			return nil, fmt.Errorf("list trace points: %w", err)
+			return nil, t.explain("list trace points", err)
 		}
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list trace points: %w", err)
+		return nil, t.explain("list trace points", err)
 	}
 	return out, nil
 }
@@ -37,14 +36,14 @@ func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][
 	k := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}}
 	rows, err := t.tx.Query(ctx, qKnownTraceDigests, nonNil(sidecars), nonNil(logs), nonNil(blobs))
 	if err != nil {
-		return k, fmt.Errorf("read stored trace digests: %w", err)
+		return k, t.explain("read stored trace digests", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var kind string
 		var d []byte
 		if err := rows.Scan(&kind, &d); err != nil {
-			return k, fmt.Errorf("read stored trace digests: %w", err)
+			return k, t.explain("read stored trace digests", err)
 		}
 		switch kind {
 		case "s":
@@ -56,7 +55,7 @@ func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return k, fmt.Errorf("read stored trace digests: %w", err)
+		return k, t.explain("read stored trace digests", err)
 	}
 	return k, nil
 }
@@ -65,11 +64,11 @@ func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][
 // one COPY; next is called until it reports no more chunks.
 func (t *RunTx) StageTraceChunks(ctx context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error) {
 	if _, err := t.tx.Exec(ctx, qCreateTraceStaging); err != nil {
-		return 0, fmt.Errorf("create trace staging table: %w", err)
+		return 0, t.explain("create trace staging table", err)
 	}
 	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_trace_chunks"}, traceChunkColumns, &chunkSource{next: next})
 	if err != nil {
-		return n, fmt.Errorf("stage trace chunks: %w", err)
+		return n, t.explain("stage trace chunks", err)
 	}
 	return n, nil
 }
@@ -162,39 +161,39 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 	if staged {
 		var parts int64
 		if err := res.QueryRow().Scan(&r.BlobsNew, &r.BlobBytesNew, &parts); err != nil {
-			return r, fmt.Errorf("write trace blobs: %w", err)
+			return r, t.explain("write trace blobs", err)
 		}
 		if err := res.QueryRow().Scan(&r.SidecarsNew); err != nil {
-			return r, fmt.Errorf("write trace sidecars: %w", err)
+			return r, t.explain("write trace sidecars", err)
 		}
 	}
 	tag, err := res.Exec()
 	if err != nil {
-		return r, fmt.Errorf("link traces: %w", err)
+		return r, t.explain("link traces", err)
 	}
 	r.RowsLinked = tag.RowsAffected()
 	if tag, err = res.Exec(); err != nil {
-		return r, fmt.Errorf("write server logs: %w", err)
+		return r, t.explain("write server logs", err)
 	}
 	r.ServerLogsNew = tag.RowsAffected()
 	if _, err = res.Exec(); err != nil {
-		return r, fmt.Errorf("write server log files: %w", err)
+		return r, t.explain("write server log files", err)
 	}
 	if tag, err = res.Exec(); err != nil {
-		return r, fmt.Errorf("link server logs: %w", err)
+		return r, t.explain("link server logs", err)
 	}
 	r.ServerLogRowsLinked = tag.RowsAffected()
 	if tag, err = res.Exec(); err != nil {
-		return r, fmt.Errorf("write trace-derived metrics: %w", err)
+		return r, t.explain("write trace-derived metrics", err)
 	}
 	r.MetricsUpdated = tag.RowsAffected()
 	if a.Dataset != "" {
 		if _, err := res.Exec(); err != nil {
-			return r, fmt.Errorf("record run dataset: %w", err)
+			return r, t.explain("record run dataset", err)
 		}
 	}
 	if err := res.Close(); err != nil {
-		return r, fmt.Errorf("apply traces: %w", err)
+		return r, t.explain("apply traces", err)
 	}
 	return r, nil
 }
