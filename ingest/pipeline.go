@@ -29,6 +29,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		DryRun: cfg.DryRun, StartedAt: started, Failures: []schema.Failure{}, Notes: []string{}}
 	t := newTally(sum)
 	sum.Links.IngestRun = cfg.IngestRunURL
+	if tree.ListingErr != nil {
+		return refuseListing(ctx, cfg, tree, sum, t, d)
+	}
 
 	start, err := runStart(cfg, tree, started, t)
 	if err != nil {
