@@ -52,6 +52,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	for _, p := range tree.Problems {
 		t.fail(schema.CategoryRun, p.Artifact, p.File, p.Reason)
 	}
+	expiredBenchmark, missingBenchmark := noteAbsent(t, tree)
 	p := newPlan(tree)
 	if p.inferred {
 		sum.Details.AttemptOrder = "inferred"
@@ -108,6 +109,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 			return abortRecorded(ctx, sum, t, d, start, stage, err)
 		}
 		d.stageDone(s.name, stageStarted)
+	}
+	if !cl.log.EvalsOnly() {
+		sum.Details.NoBenchmarkData = noBenchmarkData(sum.Rows.Benchmark, len(p.benchmark), expiredBenchmark, missingBenchmark, tree.ListingName)
 	}
 	finish(sum, t, d)
 	if err := fence(ctx, cfg); err != nil {
@@ -198,7 +202,7 @@ func finish(sum *schema.Summary, t *tally, d Deps) *schema.Summary {
 	sum.FinishedAt = d.Now()
 	sum.Details.DurationMS = sum.FinishedAt.Sub(sum.StartedAt).Milliseconds()
 	sum.Status = schema.StatusSucceeded
-	if sum.FailureCount() > 0 {
+	if sum.FailureCount() > 0 || sum.Details.NoBenchmarkData != "" {
 		sum.Status = schema.StatusCompletedWithFailures
 	}
 	return sum
