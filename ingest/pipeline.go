@@ -28,6 +28,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		DryRun: cfg.DryRun, StartedAt: started, Failures: []schema.Failure{}, Notes: []string{}}
 	t := newTally(sum)
 	sum.Links.IngestRun = cfg.IngestRunURL
+	if tree.ListingErr != nil {
+		return refuseListing(ctx, cfg, tree, sum, t, d)
+	}
 
 	start, err := runStart(cfg, tree, started, t)
 	if err != nil {
@@ -48,6 +51,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	for _, p := range tree.Problems {
 		t.fail(schema.CategoryRun, p.Artifact, p.File, p.Reason)
 	}
+	expiredBenchmark, missingBenchmark := noteAbsent(t, tree)
 	p := newPlan(tree)
 	if p.inferred {
 		sum.Details.AttemptOrder = "inferred"
@@ -104,6 +108,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 			return abortRecorded(ctx, sum, t, d, start, stage, err)
 		}
 		d.stageDone(s.name, stageStarted)
+	}
+	if !cl.log.EvalsOnly() {
+		sum.Details.NoBenchmarkData = noBenchmarkData(sum.Rows.Benchmark, len(p.benchmark), expiredBenchmark, missingBenchmark, tree.ListingName)
 	}
 	finish(sum, t, d)
 	if err := fence(ctx, cfg); err != nil {
@@ -197,7 +204,7 @@ func finish(sum *schema.Summary, t *tally, d Deps) *schema.Summary {
 	sum.FinishedAt = d.Now()
 	sum.Details.DurationMS = sum.FinishedAt.Sub(sum.StartedAt).Milliseconds()
 	sum.Status = schema.StatusSucceeded
-	if sum.FailureCount() > 0 {
+	if sum.FailureCount() > 0 || sum.Details.NoBenchmarkData != "" {
 		sum.Status = schema.StatusCompletedWithFailures
 	}
 	return sum

@@ -161,10 +161,14 @@ func earliestUpload(tree *source.Tree) time.Time {
 // TreeRun is the run and attempt an ingest of the tree records when the
 // caller names none: what its reuse metadata and artifacts.json say, as
 // Run settles them. It fails when the tree names no run, or names it in
-// contradictory ways.
+// contradictory ways; when the tree's listing is unusable and nothing else
+// names the run, the error is the listing's (source.Tree.ListingErr).
 func TreeRun(tree *source.Tree) (runID int64, attempt int, err error) {
 	start, err := runStart(Config{}, tree, time.Time{}, newTally(&schema.Summary{}))
 	if err != nil {
+		if tree.ListingErr != nil {
+			return 0, 0, tree.ListingErr
+		}
 		return 0, 0, err
 	}
 	return start.Run.SourceRunID, start.Run.SourceRunAttempt, nil

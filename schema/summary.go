@@ -144,6 +144,19 @@ type Details struct {
 	// PurgedRun is set when the run overrides purge the run: nothing of
 	// it was written, not even a ledger row.
 	PurgedRun bool `json:"purgedRun,omitempty"`
+	// ExpiredArtifacts: names in the listing (artifacts.json) whose every
+	// upload has expired and that the tree does not hold, so nothing of
+	// them was read (named in a note).
+	ExpiredArtifacts int64 `json:"expiredArtifacts"`
+	// MissingArtifacts: names in the listing with an upload still
+	// downloadable that the tree does not hold; each is also a run failure.
+	MissingArtifacts int64 `json:"missingArtifacts"`
+	// NoBenchmarkData, when set, says why the run yielded no benchmark
+	// data at all (none present, all expired, all failed): the rest was
+	// written, the status is completed_with_failures, and the headline says
+	// so. An evals-only run (its changelog says so) and a purged run never
+	// set it.
+	NoBenchmarkData string `json:"noBenchmarkData,omitempty"`
 	// AttemptOrder says how retries were ordered: "listing" when the GitHub
 	// artifact listing (artifacts.json) was available, "inferred" otherwise.
 	AttemptOrder string `json:"attemptOrder"`

@@ -245,8 +245,8 @@ func TestRunIngestsEveryRunOnceOldestFirst(t *testing.T) {
 func TestRunFailedRunIsRetriedByTheNextPass(t *testing.T) {
 	e := newEnv(t)
 	e.threeTrees()
-	// Malformed reuse metadata aborts the ingest (a malformed artifacts.json
-	// does not: the ingest goes on without the listing).
+	// Malformed reuse metadata aborts the ingest (as a malformed
+	// artifacts.json does).
 	broken := filepath.Join(e.root, fmt.Sprint(runMid), "reused-ingest-metadata", "reuse_source_run.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(broken), 0o755))
 	require.NoError(t, os.WriteFile(broken, []byte(`{"source_run_id": `), 0o644))

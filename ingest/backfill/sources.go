@@ -185,7 +185,10 @@ func (d *DirSource) List(ctx context.Context) ([]schema.BackfillRun, error) {
 				continue
 			}
 		}
-		r, ok := d.describe(ctx, dir, e.Name())
+		r, ok, err := d.describe(ctx, dir, e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("--from-dir: %w", err)
+		}
 		if !ok {
 			continue
 		}
@@ -216,17 +219,17 @@ func (d *DirSource) List(ctx context.Context) ([]schema.BackfillRun, error) {
 // describe names the run of one tree as its ingest will record it (the
 // source run of a reused sweep's tree); a directory that holds no
 // artifact, or names no run, is reported and left out.
-func (d *DirSource) describe(ctx context.Context, dir, name string) (schema.BackfillRun, bool) {
+func (d *DirSource) describe(ctx context.Context, dir, name string) (schema.BackfillRun, bool, error) {
 	r := schema.BackfillRun{Tree: dir}
 	tree, err := source.Open(ctx, dir, d.Log)
 	if err != nil {
 		d.Log.Warn("not a run tree: left out", zap.String("dir", dir), zap.Error(err))
-		return r, false
+		return r, false, nil
 	}
 	defer tree.Close()
 	if len(tree.Artifacts) == 0 {
 		d.Log.Warn("a directory without artifacts: left out", zap.String("dir", dir))
-		return r, false
+		return r, false, nil
 	}
 	r.CreatedAt = tree.Run.CreatedAt
 	id, attempt, err := ingest.TreeRun(tree)
@@ -237,22 +240,31 @@ func (d *DirSource) describe(ctx context.Context, dir, name string) (schema.Back
 		// Contradictory metadata: queued under artifacts.json's run, its
 		// ingest fails and says why.
 		r.RunID, r.Attempt = tree.Run.RunID, treeAttempt(tree.Run)
+	case tree.ListingErr != nil:
+		// An unusable listing: queued under the directory's name when that
+		// is the run id, so its ingest fails, naming the listing, and the
+		// ledger records it; otherwise the run cannot be known.
+		id, perr := strconv.ParseInt(name, 10, 64)
+		if perr != nil || id <= 0 {
+			return r, false, fmt.Errorf("run tree %s: %w (and the directory's name is not a run id)", dir, tree.ListingErr)
+		}
+		r.RunID, r.Attempt = id, 1
 	default:
 		// No artifacts.json run: the directory's name must be the run id. A
 		// reused sweep's tree (the cache's SOURCE-merge-MERGE) needs its
 		// artifacts.json and reuse metadata to be ingested as such.
 		if strings.Contains(name, "-merge-") {
 			d.Log.Warn("a reused sweep's tree without artifacts.json or reuse metadata: left out", zap.String("dir", dir))
-			return r, false
+			return r, false, nil
 		}
 		id, perr := strconv.ParseInt(name, 10, 64)
 		if perr != nil || id <= 0 {
 			d.Log.Warn("a directory without artifacts.json whose name is not a run id: left out", zap.String("dir", dir))
-			return r, false
+			return r, false, nil
 		}
 		r.RunID, r.Attempt = id, 1
 	}
-	return r, true
+	return r, true, nil
 }
 
 // treeAttempt is the attempt artifacts.json gives, else 1 (the ingest's

@@ -74,7 +74,8 @@ func TestReportNotFound(t *testing.T) {
 	db := pgtest.New(t)
 	// A dry run leaves no ledger row, so there is nothing to re-render.
 	requireCode(t, cli.ExitOK, run(t, nil, "demo", "--database-url", db, "--dry-run"))
-	requireCode(t, cli.ExitOK, run(t, nil, "load", "--database-url", db, "--run-id", "123", t.TempDir()))
+	// An empty tree has no benchmark data: it is recorded, and exits 3.
+	requireCode(t, cli.ExitCompletedWithFailures, run(t, nil, "load", "--database-url", db, "--run-id", "123", t.TempDir()))
 	tests := []struct {
 		name string
 		args []string

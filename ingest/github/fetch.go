@@ -61,6 +61,12 @@ type Result struct {
 	Reuse *ReuseMetadata
 	// Selected is the listing of the artifacts in Dir, sorted by name.
 	Selected []schema.ArtifactListing
+	// Listed is what Dir's artifacts.json lists: every upload of the
+	// source run, expired ones and older retries included, so that the
+	// ingest counts what it could not read — but for a reused sweep the
+	// source's changelog-metadata uploads are replaced by the merge run's
+	// selected one.
+	Listed []schema.ArtifactListing
 	// ChangelogPR is the pull request the changelog links to in this
 	// repository (0 when none).
 	ChangelogPR int
@@ -134,6 +140,7 @@ func (c *Client) fetch(ctx context.Context, req Request, res *Result) error {
 	if res.Selected, err = Select(req.SourceRunID, req.MergeRunID, srcList, mergeList); err != nil {
 		return err
 	}
+	res.Listed = listed(res.Reused, srcList, res.Selected)
 	c.log.Info("artifacts selected", zap.Int64("source_run", req.SourceRunID), zap.Int64("merge_run", req.MergeRunID),
 		zap.Int("listed", len(srcList)+len(mergeList)), zap.Int("selected", len(res.Selected)))
 
@@ -212,7 +219,7 @@ func (c *Client) layTree(res *Result) (string, error) {
 			}
 		}
 	}
-	if err := source.WriteListing(filepath.Join(dir, source.ListingFile), res.Meta, res.Selected); err != nil {
+	if err := source.WriteListing(filepath.Join(dir, source.ListingFile), res.Meta, res.Listed); err != nil {
 		return "", fmt.Errorf("run tree: %w", err)
 	}
 	if res.Reused {
@@ -221,6 +228,30 @@ func (c *Client) layTree(res *Result) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// listed is the listing a run tree records (Result.Listed): every upload
+// of the source run and, for a reused sweep, the merge run's selected
+// changelog-metadata instead of the source's. An upload listed twice (the
+// pages shifted while they were read) is recorded once.
+func listed(reused bool, source, selected []schema.ArtifactListing) []schema.ArtifactListing {
+	out := make([]schema.ArtifactListing, 0, len(source)+1)
+	seen := make(map[int64]bool, len(source))
+	for _, a := range source {
+		if reused && a.Name == ChangelogArtifact || seen[a.ID] {
+			continue
+		}
+		seen[a.ID] = true
+		out = append(out, a)
+	}
+	if reused {
+		for _, a := range selected {
+			if a.Name == ChangelogArtifact {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // placeFile puts the cached file at dst: a hard link when the file system

@@ -52,12 +52,28 @@ func abortReason(s *schema.Summary, esc func(string) string) string {
 	return esc(r)
 }
 
+// noBenchmarkReason is why a run that was written (or, in a dry run, would
+// be) yielded no benchmark data, escaped with esc and without a trailing
+// period; "" when it did yield some, or was rolled back.
+func noBenchmarkReason(s *schema.Summary, esc func(string) string) string {
+	if s.Status == schema.StatusAborted {
+		return ""
+	}
+	return esc(strings.TrimSpace(strings.TrimSuffix(oneLine(s.Details.NoBenchmarkData, maxInlineRunes), ".")))
+}
+
 // headingEN is the English heading after "Ingest report — ": an emoji and a
 // sentence. Values from input are escaped with esc.
 func headingEN(s *schema.Summary, esc func(string) string) (emoji, sentence string) {
 	db := "the database"
 	if t := oneLine(s.Target, maxInlineRunes); t != "" {
 		db = "the " + esc(t) + " database"
+	}
+	if why := noBenchmarkReason(s, esc); why != "" {
+		if s.DryRun {
+			return "⚠️", "No benchmark data in this run: " + why + ". Nothing was written (dry run)."
+		}
+		return "⚠️", "No benchmark data in this run: " + why + ". The rest was ingested into " + db + "."
 	}
 	reason := abortReason(s, esc)
 	switch outcomeOf(s) {
@@ -93,6 +109,12 @@ func headingZH(s *schema.Summary, esc func(string) string) string {
 	db := "数据库"
 	if t := oneLine(s.Target, maxInlineRunes); t != "" {
 		db = esc(t) + " 数据库"
+	}
+	if why := noBenchmarkReason(s, esc); why != "" {
+		if s.DryRun {
+			return "⚠️ 本次运行没有 benchmark 数据：" + why + "。试运行，未写入任何数据。"
+		}
+		return "⚠️ 本次运行没有 benchmark 数据：" + why + "。其余数据已写入 " + db + "。"
 	}
 	reason := abortReason(s, esc)
 	switch outcomeOf(s) {

@@ -19,6 +19,7 @@ func TestJSONGolden(t *testing.T) {
 	}{
 		{"success with nil lists", exampleSummary(), "json_success.golden"},
 		{"completed with failures", failuresSummary(), "json_failures.golden"},
+		{"no benchmark data", noBenchmarkSummary(), "json_no_benchmark_data.golden"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

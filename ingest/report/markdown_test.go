@@ -26,6 +26,8 @@ func TestMarkdownGolden(t *testing.T) {
 			"Ingest report — ❌ Ingest failed: store: commit run 18234567890: connection reset by peer. Nothing was written."},
 		{"dry run", dryRunSummary(), "markdown_dry_run.golden",
 			"Ingest report — 🔎 Dry run — nothing was written."},
+		{"no benchmark data", noBenchmarkSummary(), "markdown_no_benchmark_data.golden",
+			"Ingest report — ⚠️ No benchmark data in this run: all 3 benchmark artifacts have expired. The rest was ingested into the production database."},
 		{"hostile input", hostileSummary(), "markdown_hostile.golden",
 			`Ingest report — ⚠️ Results ingested into the prod\|&lt;b&gt;uction&lt;/b&gt; database, with 26 failures.`},
 	}
@@ -173,6 +175,37 @@ func TestMarkdownHeadingVariants(t *testing.T) {
 			},
 			en: "🔎 Dry run failed: artifact bmk\\_x: zip: not a valid zip file. Nothing was written.",
 			zh: "🔎 试运行失败：artifact bmk\\_x: zip: not a valid zip file。未写入任何数据。",
+		},
+		{
+			name: "no benchmark data",
+			modify: func(s *schema.Summary) {
+				s.Status = schema.StatusCompletedWithFailures
+				s.Rows.Benchmark = schema.Counts{Failed: 2}
+				s.Details.NoBenchmarkData = "all 2 benchmark items failed."
+			},
+			en: "⚠️ No benchmark data in this run: all 2 benchmark items failed. The rest was ingested into the production database.",
+			zh: "⚠️ 本次运行没有 benchmark 数据：all 2 benchmark items failed。其余数据已写入 production 数据库。",
+		},
+		{
+			name: "no benchmark data in a dry run",
+			modify: func(s *schema.Summary) {
+				s.DryRun = true
+				s.Status = schema.StatusCompletedWithFailures
+				s.Rows.Benchmark = schema.Counts{}
+				s.Details.NoBenchmarkData = "the run has no benchmark artifact (bmk_*, results_*)"
+			},
+			en: "⚠️ No benchmark data in this run: the run has no benchmark artifact (bmk\\_\\*, results\\_\\*). Nothing was written (dry run).",
+			zh: "⚠️ 本次运行没有 benchmark 数据：the run has no benchmark artifact (bmk\\_\\*, results\\_\\*)。试运行，未写入任何数据。",
+		},
+		{
+			name: "an abort wins over no benchmark data",
+			modify: func(s *schema.Summary) {
+				s.Status = schema.StatusAborted
+				s.AbortReason = "lock timeout"
+				s.Details.NoBenchmarkData = "all 2 benchmark items failed"
+			},
+			en: "❌ Ingest failed: lock timeout. Nothing was written.",
+			zh: "❌ Ingest 失败：lock timeout。已回滚，未写入任何数据。",
 		},
 		{
 			name:   "no target",

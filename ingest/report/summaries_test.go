@@ -177,3 +177,24 @@ func hostileSummary() *schema.Summary {
 	s.Notes = []string{"**note** <!-- hidden -->", "\n\n"}
 	return s
 }
+
+// noBenchmarkSummary is an `ingest run` whose three benchmark artifacts
+// had expired: the evals, the changelog and one missing artifact's failure
+// were written, and the run yielded no benchmark data.
+func noBenchmarkSummary() *schema.Summary {
+	s := exampleSummary()
+	s.Status = schema.StatusCompletedWithFailures
+	s.Rows = schema.Rows{Eval: schema.Counts{New: 2}}
+	s.Stats = schema.Stats{EvalSamplesNew: 2638, ChangelogEntriesWritten: 1}
+	s.Details.ArtifactsRead = 3
+	s.Details.EvalRows = 2
+	s.Details.ExpiredArtifacts = 3
+	s.Details.MissingArtifacts = 1
+	s.Details.NoBenchmarkData = "all 3 benchmark artifacts have expired"
+	s.Failures = []schema.Failure{{Category: schema.CategoryRun, Artifact: "eval_gsm8k_b300_retry", Reason: "listed in artifacts.json but not in the tree"}}
+	s.Notes = []string{
+		"3 listed artifacts have expired on GitHub and could not be read: bmk_a, bmk_b, results_bmk",
+		"1 artifact is listed in artifacts.json but not in the tree: eval_gsm8k_b300_retry",
+	}
+	return s
+}

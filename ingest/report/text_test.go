@@ -23,6 +23,8 @@ func TestTextGolden(t *testing.T) {
 			"Ingest report — ⚠️ Results ingested into the staging database, with 26 failures."},
 		{"aborted", abortedSummary(), "text_aborted.golden",
 			"Ingest report — ❌ Ingest failed: store: commit run 18234567890: connection reset by peer. Nothing was written."},
+		{"no benchmark data", noBenchmarkSummary(), "text_no_benchmark_data.golden",
+			"Ingest report — ⚠️ No benchmark data in this run: all 3 benchmark artifacts have expired. The rest was ingested into the production database."},
 		{"hostile input", hostileSummary(), "text_hostile.golden",
 			"Ingest report — ⚠️ Results ingested into the prod|<b>uction</b> database, with 26 failures."},
 	}

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"reflect"
+	"regexp"
 	"time"
 
 	"github.com/inferencex/ingest/schema"
@@ -70,14 +73,36 @@ type listingDoc struct {
 	run     schema.RunMeta
 }
 
-// readListing reads and parses the listing file at path.
-func readListing(path string) (listingDoc, error) {
+// readListing reads, parses and validates the listing file at path (name
+// is its base name, ListingFile or ManifestFile). It fails on anything
+// that is not a regular file, is not the JSON of a listing, or does not
+// validate: an ingest without a trustworthy listing would order retries
+// wrongly and check no zip's digest.
+func readListing(path, name string) (listingDoc, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return listingDoc{}, err
 	}
 	defer f.Close()
-	return parseListing(bufio.NewReader(f))
+	info, err := f.Stat()
+	if err != nil {
+		return listingDoc{}, err
+	}
+	if !info.Mode().IsRegular() {
+		return listingDoc{}, errors.New(notRegularListing(info.Mode()))
+	}
+	return parseListing(bufio.NewReader(f), name == ListingFile)
+}
+
+// notRegularListing says what a listing path is instead of a regular file.
+func notRegularListing(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "not a regular file: symbolic link"
+	case m.IsDir():
+		return "not a regular file: directory"
+	}
+	return notRegular(m)
 }
 
 // parseListing accepts a sequence of JSON values, each one of: a REST
@@ -86,11 +111,19 @@ func readListing(path string) (listingDoc, error) {
 // `gh api --paginate --jq '.artifacts[]'`). Entries keep their order. When
 // no run object says so, the run id, head branch and head sha come from
 // the artifacts' workflow_run.
-func parseListing(r io.Reader) (listingDoc, error) {
+//
+// Every entry is validated: a name; an id, positive (required when
+// requireID: GitHub's listing always carries one; the reference manifest
+// may omit it) and listed once; a size that is not negative; a digest that
+// is null or "sha256:" and 64 hex digits; created_at null or RFC 3339.
+// The run object's id and run_attempt must be in range. Several entries
+// may share a name: a retried job uploads it again.
+func parseListing(r io.Reader, requireID bool) (listingDoc, error) {
 	var (
 		doc    listingDoc
 		fromWR schema.RunMeta
 		values int
+		ids    = map[int64]int{}
 	)
 	dec := json.NewDecoder(r)
 	for {
@@ -112,11 +145,21 @@ func parseListing(r io.Reader) (listingDoc, error) {
 			}
 			doc.run = doc.run.Merge(meta)
 		}
-		for _, w := range artifacts {
+		for _, item := range artifacts {
 			n := len(doc.entries)
-			e, err := w.entry()
+			w, err := decodeArtifact(item)
 			if err != nil {
 				return listingDoc{}, fmt.Errorf("artifact %d: %w", n, err)
+			}
+			e, err := w.entry(requireID)
+			if err != nil {
+				return listingDoc{}, fmt.Errorf("artifact %d: %w", n, err)
+			}
+			if e.ID != 0 {
+				if first, dup := ids[e.ID]; dup {
+					return listingDoc{}, fmt.Errorf("artifact %d: %s: id %d is listed twice (also artifact %d)", n, displayName(e.Name), e.ID, first)
+				}
+				ids[e.ID] = n
 			}
 			doc.entries = append(doc.entries, e)
 			if wr := w.WorkflowRun; wr != nil && fromWR.RunID == 0 && wr.ID != 0 {
@@ -131,37 +174,45 @@ func parseListing(r io.Reader) (listingDoc, error) {
 	return doc, nil
 }
 
-// decodeListingValue decodes one top-level JSON value of a listing.
-func decodeListingValue(raw json.RawMessage) ([]wireArtifact, *wireRun, error) {
+// wirePageItems is a REST response page whose artifacts are decoded one by
+// one, so an error names the entry.
+type wirePageItems struct {
+	TotalCount int               `json:"total_count"`
+	Artifacts  []json.RawMessage `json:"artifacts"`
+	Run        *wireRun          `json:"run,omitempty"`
+}
+
+// decodeListingValue decodes one top-level JSON value of a listing into
+// its artifact objects, still undecoded, and its run object.
+func decodeListingValue(raw json.RawMessage) ([]json.RawMessage, *wireRun, error) {
 	switch raw[0] {
 	case '[':
-		var artifacts []wireArtifact
+		var artifacts []json.RawMessage
 		if err := json.Unmarshal(raw, &artifacts); err != nil {
-			return nil, nil, fmt.Errorf("artifact array: %w", err)
+			return nil, nil, fmt.Errorf("artifact array: %w", fieldError(err))
 		}
 		return artifacts, nil, nil
 	case '{':
 		var keys map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &keys); err != nil {
-			return nil, nil, fmt.Errorf("object: %w", err)
+			return nil, nil, fmt.Errorf("object: %w", fieldError(err))
 		}
 		list, isPage := keys["artifacts"]
 		if !isPage {
 			if _, ok := keys["name"]; !ok {
 				return nil, nil, errors.New(`object has neither an "artifacts" array nor a "name"`)
 			}
-			var a wireArtifact
-			if err := json.Unmarshal(raw, &a); err != nil {
-				return nil, nil, fmt.Errorf("artifact object: %w", err)
-			}
-			return []wireArtifact{a}, nil, nil
+			return []json.RawMessage{raw}, nil, nil
 		}
 		if t := bytes.TrimSpace(list); len(t) == 0 || t[0] != '[' {
 			return nil, nil, errors.New(`"artifacts" is not an array`)
 		}
-		var page wirePage
+		var page wirePageItems
 		if err := json.Unmarshal(raw, &page); err != nil {
-			return nil, nil, fmt.Errorf("listing object: %w", err)
+			return nil, nil, fmt.Errorf("listing object: %w", fieldError(err))
+		}
+		if page.TotalCount < 0 {
+			return nil, nil, fmt.Errorf("total_count %d is negative", page.TotalCount)
 		}
 		return page.Artifacts, page.Run, nil
 	default:
@@ -169,13 +220,77 @@ func decodeListingValue(raw json.RawMessage) ([]wireArtifact, *wireRun, error) {
 	}
 }
 
-func (w wireArtifact) entry() (schema.ArtifactListing, error) {
+// decodeArtifact decodes one artifact object.
+func decodeArtifact(raw json.RawMessage) (wireArtifact, error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return wireArtifact{}, errors.New("not an object")
+	}
+	var w wireArtifact
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return wireArtifact{}, fieldError(err)
+	}
+	return w, nil
+}
+
+// fieldError rewords a JSON type error as the field and the types involved
+// (encoding/json names the Go struct, which means nothing to the reader).
+func fieldError(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	want := jsonKind(te.Type)
+	if te.Field == "" {
+		return fmt.Errorf("%s where %s is expected", te.Value, want)
+	}
+	return fmt.Errorf("field %q: %s where %s is expected", te.Field, te.Value, want)
+}
+
+// jsonKind names what a Go type accepts, in JSON terms.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return t.Kind().String()
+}
+
+// sha256Digest is the only digest form GitHub lists.
+var sha256Digest = regexp.MustCompile(`^sha256:[0-9a-fA-F]{64}$`)
+
+func (w wireArtifact) entry(requireID bool) (schema.ArtifactListing, error) {
 	if w.Name == "" {
 		return schema.ArtifactListing{}, errors.New("no name")
 	}
+	name := displayName(w.Name)
+	switch {
+	case w.ID < 0:
+		return schema.ArtifactListing{}, fmt.Errorf("%s: id %d is negative", name, w.ID)
+	case w.ID == 0 && requireID:
+		return schema.ArtifactListing{}, fmt.Errorf("%s: no id", name)
+	case w.SizeInBytes < 0:
+		return schema.ArtifactListing{}, fmt.Errorf("%s: size_in_bytes %d is negative", name, w.SizeInBytes)
+	case w.Digest != nil && !sha256Digest.MatchString(*w.Digest):
+		return schema.ArtifactListing{}, fmt.Errorf("%s: digest %q is not \"sha256:\" and 64 hex digits", name, *w.Digest)
+	}
 	created, err := parseTime(w.CreatedAt)
 	if err != nil {
-		return schema.ArtifactListing{}, fmt.Errorf("%s: created_at: %w", displayName(w.Name), err)
+		return schema.ArtifactListing{}, fmt.Errorf("%s: created_at: %w", name, err)
 	}
 	e := schema.ArtifactListing{
 		ID:          w.ID,
@@ -191,6 +306,12 @@ func (w wireArtifact) entry() (schema.ArtifactListing, error) {
 }
 
 func (w wireRun) meta() (schema.RunMeta, error) {
+	if w.ID < 0 {
+		return schema.RunMeta{}, fmt.Errorf("id %d is negative", w.ID)
+	}
+	if w.RunAttempt < 0 || w.RunAttempt > 32767 {
+		return schema.RunMeta{}, fmt.Errorf("run_attempt %d is out of range (1 to 32767)", w.RunAttempt)
+	}
 	created, err := parseTime(w.CreatedAt)
 	if err != nil {
 		return schema.RunMeta{}, fmt.Errorf("created_at: %w", err)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,6 +79,8 @@ func TestParseListing(t *testing.T) {
 		want    []schema.ArtifactListing
 		wantRun schema.RunMeta
 		wantErr string
+		// manifest parses the reference's manifest, whose ids are optional.
+		manifest bool
 	}{
 		{name: "api response with run object", input: strings.Replace(apiListing, "%s", runObject, 1), want: apiEntries, wantRun: fullRun},
 		{name: "api response without run object", input: strings.Replace(apiListing, "%s", "", 1), want: apiEntries, wantRun: fromWorkflowRun},
@@ -94,30 +97,55 @@ func TestParseListing(t *testing.T) {
   {"id": 11, "name": "bmk_a", "archive_download_url": "https://x/11/zip", "created_at": "2026-09-23T10:00:00Z", "expired": false},
   {"name": "bmk_b", "archive_download_url": "https://x/12/zip", "created_at": "2026-09-23T10:01:00Z", "expired": true}
 ]`,
-			want: manifestEntries,
+			want:     manifestEntries,
+			manifest: true,
 		},
 		{
-			name:  "paginated pages and jq lines",
-			input: `{"total_count":2,"artifacts":[{"id":11,"name":"bmk_a","created_at":"2026-09-23T10:00:00Z"}]}` + "\n" + `{"id":0,"name":"bmk_b","created_at":"2026-09-23T10:01:00Z","expired":true}`,
-			want:  manifestEntries,
+			name:     "paginated pages and jq lines",
+			input:    `{"total_count":2,"artifacts":[{"id":11,"name":"bmk_a","created_at":"2026-09-23T10:00:00Z"}]}` + "\n" + `{"id":0,"name":"bmk_b","created_at":"2026-09-23T10:01:00Z","expired":true}`,
+			want:     manifestEntries,
+			manifest: true,
 		},
 		{name: "empty array", input: `[]`, want: nil},
 		{name: "null created_at is unknown", input: `[{"id":1,"name":"a","created_at":null}]`, want: []schema.ArtifactListing{{ID: 1, Name: "a"}}},
+		{name: "null digest is unknown", input: `[{"id":1,"name":"a","digest":null}]`, want: []schema.ArtifactListing{{ID: 1, Name: "a"}}},
+		{
+			name:  "one name uploaded twice is a retry",
+			input: `[{"id":1,"name":"bmk_a","created_at":"2026-09-23T10:00:00Z"},{"id":2,"name":"bmk_a","created_at":"2026-09-23T10:01:00Z"}]`,
+			want:  []schema.ArtifactListing{{ID: 1, Name: "bmk_a", CreatedAt: t10}, {ID: 2, Name: "bmk_a", CreatedAt: t10.Add(time.Minute)}},
+		},
 		{name: "empty file", input: " \n", wantErr: "empty file"},
-		{name: "not JSON", input: `{"artifacts": [`, wantErr: "invalid JSON"},
+		{name: "truncated", input: `{"artifacts": [`, wantErr: "invalid JSON: unexpected EOF"},
 		{name: "trailing garbage", input: `[] nope`, wantErr: "invalid JSON"},
 		{name: "scalar", input: `"artifacts"`, wantErr: "neither an object nor an array"},
 		{name: "object without artifacts", input: `{"total_count": 0}`, wantErr: `neither an "artifacts" array nor a "name"`},
 		{name: "artifacts not an array", input: `{"artifacts": {"name": "x"}}`, wantErr: `"artifacts" is not an array`},
+		{name: "entry not an object", input: `{"artifacts": [42]}`, wantErr: "artifact 0: not an object"},
+		{name: "null entry", input: `[null]`, wantErr: "artifact 0: not an object"},
 		{name: "entry without name", input: `[{"id": 1}]`, wantErr: "artifact 0: no name"},
+		{name: "entry without id", input: `[{"name": "bmk_a"}]`, wantErr: "artifact 0: bmk_a: no id"},
+		{name: "negative id", input: `[{"id": -4, "name": "bmk_a"}]`, wantErr: "artifact 0: bmk_a: id -4 is negative"},
+		{name: "id listed twice", input: `[{"id": 7, "name": "bmk_a"}, {"id": 7, "name": "bmk_b"}]`, wantErr: "artifact 1: bmk_b: id 7 is listed twice (also artifact 0)"},
+		{name: "negative size", input: `[{"id": 1, "name": "bmk_a", "size_in_bytes": -1}]`, wantErr: "artifact 0: bmk_a: size_in_bytes -1 is negative"},
+		{name: "digest of another kind", input: `[{"id": 1, "name": "bmk_a", "digest": "md5:0cc175b9c0f1b6a831c399e269772661"}]`,
+			wantErr: `artifact 0: bmk_a: digest "md5:0cc175b9c0f1b6a831c399e269772661" is not "sha256:" and 64 hex digits`},
+		{name: "short digest", input: `[{"id": 1, "name": "bmk_a", "digest": "sha256:00"}]`, wantErr: `digest "sha256:00" is not "sha256:" and 64 hex digits`},
+		{name: "empty digest", input: `[{"id": 1, "name": "bmk_a", "digest": ""}]`, wantErr: `digest "" is not`},
 		{name: "bad created_at", input: `[{"id": 1, "name": "bmk_a", "created_at": "yesterday"}]`, wantErr: "artifact 0: bmk_a: created_at"},
-		{name: "bad id", input: `[{"id": "one", "name": "bmk_a"}]`, wantErr: "artifact array"},
+		{name: "id is a string", input: `[{"id": "one", "name": "bmk_a"}]`, wantErr: `artifact 0: field "id": string where an integer is expected`},
+		{name: "id is a fraction", input: `{"artifacts": [{"id": 1.5, "name": "bmk_a"}]}`, wantErr: `artifact 0: field "id": number 1.5 where an integer is expected`},
+		{name: "name is a number", input: `[{"id": 1, "name": 5}]`, wantErr: `artifact 0: field "name": number where a string is expected`},
+		{name: "expired is a string", input: `[{"id": 1, "name": "bmk_a", "expired": "no"}]`, wantErr: `artifact 0: field "expired": string where true or false is expected`},
+		{name: "digest is a number", input: `[{"id": 1, "name": "bmk_a", "digest": 5}]`, wantErr: `artifact 0: field "digest": number where a string is expected`},
+		{name: "total_count is a string", input: `{"total_count": "2", "artifacts": []}`, wantErr: `listing object: field "total_count": string where an integer is expected`},
+		{name: "run id is a string", input: `{"artifacts": [], "run": {"id": "17"}}`, wantErr: `listing object: field "run.id": string where an integer is expected`},
+		{name: "run attempt out of range", input: `{"artifacts": [], "run": {"id": 17, "run_attempt": 40000}}`, wantErr: "run: run_attempt 40000 is out of range"},
 		{name: "bad run time", input: `{"artifacts": [], "run": {"created_at": "soon"}}`, wantErr: "run: created_at"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			doc, err := parseListing(strings.NewReader(tt.input))
+			doc, err := parseListing(strings.NewReader(tt.input), !tt.manifest)
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				return
@@ -136,23 +164,66 @@ func TestTreeListingFiles(t *testing.T) {
 	tests := []struct {
 		name        string
 		files       map[string]string
+		setup       func(t *testing.T, dir string)
 		wantListing bool
-		wantID      int64 // listing entry matched to bmk_a; 0 for none
-		wantProblem *Problem
+		wantName    string
+		wantID      int64  // listing entry matched to bmk_a; 0 for none
+		wantErr     string // ListingErr
 	}{
 		{name: "no listing"},
-		{name: "artifacts.json", files: map[string]string{ListingFile: artifactsJSON}, wantListing: true, wantID: 1},
-		{name: "manifest alone", files: map[string]string{ManifestFile: manifestJSON}, wantListing: true, wantID: 2},
-		{name: "artifacts.json wins over manifest", files: map[string]string{ListingFile: artifactsJSON, ManifestFile: manifestJSON}, wantListing: true, wantID: 1},
+		{name: "artifacts.json", files: map[string]string{ListingFile: artifactsJSON}, wantListing: true, wantName: ListingFile, wantID: 1},
+		{name: "manifest alone", files: map[string]string{ManifestFile: manifestJSON}, wantListing: true, wantName: ManifestFile, wantID: 2},
+		{name: "artifacts.json wins over manifest", files: map[string]string{ListingFile: artifactsJSON, ManifestFile: manifestJSON}, wantListing: true, wantName: ListingFile, wantID: 1},
 		{
-			name:        "malformed artifacts.json",
-			files:       map[string]string{ListingFile: `{"artifacts": [`},
-			wantProblem: &Problem{File: ListingFile, Reason: "artifacts.json: invalid JSON: unexpected EOF"},
+			name:     "truncated artifacts.json",
+			files:    map[string]string{ListingFile: `{"artifacts": [`},
+			wantName: ListingFile,
+			wantErr:  "artifacts.json: invalid JSON: unexpected EOF",
 		},
 		{
-			name:        "malformed manifest",
-			files:       map[string]string{ManifestFile: `42`},
-			wantProblem: &Problem{File: ManifestFile, Reason: "ingest-artifact-manifest.json: top-level value is neither an object nor an array"},
+			name:     "wrong-typed artifacts.json",
+			files:    map[string]string{ListingFile: `{"artifacts": [{"id": "1", "name": "bmk_a"}]}`},
+			wantName: ListingFile,
+			wantErr:  `artifacts.json: artifact 0: field "id": string where an integer is expected`,
+		},
+		{
+			name:     "malformed artifacts.json does not fall back to the manifest",
+			files:    map[string]string{ListingFile: `[{"name": "bmk_a"}]`, ManifestFile: manifestJSON},
+			wantName: ListingFile,
+			wantErr:  "artifacts.json: artifact 0: bmk_a: no id",
+		},
+		{
+			name:     "malformed manifest",
+			files:    map[string]string{ManifestFile: `42`},
+			wantName: ManifestFile,
+			wantErr:  "ingest-artifact-manifest.json: top-level value is neither an object nor an array",
+		},
+		{
+			name: "artifacts.json is a symbolic link",
+			setup: func(t *testing.T, dir string) {
+				outside := filepath.Join(t.TempDir(), "listing.json")
+				writeFile(t, outside, artifactsJSON)
+				require.NoError(t, os.Symlink(outside, filepath.Join(dir, ListingFile)))
+			},
+			wantName: ListingFile,
+			wantErr:  "artifacts.json: not a regular file: symbolic link",
+		},
+		{
+			name: "artifacts.json is a folder, beside a good manifest",
+			setup: func(t *testing.T, dir string) {
+				require.NoError(t, os.Mkdir(filepath.Join(dir, ListingFile), 0o755))
+				writeFile(t, filepath.Join(dir, ManifestFile), manifestJSON)
+			},
+			wantName: ListingFile,
+			wantErr:  "artifacts.json: not a regular file: directory",
+		},
+		{
+			name: "artifacts.json is a named pipe",
+			setup: func(t *testing.T, dir string) {
+				require.NoError(t, syscall.Mkfifo(filepath.Join(dir, ListingFile), 0o644))
+			},
+			wantName: ListingFile,
+			wantErr:  "artifacts.json: not a regular file: named pipe",
 		},
 	}
 	for _, tt := range tests {
@@ -163,8 +234,13 @@ func TestTreeListingFiles(t *testing.T) {
 			for name, body := range tt.files {
 				writeFile(t, filepath.Join(dir, name), body)
 			}
+			if tt.setup != nil {
+				tt.setup(t, dir)
+			}
 			tree := openTree(t, dir)
 			require.Equal(t, tt.wantListing, tree.HasListing)
+			require.Equal(t, tt.wantName, tree.ListingName)
+			require.Empty(t, tree.Problems, "a listing's trouble is ListingErr, not a problem")
 			a := tree.Artifact("bmk_a")
 			if tt.wantID == 0 {
 				require.Nil(t, a.Listing)
@@ -172,10 +248,10 @@ func TestTreeListingFiles(t *testing.T) {
 				require.NotNil(t, a.Listing)
 				require.Equal(t, tt.wantID, a.Listing.ID)
 			}
-			if tt.wantProblem == nil {
-				require.Empty(t, tree.Problems)
+			if tt.wantErr == "" {
+				require.NoError(t, tree.ListingErr)
 			} else {
-				require.Equal(t, []Problem{*tt.wantProblem}, tree.Problems)
+				require.EqualError(t, tree.ListingErr, tt.wantErr)
 				require.Empty(t, tree.Listing)
 			}
 		})

@@ -27,13 +27,22 @@ type Tree struct {
 	// HasListing is true when artifacts.json (or, without it,
 	// ingest-artifact-manifest.json) was found and parsed.
 	HasListing bool
+	// ListingName is the listing file read (ListingFile or ManifestFile),
+	// "" when the tree has none.
+	ListingName string
+	// ListingErr is set when the tree has a listing that cannot be used:
+	// not a regular file (a link, a folder, a pipe), not the JSON of a
+	// listing, or not valid. It reads "artifacts.json: <reason>". Such a
+	// tree must not be ingested: without its listing no zip's digest would
+	// be checked and retries would be ordered by guesswork.
+	ListingErr error
 	// Listing holds every entry of the listing, in file order.
 	Listing []schema.ArtifactListing
 	// Run is the listing's optional "run" object, completed from the
 	// artifacts' workflow_run.
 	Run schema.RunMeta
-	// Problems are tree-level: an unreadable listing, stray files,
-	// rejected names and name collisions. Sorted.
+	// Problems are tree-level: stray files, rejected names and name
+	// collisions. Sorted.
 	Problems []Problem
 }
 
@@ -42,7 +51,8 @@ type Tree struct {
 // on first use (Artifact.Load, which FS calls), so opening a tree of
 // thousands of artifacts costs one directory read, and a stage reads only
 // the artifacts it needs. It fails only when dir itself is unusable or ctx
-// ends; anything wrong inside the tree is a Problem or an Artifact.Err.
+// ends; anything wrong inside the tree is a Problem, an Artifact.Err or,
+// for the listing, ListingErr.
 func Open(ctx context.Context, dir string, log *zap.Logger) (*Tree, error) {
 	if log == nil {
 		log = zap.NewNop()
@@ -101,6 +111,7 @@ func (t *Tree) scanRoot(entries []os.DirEntry) rootScan {
 		dirs    = make(map[string]bool)
 		zips    = make(map[string]bool)
 		listing = make(map[string]bool)
+		broken  = make(map[string]string) // listing name → why it is no regular file
 	)
 	for _, e := range entries {
 		name := e.Name()
@@ -110,14 +121,14 @@ func (t *Tree) scanRoot(entries []os.DirEntry) rootScan {
 			// Hidden entries (.DS_Store, .git) are never artifacts: GitHub
 			// artifact names cannot start with a dot.
 			continue
-		case typ&fs.ModeSymlink != 0:
-			t.problem(name, "", "symbolic link rejected")
 		case name == ListingFile || name == ManifestFile:
 			if typ.IsRegular() {
 				listing[name] = true
 			} else {
-				t.problem("", name, "listing is not a regular file")
+				broken[name] = notRegularListing(typ)
 			}
+		case typ&fs.ModeSymlink != 0:
+			t.problem(name, "", "symbolic link rejected")
 		case typ.IsDir():
 			if validArtifactName(name) {
 				dirs[name] = true
@@ -145,24 +156,36 @@ func (t *Tree) scanRoot(entries []os.DirEntry) rootScan {
 		scan.artifacts = append(scan.artifacts, &Artifact{Name: name, Container: ContainerDir, Path: filepath.Join(t.Root, name)})
 	}
 	slices.SortFunc(scan.artifacts, func(a, b *Artifact) int { return cmp.Compare(a.Name, b.Name) })
-	switch {
-	case listing[ListingFile]:
-		scan.listingFile = ListingFile
-	case listing[ManifestFile]:
-		scan.listingFile = ManifestFile
+	// artifacts.json wins over the manifest, even when it is unusable: a
+	// broken artifacts.json must not let an older manifest stand in.
+	for _, name := range []string{ListingFile, ManifestFile} {
+		if reason, ok := broken[name]; ok {
+			t.ListingName = name
+			t.ListingErr = fmt.Errorf("%s: %s", name, reason)
+			return scan
+		}
+		if listing[name] {
+			scan.listingFile = name
+			if _, ok := broken[ManifestFile]; ok {
+				t.problem("", ManifestFile, "listing is not a regular file") // unused, but odd
+			}
+			return scan
+		}
 	}
 	return scan
 }
 
-// loadListing parses the listing file, if any; a malformed listing is a
-// tree Problem and leaves the tree without a listing.
+// loadListing parses the listing file, if any; a listing that cannot be
+// read, parsed or validated sets ListingErr and leaves the tree without a
+// listing.
 func (t *Tree) loadListing(name string) {
 	if name == "" {
 		return
 	}
-	doc, err := readListing(filepath.Join(t.Root, name))
+	t.ListingName = name
+	doc, err := readListing(filepath.Join(t.Root, name), name)
 	if err != nil {
-		t.problem("", name, name+": "+unwrapPathError(err).Error())
+		t.ListingErr = fmt.Errorf("%s: %w", name, unwrapPathError(err))
 		return
 	}
 	t.HasListing = true

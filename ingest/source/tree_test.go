@@ -20,6 +20,7 @@ func TestTreeRootEntries(t *testing.T) {
 		wantArtifacts []string
 		wantContainer map[string]Container
 		wantProblems  []Problem
+		wantListing   bool
 	}{
 		{
 			name: "folders and zips",
@@ -82,20 +83,20 @@ func TestTreeRootEntries(t *testing.T) {
 				writeZip(t, filepath.Join(outside, "real.zip"), []zipEntry{{name: "agg.json"}})
 				require.NoError(t, os.Symlink(outside, filepath.Join(dir, "bmk_link")))
 				require.NoError(t, os.Symlink(filepath.Join(outside, "real.zip"), filepath.Join(dir, "bmk_zip.zip")))
-				require.NoError(t, os.Symlink(filepath.Join(outside, "agg.json"), filepath.Join(dir, ListingFile)))
 			},
 			wantProblems: []Problem{
-				{Artifact: ListingFile, Reason: "symbolic link rejected"},
 				{Artifact: "bmk_link", Reason: "symbolic link rejected"},
 				{Artifact: "bmk_zip.zip", Reason: "symbolic link rejected"},
 			},
 		},
 		{
-			name: "listing that is a folder",
+			name: "a manifest that is a folder is unused beside artifacts.json",
 			setup: func(t *testing.T, dir string) {
-				require.NoError(t, os.Mkdir(filepath.Join(dir, ListingFile), 0o755))
+				writeFile(t, filepath.Join(dir, ListingFile), "[]")
+				require.NoError(t, os.Mkdir(filepath.Join(dir, ManifestFile), 0o755))
 			},
-			wantProblems: []Problem{{File: ListingFile, Reason: "listing is not a regular file"}},
+			wantProblems: []Problem{{File: ManifestFile, Reason: "listing is not a regular file"}},
+			wantListing:  true,
 		},
 	}
 	for _, tt := range tests {
@@ -114,7 +115,8 @@ func TestTreeRootEntries(t *testing.T) {
 			}
 			require.Equal(t, tt.wantArtifacts, names)
 			require.Equal(t, tt.wantProblems, tree.Problems)
-			require.False(t, tree.HasListing)
+			require.Equal(t, tt.wantListing, tree.HasListing)
+			require.NoError(t, tree.ListingErr)
 		})
 	}
 }
