@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/inferencex/ingest/ingest/strictjson"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -101,6 +102,9 @@ func parseListing(r io.Reader) (listingDoc, error) {
 			return listingDoc{}, fmt.Errorf("invalid JSON: %w", err)
 		}
 		values++
+		if err := strictjson.Check(raw); err != nil {
+			return listingDoc{}, err
+		}
 		artifacts, run, err := decodeListingValue(raw)
 		if err != nil {
 			return listingDoc{}, err
