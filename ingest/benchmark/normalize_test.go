@@ -579,3 +579,46 @@ func TestNormalizeDoesNotModifyRow(t *testing.T) {
 	requireOK(t, o)
 	require.Equal(t, before, row)
 }
+
+// Identity integers: an integral number or a plain decimal string is the
+// same point ("16" → 16); anything else fails the row, quoting the value,
+// never read as a nearby number (issue 12 decision 2).
+func TestNormalizeIdentityIntegers(t *testing.T) {
+	t.Parallel()
+	conc := func(want int) func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+		return func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+			requireOK(t, o)
+			require.Equal(t, want, p.Conc)
+		}
+	}
+	runNormalizeCases(t, []normalizeCase{
+		{"conc number", build(t, v1Base, set("conc", "16")), conc(16)},
+		{"conc decimal string", build(t, v1Base, set("conc", `"16"`)), conc(16)},
+		{"conc with a leading space", build(t, v1Base, set("conc", `" 16"`)), requireFailed(`conc: " 16" is not a positive integer`)},
+		{"conc with a trailing newline", build(t, v1Base, set("conc", `"16\n"`)), requireFailed(`conc: "16\n" is not a positive integer`)},
+		{"conc 16.0 string", build(t, v1Base, set("conc", `"16.0"`)), requireFailed(`conc: "16.0" is not a positive integer`)},
+		{"conc hex string", build(t, v1Base, set("conc", `"0x10"`)), requireFailed(`conc: "0x10" is not a positive integer`)},
+		{"conc leading zero", build(t, v1Base, set("conc", `"016"`)), requireFailed(`conc: "016" is not a positive integer`)},
+		{"conc plus sign", build(t, v1Base, set("conc", `"+16"`)), requireFailed(`conc: "+16" is not a positive integer`)},
+		{"conc empty string", build(t, v1Base, set("conc", `""`)), requireFailed(`conc: "" is not a positive integer`)},
+		{"conc 16.5", build(t, v1Base, set("conc", "16.5")), requireFailed(`conc: 16.5 is not a positive integer`)},
+		{"conc -1", build(t, v1Base, set("conc", "-1")), requireFailed(`conc: -1 is not a positive integer`)},
+		{"conc \"0\"", build(t, v1Base, set("conc", `"0"`)), requireFailed(`conc: "0" is not a positive integer`)},
+		{"isl decimal string", build(t, v1Base, set("isl", `"8192"`)),
+			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+				requireOK(t, o)
+				require.Equal(t, 8192, *p.ISL)
+			}},
+		{"isl 8192.0 string", build(t, v1Base, set("isl", `"8192.0"`)), requireFailed(`isl: "8192.0" is not a positive integer`)},
+		{"osl exponent string", build(t, v1Base, set("osl", `"1e3"`)), requireFailed(`osl: "1e3" is not a positive integer`)},
+		{"tp decimal string", build(t, v1Base, set("tp", `"8"`)),
+			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+				requireOK(t, o)
+				require.Equal(t, 8, p.Config.DecodeTP)
+			}},
+		{"tp with a space", build(t, v1Base, set("tp", `"8 "`)), requireFailed(`tp: "8 " is not a non-negative integer`)},
+		{"ep 1.5", build(t, v1Base, set("ep", "1.5")), requireFailed(`ep: 1.5 is not a non-negative integer`)},
+		{"agentic users string", build(t, agenticBase, set("users", `"32"`)), conc(32)},
+		{"agentic users 32.0 string", build(t, agenticBase, set("users", `"32.0"`)), requireFailed(`users: "32.0" is not a positive integer`)},
+	})
+}
