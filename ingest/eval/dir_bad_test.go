@@ -69,6 +69,9 @@ func TestReadDirBadMeta(t *testing.T) {
 		{"tp as a numeric string", map[string]any{"tp": "4"}, "", []int{4, 64}},
 		{"is_multinode not a boolean", map[string]any{"is_multinode": "yes"}, `is_multinode: "yes" is not a boolean`, nil},
 		{"conc as an object", map[string]any{"conc": map[string]any{}}, `conc: an object is not a non-negative integer`, nil},
+		{"conc with a space", map[string]any{"conc": " 16"}, `conc: " 16" is not a non-negative integer`, nil},
+		{"tp as 4.0 string", map[string]any{"tp": "4.0"}, `tp: "4.0" is not a non-negative integer`, nil},
+		{"tp as hex string", map[string]any{"tp": "0x4"}, `tp: "0x4" is not a non-negative integer`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, meta := batchedDir(t)

@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
 
+	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
@@ -198,9 +199,11 @@ func parseSample(chk *strictjson.Checker, line []byte) (*Sample, string) {
 	if !ok || string(rawID) == "null" {
 		return nil, "missing doc_id"
 	}
-	id, err := strconv.ParseInt(string(bytes.Trim(rawID, `"`)), 10, 32)
-	if err != nil || id < 0 {
-		return nil, "doc_id " + string(rawID) + " is not a non-negative integer"
+	var idValue any
+	_ = json.Unmarshal(rawID, &idValue) // a value that does not decode is not an integer either
+	id, ok := catalog.IdentityInt(idValue)
+	if !ok || id < 0 || id > math.MaxInt32 {
+		return nil, "doc_id: " + string(rawID) + " is not a non-negative integer"
 	}
 	s := &Sample{DocID: int(id)}
 	if f, ok := obj["filter"]; ok {
