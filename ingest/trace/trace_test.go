@@ -122,8 +122,11 @@ func TestDerivedPayloadsGolden(t *testing.T) {
 	require.NoError(t, err)
 	// 330000 HBM hits (local_cache_hit) and 40000 external of 689000
 	// prompt tokens.
-	require.InDelta(t, 330000.0/689000, d.Metrics.Override["server_gpu_cache_hit_rate"], 1e-9)
-	require.InDelta(t, 40000.0/689000, d.Metrics.Override["server_cpu_cache_hit_rate"], 1e-9)
+	require.InDelta(t, 330000.0/689000, d.Metrics["derived_gpu_cache_hit_rate"], 1e-9)
+	require.InDelta(t, 40000.0/689000, d.Metrics["derived_cpu_cache_hit_rate"], 1e-9)
+	for k := range d.Metrics {
+		require.True(t, strings.HasPrefix(k, "derived_"), "%s: every derived metric has its own name", k)
+	}
 	require.Nil(t, d.KVCapacity)
 	var tl bytes.Buffer
 	require.NoError(t, p.WriteTimeline(&tl))
@@ -140,9 +143,9 @@ func TestDerivedWithoutServerMetrics(t *testing.T) {
 	p, _ := readTestdata(t)
 	d, err := Derive(p, nil)
 	require.NoError(t, err)
-	require.Empty(t, d.Metrics.Override)
-	require.Contains(t, d.Metrics.Fill, "median_full_response_itl")
-	require.InDelta(t, 1/d.Metrics.Fill["median_full_response_itl"], d.Metrics.Fill["median_full_response_intvty"], 1e-6)
+	require.NotContains(t, d.Metrics, "derived_gpu_cache_hit_rate")
+	require.Contains(t, d.Metrics, "derived_median_full_response_itl")
+	require.InDelta(t, 1/d.Metrics["derived_median_full_response_itl"], d.Metrics["derived_median_full_response_intvty"], 1e-6)
 }
 
 func TestReadProfileErrors(t *testing.T) {
