@@ -622,3 +622,24 @@ func TestNormalizeIdentityIntegers(t *testing.T) {
 		{"agentic users 32.0 string", build(t, agenticBase, set("users", `"32.0"`)), requireFailed(`users: "32.0" is not a positive integer`)},
 	})
 }
+
+// The derived_ prefix names what the ingest derives from traces: a row
+// publishing such a key fails, whatever its value (issue 12 decision 4).
+func TestNormalizeReservedDerivedPrefix(t *testing.T) {
+	t.Parallel()
+	runNormalizeCases(t, []normalizeCase{
+		{"single-turn metric", build(t, v1Base, set("derived_gpu_cache_hit_rate", "0.5")),
+			requireFailed("derived_gpu_cache_hit_rate: the derived_ prefix is reserved for metrics the ingest derives from traces")},
+		{"agentic metric", build(t, agenticBase, set("derived_median_full_response_itl", "0.01")),
+			requireFailed("derived_median_full_response_itl: the derived_ prefix is reserved for metrics the ingest derives from traces")},
+		{"non-numeric value", build(t, v1Base, set("derived_note", `"x"`)),
+			requireFailed("derived_note: the derived_ prefix is reserved for metrics the ingest derives from traces")},
+		{"first of several, sorted", build(t, v1Base, set("derived_z", "1"), set("derived_a", "1")),
+			requireFailed("derived_a: the derived_ prefix is reserved for metrics the ingest derives from traces")},
+		{"the prefix inside a name is fine", build(t, v1Base, set("not_derived_x", "1")),
+			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+				requireOK(t, o)
+				require.Equal(t, 1.0, p.Metrics["not_derived_x"])
+			}},
+	})
+}

@@ -2,22 +2,24 @@ package strictjson
 
 import (
 	"bytes"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
 // linearKeys is the number of keys an object may have before its duplicate
-// check switches from comparing against every earlier key to a set.
-const linearKeys = 16
+// check switches from comparing the hash of every earlier key to a map of
+// hashes (one per nesting depth, reused from document to document).
+const linearKeys = 24
 
 // frame is one open object or array.
 type frame struct {
 	object   bool
-	keyStart int    // index in Checker.keys of this object's first key
-	key      []byte // the current key of an object (decoded)
-	index    int    // the current position in an array
-	set      map[string]struct{}
+	keyStart int            // index in Checker.keys of this object's first key
+	key      []byte         // the current key of an object (decoded)
+	index    int            // the current position in an array
+	set      map[uint64]int // key hash → index in Checker.keys, for huge objects
 }
 
 // Checker holds the buffers of Check so that a reader checking many rows
@@ -26,6 +28,10 @@ type frame struct {
 type Checker struct {
 	frames []frame
 	keys   [][]byte
+	hashes []uint64 // maphash of keys[i]
+	sets   []map[uint64]int
+	seed   maphash.Seed
+	seeded bool
 }
 
 // Check checks one document with a fresh Checker.
@@ -59,7 +65,10 @@ const (
 // out not to be JSON (the decoder reports that). Bytes after the first
 // complete value are ignored.
 func (c *Checker) Check(data []byte) error {
-	c.frames, c.keys = c.frames[:0], c.keys[:0]
+	c.frames, c.keys, c.hashes = c.frames[:0], c.keys[:0], c.hashes[:0]
+	if !c.seeded {
+		c.seed, c.seeded = maphash.MakeSeed(), true
+	}
 	n := len(data)
 	i := 0
 	state := stValue
@@ -163,36 +172,64 @@ func (c *Checker) pop() {
 	f := c.frames[len(c.frames)-1]
 	if f.object {
 		clear(c.keys[f.keyStart:])
-		c.keys = c.keys[:f.keyStart]
+		c.keys, c.hashes = c.keys[:f.keyStart], c.hashes[:f.keyStart]
 	}
 	c.frames = c.frames[:len(c.frames)-1]
 }
 
 // duplicate records key in the innermost object and reports whether that
-// object already had it.
+// object already had it. Keys are compared by hash first, so a row of a few
+// dozen keys costs no allocation.
 func (c *Checker) duplicate(key []byte) bool {
 	f := &c.frames[len(c.frames)-1]
-	keys := c.keys[f.keyStart:]
-	if f.set == nil && len(keys) < linearKeys {
-		for _, k := range keys {
-			if bytes.Equal(k, key) {
-				return true
+	h := maphash.Bytes(c.seed, key)
+	n := len(c.keys) - f.keyStart
+	switch {
+	case f.set != nil:
+		if i, ok := f.set[h]; ok && (bytes.Equal(c.keys[i], key) || c.linearDuplicate(f.keyStart, h, key)) {
+			return true
+		}
+		f.set[h] = len(c.keys)
+	case n < linearKeys:
+		if c.linearDuplicate(f.keyStart, h, key) {
+			return true
+		}
+	default:
+		if c.linearDuplicate(f.keyStart, h, key) {
+			return true
+		}
+		f.set = c.set(len(c.frames) - 1)
+		for i := f.keyStart; i < len(c.keys); i++ {
+			if _, ok := f.set[c.hashes[i]]; !ok {
+				f.set[c.hashes[i]] = i
 			}
 		}
-		c.keys = append(c.keys, key)
-		return false
+		f.set[h] = len(c.keys)
 	}
-	if f.set == nil {
-		f.set = make(map[string]struct{}, 2*len(keys))
-		for _, k := range keys {
-			f.set[string(k)] = struct{}{}
+	c.keys, c.hashes = append(c.keys, key), append(c.hashes, h)
+	return false
+}
+
+// set returns the cleared map of hashes of the given depth.
+func (c *Checker) set(depth int) map[uint64]int {
+	for len(c.sets) <= depth {
+		c.sets = append(c.sets, nil)
+	}
+	if c.sets[depth] == nil {
+		c.sets[depth] = make(map[uint64]int, 4*linearKeys)
+	}
+	clear(c.sets[depth])
+	return c.sets[depth]
+}
+
+// linearDuplicate compares key with the keys of the object from start on,
+// hash first.
+func (c *Checker) linearDuplicate(start int, h uint64, key []byte) bool {
+	for i := start; i < len(c.hashes); i++ {
+		if c.hashes[i] == h && bytes.Equal(c.keys[i], key) {
+			return true
 		}
 	}
-	if _, ok := f.set[string(key)]; ok {
-		return true
-	}
-	f.set[string(key)] = struct{}{}
-	c.keys = append(c.keys, key)
 	return false
 }
 
@@ -364,11 +401,13 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
-// endsScalar reports whether b ends a number or literal.
-func endsScalar(b byte) bool {
-	switch b {
-	case ',', ']', '}', ' ', '\t', '\n', '\r', '"', '{', '[', ':':
-		return true
+// scalarEnd marks the bytes that end a number or literal.
+var scalarEnd = func() (t [256]bool) {
+	for _, b := range []byte{',', ']', '}', ' ', '\t', '\n', '\r', '"', '{', '[', ':'} {
+		t[b] = true
 	}
-	return false
-}
+	return t
+}()
+
+// endsScalar reports whether b ends a number or literal.
+func endsScalar(b byte) bool { return scalarEnd[b] }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestCheck(t *testing.T) {
@@ -20,6 +21,9 @@ func TestCheck(t *testing.T) {
 		{"same key after closed nested object", `{"a": {"b": 1}, "b": 2}`, ""},
 		{"duplicate among many keys", manyKeys(40, "k7"), `duplicate key "k7"`},
 		{"many distinct keys", manyKeys(40, ""), ""},
+		{"duplicate among hundreds of keys", manyKeys(600, "k7"), `duplicate key "k7"`},
+		{"duplicate of the last of hundreds", manyKeys(600, "k599"), `duplicate key "k599"`},
+		{"hundreds of distinct keys", manyKeys(600, ""), ""},
 		{"escaped NUL", `{"model": "ds\u0000r1"}`, `field "model": string holds a NUL`},
 		{"raw NUL", "{\"model\": \"ds\x00r1\"}", `field "model": string holds a NUL`},
 		{"NUL in nested array", `{"arguments": [["a", "b\u0000"]]}`, `field "arguments[0][1]": string holds a NUL`},
@@ -88,22 +92,93 @@ func TestCheckDeepNesting(t *testing.T) {
 	}
 }
 
+// FuzzCheck compares Check on valid JSON with a reference built on
+// encoding/json's token stream: a duplicate key is found exactly when the
+// reference finds one; a NUL or invalid UTF-8 is only reported when the
+// document holds one.
 func FuzzCheck(f *testing.F) {
-	f.Add([]byte(`{"a": [1, "x\u0000", {"b": "\ud800"}], "a": 1}`))
+	for _, seed := range []string{
+		`{"a": [1, "x\u0000", {"b": "\ud800"}], "a": 1}`, `{"a": {"b": 1, "c": {"b": 2}}, "b": 3}`,
+		`[{"k": 1}, {"k": 1, "\u006b": 2}]`, manyKeys(30, "k29"), manyKeys(30, ""),
+	} {
+		f.Add([]byte(seed))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		err := Check(data)
-		if err == nil || !json.Valid(data) {
+		if !json.Valid(data) {
 			return
 		}
-		// A valid document with a violation: the violation is real.
-		e := err.(*Error)
-		switch e.Kind {
-		case NUL:
-			if !bytes.Contains(data, []byte{0}) && !bytes.Contains(bytes.ToLower(data), []byte(`\u0000`)) {
-				t.Fatalf("NUL reported in %q", data)
-			}
+		var e *Error
+		if err != nil {
+			e = err.(*Error)
+		}
+		if e != nil && e.Kind == NUL && !bytes.Contains(data, []byte{0}) && !bytes.Contains(bytes.ToLower(data), []byte(`\u0000`)) {
+			t.Fatalf("NUL reported in %q", data)
+		}
+		if e != nil && e.Kind == InvalidUTF8 && utf8.Valid(data) && !bytes.Contains(bytes.ToLower(data), []byte(`\ud`)) {
+			t.Fatalf("invalid UTF-8 reported in %q", data)
+		}
+		if e != nil && e.Kind != DuplicateKey {
+			return // the reference below cannot tell what comes after
+		}
+		if want := referenceDuplicate(t, data); want != (e != nil) {
+			t.Fatalf("Check(%q) = %v, reference duplicate = %v", data, err, want)
 		}
 	})
+}
+
+// referenceDuplicate walks encoding/json's tokens and reports a duplicate
+// object key (compared decoded).
+func referenceDuplicate(t *testing.T, data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type obj struct {
+		keys  map[string]bool
+		isObj bool
+		key   bool // the next string token is a key
+	}
+	var stack []*obj
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *obj
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.isObj && top.key {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1].isObj {
+					stack[len(stack)-1].key = true
+				}
+				continue
+			}
+			k := tok.(string)
+			if top.keys[k] {
+				return true
+			}
+			top.keys[k] = true
+			top.key = false
+			continue
+		}
+		switch d := tok.(type) {
+		case json.Delim:
+			switch d {
+			case '{':
+				stack = append(stack, &obj{keys: map[string]bool{}, isObj: true, key: true})
+				continue
+			case '[':
+				stack = append(stack, &obj{})
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		}
+		if len(stack) > 0 && stack[len(stack)-1].isObj {
+			stack[len(stack)-1].key = true
+		}
+	}
 }
 
 // sampleLine is shaped like an lm-eval samples line: a few keys, long
@@ -139,6 +214,24 @@ func BenchmarkValid(b *testing.B) {
 	for b.Loop() {
 		if !json.Valid(line) {
 			b.Fatal("invalid")
+		}
+	}
+}
+
+// BenchmarkCheckRow: a benchmark row of about 60 keys, mostly numbers.
+func BenchmarkCheckRow(b *testing.B) {
+	row := map[string]any{"hw": "b200", "model": "Qwen/Qwen3.5-397B-A17B-FP8", "framework": "sglang", "conc": 64}
+	for _, st := range []string{"mean", "median", "p75", "p90", "p95", "p99", "p99.9", "std"} {
+		for _, m := range []string{"ttft", "tpot", "itl", "e2el", "intvty", "e2el_per_osl", "tokens"} {
+			row[st+"_"+m] = 0.0123456789
+		}
+	}
+	line, _ := json.Marshal(row)
+	var c Checker
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if err := c.Check(line); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
