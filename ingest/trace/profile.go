@@ -451,7 +451,10 @@ func scalarString(v any) string {
 	return ""
 }
 
-// clean drops NUL characters (jsonb refuses them) and invalid UTF-8.
+// clean drops NUL characters (jsonb refuses them) and invalid UTF-8. The
+// readers fail a profile line or benchmark row holding either (strictjson),
+// so for read input this only repairs a multi-byte character cut by
+// messageCategory's truncation; DatasetSlug also serves rows built in code.
 func clean(s string) string {
 	if strings.IndexByte(s, 0) >= 0 {
 		s = strings.ReplaceAll(s, "\x00", "")
