@@ -106,8 +106,8 @@ func TestBadEvalInputIsReportedAndTheRestLands(t *testing.T) {
 	require.Len(t, got, 4)
 	base := filepath.Base
 	require.Equal(t, [3]string{string(schema.CategoryEvalSamples), base(dirs[0]), base(samples)}, [3]string{got[0].category, got[0].artifact, got[0].file})
-	for _, want := range []string{"4 of 16 sample lines skipped", "line 13: line is not valid UTF-8", `line 14: line contains a lone surrogate \ud800`,
-		`line 15: line contains an escaped NUL (\u0000)`, "line 16: duplicate of line 1 (doc_id 0"} {
+	for _, want := range []string{"4 of 16 sample lines skipped", `line 13: field "extra": invalid UTF-8`, `line 14: field "extra": invalid UTF-8`,
+		`line 15: field "x\\u0000k": string holds a NUL`, "line 16: duplicate of line 1 (doc_id 0"} {
 		require.Contains(t, got[0].reason, want)
 	}
 	require.Equal(t, [3]string{string(schema.CategoryEval), base(dirs[1]), base(results1)}, [3]string{got[1].category, got[1].artifact, got[1].file})

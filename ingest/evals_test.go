@@ -91,7 +91,7 @@ func TestBadSampleLinesAreCountedAndTheRestLands(t *testing.T) {
 	require.Contains(t, f.Reason, "4 of 16 sample lines skipped")
 	require.Contains(t, f.Reason, "line 5: not a JSON object")
 	require.Contains(t, f.Reason, "line 6: missing doc_id")
-	require.Contains(t, f.Reason, "line 7: line contains NUL bytes")
+	require.Contains(t, f.Reason, `line 7: field "filter": string holds a NUL`)
 	require.EqualValues(t, 1, sum.FailureCount())
 	require.Equal(t, m.EvalSampleLines, e.count(`SELECT count(*) FROM eval_samples`))
 

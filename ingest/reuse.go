@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // Where a reused run's provenance is (docs/artifacts.md §7.2 item 4,
@@ -138,6 +139,9 @@ func readReuseFile(a *source.Artifact, file string) (*reuseInfo, error) {
 	}
 	if len(data) > maxReuseBytes {
 		return nil, fmt.Errorf("larger than %d bytes", maxReuseBytes)
+	}
+	if err := strictjson.Check(data); err != nil {
+		return nil, err
 	}
 	var raw reuseJSON
 	if err := json.Unmarshal(data, &raw); err != nil {

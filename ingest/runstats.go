@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/strictjson"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -82,6 +83,9 @@ func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string, re
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("empty file")
+	}
+	if err := strictjson.Check(data); err != nil {
+		return nil, err
 	}
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(data, &doc); err != nil {

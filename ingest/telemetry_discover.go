@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/strictjson"
 	"github.com/inferencex/ingest/ingest/telemetry"
 )
 
@@ -133,7 +134,7 @@ func timeZoneSidecar(a *source.Artifact, fsys fs.FS, csv string) (time.Duration,
 		var ctx struct {
 			TZ *string `json:"timestamp_timezone"`
 		}
-		if json.Unmarshal(b, &ctx) != nil || ctx.TZ == nil {
+		if strictjson.Check(b) != nil || json.Unmarshal(b, &ctx) != nil || ctx.TZ == nil {
 			continue
 		}
 		off, _ := telemetry.ParseUTCOffset(*ctx.TZ) // anything else is UTC
@@ -169,7 +170,7 @@ func validationWindow(a *source.Artifact, fsys fs.FS, csv string) *telemetry.Win
 				End   *float64 `json:"end_time_unix"`
 			} `json:"benchmark_window"`
 		}
-		if json.Unmarshal(b, &doc) != nil || doc.Window.Start == nil || doc.Window.End == nil || *doc.Window.End <= *doc.Window.Start {
+		if strictjson.Check(b) != nil || json.Unmarshal(b, &doc) != nil || doc.Window.Start == nil || doc.Window.End == nil || *doc.Window.End <= *doc.Window.Start {
 			continue
 		}
 		return &telemetry.Window{Start: secondsToMicros(*doc.Window.Start), End: secondsToMicros(*doc.Window.End), Source: f}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/strictjson"
 	"github.com/inferencex/ingest/ingest/telemetry"
 	"github.com/inferencex/ingest/schema"
 )
@@ -70,6 +71,10 @@ func (st *telemetryStage) requiredPower(a *source.Artifact) {
 	}
 	st.record(a).addFile(sweepManifestFile, sha256Hex(b), int64(len(b)))
 	var m sweepManifest
+	if err := strictjson.Check(b); err != nil {
+		failRun(fmt.Sprintf("malformed required-power manifest: %v", err))
+		return
+	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		failRun(fmt.Sprintf("malformed required-power manifest: %v", err))
 		return

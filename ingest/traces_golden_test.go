@@ -56,6 +56,10 @@ func TestTraceGoldenH100Retry(t *testing.T) {
 			'median_full_response_itl', metrics->'median_full_response_itl',
 			'p90_full_response_intvty', metrics->'p90_full_response_intvty',
 			'median_itl', metrics->'median_itl', 'median_intvty', metrics->'median_intvty',
+			'derived_gpu_cache_hit_rate', metrics->'derived_gpu_cache_hit_rate',
+			'derived_cpu_cache_hit_rate', metrics->'derived_cpu_cache_hit_rate',
+			'derived_median_full_response_itl', metrics->'derived_median_full_response_itl',
+			'derived_p90_full_response_intvty', metrics->'derived_p90_full_response_intvty',
 			'tput_per_gpu', metrics->'tput_per_gpu')
 			FROM benchmark_results WHERE trace_replay_id IS NOT NULL AND server_log_id IS NOT NULL`).Scan(&stored))
 		out[c.name] = stored

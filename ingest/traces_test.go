@@ -87,10 +87,11 @@ func TestTracesFirstIngestAndRerun(t *testing.T) {
 	// The multinode tarball is stored entry by entry.
 	require.Equal(t, 3, e.count(`SELECT count(*) FROM server_log_files WHERE file_name LIKE 'multinode_server_logs.tar.gz/logs/%'`))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM run_datasets WHERE dataset_slug = 'cc-traces-weka-062126'`))
-	// Every row linked to a trace got the trace's cache hit rate; the KV
-	// pool comes from sglang:max_total_num_tokens or the server log.
+	// Every row linked to a trace got the trace's cache hit rate under its
+	// own name; the KV pool comes from sglang:max_total_num_tokens or the
+	// server log.
 	require.Equal(t, 4, e.count(`SELECT count(*) FROM benchmark_results b JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
-		WHERE (b.metrics->>'server_gpu_cache_hit_rate')::float8 = (t.derived_metrics->'override'->>'server_gpu_cache_hit_rate')::float8`))
+		WHERE (b.metrics->>'derived_gpu_cache_hit_rate')::float8 = (t.derived_metrics->>'derived_gpu_cache_hit_rate')::float8`))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM agentic_trace_replay WHERE layout = 'nested'`))
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM agentic_trace_replay WHERE layout = 'multinode'`))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM agentic_trace_replay WHERE layout = 'single-node'`))
@@ -184,14 +185,16 @@ func hasNote(sum *schema.Summary, part string) bool {
 }
 
 // A later retry's aggregate replaces a linked row's metrics; the
-// trace-derived values stay (reference benchmark-ingest-retry).
+// trace-derived values stay under their derived_* names, and the published
+// ones are the retry's exactly (reference benchmark-ingest-retry, except
+// that the reference overwrote the published hit rate).
 func TestTraceDerivedMetricsSurviveARetriedAggregate(t *testing.T) {
 	e := newEnv(t)
 	dir := agentxTree(t, agentxPoints()[:1])
 	e.mustIngest(dir, ingest.Config{})
 	var derived, fill float64
-	require.NoError(t, e.pool().QueryRow(context.Background(), `SELECT (metrics->>'server_gpu_cache_hit_rate')::float8,
-		(metrics->>'median_full_response_itl')::float8 FROM benchmark_results`).Scan(&derived, &fill))
+	require.NoError(t, e.pool().QueryRow(context.Background(), `SELECT (metrics->>'derived_gpu_cache_hit_rate')::float8,
+		(metrics->>'derived_median_full_response_itl')::float8 FROM benchmark_results`).Scan(&derived, &fill))
 
 	// The retry's aggregate: other throughput, other hit rate, no
 	// full-response ITL.
@@ -213,12 +216,17 @@ func TestTraceDerivedMetricsSurviveARetriedAggregate(t *testing.T) {
 	checkTraceInvariant(t, sum)
 	require.EqualValues(t, 1, sum.Details.BenchmarkRowsUpdated)
 	require.Equal(t, schema.Counts{Duplicate: 1}, sum.Rows.Trace)
-	var tput, hit, itl float64
+	var tput, published, hit, itl float64
+	var publishedITL *float64
 	require.NoError(t, e.pool().QueryRow(context.Background(), `SELECT (metrics->>'tput_per_gpu')::float8,
-		(metrics->>'server_gpu_cache_hit_rate')::float8, (metrics->>'median_full_response_itl')::float8 FROM benchmark_results`).Scan(&tput, &hit, &itl))
+		(metrics->>'server_gpu_cache_hit_rate')::float8, (metrics->>'derived_gpu_cache_hit_rate')::float8,
+		(metrics->>'median_full_response_itl')::float8, (metrics->>'derived_median_full_response_itl')::float8
+		FROM benchmark_results`).Scan(&tput, &published, &hit, &publishedITL, &itl))
 	require.Equal(t, 396.14743, tput, "the retry's aggregate won")
-	require.Equal(t, derived, hit, "the trace-derived hit rate was kept")
-	require.Positive(t, itl)
+	require.Equal(t, 0.21678, published, "the published hit rate is kept exactly")
+	require.Equal(t, derived, hit, "the trace-derived hit rate was kept under its own name")
+	require.Nil(t, publishedITL, "the retry publishes no full-response ITL, and none is made up")
+	require.Equal(t, fill, itl)
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM benchmark_results WHERE trace_replay_id IS NOT NULL`))
 
 	before := e.checksums(dataTables...)

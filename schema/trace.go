@@ -90,3 +90,9 @@ type TraceApplyResult struct {
 	BlobsNew, BlobBytesNew, SidecarsNew, RowsLinked    int64
 	ServerLogsNew, ServerLogRowsLinked, MetricsUpdated int64
 }
+
+// DerivedMetricPrefix starts the name of every metric the ingest derives
+// from a trace (derived_gpu_cache_hit_rate, …) rather than reads from a
+// published row. Published metrics are stored exactly as published, so a
+// published key with this prefix fails its row.
+const DerivedMetricPrefix = "derived_"

@@ -7,10 +7,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // FuzzDecodeRowMatchesEncodingJSON checks that the fast row decoder accepts
-// exactly what encoding/json accepts for an object, with equal values.
+// exactly what encoding/json accepts for an object, with equal values,
+// except what strictjson rejects (duplicate keys, NUL, invalid UTF-8),
+// which encoding/json would resolve, keep or replace silently.
 func FuzzDecodeRowMatchesEncodingJSON(f *testing.F) {
 	for _, seed := range []string{
 		`{"hw":"b200","conc":64,"p99.9_ttft":4.42368,"router":{"name":"x","version":"1"}}`,
@@ -31,7 +35,7 @@ func FuzzDecodeRowMatchesEncodingJSON(f *testing.F) {
 		}
 		done := make(chan result, 1)
 		go func() {
-			row, err := decodeRow(0, data)
+			row, err := decodeRow(new(strictjson.Checker), 0, data)
 			done <- result{row, err}
 		}()
 		var got map[string]any
@@ -42,8 +46,8 @@ func FuzzDecodeRowMatchesEncodingJSON(f *testing.F) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("decodeRow did not return within 5s for %q", data)
 		}
-		if stdErr != nil {
-			require.Error(t, err, "encoding/json rejects %q", data)
+		if stdErr != nil || strictjson.Check(data) != nil {
+			require.Error(t, err, "encoding/json or strictjson rejects %q", data)
 			return
 		}
 		require.NoError(t, err, "encoding/json accepts %q", data)

@@ -70,9 +70,11 @@ func readIdentity(row map[string]any) (identity, *Outcome) {
 	return id, nil
 }
 
-// positiveInt reads an identity integer (number or numeric string).
+// positiveInt reads an identity integer: an integral JSON number or a
+// plain decimal string (catalog.IdentityInt); " 16", "16.0" or 16.5 fail
+// the row rather than being read as 16.
 func positiveInt(key string, v any) (int, *Outcome) {
-	n, ok := integerValue(v)
+	n, ok := catalog.IdentityInt(v)
 	if !ok || n <= 0 {
 		o := failed("%s: %s is not a positive integer", key, catalog.DescribeValue(v))
 		return 0, &o

@@ -5,6 +5,7 @@
 package benchmark
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/catalog"
@@ -26,7 +27,7 @@ func NewNormalizer(c *catalog.Catalog) *Normalizer {
 // point is only meaningful when the outcome is OK. The row is not modified.
 //
 // The steps, in order: flatten the v3 agentic layout; skip rows whose
-// benchmark_outcome failed; validate the point identity (conc/users, isl,
+// benchmark_outcome failed; fail rows publishing a derived_* key; validate the point identity (conc/users, isl,
 // osl); skip runs without a successful request; resolve model, hardware,
 // framework, precision and spec method (every unresolved one is reported);
 // resolve the topology; capture and normalize the metrics.
@@ -34,6 +35,9 @@ func (n *Normalizer) Normalize(row map[string]any) (schema.BenchmarkPoint, Outco
 	row = flattenV3(row)
 	if isFailedOutcome(row) {
 		return schema.BenchmarkPoint{}, skipped(SkipFailedRun)
+	}
+	if key, ok := reservedKey(row); ok {
+		return schema.BenchmarkPoint{}, failed("%s: the %s prefix is reserved for metrics the ingest derives from traces", key, schema.DerivedMetricPrefix)
 	}
 	id, o := readIdentity(row)
 	if o != nil {
@@ -144,4 +148,21 @@ func (n *Normalizer) metrics(row map[string]any, p schema.BenchmarkPoint, agenti
 		deriveInteractivity(m)
 	}
 	return m, withholdWorkers, nil
+}
+
+// reservedKey returns the first (sorted) key of row with the derived_
+// prefix: those names belong to values derived from traces, never to a
+// published metric.
+func reservedKey(row map[string]any) (string, bool) {
+	var keys []string
+	for k := range row {
+		if strings.HasPrefix(k, schema.DerivedMetricPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "", false
+	}
+	sort.Strings(keys)
+	return keys[0], true
 }

@@ -579,3 +579,67 @@ func TestNormalizeDoesNotModifyRow(t *testing.T) {
 	requireOK(t, o)
 	require.Equal(t, before, row)
 }
+
+// Identity integers: an integral number or a plain decimal string is the
+// same point ("16" → 16); anything else fails the row, quoting the value,
+// never read as a nearby number (issue 12 decision 2).
+func TestNormalizeIdentityIntegers(t *testing.T) {
+	t.Parallel()
+	conc := func(want int) func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+		return func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+			requireOK(t, o)
+			require.Equal(t, want, p.Conc)
+		}
+	}
+	runNormalizeCases(t, []normalizeCase{
+		{"conc number", build(t, v1Base, set("conc", "16")), conc(16)},
+		{"conc decimal string", build(t, v1Base, set("conc", `"16"`)), conc(16)},
+		{"conc with a leading space", build(t, v1Base, set("conc", `" 16"`)), requireFailed(`conc: " 16" is not a positive integer`)},
+		{"conc with a trailing newline", build(t, v1Base, set("conc", `"16\n"`)), requireFailed(`conc: "16\n" is not a positive integer`)},
+		{"conc 16.0 string", build(t, v1Base, set("conc", `"16.0"`)), requireFailed(`conc: "16.0" is not a positive integer`)},
+		{"conc hex string", build(t, v1Base, set("conc", `"0x10"`)), requireFailed(`conc: "0x10" is not a positive integer`)},
+		{"conc leading zero", build(t, v1Base, set("conc", `"016"`)), requireFailed(`conc: "016" is not a positive integer`)},
+		{"conc plus sign", build(t, v1Base, set("conc", `"+16"`)), requireFailed(`conc: "+16" is not a positive integer`)},
+		{"conc empty string", build(t, v1Base, set("conc", `""`)), requireFailed(`conc: "" is not a positive integer`)},
+		{"conc 16.5", build(t, v1Base, set("conc", "16.5")), requireFailed(`conc: 16.5 is not a positive integer`)},
+		{"conc -1", build(t, v1Base, set("conc", "-1")), requireFailed(`conc: -1 is not a positive integer`)},
+		{"conc \"0\"", build(t, v1Base, set("conc", `"0"`)), requireFailed(`conc: "0" is not a positive integer`)},
+		{"isl decimal string", build(t, v1Base, set("isl", `"8192"`)),
+			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+				requireOK(t, o)
+				require.Equal(t, 8192, *p.ISL)
+			}},
+		{"isl 8192.0 string", build(t, v1Base, set("isl", `"8192.0"`)), requireFailed(`isl: "8192.0" is not a positive integer`)},
+		{"osl exponent string", build(t, v1Base, set("osl", `"1e3"`)), requireFailed(`osl: "1e3" is not a positive integer`)},
+		{"tp decimal string", build(t, v1Base, set("tp", `"8"`)),
+			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+				requireOK(t, o)
+				require.Equal(t, 8, p.Config.DecodeTP)
+			}},
+		{"tp with a space", build(t, v1Base, set("tp", `"8 "`)), requireFailed(`tp: "8 " is not a non-negative integer`)},
+		{"ep 1.5", build(t, v1Base, set("ep", "1.5")), requireFailed(`ep: 1.5 is not a non-negative integer`)},
+		{"agentic users string", build(t, agenticBase, set("users", `"32"`)), conc(32)},
+		{"agentic users 32.0 string", build(t, agenticBase, set("users", `"32.0"`)), requireFailed(`users: "32.0" is not a positive integer`)},
+	})
+}
+
+// The derived_ prefix names what the ingest derives from traces: a row
+// publishing such a key fails, whatever its value (issue 12 decision 4).
+func TestNormalizeReservedDerivedPrefix(t *testing.T) {
+	t.Parallel()
+	runNormalizeCases(t, []normalizeCase{
+		{"single-turn metric", build(t, v1Base, set("derived_gpu_cache_hit_rate", "0.5")),
+			requireFailed("derived_gpu_cache_hit_rate: the derived_ prefix is reserved for metrics the ingest derives from traces")},
+		{"agentic metric", build(t, agenticBase, set("derived_median_full_response_itl", "0.01")),
+			requireFailed("derived_median_full_response_itl: the derived_ prefix is reserved for metrics the ingest derives from traces")},
+		{"non-numeric value", build(t, v1Base, set("derived_note", `"x"`)),
+			requireFailed("derived_note: the derived_ prefix is reserved for metrics the ingest derives from traces")},
+		{"first of several, sorted", build(t, v1Base, set("derived_z", "1"), set("derived_a", "1")),
+			requireFailed("derived_a: the derived_ prefix is reserved for metrics the ingest derives from traces")},
+		{"the prefix inside a name is fine", build(t, v1Base, set("not_derived_x", "1")),
+			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+				requireOK(t, o)
+				require.Equal(t, 1.0, p.Metrics["not_derived_x"])
+			}},
+	})
+}

@@ -7,8 +7,11 @@ import (
 
 	"errors"
 	"fmt"
-	gojson "github.com/goccy/go-json"
 	"io"
+
+	gojson "github.com/goccy/go-json"
+
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // Shape says which top-level JSON shapes a benchmark file may have.
@@ -74,13 +77,19 @@ func (rd *Reader) ReadRows(r io.Reader, shape Shape, fn RowFunc) (rows int, err 
 type Element struct {
 	Index int
 	Raw   []byte
+	chk   *strictjson.Checker // the reader's, reused from row to row
 }
 
 // ElementFunc receives every row of a file in order, undecoded.
 type ElementFunc func(e *Element) error
 
 // Decode decodes the element into a row object; errors name the row.
-func (e *Element) Decode() (map[string]any, error) { return decodeRow(e.Index, e.Raw) }
+func (e *Element) Decode() (map[string]any, error) {
+	if e.chk == nil {
+		e.chk = new(strictjson.Checker)
+	}
+	return decodeRow(e.chk, e.Index, e.Raw)
+}
 
 // ReadElements streams the undecoded rows of a benchmark file to fn, with
 // the same file-level checks as ReadRows. A caller that can tell from the
@@ -122,8 +131,10 @@ func eofAfter(rows int) error {
 // float64 (exact for every value a benchmark row carries; a number beyond
 // float64's range fails the row). goccy/go-json decodes the same documents
 // as encoding/json into map[string]any about five times faster, which is
-// most of the cost of reading a run.
-func decodeRow(index int, elem []byte) (map[string]any, error) {
+// most of the cost of reading a run. A duplicate key, a NUL inside a string
+// or invalid UTF-8 fails the row (strictjson) instead of being resolved,
+// stripped or replaced by the decoder.
+func decodeRow(chk *strictjson.Checker, index int, elem []byte) (map[string]any, error) {
 	trimmed := bytes.Trim(elem, " \t\r\n") // JSON whitespace only: "\f" is not
 	if len(trimmed) == 0 {
 		return nil, fmt.Errorf("row %d: missing value", index)
@@ -140,6 +151,9 @@ func decodeRow(index int, elem []byte) (map[string]any, error) {
 			kind = scalarKind(trimmed[0])
 		}
 		return nil, fmt.Errorf("row %d: not an object (%s)", index, kind)
+	}
+	if err := chk.Check(trimmed); err != nil {
+		return nil, fmt.Errorf("row %d: %w", index, err)
 	}
 	var row map[string]any
 	if err := gojson.Unmarshal(trimmed, &row); err != nil {

@@ -13,7 +13,8 @@ import (
 const maxSmallint = math.MaxInt16
 
 // topologyIntKeys are the integer fields that shape a deployment. Each must
-// be absent, null or a non-negative integer that fits a smallint.
+// be absent, null or a non-negative integer (an integral number or a plain
+// decimal string, catalog.IdentityInt) that fits a smallint.
 func topologyIntKeys() []string {
 	return []string{
 		"tp", "ep", "pp", "pcp_size", "dcp_size",
@@ -49,7 +50,7 @@ func parseTopologyInts(row map[string]any) (map[string]int, error) {
 		if !ok || v == nil {
 			continue
 		}
-		n, isInt := integerValue(v)
+		n, isInt := catalog.IdentityInt(v)
 		if !isInt || n < 0 {
 			return nil, fmt.Errorf("%s: %s is not a non-negative integer", key, catalog.DescribeValue(v))
 		}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 )
 
@@ -43,4 +44,48 @@ func DescribeValue(v any) string {
 		return "an array"
 	}
 	return ValueText(v)
+}
+
+// IdentityInt reads an identity integer (conc, isl, osl, tp, ep, …): a JSON
+// number with an integral value, or a string holding a plain decimal
+// integer ("16", not " 16", "+16", "016", "16.0" or "0x10"), so that "16"
+// names the same point as 16. The sign is the caller's to check.
+func IdentityInt(v any) (int64, bool) {
+	var f float64
+	switch t := v.(type) {
+	case string:
+		if t == "" || len(t) > 18 || (t[0] == '0' && len(t) > 1) {
+			return 0, false
+		}
+		var n int64
+		for i := 0; i < len(t); i++ {
+			if t[i] < '0' || t[i] > '9' {
+				return 0, false
+			}
+			n = n*10 + int64(t[i]-'0')
+		}
+		return n, true
+	case json.Number:
+		x, err := strconv.ParseFloat(t.String(), 64)
+		if err != nil {
+			return 0, false
+		}
+		f = x
+	case float64:
+		f = t
+	case float32:
+		f = float64(t)
+	case int:
+		return int64(t), true
+	case int64:
+		return t, true
+	case int32:
+		return int64(t), true
+	default:
+		return 0, false
+	}
+	if f != math.Trunc(f) || math.IsInf(f, 0) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
 }

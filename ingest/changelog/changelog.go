@@ -13,6 +13,8 @@ import (
 	"math"
 	"regexp"
 	"strings"
+
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // maxBytes bounds a changelog file read into memory (a few KB in practice).
@@ -100,6 +102,9 @@ func Parse(r io.Reader) (Changelog, []Problem, error) {
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Changelog{}, nil, fmt.Errorf("empty file")
+	}
+	if err := strictjson.Check(data); err != nil {
+		return Changelog{}, nil, err
 	}
 	var f rawFile
 	if err := json.Unmarshal(data, &f); err != nil {

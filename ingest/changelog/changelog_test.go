@@ -94,11 +94,13 @@ func TestParseCases(t *testing.T) {
 			err: "10001 entries, more than the 10000 allowed"},
 		{name: "entries at the bound", data: `{"base_ref": "a", "head_ref": "b", "entries": [` + strings.Repeat(`{"config-keys": ["k"]},`, changelog.MaxEntries-1) + `{"config-keys": ["k"]}]}`,
 			entries: changelog.MaxEntries},
-		{name: "NUL characters dropped", data: `{"base_ref": "a\u0000", "head_ref": "b", "entries": [{"config-keys": ["k"], "description": "x\u0000y"}]}`,
-			entries: 1, check: func(t *testing.T, cl changelog.Changelog) {
-				require.Equal(t, "a", cl.BaseRef)
-				require.Equal(t, "xy", cl.Entries[0].Description)
-			}},
+		// Never stripped or resolved silently (strictjson).
+		{name: "NUL character fails the file", data: `{"base_ref": "a\u0000", "head_ref": "b", "entries": [{"config-keys": ["k"], "description": "x"}]}`,
+			err: `field "base_ref": string holds a NUL`},
+		{name: "NUL in an entry fails the file", data: `{"base_ref": "a", "head_ref": "b", "entries": [{"config-keys": ["k"], "description": "x\u0000y"}]}`,
+			err: `field "entries[0].description": string holds a NUL`},
+		{name: "duplicate key fails the file", data: `{"base_ref": "a", "head_ref": "b", "base_ref": "c", "entries": []}`,
+			err: `duplicate key "base_ref"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl, problems, err := changelog.Parse(strings.NewReader(tc.data))

@@ -9,6 +9,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // aggregateMetricKeys are the scores of an agg_eval_all.json row
@@ -33,13 +35,14 @@ func ReadAggregate(r io.Reader, file string, row func(Row), bad func(index int, 
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return fmt.Errorf("not a JSON array of eval rows")
 	}
+	var chk strictjson.Checker
 	for i := 0; dec.More(); i++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return fmt.Errorf("element %d: %v", i, err)
 		}
-		if reason := storableJSON(raw); reason != "" {
-			bad(i, fmt.Sprintf("element %d %s", i, reason))
+		if err := chk.Check(raw); err != nil {
+			bad(i, fmt.Sprintf("row %d: %v", i, err))
 			continue
 		}
 		var v any

@@ -8,6 +8,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // maxMetaBytes bounds a meta_env.json (a few hundred bytes in practice).
@@ -143,8 +145,8 @@ func readMeta(open Opener, file string) (map[string]any, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("empty file")
 	}
-	if bad := storableJSON(data); bad != "" {
-		return nil, fmt.Errorf("meta_env.json %s", bad) // its strings name the deployment
+	if err := strictjson.Check(data); err != nil {
+		return nil, err // its strings name the deployment
 	}
 	var meta map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))

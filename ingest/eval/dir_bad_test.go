@@ -69,6 +69,9 @@ func TestReadDirBadMeta(t *testing.T) {
 		{"tp as a numeric string", map[string]any{"tp": "4"}, "", []int{4, 64}},
 		{"is_multinode not a boolean", map[string]any{"is_multinode": "yes"}, `is_multinode: "yes" is not a boolean`, nil},
 		{"conc as an object", map[string]any{"conc": map[string]any{}}, `conc: an object is not a non-negative integer`, nil},
+		{"conc with a space", map[string]any{"conc": " 16"}, `conc: " 16" is not a non-negative integer`, nil},
+		{"tp as 4.0 string", map[string]any{"tp": "4.0"}, `tp: "4.0" is not a non-negative integer`, nil},
+		{"tp as hex string", map[string]any{"tp": "0x4"}, `tp: "0x4" is not a non-negative integer`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, meta := batchedDir(t)
@@ -133,9 +136,9 @@ func TestReadDirBadResults(t *testing.T) {
 		{"no task", conc4, res(`{}`), "results holds no task", nil, nil},
 		{"no results", conc4, `{"lm_eval_version": "0.4.9.1"}`, "results holds no task", nil, nil},
 		{"results not an object", conc4, res(`[1]`), "results: not an object of tasks", nil, nil},
-		{"task name not UTF-8", conc4, res(`{"gsm8k` + "\xff" + `": {"exact_match,strict-match": 0.9}}`), "results is not valid UTF-8 (byte 8)", nil, nil},
-		{"task name with a lone surrogate", conc4, res(`{"gsm8k\ud800": {"exact_match,strict-match": 0.9}}`), `results contains a lone surrogate \ud800`, nil, nil},
-		{"metric key with an escaped NUL", conc4, res(`{"gsm8k": {"x\u0000": 0.9}}`), `results contains an escaped NUL (\u0000)`, nil, nil},
+		{"task name not UTF-8", conc4, res(`{"gsm8k` + "\xff" + `": {"exact_match,strict-match": 0.9}}`), "field \"results.gsm8k\uFFFD\": invalid UTF-8", nil, nil},
+		{"task name with a lone surrogate", conc4, res(`{"gsm8k\ud800": {"exact_match,strict-match": 0.9}}`), `field "results.gsm8k\\ud800": invalid UTF-8`, nil, nil},
+		{"metric key with an escaped NUL", conc4, res(`{"gsm8k": {"x\u0000": 0.9}}`), `field "results.gsm8k.x\\u0000": string holds a NUL`, nil, nil},
 		{"empty task name", conc4, res(`{" ": {"exact_match,strict-match": 0.9}, "gsm8k": {"exact_match,strict-match": 0.9}}`), `task " ": task name is empty`, []string{"gsm8k"}, nil},
 		{"one bad task of two", conc4, res(`{"gsm8k": {"exact_match,strict-match": "x"}, "gpqa": {"exact_match,extract_abcd": 0.5}}`), `task gsm8k: metric exact_match,strict-match: "x" is not a number`, []string{"gpqa"}, nil},
 		{"bad score of a failed conc is skipped", conc16, gsm(`"exact_match,strict-match": "0.9462"`), "", []string{"gsm8k"}, nil},
@@ -177,9 +180,9 @@ func TestReadDirBadResults(t *testing.T) {
 // deployment) fails the artifact instead of resolving a mangled config.
 func TestReadDirMetaNotStorable(t *testing.T) {
 	for _, tc := range []struct{ name, from, to, reason string }{
-		{"invalid UTF-8", `"model": "deepseek-ai/DeepSeek-R1-0528"`, `"model": "deep` + "\xff" + `seek"`, "meta_env.json is not valid UTF-8"},
-		{"lone surrogate", `"hw": "gb200"`, `"hw": "gb200\udc00"`, `meta_env.json contains a lone surrogate \udc00`},
-		{"escaped NUL", `"framework": "dynamo-sglang"`, `"framework": "dynamo\u0000"`, `meta_env.json contains an escaped NUL`},
+		{"invalid UTF-8", `"model": "deepseek-ai/DeepSeek-R1-0528"`, `"model": "deep` + "\xff" + `seek"`, `field "model": invalid UTF-8`},
+		{"lone surrogate", `"hw": "gb200"`, `"hw": "gb200\udc00"`, `field "hw": invalid UTF-8`},
+		{"escaped NUL", `"framework": "dynamo-sglang"`, `"framework": "dynamo\u0000"`, `field "framework": string holds a NUL`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, _ := batchedDir(t)

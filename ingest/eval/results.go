@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // maxResultsBytes bounds a results file read into memory; real lm-eval
@@ -53,6 +55,9 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil, fmt.Errorf("empty file")
 	}
+	if err := strictjson.Check(data); err != nil {
+		return nil, nil, err
+	}
 	var doc results
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -64,14 +69,6 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 	}
 	if doc.Version == nil && doc.Results == nil {
 		return nil, nil, fmt.Errorf("not an lm-eval results object: no lm_eval_version and no results")
-	}
-	if bad := storableJSON(doc.Results); bad != "" {
-		return nil, nil, fmt.Errorf("results %s", bad)
-	}
-	if doc.Version != nil {
-		if bad := storableString(*doc.Version); bad != "" {
-			return nil, nil, fmt.Errorf("lm_eval_version %s", bad)
-		}
 	}
 	var byTask map[string]map[string]json.RawMessage
 	if !isNull(doc.Results) && doc.Results != nil {

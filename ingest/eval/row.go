@@ -48,17 +48,14 @@ const (
 	SkipNoMetrics = "task has no metrics"
 )
 
-// intValue reads a JSON number or numeric string that is an integer.
+// intValue reads an identity integer: an integral JSON number or a plain
+// decimal string (catalog.IdentityInt).
 func intValue(v any) (int, bool) {
-	f, ok := floatValue(v)
-	if s, isString := v.(string); isString {
-		x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		f, ok = x, err == nil
-	}
-	if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+	n, ok := catalog.IdentityInt(v)
+	if !ok || n > math.MaxInt32 || n < math.MinInt32 {
 		return 0, false
 	}
-	return int(f), true
+	return int(n), true
 }
 
 // floatValue reads a finite JSON number (strings are not metrics).

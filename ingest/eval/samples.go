@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // MaxSampleLine bounds one line of a samples file. lm-eval lines hold a
@@ -70,10 +73,10 @@ type SampleStats struct {
 const maxBadLines = 5
 
 // ReadSamples streams a samples file, calling fn for every good line in
-// order. Bad lines (not JSON, not an object, truncated, not valid UTF-8,
-// NUL bytes or escaped NULs and lone surrogates PostgreSQL cannot store,
-// missing or bad doc_id, a (doc_id, filter) already read, longer than
-// MaxSampleLine) are counted and skipped. It
+// order. Bad lines (not JSON, not an object, truncated, a duplicate key, a
+// NUL or invalid UTF-8 in a string (strictjson: never stripped or
+// replaced), missing or bad doc_id, a (doc_id, filter) already read, longer
+// than MaxSampleLine) are counted and skipped. It
 // returns early only when fn or the reader fails.
 func ReadSamples(r io.Reader, fn func(*Sample) error) (SampleStats, error) {
 	var st SampleStats
@@ -83,6 +86,7 @@ func ReadSamples(r io.Reader, fn func(*Sample) error) (SampleStats, error) {
 	// seen maps each (doc_id, filter) to its first line: lm-eval writes one
 	// line per pair, so a repeat is a bad line, not a silent duplicate.
 	seen := map[sampleKey]int{}
+	var chk strictjson.Checker
 	for {
 		chunk, err := br.ReadSlice('\n')
 		tooLong := false
@@ -109,7 +113,7 @@ func ReadSamples(r io.Reader, fn func(*Sample) error) (SampleStats, error) {
 				st.bad(line, fmt.Sprintf("line is longer than %d bytes", MaxSampleLine))
 			} else if trimmed := bytes.TrimSpace(chunk); len(trimmed) > 0 {
 				st.Lines++
-				s, reason := parseSample(trimmed)
+				s, reason := parseSample(&chk, trimmed)
 				if reason == "" {
 					k := sampleKey{s.DocID, s.Filter}
 					if first, dup := seen[k]; dup {
@@ -180,43 +184,45 @@ func isWordByte(c byte) bool {
 var sampleKeys = map[string]bool{"doc_id": true, "doc": true, "target": true, "resps": true, "filtered_resps": true, "filter": true, "arguments": true}
 
 // parseSample decodes one line, or says why it is bad.
-func parseSample(line []byte) (*Sample, string) {
-	if bad := storableJSON(line); bad != "" {
-		return nil, "line " + bad // PostgreSQL text and jsonb cannot hold it
+func parseSample(chk *strictjson.Checker, line []byte) (*Sample, string) {
+	if err := chk.Check(line); err != nil {
+		return nil, err.Error()
 	}
 	if line[0] != '{' {
 		return nil, "not a JSON object"
 	}
 	var obj map[string]json.RawMessage
-	if err := json.UnmarshalNoEscape(line, &obj); err != nil {
+	if err := json.Unmarshal(line, &obj); err != nil {
 		return nil, "not JSON: " + shortErr(err)
 	}
 	rawID, ok := obj["doc_id"]
 	if !ok || string(rawID) == "null" {
 		return nil, "missing doc_id"
 	}
-	id, err := strconv.ParseInt(string(bytes.Trim(rawID, `"`)), 10, 32)
-	if err != nil || id < 0 {
-		return nil, "doc_id " + string(rawID) + " is not a non-negative integer"
+	var idValue any
+	_ = json.Unmarshal(rawID, &idValue) // a value that does not decode is not an integer either
+	id, ok := catalog.IdentityInt(idValue)
+	if !ok || id < 0 || id > math.MaxInt32 {
+		return nil, "doc_id: " + string(rawID) + " is not a non-negative integer"
 	}
 	s := &Sample{DocID: int(id)}
 	if f, ok := obj["filter"]; ok {
 		var v string
 		if json.Unmarshal(f, &v) == nil {
-			s.Filter = stripNUL(v)
+			s.Filter = v
 		}
 	}
 	if d, ok := obj["doc"]; ok && !isNull(d) {
-		s.Doc = newText(TextDoc, string(cleanJSON(d)))
+		s.Doc = newText(TextDoc, string(trimJSON(d)))
 	}
 	if r, ok := obj["resps"]; ok && !isNull(r) {
-		s.Resps = newText(TextResps, string(cleanJSON(r)))
+		s.Resps = newText(TextResps, string(trimJSON(r)))
 	}
 	data := map[string]json.RawMessage{}
 	if a, ok := obj["arguments"]; ok && !isNull(a) {
 		prompt, rest := splitPrompt(a)
 		if prompt != nil {
-			s.Prompt = newText(TextPrompt, stripNUL(*prompt))
+			s.Prompt = newText(TextPrompt, *prompt)
 		}
 		if rest != nil {
 			data["arguments"] = rest
@@ -224,7 +230,7 @@ func parseSample(line []byte) (*Sample, string) {
 	}
 	s.Target = targetText(obj["target"])
 	if fr, ok := obj["filtered_resps"]; ok && !isNull(fr) {
-		s.FilteredResps = append([]byte(nil), cleanJSON(fr)...) // the line buffer is reused
+		s.FilteredResps = append([]byte(nil), trimJSON(fr)...) // the line buffer is reused
 	}
 	s.Response = responseText(obj["filtered_resps"], obj["resps"])
 	metrics := map[string]float64{}
@@ -252,7 +258,7 @@ func parseSample(line []byte) (*Sample, string) {
 	if len(data) > 0 {
 		enc, err := json.Marshal(data)
 		if err == nil {
-			s.Data = cleanJSON(enc)
+			s.Data = trimJSON(enc)
 		}
 	}
 	return s, ""
@@ -300,26 +306,26 @@ func splitPrompt(raw json.RawMessage) (*string, json.RawMessage) {
 				if err != nil {
 					return &p, nil
 				}
-				return &p, cleanJSON(rest)
+				return &p, trimJSON(rest)
 			}
 		}
-		return nil, cleanJSON(raw)
+		return nil, trimJSON(raw)
 	}
 	var list []json.RawMessage
 	if json.Unmarshal(raw, &list) == nil && len(list) > 0 {
 		var p string
 		if json.Unmarshal(list[0], &p) == nil {
 			rest, _ := json.Marshal(list[1:])
-			return &p, cleanJSON(rest)
+			return &p, trimJSON(rest)
 		}
 		var inner []json.RawMessage
 		if json.Unmarshal(list[0], &inner) == nil && len(inner) > 0 && json.Unmarshal(inner[0], &p) == nil {
 			list[0], _ = json.Marshal(inner[1:])
 			rest, _ := json.Marshal(list)
-			return &p, cleanJSON(rest)
+			return &p, trimJSON(rest)
 		}
 	}
-	return nil, cleanJSON(raw)
+	return nil, trimJSON(raw)
 }
 
 // targetText: a string as is, a number as written, an array's items joined
@@ -330,7 +336,6 @@ func targetText(raw json.RawMessage) *string {
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		s = stripNUL(s)
 		return &s
 	}
 	var list []json.RawMessage
@@ -344,10 +349,10 @@ func targetText(raw json.RawMessage) *string {
 				parts[i] = string(item)
 			}
 		}
-		s = stripNUL(strings.Join(parts, ", "))
+		s = strings.Join(parts, ", ")
 		return &s
 	}
-	s = stripNUL(string(raw))
+	s = string(raw)
 	return &s
 }
 
@@ -360,18 +365,16 @@ func responseText(filtered, resps json.RawMessage) *string {
 		if json.Unmarshal(list[0], &s) != nil {
 			s = string(list[0])
 		}
-		s = stripNUL(s)
 		return &s
 	}
 	if resps != nil && json.Unmarshal(resps, &list) == nil && len(list) > 0 {
 		var s string
 		if json.Unmarshal(list[0], &s) == nil {
-			s = stripNUL(s)
 			return &s
 		}
 		var inner []string
 		if json.Unmarshal(list[0], &inner) == nil && len(inner) > 0 {
-			s = stripNUL(inner[0])
+			s = inner[0]
 			return &s
 		}
 	}
@@ -390,48 +393,8 @@ func newText(kind, content string) *Text {
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-func stripNUL(s string) string {
-	if strings.IndexByte(s, 0) < 0 {
-		return s
-	}
-	return strings.ReplaceAll(s, "\x00", "")
-}
-
-// cleanJSON drops escaped NUL characters (\u0000), which jsonb cannot
-// store, from a JSON value; values without one are returned as they are.
-func cleanJSON(raw []byte) []byte {
-	raw = bytes.TrimSpace(raw)
-	if !bytes.Contains(raw, []byte(`\u0000`)) {
-		return raw
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return raw
-	}
-	out, err := json.Marshal(stripNULValue(v))
-	if err != nil {
-		return raw
-	}
-	return out
-}
-
-func stripNULValue(v any) any {
-	switch t := v.(type) {
-	case string:
-		return stripNUL(t)
-	case []any:
-		for i := range t {
-			t[i] = stripNULValue(t[i])
-		}
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[stripNUL(k)] = stripNULValue(x)
-		}
-		return out
-	}
-	return v
-}
+// trimJSON trims the whitespace around a JSON value.
+func trimJSON(raw []byte) []byte { return bytes.TrimSpace(raw) }
 
 func shortErr(err error) string {
 	s := err.Error()

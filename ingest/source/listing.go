@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/inferencex/ingest/ingest/strictjson"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -134,6 +135,9 @@ func parseListing(r io.Reader, requireID bool) (listingDoc, error) {
 			return listingDoc{}, fmt.Errorf("invalid JSON: %w", err)
 		}
 		values++
+		if err := strictjson.Check(raw); err != nil {
+			return listingDoc{}, err
+		}
 		artifacts, run, err := decodeListingValue(raw)
 		if err != nil {
 			return listingDoc{}, err

@@ -128,18 +128,18 @@ JOIN server_logs l ON l.digest = u.digest
 WHERE b.id = u.id AND b.server_log_id IS DISTINCT FROM l.id`
 
 // qApplyDerivedMetrics writes the trace-derived metrics into every linked
-// row of the run: override keys replace the aggregate's values, fill keys
-// only go to rows without median_full_response_itl, and the KV-cache pool
-// (sidecar first, then server log) only where the row has none. It runs on
-// every ingest, so values survive a retry's aggregate replacing a linked
-// row's metrics; rows already holding them are not touched.
+// row of the run, next to the published ones: only derived_* keys are
+// taken from the sidecar, so a published metric is never replaced. The
+// KV-cache pool (sidecar first, then server log) only goes where the row
+// has none. It runs on every ingest, so values survive a retry's aggregate
+// replacing a linked row's metrics; rows already holding them are not
+// touched.
 const qApplyDerivedMetrics = `
 WITH n AS (
 	SELECT b.id,
 		b.metrics
-		|| coalesce(t.derived_metrics -> 'override', '{}'::jsonb)
-		|| CASE WHEN b.metrics ? 'median_full_response_itl' OR t.id IS NULL THEN '{}'::jsonb
-			ELSE coalesce(t.derived_metrics -> 'fill', '{}'::jsonb) END
+		|| coalesce((SELECT jsonb_object_agg(d.key, d.value) FROM jsonb_each(t.derived_metrics) AS d
+			WHERE starts_with(d.key, 'derived_')), '{}'::jsonb)
 		|| CASE WHEN jsonb_typeof(b.metrics -> 'kv_cache_pool_tokens') = 'number'
 				OR coalesce(t.kv_cache_pool_tokens, l.kv_cache_pool_tokens) IS NULL THEN '{}'::jsonb
 			ELSE jsonb_build_object('kv_cache_pool_tokens', coalesce(t.kv_cache_pool_tokens, l.kv_cache_pool_tokens)) END

@@ -34,6 +34,9 @@ type layout struct {
 	schema  *arrow.Schema
 	// indexes of the key columns in columns (-1 when absent)
 	time, gpu, host, power, hotspot, edge int
+	// metricHeader is the header name of each metric's column, for
+	// errors ("" where a metric has no column).
+	metricHeader [NumMetrics]string
 }
 
 var nvidiaColumns = map[string]column{
@@ -137,8 +140,12 @@ func parseHeader(line string) (*layout, error) {
 			l.hotspot = i
 		case c.role == roleMetric && c.metric == MetricPower:
 			l.power = i
+			l.metricHeader[c.metric] = n
 		case c.role == roleMetric && c.metric == MetricEdgeTemp:
 			l.edge = i
+			l.metricHeader[c.metric] = n
+		case c.role == roleMetric:
+			l.metricHeader[c.metric] = n
 		}
 	}
 	var missing []string

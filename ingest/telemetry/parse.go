@@ -312,6 +312,9 @@ func (c *converter) addNVIDIA(rec arrow.RecordBatch, before int64) error {
 				continue
 			}
 			v, st := parseUnitFloat(col.Value(i))
+			if m != MetricPower && (st == cellNonFinite || st == cellOK && !fitsReal(v)) {
+				return outOfRange(line, c.l.metricHeader[m], strings.TrimSpace(col.Value(i)))
+			}
 			if m == MetricPower {
 				switch st {
 				case cellBad:
@@ -365,10 +368,13 @@ func (c *converter) addAMD(rec arrow.RecordBatch, before int64) error {
 		if err := c.checkTime(line, t); err != nil {
 			return err
 		}
-		if err := floatMetrics(metrics, i, line, &vals, &valid); err != nil {
+		if err := floatMetrics(c.l, metrics, i, line, &vals, &valid); err != nil {
 			return err
 		}
-		if hotspot != nil && hotspot.IsValid(i) && finite(hotspot.Value(i)) {
+		if hotspot != nil && hotspot.IsValid(i) && !fitsReal(hotspot.Value(i)) {
+			return outOfRange(line, c.l.columns[c.l.hotspot].name, formatFloat(hotspot.Value(i)))
+		}
+		if hotspot != nil && hotspot.IsValid(i) {
 			vals[MetricTemperature], valid[MetricTemperature] = float32(hotspot.Value(i)), true
 		} else if valid[MetricEdgeTemp] {
 			vals[MetricTemperature], valid[MetricTemperature] = vals[MetricEdgeTemp], true
@@ -422,7 +428,7 @@ func (c *converter) addDCGM(rec arrow.RecordBatch, before int64) error {
 		if err := c.checkTime(line, us); err != nil {
 			return err
 		}
-		if err := floatMetrics(metrics, i, line, &vals, &valid); err != nil {
+		if err := floatMetrics(c.l, metrics, i, line, &vals, &valid); err != nil {
 			return err
 		}
 		if valid[MetricTemperature] && (vals[MetricTemperature] >= dcgmBlank || vals[MetricTemperature] < -273.15) {
@@ -436,9 +442,9 @@ func (c *converter) addDCGM(rec arrow.RecordBatch, before int64) error {
 }
 
 // floatMetrics reads the metrics of row i of an amd-smi or DCGM batch: a
-// null cell (a sentinel) is null, a non-finite metric is null, except the
-// power, which must be finite and possible (values.go).
-func floatMetrics(metrics [NumMetrics]*array.Float64, i int, line int64, vals *[NumMetrics]float32, valid *[NumMetrics]bool) error {
+// null cell (a sentinel) is null; the power must be finite and possible,
+// every other metric must fit its real column (values.go).
+func floatMetrics(l *layout, metrics [NumMetrics]*array.Float64, i int, line int64, vals *[NumMetrics]float32, valid *[NumMetrics]bool) error {
 	for m, col := range metrics {
 		valid[m] = false
 		if col == nil || col.IsNull(i) {
@@ -450,9 +456,17 @@ func floatMetrics(metrics [NumMetrics]*array.Float64, i int, line int64, vals *[
 				return parseErr(line, "%s", why)
 			}
 		}
-		if finite(v) {
-			vals[m], valid[m] = float32(v), true
+		if !fitsReal(v) {
+			return outOfRange(line, l.metricHeader[m], formatFloat(v))
 		}
+		vals[m], valid[m] = float32(v), true
 	}
 	return nil
+}
+
+// outOfRange fails a line whose value does not fit its column. raw is the
+// cell as written (nvidia-smi), or the number as parsed (amd-smi and DCGM
+// cells are parsed by the CSV reader: "1e308" shows as 1e+308).
+func outOfRange(line int64, header, raw string) error {
+	return parseErr(line, "field %s out of range (%s)", header, clip(raw))
 }

@@ -54,6 +54,22 @@ func TestParseRejectsImpossibleInput(t *testing.T) {
 		{"dcgm Inf power", dcgmHeader + "1,1787300000.0,0,node-p,0,GPU-a,400\n1,1787300001.0,1,node-p,0,GPU-a,-Inf\n", "line 3: non-finite power -Inf"},
 		{"dcgm negative power", dcgmHeader + "1,1787300000.0,0,node-p,0,GPU-a,-860.13\n", "line 2: impossible power -860.13 W (negative)"},
 		{"dcgm huge power", dcgmHeader + "1,1787300000.0,0,node-p,0,GPU-a,1e30\n", "line 2: impossible power 1e+30 W"},
+		// other metrics: a value a real (float32) column cannot hold as
+		// written fails the line, never stored as ±Infinity or null
+		{"nvidia temperature beyond float32", nvHeader + "2026/08/21 08:01:40.250, 0, 100 W, 35\n2026/08/21 08:01:41.250, 0, 100 W, 1e308\n",
+			"line 3: field temperature.gpu out of range (1e308)"},
+		{"nvidia temperature just beyond float32", nvHeader + "2026/08/21 08:01:40.250, 0, 100 W, -3.5e38\n",
+			"line 2: field temperature.gpu out of range (-3.5e38)"},
+		{"nvidia temperature NaN", nvHeader + "2026/08/21 08:01:40.250, 0, 100 W, NaN\n", "line 2: field temperature.gpu out of range (NaN)"},
+		{"nvidia clock overflowing float64", "timestamp, index, power.draw [W], clocks.current.sm [MHz]\n2026/08/21 08:01:40.250, 0, 100 W, 1e400 MHz\n",
+			"line 2: field clocks.current.sm out of range (1e400 MHz)"},
+		{"amd edge beyond float32", amdHeader + "1787300000,0,1000,40\n1787300001,0,1000,1e308\n", "line 3: field edge out of range (1e+308)"},
+		{"amd edge Inf", amdHeader + "1787300000,0,1000,Inf\n", "line 2: field edge out of range (+Inf)"},
+		{"amd hotspot beyond float32", "timestamp,gpu,socket_power,hotspot,edge\n1787300000,0,1000,1e39,40\n", "line 2: field hotspot out of range (1e+39)"},
+		{"dcgm temperature beyond float32", "schema_version,timestamp_unix,scrape_seq,hostname,gpu_index,gpu_uuid,power_w,temperature_c\n" +
+			"1,1787300000.0,0,node-p,0,GPU-a,400,1e308\n", "line 2: field temperature_c out of range (1e+308)"},
+		{"dcgm utilization NaN", "schema_version,timestamp_unix,scrape_seq,hostname,gpu_index,gpu_uuid,power_w,gpu_util_pct\n" +
+			"1,1787300000.0,0,node-p,0,GPU-a,400,NaN\n", "line 2: field gpu_util_pct out of range (NaN)"},
 		// timestamps
 		{"nvidia backwards an hour", nvHeader +
 			"2026/08/21 08:01:40.250, 0, 146 W, 35\n2026/08/21 08:01:41.250, 0, 146 W, 35\n2026/08/21 07:00:00.000, 0, 146 W, 35\n",
@@ -114,8 +130,8 @@ func TestParseRejectsImpossibleInput(t *testing.T) {
 }
 
 // What stays accepted next to the rules above: sentinels are dropped
-// (counted), a non-finite metric other than power is null, the same in
-// every format; a sample reordered within BackwardTolerance is put in time
+// (counted) as power and null as another metric, the same in every
+// format; a sample reordered within BackwardTolerance is put in time
 // order; a power of exactly 0 or MaxPowerW is possible.
 func TestParseSentinelsAndTolerances(t *testing.T) {
 	cases := []struct {
@@ -124,8 +140,8 @@ func TestParseSentinelsAndTolerances(t *testing.T) {
 		nullTemperatureAt int // sample index with a null temperature (-1: none)
 	}{
 		{"nvidia sentinels", nvHeader + "2026/08/21 08:01:40.250, 0, [N/A], 35\n2026/08/21 08:01:41.250, 0, N/A, 35\n" +
-			"2026/08/21 08:01:42.250, 0, 0 W, NaN\n2026/08/21 08:01:43.250, 0, 5000 W, 35\n", 2, 2, 0},
-		{"amd sentinels", amdHeader + "1787300000,0,N/A,40\n1787300001,0,,40\n1787300002,0,0,NaN\n1787300003,0,5000,40\n", 2, 2, 0},
+			"2026/08/21 08:01:42.250, 0, 0 W, [N/A]\n2026/08/21 08:01:43.250, 0, 5000 W, 35\n", 2, 2, 0},
+		{"amd sentinels", amdHeader + "1787300000,0,N/A,40\n1787300001,0,,40\n1787300002,0,0,N/A\n1787300003,0,5000,40\n", 2, 2, 0},
 		{"dcgm sentinels", dcgmHeader + "1,1787300000.0,0,node-p,0,GPU-a,\n1,1787300001.0,1,node-p,0,GPU-a,N/A\n" +
 			"1,1787300002.0,2,node-p,0,GPU-a,0\n1,1787300003.0,3,node-p,0,GPU-a,5000\n", 2, 2, -1},
 		{"nvidia reordered within tolerance", nvHeader + "2026/08/21 08:01:41.250, 0, 100 W, 35\n2026/08/21 08:01:40.250, 0, 100 W, 35\n" +
@@ -151,7 +167,7 @@ func TestParseSentinelsAndTolerances(t *testing.T) {
 			require.Equal(t, c.dropped, dropped)
 			if c.nullTemperatureAt >= 0 {
 				temp := series[0].Batches[0].Column(ColMetrics + MetricTemperature)
-				require.True(t, temp.IsNull(c.nullTemperatureAt), "a non-finite temperature is null")
+				require.True(t, temp.IsNull(c.nullTemperatureAt), "a sentinel temperature is null")
 			}
 		})
 	}

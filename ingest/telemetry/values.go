@@ -27,7 +27,10 @@ const (
 //     and counted (Facts.Dropped), as the reference does.
 //   - A number that is not finite (NaN, ±Inf, an overflow such as 1e400)
 //     is no sentinel: as power it fails the file ("line N: non-finite
-//     power"); as another metric it is stored as null.
+//     power"). Every other metric is stored in a real (float32) column:
+//     a value that is not finite or beyond float32's range (1e308) fails
+//     the file ("line N: field temperature.gpu out of range (1e308)"),
+//     never stored as ±Infinity or null.
 //   - A finite power outside [0, MaxPowerW] is physically impossible and
 //     fails the file ("line N: impossible power").
 //
@@ -258,6 +261,12 @@ func ParseUTCOffset(s string) (time.Duration, bool) {
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// fitsReal reports whether v can be stored in a PostgreSQL real column
+// as the number it is: finite and within float32's range.
+func fitsReal(v float64) bool { return finite(v) && math.Abs(v) <= math.MaxFloat32 }
+
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 func roundInt(v float64) int64 { return int64(math.Round(v)) }
 

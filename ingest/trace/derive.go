@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 // Versions of the derived payloads; a change of shape bumps them.
@@ -23,13 +25,24 @@ type Derived struct {
 	KVCapacity *int64
 }
 
-// DerivedMetrics are flat benchmark metric keys: Override replaces the
-// aggregate's value, Fill is added only to rows without
-// median_full_response_itl.
-type DerivedMetrics struct {
-	Override map[string]float64 `json:"override,omitempty"`
-	Fill     map[string]float64 `json:"fill,omitempty"`
-}
+// DerivedMetrics are the metrics derived from a trace, every key starting
+// with schema.DerivedMetricPrefix. They are added to the linked benchmark
+// rows next to the published metrics, which they never replace:
+//
+//   - derived_gpu_cache_hit_rate: Σ HBM prefix-cache hit tokens (the
+//     "cache hit (HBM)", "cache hit" or "local_cache_hit" sources of
+//     prompt tokens, else the prefix-cache hits) / Σ prompt tokens, over
+//     the server metrics' time slices;
+//   - derived_cpu_cache_hit_rate: Σ ("cache hit (CPU offload)" +
+//     "external_kv_transfer") / Σ prompt tokens, when the server reports
+//     those sources;
+//   - derived_<stat>_full_response_itl, stat in mean, median, p75, p90,
+//     p95, p99, std: the per-request inter-token latency
+//     (request_end − request_start − TTFT) / (OSL − 1) of the profiled,
+//     error-free requests; derived_<stat>_full_response_intvty is
+//     1 / derived_<stat>_full_response_itl (std: the population standard
+//     deviation of the per-request 1 / ITL).
+type DerivedMetrics map[string]float64
 
 type aggregateStats struct {
 	Version            int        `json:"version"`
@@ -124,7 +137,7 @@ func (p *Profile) WriteTimeline(w io.Writer) error {
 // Derive computes the payloads of a sidecar from its profile and, when
 // present, its server metrics (sm may be nil).
 func Derive(p *Profile, sm *ServerMetrics) (*Derived, error) {
-	d := &Derived{Metrics: DerivedMetrics{Override: map[string]float64{}, Fill: map[string]float64{}}}
+	d := &Derived{Metrics: DerivedMetrics{}}
 	duration := 0.0
 	if p.EndNs > p.StartNs {
 		duration = round(float64(p.EndNs-p.StartNs) / 1e9)
@@ -179,14 +192,14 @@ func Derive(p *Profile, sm *ServerMetrics) (*Derived, error) {
 		}
 		st.KVCacheUtil, st.PrefixCacheHitRate = Summarize(kv), Summarize(hit)
 		if gpu, cpu, ok := sm.CacheHitRates(); ok {
-			d.Metrics.Override["server_gpu_cache_hit_rate"] = gpu
+			d.Metrics[schema.DerivedMetricPrefix+"gpu_cache_hit_rate"] = gpu
 			if cpu != nil {
-				d.Metrics.Override["server_cpu_cache_hit_rate"] = *cpu
+				d.Metrics[schema.DerivedMetricPrefix+"cpu_cache_hit_rate"] = *cpu
 			}
 		}
 		d.KVCapacity = sm.KVCapacity()
 	}
-	fillFullResponse(d.Metrics.Fill, p.reconstructedITL)
+	fullResponseITL(d.Metrics, p.reconstructedITL)
 	var err error
 	if d.AggregateStats, err = json.Marshal(st); err != nil {
 		return nil, err
@@ -214,10 +227,9 @@ func hbmSlice(sm *ServerMetrics) ([]float64, bool) {
 	return out, out != nil
 }
 
-// fillFullResponse sets the full-response ITL stats reconstructed from the
-// profile and, as the benchmark normalizer does when an aggregate carries
-// them, the canonical itl/intvty of the same domain (intvty = 1/itl).
-func fillFullResponse(m map[string]float64, itl []float64) {
+// fullResponseITL sets the derived full-response ITL stats reconstructed
+// from the profile and their interactivity (intvty = 1/itl).
+func fullResponseITL(m DerivedMetrics, itl []float64) {
 	if len(itl) == 0 {
 		return
 	}
@@ -228,10 +240,8 @@ func fillFullResponse(m map[string]float64, itl []float64) {
 		if v <= 0 {
 			continue
 		}
-		m[st+"_full_response_itl"] = v
-		m[st+"_full_response_intvty"] = round(1 / v)
-		m[st+"_itl"] = v
-		m[st+"_intvty"] = round(1 / v)
+		m[schema.DerivedMetricPrefix+st+"_full_response_itl"] = v
+		m[schema.DerivedMetricPrefix+st+"_full_response_intvty"] = round(1 / v)
 	}
 	inv := make([]float64, 0, len(itl))
 	for _, v := range itl {
@@ -239,10 +249,8 @@ func fillFullResponse(m map[string]float64, itl []float64) {
 			inv = append(inv, 1/v)
 		}
 	}
-	m["std_full_response_itl"] = b.Std
-	m["std_full_response_intvty"] = round(pstdev(inv))
-	m["std_itl"] = b.Std
-	m["std_intvty"] = round(pstdev(inv))
+	m[schema.DerivedMetricPrefix+"std_full_response_itl"] = b.Std
+	m[schema.DerivedMetricPrefix+"std_full_response_intvty"] = round(pstdev(inv))
 }
 
 // clientSeries are per-second series seen by the client: completions and

@@ -7,6 +7,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // maxSlices bounds the per-second series (one week of 1-s timeslices): a
@@ -124,11 +126,16 @@ func ReadServerMetrics(r io.Reader) (*ServerMetrics, error) {
 		return nil, err
 	}
 	found := false
+	seen := map[string]bool{}
 	for dec.More() {
 		key, err := objectKey(dec)
 		if err != nil {
 			return nil, err
 		}
+		if seen[key] {
+			return nil, &strictjson.Error{Kind: strictjson.DuplicateKey, Field: key}
+		}
+		seen[key] = true
 		if key != "metrics" {
 			if err := skipValue(dec); err != nil {
 				return nil, fmt.Errorf("%s: %w", key, err)
@@ -161,11 +168,17 @@ func (m *ServerMetrics) readMetrics(dec *json.Decoder) error {
 		return fmt.Errorf("expected an object, found %v", tok)
 	}
 	var names []string
+	seen := map[string]bool{}
+	var chk strictjson.Checker
 	for dec.More() {
 		name, err := objectKey(dec)
 		if err != nil {
 			return err
 		}
+		if seen[name] {
+			return &strictjson.Error{Kind: strictjson.DuplicateKey, Field: name}
+		}
+		seen[name] = true
 		m.MetricCount++
 		names = append(names, name)
 		role, ok := metricRoles[name]
@@ -175,8 +188,15 @@ func (m *ServerMetrics) readMetrics(dec *json.Decoder) error {
 			}
 			continue
 		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := chk.Check(raw); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 		var mt metric
-		if err := dec.Decode(&mt); err != nil {
+		if err := json.Unmarshal(raw, &mt); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		m.add(name, role, mt)

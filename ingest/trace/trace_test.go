@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -123,8 +122,11 @@ func TestDerivedPayloadsGolden(t *testing.T) {
 	require.NoError(t, err)
 	// 330000 HBM hits (local_cache_hit) and 40000 external of 689000
 	// prompt tokens.
-	require.InDelta(t, 330000.0/689000, d.Metrics.Override["server_gpu_cache_hit_rate"], 1e-9)
-	require.InDelta(t, 40000.0/689000, d.Metrics.Override["server_cpu_cache_hit_rate"], 1e-9)
+	require.InDelta(t, 330000.0/689000, d.Metrics["derived_gpu_cache_hit_rate"], 1e-9)
+	require.InDelta(t, 40000.0/689000, d.Metrics["derived_cpu_cache_hit_rate"], 1e-9)
+	for k := range d.Metrics {
+		require.True(t, strings.HasPrefix(k, "derived_"), "%s: every derived metric has its own name", k)
+	}
 	require.Nil(t, d.KVCapacity)
 	var tl bytes.Buffer
 	require.NoError(t, p.WriteTimeline(&tl))
@@ -141,9 +143,9 @@ func TestDerivedWithoutServerMetrics(t *testing.T) {
 	p, _ := readTestdata(t)
 	d, err := Derive(p, nil)
 	require.NoError(t, err)
-	require.Empty(t, d.Metrics.Override)
-	require.Contains(t, d.Metrics.Fill, "median_full_response_itl")
-	require.InDelta(t, 1/d.Metrics.Fill["median_full_response_itl"], d.Metrics.Fill["median_full_response_intvty"], 1e-6)
+	require.NotContains(t, d.Metrics, "derived_gpu_cache_hit_rate")
+	require.Contains(t, d.Metrics, "derived_median_full_response_itl")
+	require.InDelta(t, 1/d.Metrics["derived_median_full_response_itl"], d.Metrics["derived_median_full_response_intvty"], 1e-6)
 }
 
 func TestReadProfileErrors(t *testing.T) {
@@ -182,28 +184,42 @@ func TestReadProfileCountsOnlyRealRecords(t *testing.T) {
 		ErrorCategories: map[string]int64{"HTTPStatusError": 1}}, p.Accounting)
 }
 
-// Strings from a profile that PostgreSQL text and jsonb cannot hold (NUL,
-// invalid UTF-8, escaped lone surrogates) are cleaned before they reach
-// the payloads.
-func TestProfileStringsAreCleaned(t *testing.T) {
-	in := "{\"metadata\":{\"conversation_id\":\"a\\ud800b\\u0000c\",\"worker_id\":\"w\xff\",\"request_start_ns\":1,\"request_end_ns\":2}," +
-		"\"metrics\":{\"time_to_first_token\":5},\"error\":{\"type\":\"Bad\\u0000\\udc00Type\xfe\"}}\n" +
-		"{\"metadata\":{\"conversation_id\":\"ok\",\"request_start_ns\":3,\"request_end_ns\":4},\"error\":\"caf\xe9: boom\"}\n"
-	p, err := ReadProfile(strings.NewReader(in))
-	require.NoError(t, err)
-	d, err := Derive(p, nil)
-	require.NoError(t, err)
-	var tl bytes.Buffer
-	require.NoError(t, p.WriteTimeline(&tl))
-	for name, b := range map[string][]byte{"stats": d.AggregateStats, "chart": d.ChartSeries, "timeline": tl.Bytes()} {
-		require.True(t, json.Valid(b), name)
-		require.True(t, utf8.Valid(b), name)
-		require.NotContains(t, string(b), "\\u0000", name)
-		require.NotContains(t, strings.ToLower(string(b)), "\\ud8", name)
-		require.NotContains(t, strings.ToLower(string(b)), "\\udc", name)
+// A profile line with a duplicate key, a NUL or invalid UTF-8 in a string
+// (escaped lone surrogates included) fails the trace, naming the line and
+// the field, instead of being resolved, stripped or replaced.
+func TestReadProfileStrictJSON(t *testing.T) {
+	const ok = "{\"metadata\":{\"conversation_id\":\"a\"}}\n"
+	for _, tc := range []struct{ name, line, want string }{
+		{"duplicate key", `{"metadata":{"conversation_id":"a","conversation_id":"b"}}`, `line 2: duplicate key "metadata.conversation_id"`},
+		{"duplicate top-level key", `{"metrics":{},"metadata":{"conversation_id":"a"},"metrics":{"time_to_first_token":5}}`, `line 2: duplicate key "metrics"`},
+		{"escaped NUL", `{"metadata":{"conversation_id":"a\u0000c"}}`, `line 2: field "metadata.conversation_id": string holds a NUL`},
+		{"lone surrogate", `{"metadata":{"conversation_id":"a\ud800b"}}`, `line 2: field "metadata.conversation_id": invalid UTF-8`},
+		{"invalid UTF-8", "{\"metadata\":{\"worker_id\":\"w\xff\"}}", `line 2: field "metadata.worker_id": invalid UTF-8`},
+		{"NUL in an error", `{"metadata":{"conversation_id":"a"},"error":{"type":"Bad\u0000Type"}}`, `line 2: field "error.type": string holds a NUL`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadProfile(strings.NewReader(ok + tc.line + "\n"))
+			require.EqualError(t, err, tc.want)
+		})
 	}
-	for cat := range p.Accounting.ErrorCategories {
-		require.True(t, utf8.ValidString(cat) && !strings.ContainsRune(cat, 0), "%q", cat)
+}
+
+// Duplicate keys in server_metrics_export.json fail it: the decoder would
+// otherwise read one metric twice or keep the later value.
+func TestReadServerMetricsStrictJSON(t *testing.T) {
+	for _, tc := range []struct{ name, doc, want string }{
+		{"metrics twice", `{"metrics": {}, "metrics": {}}`, `duplicate key "metrics"`},
+		{"metric twice", `{"metrics": {"vllm:num_requests_running": {"series": []}, "vllm:num_requests_running": {"series": []}}}`,
+			`metrics: duplicate key "vllm:num_requests_running"`},
+		{"duplicate inside a metric", `{"metrics": {"vllm:num_requests_running": {"series": [], "series": []}}}`,
+			`metrics: vllm:num_requests_running: duplicate key "series"`},
+		{"NUL inside a metric", `{"metrics": {"vllm:num_requests_running": {"type": "g\u0000", "series": []}}}`,
+			`metrics: vllm:num_requests_running: field "type": string holds a NUL`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadServerMetrics(strings.NewReader(tc.doc))
+			require.EqualError(t, err, tc.want)
+		})
 	}
 }
 

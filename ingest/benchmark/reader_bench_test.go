@@ -1,0 +1,47 @@
+package benchmark
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// benchAggregate is an aggregate results file of 2000 single-node rows
+// shaped like the producer's (about 1.5 KB each).
+func benchAggregate(b *testing.B) []byte {
+	b.Helper()
+	rows := make([]map[string]any, 2000)
+	for i := range rows {
+		row := map[string]any{
+			"hw": "b200", "conc": 4 << (i % 8), "image": "lmsysorg/sglang:v0.5.14-cu130", "model": "Qwen/Qwen3.5-397B-A17B-FP8",
+			"infmax_model_prefix": "qwen3.5", "framework": "sglang", "precision": "fp8", "spec_decoding": "none",
+			"disagg": false, "recipe_fingerprint": strings.Repeat("ab", 32), "isl": 8192, "osl": 1024,
+			"is_multinode": false, "tp": 8, "pp": 1, "dcp_size": 1, "pcp_size": 1, "ep": 1, "dp_attention": "false",
+		}
+		for _, st := range []string{"mean", "median", "p75", "p90", "p95", "p99", "p99.9", "std"} {
+			for _, m := range []string{"ttft", "tpot", "itl", "e2el", "intvty"} {
+				row[st+"_"+m] = 0.0123456789 * float64(i+1)
+			}
+		}
+		rows[i] = row
+	}
+	data, err := json.MarshalIndent(rows, "", "  ")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+func BenchmarkReadRows(b *testing.B) {
+	data := benchAggregate(b)
+	rd := NewReader()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		n, err := rd.ReadRows(bytes.NewReader(data), ArrayOnly, func(_ int, _ map[string]any, err error) error { return err })
+		if err != nil || n != 2000 {
+			b.Fatal(n, err)
+		}
+	}
+}

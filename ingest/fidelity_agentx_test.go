@@ -1,0 +1,154 @@
+package ingest_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/ingest"
+	"github.com/inferencex/ingest/schema"
+)
+
+// agentxMetrics maps each stored AgentX row (by conc) to its metrics.
+func agentxMetrics(t *testing.T, e *env) map[int]map[string]any {
+	t.Helper()
+	rows, err := e.pool().Query(context.Background(),
+		`SELECT conc, metrics FROM benchmark_results WHERE benchmark_type = 'agentic_traces'`)
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[int]map[string]any{}
+	for rows.Next() {
+		var conc int
+		var raw []byte
+		require.NoError(t, rows.Scan(&conc, &raw))
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(raw, &m))
+		out[conc] = m
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// requirePublishedKept checks that got holds every published metric with
+// its published value, and adds only derived_* values and the KV-cache
+// pool (read from the server logs where the row publishes none).
+func requirePublishedKept(t *testing.T, published, got map[string]any, conc int) {
+	t.Helper()
+	for k, v := range published {
+		require.Equal(t, v, got[k], "conc %d: %s as published", conc, k)
+	}
+	for k := range got {
+		if _, ok := published[k]; !ok {
+			require.True(t, strings.HasPrefix(k, schema.DerivedMetricPrefix) || k == "kv_cache_pool_tokens",
+				"conc %d: %s added to the published metrics", conc, k)
+		}
+	}
+}
+
+// The demo's AgentX rows keep every published metric exactly (conc 4
+// publishes server_gpu_cache_hit_rate 0.67837); the values derived from
+// the traces are stored next to them as derived_*: the rows equal the
+// same run ingested without its traces and server logs, plus derived_*
+// and the KV pool (issue 12).
+func TestAgentXPublishedMetricsAreKept(t *testing.T) {
+	e := newEnv(t)
+	e.mustIngest(demoTree(t), ingest.Config{})
+	withTraces := agentxMetrics(t, e)
+	require.Equal(t, 0.67837, withTraces[4]["server_gpu_cache_hit_rate"], "published")
+	derived, ok := withTraces[4]["derived_gpu_cache_hit_rate"].(float64)
+	require.True(t, ok, "derived_gpu_cache_hit_rate stored: %v", withTraces[4])
+	require.InDelta(t, 0.426, derived, 0.001, "derived from the trace's counters")
+	linked := e.count(`SELECT count(*) FROM benchmark_results WHERE trace_replay_id IS NOT NULL`)
+	require.Equal(t, 3, linked)
+	require.Equal(t, linked, e.count(`SELECT count(*) FROM benchmark_results WHERE metrics ? 'derived_gpu_cache_hit_rate'`))
+
+	bare := newEnv(t)
+	dir := demoTree(t)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, en := range entries {
+		if n := en.Name(); strings.HasPrefix(n, "agentic_") || strings.Contains(n, "server_logs") {
+			require.NoError(t, os.RemoveAll(filepath.Join(dir, n)))
+		}
+	}
+	bare.mustIngest(dir, ingest.Config{})
+	published := agentxMetrics(t, bare)
+	require.Len(t, published, len(withTraces))
+	for conc, m := range withTraces {
+		requirePublishedKept(t, published[conc], m, conc)
+	}
+}
+
+// A published metric named derived_* fails its row: the prefix belongs to
+// what the ingest derives.
+func TestPublishedDerivedPrefixFailsTheRow(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	perJob(t, dir, "good4", benchRow(4, nil))
+	perJob(t, dir, "reserved", benchRow(8, map[string]any{"derived_gpu_cache_hit_rate": 0.5}))
+	sum := e.mustIngest(dir, ingest.Config{Run: RunID(44, 1)})
+	require.Equal(t, schema.Counts{New: 1, Failed: 1}, sum.Rows.Benchmark)
+	require.Equal(t, []schema.Failure{{Category: schema.CategoryBenchmark, Artifact: "bmk_reserved", File: "agg_reserved.json",
+		Reason: "row 0: derived_gpu_cache_hit_rate: the derived_ prefix is reserved for metrics the ingest derives from traces"}}, sum.Failures)
+}
+
+// qOlderApplyDerived is how binaries before migration 000008 wrote a
+// sidecar's derived metrics into its rows: override over the published
+// values, fill into rows without median_full_response_itl.
+const qOlderApplyDerived = `
+UPDATE benchmark_results b SET metrics = b.metrics
+	|| coalesce(t.derived_metrics -> 'override', '{}'::jsonb)
+	|| CASE WHEN b.metrics ? 'median_full_response_itl' THEN '{}'::jsonb
+		ELSE coalesce(t.derived_metrics -> 'fill', '{}'::jsonb) END
+FROM agentic_trace_replay t WHERE t.id = b.trace_replay_id`
+
+// Migration 000008 repairs rows an older binary stored: the overwritten
+// keys leave (the published values are not in the database), the derived
+// values move to derived_*, the digests are cleared; the next ingest of
+// the run restores the published values (counted as updated) and ends
+// where a fresh ingest does. The down migration restores the older layout.
+func TestMigrationDerivedMetricsRepairsOlderRows(t *testing.T) {
+	ctx := context.Background()
+	up, err := os.ReadFile("../migrations/000008_derived_metrics.up.sql")
+	require.NoError(t, err)
+	down, err := os.ReadFile("../migrations/000008_derived_metrics.down.sql")
+	require.NoError(t, err)
+
+	e := newEnv(t)
+	dir := demoTree(t)
+	e.mustIngest(dir, ingest.Config{})
+	fresh := agentxMetrics(t, e)
+	freshSums := e.checksums("agentic_trace_replay")
+
+	// An older binary's database: the down migration's layout, with the
+	// older apply run over it.
+	_, err = e.pool().Exec(ctx, string(down))
+	require.NoError(t, err)
+	require.Zero(t, e.count(`SELECT count(*) FROM benchmark_results WHERE metrics::text LIKE '%derived_%'`))
+	require.Equal(t, 3, e.count(`SELECT count(*) FROM agentic_trace_replay WHERE derived_metrics ? 'override'`))
+	_, err = e.pool().Exec(ctx, qOlderApplyDerived)
+	require.NoError(t, err)
+	older := agentxMetrics(t, e)
+	require.NotEqual(t, 0.67837, older[4]["server_gpu_cache_hit_rate"], "the older binary overwrote the published value")
+	require.Equal(t, fresh[4]["derived_gpu_cache_hit_rate"], older[4]["server_gpu_cache_hit_rate"])
+
+	_, err = e.pool().Exec(ctx, string(up))
+	require.NoError(t, err)
+	repaired := agentxMetrics(t, e)
+	require.NotContains(t, repaired[4], "server_gpu_cache_hit_rate", "a derived value under a published name is removed, not kept")
+	require.Equal(t, fresh[4]["derived_gpu_cache_hit_rate"], repaired[4]["derived_gpu_cache_hit_rate"])
+	require.Equal(t, freshSums, e.checksums("agentic_trace_replay"), "sidecars back in the current layout")
+	require.Equal(t, 3, e.count(`SELECT count(*) FROM benchmark_results WHERE content_digest = '\x'::bytea`))
+
+	sum := e.mustIngest(dir, ingest.Config{})
+	require.EqualValues(t, 3, sum.Details.BenchmarkRowsUpdated, "the repaired rows are re-stored from the artifacts")
+	require.Equal(t, fresh, agentxMetrics(t, e))
+	require.Zero(t, e.count(`SELECT count(*) FROM benchmark_results WHERE content_digest = '\x'::bytea`))
+	again := e.mustIngest(dir, ingest.Config{})
+	require.Zero(t, again.Details.BenchmarkRowsUpdated)
+}
