@@ -11,12 +11,14 @@ import (
 
 // benchmarkSource adapts a row iterator to pgx.CopyFromSource.
 type benchmarkSource struct {
-	next   func() (schema.StagedBenchmark, bool, error)
-	date   string
-	known  map[digest]struct{}
-	buf    []byte
-	values []any
-	err    error
+	next  func() (schema.StagedBenchmark, bool, error)
+	date  string
+	known map[digest]struct{}
+	// winners, when set, ranks the copies of every point as they pass.
+	winners *winners
+	buf     []byte
+	values  []any
+	err     error
 }
 
 func (s *benchmarkSource) Next() bool {
@@ -28,7 +30,7 @@ func (s *benchmarkSource) Next() bool {
 	if !ok {
 		return false
 	}
-	s.values, s.buf, s.err = stagingValues(row, s.date, s.known, s.buf)
+	s.values, s.buf, s.err = stagingValues(row, s.date, s.known, s.buf, s.winners)
 	return s.err == nil
 }
 
@@ -42,7 +44,7 @@ type digest [16]byte
 // stagingValues lays a row out in stagingColumns order. A row whose digest
 // the run already has is staged without its values (unchanged): it only
 // takes part in choosing the point's winner.
-func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struct{}, buf []byte) ([]any, []byte, error) {
+func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struct{}, buf []byte, w *winners) ([]any, []byte, error) {
 	p, c := &r.Point, r.Point.Config
 	metrics, err := encodeMetrics(buf[:0], p.Metrics)
 	if err != nil {
@@ -68,6 +70,13 @@ func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struc
 		id := r.Source.ArtifactID
 		artifactID = &id
 	}
+	artifact, file := cleanText(r.Source.Artifact), cleanText(r.Source.File)
+	if w != nil {
+		var k digest
+		copy(k[:], keyHash[:16])
+		w.add(k, winner{point: schema.TracePoint{Digest: d[:], BenchmarkType: p.BenchmarkType, Artifact: artifact, File: file,
+			IsAggregate: r.IsAggregate}, rank: r.AttemptRank, row: r.Source.Row})
+	}
 	return []any{
 		keyHash[:16], r.IsAggregate, int32(r.AttemptRank),
 		c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod, c.Disagg, c.IsMultinode,
@@ -77,7 +86,7 @@ func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struc
 		p.BenchmarkType, p.ISL, p.OSL, int32(p.Conc), p.OffloadMode, fingerprint, image,
 		metricsValue, nilIfEmpty(workers), nilIfEmpty(reasons), nilIfEmpty(audit),
 		d[:], unchanged,
-		cleanText(r.Source.Artifact), artifactID, cleanText(r.Source.File), int32(r.Source.Row),
+		artifact, artifactID, file, int32(r.Source.Row),
 	}, metrics, nil
 }
 

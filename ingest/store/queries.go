@@ -89,8 +89,9 @@ SELECT DISTINCT ` + configColumns + ` FROM stage_benchmark
 ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 
 // qUpsertBenchmarks picks one winner per point (per-job files before
-// aggregates, newest attempt first, then artifact, file and row order — never
-// the order rows arrived in), writes the winners
+// aggregates, newest attempt first, then artifact, file and row order, as
+// bytes whatever the database's collation — never the order rows arrived
+// in; the store's winners ranks the same way), writes the winners
 // and counts what happened to every staged row, in one statement.
 // A winner staged as unchanged (its digest is already stored) is a duplicate
 // and is not written; a duplicate whose digest differs is refreshed (counted
@@ -101,7 +102,8 @@ WITH ranked AS (
 		row_number() OVER w AS rn,
 		first_value(s.is_aggregate) OVER w AS winner_is_aggregate
 	FROM stage_benchmark s
-	WINDOW w AS (PARTITION BY s.point_key ORDER BY s.is_aggregate, s.attempt_rank, s.source_artifact, s.source_file, s.source_row)
+	WINDOW w AS (PARTITION BY s.point_key ORDER BY s.is_aggregate, s.attempt_rank,
+		s.source_artifact COLLATE "C", s.source_file COLLATE "C", s.source_row)
 ), ins AS (
 	INSERT INTO benchmark_results AS b (
 		workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,

@@ -23,6 +23,8 @@ type RunTx struct {
 	log   *zap.Logger
 	// known holds the content digests the run's rows already have.
 	known map[digest]struct{}
+	// winners ranks the staged benchmark rows (StageBenchmarks).
+	winners *winners
 	// evalsStaged is set once the eval staging tables exist.
 	evalsStaged bool
 }
@@ -112,7 +114,8 @@ func (t *RunTx) Run() schema.WrittenRun { return t.run }
 // PostgreSQL receives earlier rows, and memory stays flat however large the
 // run. It returns how many rows were staged.
 func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error) {
-	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known}
+	t.winners = newWinners()
+	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known, winners: t.winners}
 	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_benchmark"}, stagingColumns, src)
 	if err != nil {
 		return n, fmt.Errorf("stage benchmark rows: %w", err)
