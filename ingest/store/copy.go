@@ -16,9 +16,11 @@ type benchmarkSource struct {
 	known map[digest]struct{}
 	// winners, when set, ranks the copies of every point as they pass.
 	winners *winners
-	buf     []byte
-	values  []any
-	err     error
+	// seq numbers the rows in staging order.
+	seq    int32
+	buf    []byte
+	values []any
+	err    error
 }
 
 func (s *benchmarkSource) Next() bool {
@@ -30,7 +32,8 @@ func (s *benchmarkSource) Next() bool {
 	if !ok {
 		return false
 	}
-	s.values, s.buf, s.err = stagingValues(row, s.date, s.known, s.buf, s.winners)
+	s.values, s.buf, s.err = stagingValues(row, s.seq, s.date, s.known, s.buf, s.winners)
+	s.seq++
 	return s.err == nil
 }
 
@@ -44,7 +47,7 @@ type digest [16]byte
 // stagingValues lays a row out in stagingColumns order. A row whose digest
 // the run already has is staged without its values (unchanged): it only
 // takes part in choosing the point's winner.
-func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struct{}, buf []byte, w *winners) ([]any, []byte, error) {
+func stagingValues(r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, buf []byte, w *winners) ([]any, []byte, error) {
 	p, c := &r.Point, r.Point.Config
 	metrics, err := encodeMetrics(buf[:0], p.Metrics)
 	if err != nil {
@@ -75,10 +78,10 @@ func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struc
 		var k digest
 		copy(k[:], keyHash[:16])
 		w.add(k, winner{point: schema.TracePoint{Digest: d[:], BenchmarkType: p.BenchmarkType, Artifact: artifact, File: file,
-			IsAggregate: r.IsAggregate}, rank: r.AttemptRank, row: r.Source.Row})
+			IsAggregate: r.IsAggregate}, rank: r.AttemptRank, row: r.Source.Row, seq: seq, unchanged: unchanged})
 	}
 	return []any{
-		keyHash[:16], r.IsAggregate, int32(r.AttemptRank),
+		seq, keyHash[:16], r.IsAggregate, int32(r.AttemptRank),
 		c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod, c.Disagg, c.IsMultinode,
 		int16(c.PrefillTP), int16(c.PrefillEP), c.PrefillDPAttention, int16(c.PrefillNumWorkers),
 		int16(c.DecodeTP), int16(c.DecodeEP), c.DecodeDPAttention, int16(c.DecodeNumWorkers),

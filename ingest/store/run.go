@@ -23,8 +23,10 @@ type RunTx struct {
 	log   *zap.Logger
 	// known holds the content digests the run's rows already have.
 	known map[digest]struct{}
-	// winners ranks the staged benchmark rows (StageBenchmarks).
+	// winners ranks the staged benchmark rows (StageBenchmarks); staged
+	// is how many rows PostgreSQL received.
 	winners *winners
+	staged  int64
 	// evalsStaged is set once the eval staging tables exist.
 	evalsStaged bool
 }
@@ -117,6 +119,7 @@ func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedB
 	t.winners = newWinners()
 	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known, winners: t.winners}
 	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_benchmark"}, stagingColumns, src)
+	t.staged = n
 	if err != nil {
 		return n, fmt.Errorf("stage benchmark rows: %w", err)
 	}
@@ -129,11 +132,14 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 	var r schema.ApplyResult
 	b := &pgx.Batch{}
 	b.Queue(qInsertConfigs)
+	rk := t.winners.result()
 	upsert := qUpsertBenchmarks
 	if len(t.known) == 0 {
 		upsert = qInsertBenchmarks
 	}
-	b.Queue(upsert, t.run.WorkflowRunID, t.run.Date, t.run.IngestID)
+	if len(rk.write) > 0 {
+		b.Queue(upsert, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rk.write)
+	}
 	b.Queue(qInsertAvailability, t.run.Date)
 	if len(stats) > 0 {
 		cl, hw, src, file := make([]string, len(stats)), make([]string, len(stats)), make([]string, len(stats)), make([]string, len(stats))
@@ -151,11 +157,13 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 		return r, fmt.Errorf("write configs: %w", err)
 	}
 	r.ConfigsNew = tag.RowsAffected()
-	var winners int64
-	if err := res.QueryRow().Scan(&r.BenchmarkStaged, &winners, &r.BenchmarkNew, &r.BenchmarkUpdated, &r.Covered, &r.StaleAttempt); err != nil {
-		return r, fmt.Errorf("write benchmark results: %w", err)
+	if len(rk.write) > 0 {
+		if err := res.QueryRow().Scan(&r.BenchmarkNew, &r.BenchmarkUpdated); err != nil {
+			return r, fmt.Errorf("write benchmark results: %w", err)
+		}
 	}
-	r.BenchmarkDuplicate = winners - r.BenchmarkNew
+	r.BenchmarkStaged, r.Covered, r.StaleAttempt = t.staged, rk.covered, rk.stale
+	r.BenchmarkDuplicate = rk.winners - r.BenchmarkNew
 	if tag, err = res.Exec(); err != nil {
 		return r, fmt.Errorf("write availability: %w", err)
 	}
