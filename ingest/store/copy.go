@@ -77,8 +77,8 @@ func stagingValues(r schema.StagedBenchmark, seq int32, date string, known map[d
 	if w != nil {
 		var k digest
 		copy(k[:], keyHash[:16])
-		w.add(k, winner{point: schema.TracePoint{Digest: d[:], BenchmarkType: p.BenchmarkType, Artifact: artifact, File: file,
-			IsAggregate: r.IsAggregate}, rank: r.AttemptRank, row: r.Source.Row, seq: seq, unchanged: unchanged})
+		w.add(k, winner{digest: d, artifact: artifact, file: file, benchmarkType: p.BenchmarkType, rank: int32(r.AttemptRank),
+			row: int32(r.Source.Row), seq: seq, aggregate: r.IsAggregate, unchanged: unchanged})
 	}
 	return []any{
 		seq, keyHash[:16], r.IsAggregate, int32(r.AttemptRank),

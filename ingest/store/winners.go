@@ -7,26 +7,26 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// winners ranks the staged copies of every point while they are staged,
-// in the order qUpsertBenchmarks ranks them (per-job files before
-// aggregates, newest attempt first, then artifact, file and row, compared
-// as bytes like the statement's COLLATE "C"), so later stages get the
-// winners without ranking the staging table again.
+// winners ranks the staged copies of every point while they are staged —
+// per-job files before aggregates, newest attempt first, then artifact,
+// file and row, compared as bytes; never the order rows arrived in — so
+// qUpsertBenchmarks writes the winners without sorting the staging table,
+// and later stages get them without ranking it again. It holds one small
+// entry per point.
 type winners struct {
 	best map[digest]winner
 }
 
 type winner struct {
-	point schema.TracePoint
-	rank  int
-	row   int
-	// seq is the copy's staging order (stage_benchmark.seq); unchanged
-	// says its digest is stored already.
-	seq       int32
-	unchanged bool
-	// copies and aggregates count every staged copy of the point and the
-	// aggregate ones among them.
-	copies, aggregates int64
+	// digest is the content digest of the copy.
+	digest             digest
+	artifact, file     string
+	benchmarkType      string
+	rank, row          int32
+	seq                int32 // staging order (stage_benchmark.seq)
+	copies, aggregates int32 // every staged copy of the point, the aggregate ones
+	aggregate          bool
+	unchanged          bool // its digest is stored already
 }
 
 func newWinners() *winners { return &winners{best: map[digest]winner{}} }
@@ -35,7 +35,7 @@ func newWinners() *winners { return &winners{best: map[digest]winner{}} }
 func (w *winners) add(key digest, c winner) {
 	cur, ok := w.best[key]
 	c.copies, c.aggregates = cur.copies+1, cur.aggregates
-	if c.point.IsAggregate {
+	if c.aggregate {
 		c.aggregates++
 	}
 	if ok && compareCopies(cur, c) <= 0 {
@@ -44,6 +44,17 @@ func (w *winners) add(key digest, c winner) {
 		return
 	}
 	w.best[key] = c
+}
+
+func compareCopies(a, b winner) int {
+	if a.aggregate != b.aggregate {
+		if a.aggregate {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.artifact, b.artifact),
+		cmp.Compare(a.file, b.file), cmp.Compare(a.row, b.row))
 }
 
 // ranking is what the ranking decided: the staging order of the winners
@@ -62,14 +73,14 @@ func (w *winners) result() ranking {
 		return r
 	}
 	for _, c := range w.best {
-		r.staged += c.copies
+		r.staged += int64(c.copies)
 		r.winners++
 		covered := int64(0)
-		if !c.point.IsAggregate {
-			covered = c.aggregates
+		if !c.aggregate {
+			covered = int64(c.aggregates)
 		}
 		r.covered += covered
-		r.stale += c.copies - 1 - covered
+		r.stale += int64(c.copies) - 1 - covered
 		if !c.unchanged {
 			r.write = append(r.write, c.seq)
 		}
@@ -78,32 +89,22 @@ func (w *winners) result() ranking {
 	return r
 }
 
-func compareCopies(a, b winner) int {
-	if a.point.IsAggregate != b.point.IsAggregate {
-		if a.point.IsAggregate {
-			return 1
-		}
-		return -1
-	}
-	return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.point.Artifact, b.point.Artifact),
-		cmp.Compare(a.point.File, b.point.File), cmp.Compare(a.row, b.row))
-}
-
 // points lists the winners in source order (artifact, file, row).
 func (w *winners) points() []schema.TracePoint {
 	if w == nil {
 		return nil
 	}
-	out := make([]winner, 0, len(w.best))
-	for _, c := range w.best {
-		out = append(out, c)
+	out := make([]*winner, 0, len(w.best))
+	for k := range w.best {
+		c := w.best[k]
+		out = append(out, &c)
 	}
-	slices.SortFunc(out, func(a, b winner) int {
-		return cmp.Or(cmp.Compare(a.point.Artifact, b.point.Artifact), cmp.Compare(a.point.File, b.point.File), cmp.Compare(a.row, b.row))
+	slices.SortFunc(out, func(a, b *winner) int {
+		return cmp.Or(cmp.Compare(a.artifact, b.artifact), cmp.Compare(a.file, b.file), cmp.Compare(a.row, b.row))
 	})
 	ps := make([]schema.TracePoint, len(out))
 	for i, c := range out {
-		ps[i] = c.point
+		ps[i] = schema.TracePoint{Digest: c.digest[:], BenchmarkType: c.benchmarkType, Artifact: c.artifact, File: c.file, IsAggregate: c.aggregate}
 	}
 	return ps
 }
