@@ -90,7 +90,8 @@ SELECT DISTINCT ` + configColumns + ` FROM stage_benchmark
 ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 
 // qUpsertBenchmarks writes the winners the store ranked while staging
-// ($4: their seq; see winners — per-job files before aggregates, newest
+// ($4: their seq in point-key order, the order ids are given in; see
+// winners — per-job files before aggregates, newest
 // attempt first, then artifact, file and row order as bytes, never the
 // order rows arrived in), except those staged unchanged (their digest is
 // stored: duplicates). A winner whose digest differs from its stored row
@@ -106,7 +107,7 @@ WITH ins AS (
 	SELECT $1, c.id, r.benchmark_type, $2::date, r.isl, r.osl, r.conc, r.offload_mode,
 		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit, r.content_digest,
 		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3
-	FROM unnest($4::int[]) AS w (seq)
+	FROM unnest($4::int[]) WITH ORDINALITY AS w (seq, ord)
 	JOIN stage_benchmark r ON r.seq = w.seq
 	JOIN configs c ON (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
 		c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
@@ -116,6 +117,7 @@ WITH ins AS (
 		r.prefill_tp, r.prefill_ep, r.prefill_dp_attention, r.prefill_num_workers,
 		r.decode_tp, r.decode_ep, r.decode_dp_attention, r.decode_num_workers,
 		r.num_prefill_gpu, r.num_decode_gpu)
+	ORDER BY w.ord
 	%s
 	RETURNING (xmax = 0) AS inserted
 )

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 
@@ -57,8 +58,9 @@ func compareCopies(a, b winner) int {
 		cmp.Compare(a.file, b.file), cmp.Compare(a.row, b.row))
 }
 
-// ranking is what the ranking decided: the staging order of the winners
-// to write (changed or new), and how every staged copy counts.
+// ranking is what the ranking decided: the staging order (seq) of the
+// winners to write (changed or new), in point-key order, and how every
+// staged copy counts.
 type ranking struct {
 	write                           []int32
 	staged, winners, covered, stale int64
@@ -72,7 +74,15 @@ func (w *winners) result() ranking {
 	if w == nil {
 		return r
 	}
-	for _, c := range w.best {
+	keys := make([]digest, 0, len(w.best))
+	for k := range w.best {
+		keys = append(keys, k)
+	}
+	// Rows are written in point-key order, so row ids do not depend on the
+	// order the parser's workers staged them in.
+	slices.SortFunc(keys, func(a, b digest) int { return bytes.Compare(a[:], b[:]) })
+	for _, k := range keys {
+		c := w.best[k]
 		r.staged += int64(c.copies)
 		r.winners++
 		covered := int64(0)
@@ -85,7 +95,6 @@ func (w *winners) result() ranking {
 			r.write = append(r.write, c.seq)
 		}
 	}
-	slices.Sort(r.write)
 	return r
 }
 
