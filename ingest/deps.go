@@ -53,10 +53,16 @@ type Deps struct {
 	StageDone func(stage string, took time.Duration)
 }
 
-// stageDone reports a stage's wall time to StageDone, when set.
+// stageDone logs a stage's wall time ("stage finished", which the bench
+// command's -processes mode reads from `ingest load`) and reports it to
+// StageDone, when set.
 func (d Deps) stageDone(stage string, since time.Time) {
+	took := time.Since(since)
+	if d.Log != nil {
+		d.Log.Info("stage finished", zap.String("stage", stage), zap.Duration("took", took))
+	}
 	if d.StageDone != nil {
-		d.StageDone(stage, time.Since(since))
+		d.StageDone(stage, took)
 	}
 }
 

@@ -18,11 +18,13 @@ import (
 )
 
 // TraceWriter is what the traces stage needs from the run's transaction.
-// The stage costs at most five round trips whatever the run's size: list
-// the run's points, ask which digests are stored, create the staging table
-// and COPY every new chunk into it, one batch that writes the rest.
+// The stage costs at most five round trips whatever the run's size: find
+// the rows of the paired points, ask which digests are stored, create the
+// staging table and COPY every new chunk into it, one batch that writes
+// the rest. The run's points come from the benchmark stage's ranking.
 type TraceWriter interface {
-	TracePoints(ctx context.Context) ([]schema.TracePoint, error)
+	TracePoints() []schema.TracePoint
+	TraceRowLinks(ctx context.Context, digests [][]byte) (map[string]schema.TraceRowLink, error)
 	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte) (schema.TraceKnown, error)
 	StageTraceChunks(ctx context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error)
 	ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.TraceApplyResult, error)
@@ -59,16 +61,16 @@ func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error {
 	counts := &env.sum.Rows.Trace
 	counts.Unmapped += rows.unmapped
 
-	points, err := w.TracePoints(ctx)
-	if err != nil {
-		return err
-	}
+	points := w.TracePoints()
 	st := &traceStage{env: env, raws: byName(env.plan.artifacts(kindAgenticRaw)), logs: byName(env.plan.artifacts(kindServerLogs)),
 		sidecars: map[string]*sidecarJob{}, logJobs: map[string]*logJob{}}
 	for _, p := range points {
 		st.pair(p)
 	}
 	st.noteSkipped()
+	if err := st.resolveRows(ctx, w); err != nil {
+		return err
+	}
 	passStarted := time.Now()
 	st.firstPass()
 	env.log.Debug("traces hashed", zap.Int("sidecars", len(st.sidecarOrder)), zap.Int("server_logs", len(st.logOrder)),
@@ -164,6 +166,59 @@ func byName(arts []*source.Artifact) map[string]*source.Artifact {
 		}
 	}
 	return m
+}
+
+// resolveRows fills in the stored row and current links of every paired
+// point (one round trip, none when nothing was paired).
+func (s *traceStage) resolveRows(ctx context.Context, w TraceWriter) error {
+	var digests [][]byte
+	for _, j := range s.sidecarOrder {
+		for _, p := range j.rows {
+			digests = append(digests, p.Digest)
+		}
+	}
+	for _, j := range s.logOrder {
+		for _, p := range j.rows {
+			digests = append(digests, p.Digest)
+		}
+	}
+	if len(digests) == 0 {
+		return nil
+	}
+	links, err := w.TraceRowLinks(ctx, digests)
+	if err != nil {
+		return err
+	}
+	fill := func(p *schema.TracePoint) error {
+		l, ok := links[string(p.Digest)]
+		if !ok {
+			return fmt.Errorf("the winning row of %s/%s is not stored", p.Artifact, p.File)
+		}
+		p.RowID, p.TraceDigest, p.ServerLogDigest = l.RowID, l.TraceDigest, l.ServerLogDigest
+		return nil
+	}
+	for _, j := range s.sidecarOrder {
+		for i := range j.rows {
+			if err := fill(&j.rows[i]); err != nil {
+				return err
+			}
+		}
+	}
+	for _, j := range s.logOrder {
+		for i := range j.rows {
+			if err := fill(&j.rows[i]); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range s.items {
+		if s.items[i].job != nil {
+			if err := fill(&s.items[i].point); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // pair finds the raw sibling and server log of one written point.

@@ -3,6 +3,9 @@ package schema
 // TracePoint is one benchmark row the run wrote (or found unchanged), as
 // the traces stage sees it: its winning source and its current links.
 type TracePoint struct {
+	// Digest is the content digest of the winning row, which identifies
+	// the stored row within the run.
+	Digest        []byte
 	RowID         int64
 	BenchmarkType string
 	Artifact      string
@@ -12,6 +15,12 @@ type TracePoint struct {
 	// server log bundle the row is linked to, nil when unlinked.
 	TraceDigest     []byte
 	ServerLogDigest []byte
+}
+
+// TraceRowLink is a stored benchmark row's id and current links.
+type TraceRowLink struct {
+	RowID                        int64
+	TraceDigest, ServerLogDigest []byte
 }
 
 // TraceKnown are the digests among those asked for that are already stored.

@@ -48,6 +48,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		format   string
 		logLevel string
 		dbURL    string
+		repeat   int
+		bin      string
 	)
 	g := &cfg.Gen
 	fs.IntVar(&cfg.Runs, "runs", 1, "number of generated runs (distinct run ids and seeds)")
@@ -65,6 +67,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 	fs.StringVar(&cfg.Dir, "dir", "", "where to generate the trees (default: the temporary directory)")
 	fs.StringVar(&format, "format", "text", "output: text or md (Markdown tables)")
 	fs.StringVar(&logLevel, "log-level", "warn", "level of the ingest's log lines on stderr")
+	fs.IntVar(&repeat, "processes", 0, "instead: generate one run and, this many times, `ingest load` it into a fresh database and again, as separate processes; print the median wall time, peak RSS and stage times")
+	fs.StringVar(&bin, "ingest", "", "with -processes: the ingest binary (default: go build ./cmd/ingest)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -78,6 +82,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 	switch {
 	case fs.NArg() > 0:
 		return usage(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	case repeat < 0:
+		return usage("-processes must not be negative")
+	case repeat > 0 && cfg.Runs != 1:
+		return usage("-processes loads one run: -runs must be 1")
 	case cfg.Runs < 1:
 		return usage("-runs must be at least 1")
 	case g.Points < 1:
@@ -99,12 +107,32 @@ func Main(ctx context.Context, args []string, env Env) int {
 		g.EvalDocs = generate.GSM8KDocs
 	}
 
+	if repeat > 0 {
+		return runProcesses(ctx, ProcessConfig{Gen: cfg.Gen, Repeat: repeat, Bin: bin, AdminURL: cfg.AdminURL,
+			Keep: cfg.Keep, Dir: cfg.Dir, Log: cfg.Log}, format, env)
+	}
 	res, err := Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
 		return ExitFailed
 	}
 	if err := Render(env.Stdout, res, format); err != nil {
+		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
+		return ExitFailed
+	}
+	if len(res.Problems) > 0 {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func runProcesses(ctx context.Context, cfg ProcessConfig, format string, env Env) int {
+	res, err := RunProcesses(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
+		return ExitFailed
+	}
+	if err := RenderProcesses(env.Stdout, res, format); err != nil {
 		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
 		return ExitFailed
 	}

@@ -11,9 +11,13 @@ import (
 
 // benchmarkSource adapts a row iterator to pgx.CopyFromSource.
 type benchmarkSource struct {
-	next   func() (schema.StagedBenchmark, bool, error)
-	date   string
-	known  map[digest]struct{}
+	next  func() (schema.StagedBenchmark, bool, error)
+	date  string
+	known map[digest]struct{}
+	// winners, when set, ranks the copies of every point as they pass.
+	winners *winners
+	// seq numbers the rows in staging order.
+	seq    int32
 	buf    []byte
 	values []any
 	err    error
@@ -28,7 +32,8 @@ func (s *benchmarkSource) Next() bool {
 	if !ok {
 		return false
 	}
-	s.values, s.buf, s.err = stagingValues(row, s.date, s.known, s.buf)
+	s.values, s.buf, s.err = stagingValues(row, s.seq, s.date, s.known, s.buf, s.winners)
+	s.seq++
 	return s.err == nil
 }
 
@@ -42,7 +47,7 @@ type digest [16]byte
 // stagingValues lays a row out in stagingColumns order. A row whose digest
 // the run already has is staged without its values (unchanged): it only
 // takes part in choosing the point's winner.
-func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struct{}, buf []byte) ([]any, []byte, error) {
+func stagingValues(r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, buf []byte, w *winners) ([]any, []byte, error) {
 	p, c := &r.Point, r.Point.Config
 	metrics, err := encodeMetrics(buf[:0], p.Metrics)
 	if err != nil {
@@ -68,8 +73,15 @@ func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struc
 		id := r.Source.ArtifactID
 		artifactID = &id
 	}
+	artifact, file := cleanText(r.Source.Artifact), cleanText(r.Source.File)
+	if w != nil {
+		var k digest
+		copy(k[:], keyHash[:16])
+		w.add(k, winner{digest: d, artifact: artifact, file: file, benchmarkType: p.BenchmarkType, rank: int32(r.AttemptRank),
+			row: int32(r.Source.Row), seq: seq, aggregate: r.IsAggregate, unchanged: unchanged})
+	}
 	return []any{
-		keyHash[:16], r.IsAggregate, int32(r.AttemptRank),
+		seq, keyHash[:16], r.IsAggregate, int32(r.AttemptRank),
 		c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod, c.Disagg, c.IsMultinode,
 		int16(c.PrefillTP), int16(c.PrefillEP), c.PrefillDPAttention, int16(c.PrefillNumWorkers),
 		int16(c.DecodeTP), int16(c.DecodeEP), c.DecodeDPAttention, int16(c.DecodeNumWorkers),
@@ -77,7 +89,7 @@ func stagingValues(r schema.StagedBenchmark, date string, known map[digest]struc
 		p.BenchmarkType, p.ISL, p.OSL, int32(p.Conc), p.OffloadMode, fingerprint, image,
 		metricsValue, nilIfEmpty(workers), nilIfEmpty(reasons), nilIfEmpty(audit),
 		d[:], unchanged,
-		cleanText(r.Source.Artifact), artifactID, cleanText(r.Source.File), int32(r.Source.Row),
+		artifact, artifactID, file, int32(r.Source.Row),
 	}, metrics, nil
 }
 

@@ -79,6 +79,7 @@ RETURNING id`
 
 const qCreateStaging = `
 CREATE TEMP TABLE stage_benchmark (
+	seq integer NOT NULL,
 	point_key bytea NOT NULL,
 	is_aggregate boolean NOT NULL,
 	attempt_rank integer NOT NULL,
@@ -104,7 +105,7 @@ WHERE w.github_run_id = $1 AND w.run_attempt = $2`
 
 // stagingColumns is the COPY column order of stage_benchmark.
 var stagingColumns = []string{
-	"point_key", "is_aggregate", "attempt_rank",
+	"seq", "point_key", "is_aggregate", "attempt_rank",
 	"hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
 	"prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers",
 	"decode_tp", "decode_ep", "decode_dp_attention", "decode_num_workers",
@@ -120,21 +121,17 @@ INSERT INTO configs (` + configColumns + `)
 SELECT DISTINCT ` + configColumns + ` FROM stage_benchmark
 ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 
-// qUpsertBenchmarks picks one winner per point (per-job files before
-// aggregates, newest attempt first, then artifact, file and row order — never
-// the order rows arrived in), writes the winners
-// and counts what happened to every staged row, in one statement.
-// A winner staged as unchanged (its digest is already stored) is a duplicate
-// and is not written; a duplicate whose digest differs is refreshed (counted
-// as updated) and keeps its row id. A rerun therefore changes nothing.
+// qUpsertBenchmarks writes the winners the store ranked while staging
+// ($4: their seq in point-key order, the order ids are given in; see
+// winners — per-job files before aggregates, newest
+// attempt first, then artifact, file and row order as bytes, never the
+// order rows arrived in), except those staged unchanged (their digest is
+// stored: duplicates). A winner whose digest differs from its stored row
+// refreshes it (counted as updated) and keeps its row id. A rerun
+// therefore changes nothing. It returns how many rows were inserted and
+// updated.
 const upsertBenchmarksTemplate = `
-WITH ranked AS (
-	SELECT s.*,
-		row_number() OVER w AS rn,
-		first_value(s.is_aggregate) OVER w AS winner_is_aggregate
-	FROM stage_benchmark s
-	WINDOW w AS (PARTITION BY s.point_key ORDER BY s.is_aggregate, s.attempt_rank, s.source_artifact, s.source_file, s.source_row)
-), ins AS (
+WITH ins AS (
 	INSERT INTO benchmark_results AS b (
 		workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
 		recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, content_digest,
@@ -142,7 +139,8 @@ WITH ranked AS (
 	SELECT $1, c.id, r.benchmark_type, $2::date, r.isl, r.osl, r.conc, r.offload_mode,
 		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit, r.content_digest,
 		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3
-	FROM ranked r
+	FROM unnest($4::int[]) WITH ORDINALITY AS w (seq, ord)
+	JOIN stage_benchmark r ON r.seq = w.seq
 	JOIN configs c ON (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
 		c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
 		c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
@@ -151,17 +149,11 @@ WITH ranked AS (
 		r.prefill_tp, r.prefill_ep, r.prefill_dp_attention, r.prefill_num_workers,
 		r.decode_tp, r.decode_ep, r.decode_dp_attention, r.decode_num_workers,
 		r.num_prefill_gpu, r.num_decode_gpu)
-	WHERE r.rn = 1 AND NOT r.unchanged
+	ORDER BY w.ord
 	%s
 	RETURNING (xmax = 0) AS inserted
 )
-SELECT
-	(SELECT count(*) FROM ranked) AS staged,
-	(SELECT count(*) FROM ranked WHERE rn = 1) AS winners,
-	(SELECT count(*) FROM ins WHERE inserted) AS inserted,
-	(SELECT count(*) FROM ins WHERE NOT inserted) AS updated,
-	(SELECT count(*) FROM ranked WHERE rn > 1 AND is_aggregate AND NOT winner_is_aggregate) AS covered,
-	(SELECT count(*) FROM ranked WHERE rn > 1 AND NOT (is_aggregate AND NOT winner_is_aggregate)) AS stale`
+SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM ins`
 
 // onConflictRefresh is the conflict clause of qUpsertBenchmarks.
 const onConflictRefresh = `ON CONFLICT ON CONSTRAINT benchmark_results_natural_key DO UPDATE SET

@@ -96,13 +96,20 @@ WITH src AS (
 SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins WHERE inserted), (SELECT count(*) FROM ins WHERE NOT inserted)`
 
 // qEvalIDs maps each staged eval key to the id of its stored row ($1 the
-// workflow run), for the samples.
+// workflow run), for the samples. isl, osl and conc are positive or NULL
+// (CHECK), so coalesce(x, 0) equality is IS NOT DISTINCT FROM — and, unlike
+// it, can be hashed. The config ids are resolved first (materialized), so
+// the join to the run's eval rows is one hash join on the whole key, not a
+// nested loop over every (eval, stored eval) pair of a task.
 const qEvalIDs = `
+WITH s AS MATERIALIZED (
+	SELECT s.eval_key, c.id AS config_id, s.task, coalesce(s.isl, 0) AS isl, coalesce(s.osl, 0) AS osl, coalesce(s.conc, 0) AS conc
+	FROM stage_eval s ` + evalConfigJoin + `
+)
 INSERT INTO stage_eval_id (eval_key, id)
 SELECT s.eval_key, e.id
-FROM stage_eval s ` + evalConfigJoin + `
-JOIN eval_results e ON e.workflow_run_id = $1 AND e.config_id = c.id AND e.task = s.task
-	AND e.isl IS NOT DISTINCT FROM s.isl AND e.osl IS NOT DISTINCT FROM s.osl AND e.conc IS NOT DISTINCT FROM s.conc`
+FROM s JOIN eval_results e ON e.workflow_run_id = $1 AND e.config_id = s.config_id AND e.task = s.task
+	AND coalesce(e.isl, 0) = s.isl AND coalesce(e.osl, 0) = s.osl AND coalesce(e.conc, 0) = s.conc`
 
 // qInsertSampleTexts stores each text not stored yet, once (a text staged
 // twice conflicts with its first copy).

@@ -3,34 +3,15 @@ package store
 // SQL of the traces stage (AgentX trace sidecars, server logs, run
 // datasets). See migrations/000003_traces.up.sql.
 
-// qTracePoints lists the winner of every point the run staged, with the
-// benchmark row it maps to and that row's current links. The ranking is
-// the one of qUpsertBenchmarks, so the winner is the copy that was (or
-// would have been) written.
-const qTracePoints = `
-WITH ranked AS (
-	SELECT s.*, row_number() OVER (PARTITION BY s.point_key
-		ORDER BY s.is_aggregate, s.attempt_rank, s.source_artifact, s.source_file, s.source_row) AS rn
-	FROM stage_benchmark s
-)
-SELECT b.id, r.benchmark_type, r.source_artifact, r.source_file, r.is_aggregate, t.digest, l.digest
-FROM ranked r
-JOIN configs c ON (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
-	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
-	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
-	c.num_prefill_gpu, c.num_decode_gpu)
-	= (r.hardware, r.framework, r.model, r.precision, r.spec_method, r.disagg, r.is_multinode,
-	r.prefill_tp, r.prefill_ep, r.prefill_dp_attention, r.prefill_num_workers,
-	r.decode_tp, r.decode_ep, r.decode_dp_attention, r.decode_num_workers,
-	r.num_prefill_gpu, r.num_decode_gpu)
-JOIN benchmark_results b ON b.workflow_run_id = $1 AND b.config_id = c.id
-	AND b.benchmark_type = r.benchmark_type AND b.isl IS NOT DISTINCT FROM r.isl
-	AND b.osl IS NOT DISTINCT FROM r.osl AND b.conc = r.conc AND b.offload_mode = r.offload_mode
-	AND b.recipe_fingerprint IS NOT DISTINCT FROM r.recipe_fingerprint
+// qTraceRowLinks finds the run's benchmark rows by content digest (the
+// winners the pipeline ranked while staging), with their current trace and
+// server log links.
+const qTraceRowLinks = `
+SELECT b.content_digest, b.id, t.digest, l.digest
+FROM benchmark_results b
 LEFT JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
 LEFT JOIN server_logs l ON l.id = b.server_log_id
-WHERE r.rn = 1
-ORDER BY r.source_artifact, r.source_file, r.source_row`
+WHERE b.workflow_run_id = $1 AND b.content_digest = ANY($2::bytea[])`
 
 // qKnownTraceDigests reports which of the given digests are stored.
 const qKnownTraceDigests = `

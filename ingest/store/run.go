@@ -23,6 +23,10 @@ type RunTx struct {
 	log   *zap.Logger
 	// known holds the content digests the run's rows already have.
 	known map[digest]struct{}
+	// winners ranks the staged benchmark rows (StageBenchmarks); staged
+	// is how many rows PostgreSQL received.
+	winners *winners
+	staged  int64
 	// evalsStaged is set once the eval staging tables exist.
 	evalsStaged bool
 	opts        Options
@@ -113,8 +117,10 @@ func (t *RunTx) Run() schema.WrittenRun { return t.run }
 // PostgreSQL receives earlier rows, and memory stays flat however large the
 // run. It returns how many rows were staged.
 func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error) {
-	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known}
+	t.winners = newWinners()
+	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known, winners: t.winners}
 	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_benchmark"}, stagingColumns, src)
+	t.staged = n
 	if err != nil {
 		return n, t.explain("stage benchmark rows", err)
 	}
@@ -127,11 +133,14 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 	var r schema.ApplyResult
 	b := &pgx.Batch{}
 	b.Queue(qInsertConfigs)
+	rk := t.winners.result()
 	upsert := qUpsertBenchmarks
 	if len(t.known) == 0 {
 		upsert = qInsertBenchmarks
 	}
-	b.Queue(upsert, t.run.WorkflowRunID, t.run.Date, t.run.IngestID)
+	if len(rk.write) > 0 {
+		b.Queue(upsert, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rk.write)
+	}
 	b.Queue(qInsertAvailability, t.run.Date)
 	if len(stats) > 0 {
 		cl, hw, src, file := make([]string, len(stats)), make([]string, len(stats)), make([]string, len(stats)), make([]string, len(stats))
@@ -149,11 +158,13 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 		return r, t.explain("write configs", err)
 	}
 	r.ConfigsNew = tag.RowsAffected()
-	var winners int64
-	if err := res.QueryRow().Scan(&r.BenchmarkStaged, &winners, &r.BenchmarkNew, &r.BenchmarkUpdated, &r.Covered, &r.StaleAttempt); err != nil {
-		return r, t.explain("write benchmark results", err)
+	if len(rk.write) > 0 {
+		if err := res.QueryRow().Scan(&r.BenchmarkNew, &r.BenchmarkUpdated); err != nil {
+			return r, t.explain("write benchmark results", err)
+		}
 	}
-	r.BenchmarkDuplicate = winners - r.BenchmarkNew
+	r.BenchmarkStaged, r.Covered, r.StaleAttempt = t.staged, rk.covered, rk.stale
+	r.BenchmarkDuplicate = rk.winners - r.BenchmarkNew
 	if tag, err = res.Exec(); err != nil {
 		return r, t.explain("write availability", err)
 	}

@@ -8,24 +8,36 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// TracePoints lists the winning row of every point the run staged, with
-// its current trace and server log links. One round trip.
-func (t *RunTx) TracePoints(ctx context.Context) ([]schema.TracePoint, error) {
-	rows, err := t.tx.Query(ctx, qTracePoints, t.run.WorkflowRunID)
+// TracePoints lists the winning row of every point the run staged, in
+// source order. The points were ranked while they were staged (see
+// winners); no round trip.
+func (t *RunTx) TracePoints() []schema.TracePoint {
+	return t.winners.points()
+}
+
+// TraceRowLinks finds the stored rows of the given winners' content
+// digests with their current trace and server log links, keyed by digest.
+// One round trip.
+func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte) (map[string]schema.TraceRowLink, error) {
+	out := make(map[string]schema.TraceRowLink, len(digests))
+	if len(digests) == 0 {
+		return out, nil
+	}
+	rows, err := t.tx.Query(ctx, qTraceRowLinks, t.run.WorkflowRunID, digests)
 	if err != nil {
-		return nil, t.explain("list trace points", err)
+		return nil, t.explain("find trace rows", err)
 	}
 	defer rows.Close()
-	var out []schema.TracePoint
 	for rows.Next() {
-		var p schema.TracePoint
-		if err := rows.Scan(&p.RowID, &p.BenchmarkType, &p.Artifact, &p.File, &p.IsAggregate, &p.TraceDigest, &p.ServerLogDigest); err != nil {
-			return nil, t.explain("list trace points", err)
+		var d []byte
+		var l schema.TraceRowLink
+		if err := rows.Scan(&d, &l.RowID, &l.TraceDigest, &l.ServerLogDigest); err != nil {
+			return nil, t.explain("find trace rows", err)
 		}
-		out = append(out, p)
+		out[string(d)] = l
 	}
 	if err := rows.Err(); err != nil {
-		return nil, t.explain("list trace points", err)
+		return nil, t.explain("find trace rows", err)
 	}
 	return out, nil
 }

@@ -1,0 +1,197 @@
+package perf
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/fixtures/generate"
+	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/schema"
+)
+
+// ProcessConfig says what the process bench generates and how often it
+// runs `ingest load` on it.
+type ProcessConfig struct {
+	// Gen is the one run tree to generate.
+	Gen generate.Options
+	// Repeat is how many fresh databases the tree is loaded into (≥ 1);
+	// each gets a first ingest and a rerun.
+	Repeat int
+	// Bin is the ingest binary; empty builds ./cmd/ingest with `go build`.
+	Bin      string
+	AdminURL string
+	Keep     bool
+	Dir      string
+	Log      *zap.Logger
+}
+
+// ProcessResult is what the process bench measured: every first ingest and
+// every rerun, each a whole `ingest load` process.
+type ProcessResult struct {
+	Config    ProcessConfig
+	Designed  generate.Manifest
+	Artifacts int
+	TreeBytes int64
+	First     []ProcessRun
+	Rerun     []ProcessRun
+	Problems  []string
+}
+
+// ProcessRun is one `ingest load` process: its wall time (start to exit),
+// peak RSS (the kernel's ru_maxrss of the child) and the stage times it
+// logged ("stage finished").
+type ProcessRun struct {
+	Wall   time.Duration
+	MaxRSS int64
+	Stages map[string]time.Duration
+}
+
+// RunProcesses generates the tree once, then Repeat times: creates and
+// migrates a database (not timed), runs `ingest load` on the tree (first)
+// and again (rerun), checks both reports against the tree's manifest and
+// drops the database.
+func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error) {
+	if cfg.Repeat < 1 {
+		return nil, fmt.Errorf("repeat must be at least 1, got %d", cfg.Repeat)
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	if cfg.AdminURL == "" {
+		cfg.AdminURL = DefaultAdminURL
+	}
+	res := &ProcessResult{Config: cfg}
+	dir, err := os.MkdirTemp(cfg.Dir, "ingest-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("trees directory: %w", err)
+	}
+	if !cfg.Keep {
+		defer os.RemoveAll(dir)
+	}
+	if cfg.Bin == "" {
+		cfg.Bin = filepath.Join(dir, "ingest")
+		out, err := exec.CommandContext(ctx, "go", "build", "-o", cfg.Bin, "github.com/inferencex/ingest/cmd/ingest").CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("build the ingest binary (or pass -ingest): %w: %s", err, out)
+		}
+	}
+	tree := filepath.Join(dir, "run")
+	if res.Designed, err = generate.Write(tree, cfg.Gen); err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	res.Artifacts = res.Designed.Artifacts
+	if res.TreeBytes, err = treeBytes(tree); err != nil {
+		return nil, err
+	}
+	for i := range cfg.Repeat {
+		first, rerun, problems, err := loadTwice(ctx, cfg, tree, res.Designed, i)
+		if err != nil {
+			return nil, err
+		}
+		res.First, res.Rerun = append(res.First, first), append(res.Rerun, rerun)
+		res.Problems = append(res.Problems, problems...)
+	}
+	return res, nil
+}
+
+// loadTwice loads the tree into a fresh database, then again.
+func loadTwice(ctx context.Context, cfg ProcessConfig, tree string, m generate.Manifest, i int) (first, rerun ProcessRun, problems []string, err error) {
+	database := "ingest_bench_" + randomSuffix()
+	url, err := store.CreateDatabase(ctx, cfg.AdminURL, database)
+	if err != nil {
+		return first, rerun, nil, err
+	}
+	defer func() {
+		if cfg.Keep {
+			return
+		}
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := store.DropDatabase(dctx, cfg.AdminURL, database); err != nil {
+			cfg.Log.Warn("could not drop the bench database", zap.String("database", database), zap.Error(err))
+		}
+	}()
+	if out, err := exec.CommandContext(ctx, cfg.Bin, "migrate", "up", "--database-url", url).CombinedOutput(); err != nil {
+		return first, rerun, nil, fmt.Errorf("migrate %s: %w: %s", database, err, out)
+	}
+	for _, again := range []bool{false, true} {
+		run, sum, err := loadProcess(ctx, cfg.Bin, tree, url)
+		if err != nil {
+			return first, rerun, nil, err
+		}
+		name := "first"
+		if again {
+			name, rerun = "rerun", run
+		} else {
+			first = run
+		}
+		for _, c := range check(sum, m, again) {
+			problems = append(problems, fmt.Sprintf("repeat %d, %s: %s", i+1, name, c))
+		}
+	}
+	return first, rerun, problems, nil
+}
+
+// loadProcess runs `ingest load TREE` and measures it.
+func loadProcess(ctx context.Context, bin, tree, url string) (ProcessRun, *schema.Summary, error) {
+	run := ProcessRun{Stages: map[string]time.Duration{}}
+	cmd := exec.CommandContext(ctx, bin, "load", tree, "--database-url", url, "--no-migrate",
+		"--format", "json", "--log-format", "json", "--log-level", "info")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	started := time.Now()
+	err := cmd.Run()
+	run.Wall = time.Since(started)
+	if err != nil {
+		return run, nil, fmt.Errorf("ingest load: %w: %s", err, lastLines(stderr.Bytes(), 5))
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		run.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	sc := bufio.NewScanner(&stderr)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		var line struct {
+			Msg   string  `json:"msg"`
+			Stage string  `json:"stage"`
+			Took  float64 `json:"took"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "stage finished" {
+			run.Stages[line.Stage] += time.Duration(line.Took * float64(time.Second))
+		}
+	}
+	var sum schema.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+		return run, nil, fmt.Errorf("ingest load: read its JSON report: %w", err)
+	}
+	return run, &sum, nil
+}
+
+func lastLines(b []byte, n int) string {
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// median of durations (the lower middle one of an even count).
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}

@@ -1,0 +1,63 @@
+package perf
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/fixtures/generate"
+	"github.com/inferencex/ingest/ingest/store/pgtest"
+)
+
+// The process bench runs `ingest load` as separate processes (first and
+// rerun into a fresh database), checks both reports and reads the stage
+// times each process logged.
+func TestRunProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the ingest binary")
+	}
+	admin := pgtest.New(t) // a database of the test server that may CREATE DATABASE
+	res, err := RunProcesses(context.Background(), ProcessConfig{
+		Gen: generate.Options{Points: 30, Seed: 3, Evals: 3, EvalDocs: 2}, Repeat: 2, AdminURL: admin, Dir: t.TempDir()})
+	require.NoError(t, err)
+	require.Empty(t, res.Problems)
+	require.Len(t, res.First, 2)
+	require.Len(t, res.Rerun, 2)
+	for _, runs := range [][]ProcessRun{res.First, res.Rerun} {
+		for _, r := range runs {
+			require.Positive(t, r.Wall)
+			require.Positive(t, r.MaxRSS)
+			for _, s := range []string{"benchmarks", "evals", "traces", "commit"} {
+				require.Contains(t, r.Stages, s)
+			}
+			var sum time.Duration
+			for _, d := range r.Stages {
+				sum += d
+			}
+			require.Less(t, sum, r.Wall, "the stages run inside the process")
+		}
+	}
+	var out strings.Builder
+	require.NoError(t, RenderProcesses(&out, res, "md"))
+	require.Contains(t, out.String(), "| first |")
+	require.Contains(t, out.String(), "| benchmarks |")
+	require.Contains(t, out.String(), "every rerun wrote nothing new")
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]time.Duration{3}, 3},
+		{[]time.Duration{5, 1, 3}, 3},
+		{[]time.Duration{4, 1, 3, 2}, 2},
+		{[]time.Duration{9, 9, 1, 1, 5}, 5},
+	} {
+		require.Equal(t, c.want, median(c.in), "%v", c.in)
+	}
+}

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// winners ranks the staged copies of every point while they are staged —
+// per-job files before aggregates, newest attempt first, then artifact,
+// file and row, compared as bytes; never the order rows arrived in — so
+// qUpsertBenchmarks writes the winners without sorting the staging table,
+// and later stages get them without ranking it again. It holds one small
+// entry per point.
+type winners struct {
+	best map[digest]winner
+}
+
+type winner struct {
+	// digest is the content digest of the copy.
+	digest             digest
+	artifact, file     string
+	benchmarkType      string
+	rank, row          int32
+	seq                int32 // staging order (stage_benchmark.seq)
+	copies, aggregates int32 // every staged copy of the point, the aggregate ones
+	aggregate          bool
+	unchanged          bool // its digest is stored already
+}
+
+func newWinners() *winners { return &winners{best: map[digest]winner{}} }
+
+// add offers one staged copy of the point keyed by key.
+func (w *winners) add(key digest, c winner) {
+	cur, ok := w.best[key]
+	c.copies, c.aggregates = cur.copies+1, cur.aggregates
+	if c.aggregate {
+		c.aggregates++
+	}
+	if ok && compareCopies(cur, c) <= 0 {
+		cur.copies, cur.aggregates = c.copies, c.aggregates
+		w.best[key] = cur
+		return
+	}
+	w.best[key] = c
+}
+
+func compareCopies(a, b winner) int {
+	if a.aggregate != b.aggregate {
+		if a.aggregate {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.artifact, b.artifact),
+		cmp.Compare(a.file, b.file), cmp.Compare(a.row, b.row))
+}
+
+// ranking is what the ranking decided: the staging order (seq) of the
+// winners to write (changed or new), in point-key order, and how every
+// staged copy counts.
+type ranking struct {
+	write                           []int32
+	staged, winners, covered, stale int64
+}
+
+// result counts the staged copies: per point one winner; a losing
+// aggregate copy of a point a per-job file won is covered, any other loser
+// a stale attempt (or a repeat within the attempt).
+func (w *winners) result() ranking {
+	var r ranking
+	if w == nil {
+		return r
+	}
+	keys := make([]digest, 0, len(w.best))
+	for k := range w.best {
+		keys = append(keys, k)
+	}
+	// Rows are written in point-key order, so row ids do not depend on the
+	// order the parser's workers staged them in.
+	slices.SortFunc(keys, func(a, b digest) int { return bytes.Compare(a[:], b[:]) })
+	for _, k := range keys {
+		c := w.best[k]
+		r.staged += int64(c.copies)
+		r.winners++
+		covered := int64(0)
+		if !c.aggregate {
+			covered = int64(c.aggregates)
+		}
+		r.covered += covered
+		r.stale += int64(c.copies) - 1 - covered
+		if !c.unchanged {
+			r.write = append(r.write, c.seq)
+		}
+	}
+	return r
+}
+
+// points lists the winners in source order (artifact, file, row).
+func (w *winners) points() []schema.TracePoint {
+	if w == nil {
+		return nil
+	}
+	out := make([]*winner, 0, len(w.best))
+	for k := range w.best {
+		c := w.best[k]
+		out = append(out, &c)
+	}
+	slices.SortFunc(out, func(a, b *winner) int {
+		return cmp.Or(cmp.Compare(a.artifact, b.artifact), cmp.Compare(a.file, b.file), cmp.Compare(a.row, b.row))
+	})
+	ps := make([]schema.TracePoint, len(out))
+	for i, c := range out {
+		ps[i] = schema.TracePoint{Digest: c.digest[:], BenchmarkType: c.benchmarkType, Artifact: c.artifact, File: c.file, IsAggregate: c.aggregate}
+	}
+	return ps
+}
