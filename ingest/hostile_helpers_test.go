@@ -401,3 +401,19 @@ func hDetail(t *testing.T, path, key string) (float64, bool) {
 	v, ok := doc.Details[key].(float64)
 	return v, ok
 }
+
+// mustJSONNoT is mustJSON for builders that run without a *testing.T.
+func mustJSONNoT(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// jsonUnmarshalNumber decodes keeping numbers as json.Number.
+func jsonUnmarshalNumber(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
