@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
 )
 
 // hLoad runs `ingest load` on the case's tree with extra flags.
@@ -28,21 +27,34 @@ func hLoad(t *testing.T, c *hCtx, extra ...string) hResult {
 	return hCLI(ctx, nil, args...)
 }
 
-// hTelemetry rewrites line n of the first fixed-seq point's gpu_metrics
-// CSV (field i set to v) and lists the new zip's digest.
-func hTelemetry(n, i int, v string) func(t *testing.T, dir string) {
+// hTelemetry rewrites line n of the first gpu_metrics_ artifact's CSV
+// through edit (a folder, or a zip whose new digest is listed).
+func hTelemetryEdit(n int, edit func(line string) string) func(t *testing.T, dir string) {
 	return func(t *testing.T, dir string) {
-		name := strings.TrimSuffix(filepath.Base(hGlob(t, dir, "gpu_metrics_*.zip")), ".zip")
+		p := hGlob(t, dir, "gpu_metrics_*")
+		if !strings.HasSuffix(p, ".zip") {
+			csv := hGlob(t, p, "*.csv")
+			data, err := os.ReadFile(csv)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(csv, hEditLines(t, data, n, edit), 0o644))
+			return
+		}
+		name := strings.TrimSuffix(filepath.Base(p), ".zip")
 		hEditZip(t, dir, name, false, func(files map[string][]byte) {
 			for f, b := range files {
 				if strings.HasSuffix(f, ".csv") {
-					files[f] = hEditLines(t, b, n, func(l string) string { return hCSVField(l, i, v) })
+					files[f] = hEditLines(t, b, n, edit)
 					return
 				}
 			}
 			t.Fatalf("no CSV in %s", name)
 		})
 	}
+}
+
+// hTelemetry sets field i of line n of the telemetry CSV to v.
+func hTelemetry(n, i int, v string) func(t *testing.T, dir string) {
+	return hTelemetryEdit(n, func(l string) string { return hCSVField(l, i, v) })
 }
 
 // hNoNonFinite checks that no real column of the samples holds a
@@ -72,16 +84,8 @@ func telemetryCases() []hCase {
 		tel("telemetry-index-70000", "gpu_metrics.csv index 70000 (overflows smallint)", 2, 1, "70000", "index"),
 		tel("telemetry-power-1e400", "gpu_metrics.csv power.draw 1e400 W", 2, 2, "1e400 W", "power.draw [W]"),
 		{name: "telemetry-wrong-field-count", input: "gpu_metrics.csv line 2 with a field missing", base: baseGen,
-			mutate: func(t *testing.T, dir string) {
-				name := strings.TrimSuffix(filepath.Base(hGlob(t, dir, "gpu_metrics_*.zip")), ".zip")
-				hEditZip(t, dir, name, false, func(files map[string][]byte) {
-					for f, b := range files {
-						if strings.HasSuffix(f, ".csv") {
-							files[f] = hEditLines(t, b, 2, func(l string) string { return l[:strings.LastIndex(l, ",")] })
-						}
-					}
-				})
-			}, exit: 3, want: []string{"gpu_metrics_", "line 2: wrong number of fields"},
+			mutate: hTelemetryEdit(2, func(l string) string { return l[:strings.LastIndex(l, ",")] }),
+			exit:   3, want: []string{"gpu_metrics_", "line 2: wrong number of fields"},
 			check: func(t *testing.T, c *hCtx) { require.EqualValues(t, 1, c.sum.Rows.Power.Failed) }},
 	}
 }
@@ -105,7 +109,7 @@ func nonFiniteCases() []hCase {
 			want: []string{"eval_", "results_", want},
 			check: func(t *testing.T, c *hCtx) {
 				require.EqualValues(t, 1, c.sum.Rows.Eval.Failed)
-				require.EqualValues(t, 0, hQueryInt(t, c.db, `SELECT count(*) FROM eval_results WHERE score::text IN ('NaN', 'Infinity', '-Infinity')`))
+				require.EqualValues(t, 0, hQueryInt(t, c.db, `SELECT count(*) FROM eval_results WHERE metrics::text ~ '(NaN|Infinity|e\\+?[0-9]{3})'`))
 			}}
 	}
 	return []hCase{
@@ -117,7 +121,7 @@ func nonFiniteCases() []hCase {
 		row("metric-neg-infinity", "median_ttft: -Infinity (bare)", hBadRow(func(r string) string {
 			return strings.Replace(r, `"median_ttft": 0.5`, `"median_ttft": -Infinity`, 1)
 		}), "non-finite number -Infinity"),
-		score("eval-score-nan", "eval score exact_match,strict-match: NaN", "NaN", "NaN"),
+		score("eval-score-nan", "eval score exact_match,strict-match: NaN", "NaN", "not an lm-eval results object"),
 		score("eval-score-1e400", "eval score exact_match,strict-match: 1e400", "1e400", "exact_match,strict-match"),
 	}
 }
@@ -191,7 +195,7 @@ func sourceCases() []hCase {
 		zipCase("zip-absolute-path", "zip entry /etc/passwd", []hZipEntry{{name: "/etc/passwd", body: row32}, {name: "agg_ok.json", body: row16}},
 			"/etc/passwd", "absolute path"),
 		zipCase("zip-symlink-entry", "zip entry that is a symlink to /etc/passwd", []hZipEntry{{name: "agg_link.json", body: "/etc/passwd", mode: fs.ModeSymlink | 0o777}, {name: "agg_ok.json", body: row16}},
-			"agg_link.json", "not a regular file"),
+			"agg_link.json", "symbolic link rejected"),
 		{name: "fifo-in-folder", input: "a named pipe agg_pipe.json inside a per-job folder", base: baseBench, exit: 3,
 			mutate: func(t *testing.T, dir string) {
 				perJob(t, dir, "evil", benchRow(16, nil))
@@ -204,7 +208,7 @@ func sourceCases() []hCase {
 				outside := filepath.Join(t.TempDir(), "row.json")
 				writeFile(t, outside, row32)
 				require.NoError(t, os.Symlink(outside, filepath.Join(dir, "bmk_evil", "agg_link.json")))
-			}, want: []string{"bmk_evil / agg_link.json: not a regular file"},
+			}, want: []string{"bmk_evil / agg_link.json: symbolic link rejected"},
 			check: func(t *testing.T, c *hCtx) {
 				require.EqualValues(t, 0, hQueryInt(t, c.db, `SELECT count(*) FROM benchmark_results WHERE conc = 32`))
 				require.Equal(t, hCounts(3, 0, 0, 0, 1), c.sum.Rows.Benchmark)
@@ -214,7 +218,7 @@ func sourceCases() []hCase {
 				outside := t.TempDir()
 				writeFile(t, filepath.Join(outside, "agg_link.json"), row32)
 				require.NoError(t, os.Symlink(outside, filepath.Join(dir, "bmk_link")))
-			}, want: []string{"bmk_link", "not a regular file"},
+			}, want: []string{"bmk_link: symbolic link rejected"},
 			check: func(t *testing.T, c *hCtx) {
 				require.EqualValues(t, 0, hQueryInt(t, c.db, `SELECT count(*) FROM benchmark_results WHERE conc = 32`))
 			}},

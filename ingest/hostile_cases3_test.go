@@ -29,11 +29,18 @@ func shapeCases() []hCase {
 	return []hCase{
 		row("malformed-json", "a per-job file cut inside a value", hBad(`{"hw": "b200", "conc": `), "unexpected end of file"),
 		row("empty-file", "a per-job file of 0 bytes", hBad(""), "empty file"),
-		row("per-job-array", "a per-job file holding a JSON array of one row", hBad("["+mustJSONNoT(benchRow(16, nil))+"]"), "not an object"),
+		{name: "per-job-array", input: "a per-job file holding a JSON array of one row (read like an aggregate)", base: baseBench, exit: 0,
+			mutate: hBad("[" + mustJSONNoT(benchRow(16, nil)) + "]"), check: hBenchAccepted},
 		row("per-job-string", `a per-job file holding "hello"`, hBad(`"hello"`), "not an object"),
 		row("missing-conc", `a row without "conc"`, hBadRowWith(map[string]any{"conc": nil}), "conc"),
-		row("missing-hw", `a row without "hw"`, hBadRowWith(map[string]any{"hw": nil}), "hw"),
-		row("missing-model", `a row without "model"`, hBadRowWith(map[string]any{"model": nil}), "model"),
+		{name: "missing-hw", input: `a row without "hw" (counted unmapped, not stored)`, base: baseBench, exit: 0,
+			mutate: hBadRowWith(map[string]any{"hw": nil}), want: []string{"unmapped hardware: (empty)"},
+			check: func(t *testing.T, c *hCtx) {
+				require.Equal(t, hCounts(2, 0, 0, 1, 0), c.sum.Rows.Benchmark)
+				require.EqualValues(t, 0, hQueryInt(t, c.db, `SELECT count(*) FROM benchmark_results WHERE conc = 16`))
+			}},
+		row("missing-model-prefix", `a row without "infmax_model_prefix"`, hBadRowWith(map[string]any{"infmax_model_prefix": nil}), "infmax_model_prefix"),
+		row("missing-precision", `a row without "precision"`, hBadRowWith(map[string]any{"precision": nil}), "precision"),
 		row("metric-wrong-type", `tput_per_gpu: "fast"`, hBadRowWith(map[string]any{"tput_per_gpu": "fast"}), "tput_per_gpu"),
 		row("trailing-garbage", "a per-job row followed by a second JSON value", hBad(mustJSONNoT(benchRow(16, nil))+` {"conc": 32}`), ""),
 		{name: "aggregate-not-array", input: "results_bmk/agg_bmk.json holding one object", base: baseBench, exit: 3,
@@ -202,6 +209,7 @@ func processCases() []hCase {
 				_, err = tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock(hashtextextended('ingest-run:' || $1::bigint, 0))`, hostileRunID)
 				require.NoError(t, err)
 				var sawApp atomic.Bool
+				stop := make(chan struct{})
 				done := make(chan struct{})
 				go func() {
 					defer close(done)
@@ -210,37 +218,46 @@ func processCases() []hCase {
 						return
 					}
 					defer watch.Close(context.Background())
-					for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && !sawApp.Load(); time.Sleep(100 * time.Millisecond) {
+					for !sawApp.Load() {
 						var n int
 						if watch.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'ingest'`).Scan(&n) == nil && n > 0 {
 							sawApp.Store(true)
+						}
+						select {
+						case <-stop:
+							return
+						case <-time.After(50 * time.Millisecond):
 						}
 					}
 				}()
 				begin := time.Now()
 				r := hLoad(t, c, "--run-id", strconv.Itoa(hostileRunID), "--lock-timeout", "1s")
-				took := time.Since(begin)
-				sawApp.Store(sawApp.Load() || false)
-				require.Less(t, took, 30*time.Second, "the lock timeout bounds the wait")
+				c.state["took"] = time.Since(begin)
+				close(stop)
 				<-done
-				require.True(t, sawApp.Load(), "a connection with application_name=ingest was seen")
+				c.state["app"] = sawApp.Load()
 				return r
+			}, check: func(t *testing.T, c *hCtx) {
+				require.Less(t, c.state["took"].(time.Duration), 30*time.Second, "the lock timeout bounds the wait")
+				require.True(t, c.state["app"].(bool), "a connection with application_name=ingest was seen")
 			}, want: []string{"timed out after 1s waiting for the advisory lock of run 42 (held by pid "}},
 		{name: "lock-timeout-not-a-duration", input: "--lock-timeout soon", base: baseBench, exit: 2, aborted: true,
 			args: []string{"--lock-timeout", "soon"}, want: []string{"--lock-timeout"}},
 		{name: "dry-run-unmigrated", input: "--dry-run against an empty, unmigrated database", base: baseBench, exit: 1,
 			exec: func(t *testing.T, c *hCtx) hResult {
 				empty, _ := hAdminDB(t, true)
-				r := hCLI(t.Context(), nil, "load", c.dir, "--run-id", "42", "--dry-run", "--database-url", empty, "--log-level", "warn")
-				require.EqualValues(t, 0, hQueryInt(t, empty, `SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`), "a dry run created tables")
-				return r
+				c.state["url"] = empty
+				return hCLI(t.Context(), nil, "load", c.dir, "--run-id", "42", "--dry-run", "--database-url", empty, "--log-level", "warn")
+			}, check: func(t *testing.T, c *hCtx) {
+				require.EqualValues(t, 0, hQueryInt(t, c.state["url"].(string), `SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`), "a dry run created tables")
 			}, want: []string{"the database is not migrated (schema version", `a dry run changes nothing, so it does not migrate; run "ingest migrate up" first`}},
 		{name: "demo-dry-run-missing-db", input: "demo --dry-run against a database that does not exist", base: baseNone, exit: 1,
 			exec: func(t *testing.T, c *hCtx) hResult {
 				missing, name := hAdminDB(t, false)
-				r := hCLI(t.Context(), nil, "demo", "--dry-run", "--database-url", missing, "--log-level", "warn")
-				require.False(t, hDatabaseExists(t, name), "a dry run created the database")
-				return r
+				c.state["name"] = name
+				return hCLI(t.Context(), nil, "demo", "--dry-run", "--database-url", missing, "--log-level", "warn")
+			}, check: func(t *testing.T, c *hCtx) {
+				require.False(t, hDatabaseExists(t, c.state["name"].(string)), "a dry run created the database")
 			}, want: []string{`does not exist: a dry run changes nothing, so it does not create it`}},
 		{name: "database-url-unparseable", input: "--database-url 'postgres://%zz'", base: baseBench, exit: 2,
 			exec: func(t *testing.T, c *hCtx) hResult {
@@ -248,33 +265,27 @@ func processCases() []hCase {
 			}, want: []string{"--database-url"}},
 		{name: "dry-run-no-phantom-id", input: "--dry-run on a migrated database: no ledger row, no ingest id in the log", base: baseBench, exit: 0, aborted: true,
 			exec: func(t *testing.T, c *hCtx) hResult {
-				n := hQueryInt(t, c.db, `SELECT count(*) FROM ingests`)
-				r := hLoad(t, c, "--run-id", "42", "--dry-run", "--log-level", "info")
-				require.Equal(t, n, hQueryInt(t, c.db, `SELECT count(*) FROM ingests`), "a dry run left a ledger row")
-				for _, m := range hIngestIDLog.FindAllStringSubmatch(r.output(), -1) {
-					require.EqualValues(t, 1, hQueryInt(t, c.db, `SELECT count(*) FROM ingests WHERE id = $1`, m[1]), "the log names ingest %s, which does not exist", m[1])
+				c.state["ingests"] = hQueryInt(t, c.db, `SELECT count(*) FROM ingests`)
+				return hLoad(t, c, "--run-id", "42", "--dry-run", "--log-level", "info")
+			}, check: func(t *testing.T, c *hCtx) {
+				require.Equal(t, c.state["ingests"], hQueryInt(t, c.db, `SELECT count(*) FROM ingests`), "a dry run left a ledger row")
+				for _, m := range hIngestIDLog.FindAllStringSubmatch(c.res.output(), -1) {
+					require.EqualValues(t, 1, hQueryInt(t, c.db, `SELECT count(*) FROM ingests WHERE id = $1::bigint`, m[1]), "the log names ingest %s, which does not exist", m[1])
 				}
-				return r
 			}},
 		{name: "github-401", input: "`ingest run`: GitHub answers 401 to the artifact listing", base: baseNone, exit: 1, aborted: true,
 			exec: func(t *testing.T, c *hCtx) hResult {
-				var id int64
-				r := hGitHubRun(t, c, func(f *hFake) {
-					id = f.runID
+				return hGitHubRun(t, c, func(f *hFake) {
+					c.state["run"] = f.runID
 					f.srv.Inject(fakegithub.Fault{Route: fakegithub.RouteArtifacts, Kind: fakegithub.Status, Status: 401, Message: "Bad credentials"})
 				})
-				hAbortRow(t, c, id, "401")
-				return r
-			}, want: []string{"401"}},
+			}, want: []string{"401"}, check: func(t *testing.T, c *hCtx) { hAbortRow(t, c, c.state["run"].(int64), "401") }},
 		{name: "github-500", input: "`ingest run`: GitHub answers 500 to every artifact download", base: baseNone, exit: 1, aborted: true,
 			exec: func(t *testing.T, c *hCtx) hResult {
-				var id int64
-				r := hGitHubRun(t, c, func(f *hFake) {
-					id = f.runID
+				return hGitHubRun(t, c, func(f *hFake) {
+					c.state["run"] = f.runID
 					f.srv.Inject(fakegithub.Fault{Route: fakegithub.RouteDownload, Kind: fakegithub.Status, Status: 500, Message: "boom"})
 				})
-				hAbortRow(t, c, id, "500")
-				return r
-			}, want: []string{"500"}},
+			}, want: []string{"500"}, check: func(t *testing.T, c *hCtx) { hAbortRow(t, c, c.state["run"].(int64), "500") }},
 	}
 }

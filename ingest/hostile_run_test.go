@@ -62,6 +62,8 @@ type hCtx struct {
 	summary string // --summary-json path
 	res     hResult
 	sum     *schema.Summary
+	// state carries what an exec observed to its check.
+	state map[string]any
 }
 
 // hOutcome is one row of the closing table.
@@ -115,7 +117,7 @@ func TestHostile(t *testing.T) {
 				outcomes[c.name] = hOutcome{name: c.name, input: c.input, want: c.exit, got: got, failed: t.Failed()}
 				mu.Unlock()
 			})
-			ctx := &hCtx{db: pgtest.New(t), dir: t.TempDir()}
+			ctx := &hCtx{db: pgtest.New(t), dir: t.TempDir(), state: map[string]any{}}
 			ctx.summary = filepath.Join(t.TempDir(), "summary.json")
 			if c.aborted {
 				hSeed(t, ctx.db)

@@ -200,7 +200,7 @@ func outcomeCases() []hCase {
 	return []hCase{
 		{name: "all-benchmarks-expired", input: "every bmk_ artifact and results_bmk expired (listed, absent)", base: baseGen,
 			mutate: func(t *testing.T, dir string) { hExpireAll(t, dir) }, exit: 3,
-			want:   []string{noData, "The rest was ingested into the "}, absent: []string{"✅"},
+			want: []string{noData, "The rest was ingested into the "}, absent: []string{"✅"},
 			check: func(t *testing.T, c *hCtx) {
 				require.NotNil(t, c.sum)
 				require.Equal(t, schema.StatusCompletedWithFailures, c.sum.Status)
@@ -370,9 +370,15 @@ func strictJSONCases() []hCase {
 // identityCases: decision 2, identity integers are integers or plain
 // decimal strings; anything else fails the row, never counted elsewhere.
 func identityCases() []hCase {
+	// tp, ep and the like may be 0 where a role is absent, so their
+	// message may say "non-negative"; conc and isl never are.
 	bad := func(name, input, field string, v any, raw string) hCase {
+		kind := " is not a positive integer"
+		if field == "tp" {
+			kind = " is not a "
+		}
 		return hCase{name: name, input: input, base: baseBench, mutate: hBadRowWith(map[string]any{field: v}), exit: 3,
-			want: []string{"bmk_bad / agg_bad.json: ", field + ": " + raw + " is not a positive integer"}, check: hBenchPartial}
+			want: []string{"bmk_bad / agg_bad.json: ", field + ": " + raw + kind}, check: hBenchPartial}
 	}
 	return []hCase{
 		{name: "conc-decimal-string", input: `"conc": "16"`, base: baseBench, mutate: hBadRowWith(map[string]any{"conc": "16"}), exit: 0,
