@@ -68,25 +68,38 @@ func hNoNonFinite(t *testing.T, c *hCtx) {
 // telemetryCases: decision 3, every value fits its column.
 func telemetryCases() []hCase {
 	tel := func(name, input string, n, i int, v, header string) hCase {
+		raw := strings.Fields(v)[0]
 		return hCase{name: name, input: input, base: baseGen, mutate: hTelemetry(n, i, v), exit: 3,
-			want: []string{"gpu_metrics_", fmt.Sprintf("line %d: field %s out of range (%s", n, header, strings.TrimSuffix(v, " W"))},
+			want: []string{"gpu_metrics_", fmt.Sprintf("line %d: field %s out of range (%s", n, header, raw)},
 			check: func(t *testing.T, c *hCtx) {
 				hNoNonFinite(t, c)
 				require.NotNil(t, c.sum)
 				hRequireFailure(t, c.sum, "gpu_metrics_", "gpu_metrics", fmt.Sprintf("line %d: field %s out of range", n, header))
 			}}
 	}
+	// Already refused before issue 12, with a domain check more specific
+	// than the column range: the series fails, the other one lands.
+	domain := func(name, input string, n, i int, v, reason string) hCase {
+		return hCase{name: name, input: input, base: baseGen, mutate: hTelemetry(n, i, v), exit: 3,
+			want: []string{"gpu_metrics_", fmt.Sprintf("gpu_metrics.csv: line %d: %s", n, reason)},
+			check: func(t *testing.T, c *hCtx) {
+				hNoNonFinite(t, c)
+				require.Equal(t, hCounts(1, 0, 0, 0, 1), c.sum.Rows.Power)
+			}}
+	}
 	return []hCase{
-		tel("telemetry-power-1e308", "gpu_metrics.csv power.draw 1e308 W (overflows real)", 2, 2, "1e308 W", "power.draw [W]"),
 		tel("telemetry-temp-1e39", "gpu_metrics.csv temperature.gpu 1e39 (just over float32)", 3, 3, "1e39", "temperature.gpu"),
-		tel("telemetry-power-nan", "gpu_metrics.csv power.draw NaN W", 2, 2, "NaN W", "power.draw [W]"),
-		tel("telemetry-power-neg-1e308", "gpu_metrics.csv power.draw -1e308 W", 4, 2, "-1e308 W", "power.draw [W]"),
-		tel("telemetry-index-70000", "gpu_metrics.csv index 70000 (overflows smallint)", 2, 1, "70000", "index"),
-		tel("telemetry-power-1e400", "gpu_metrics.csv power.draw 1e400 W", 2, 2, "1e400 W", "power.draw [W]"),
+		tel("telemetry-sm-clock-1e308", "gpu_metrics.csv clocks.current.sm 1e308 MHz (overflows real)", 2, 4, "1e308 MHz", "clocks.current.sm [MHz]"),
+		tel("telemetry-mem-clock-neg-1e39", "gpu_metrics.csv clocks.current.memory -1e39 MHz", 4, 5, "-1e39 MHz", "clocks.current.memory [MHz]"),
+		tel("telemetry-util-1e400", "gpu_metrics.csv utilization.gpu 1e400 %", 2, 6, "1e400 %", "utilization.gpu [%]"),
+		tel("telemetry-temp-nan", "gpu_metrics.csv temperature.gpu NaN", 2, 3, "NaN", "temperature.gpu"),
+		domain("telemetry-power-1e308", "gpu_metrics.csv power.draw 1e308 W", 2, 2, "1e308 W", "impossible power 1e+308 W"),
+		domain("telemetry-power-nan", "gpu_metrics.csv power.draw NaN W", 2, 2, "NaN W", `non-finite power "NaN W"`),
+		domain("telemetry-index-70000", "gpu_metrics.csv index 70000 (overflows smallint)", 2, 1, "70000", `invalid GPU index "70000"`),
 		{name: "telemetry-wrong-field-count", input: "gpu_metrics.csv line 2 with a field missing", base: baseGen,
 			mutate: hTelemetryEdit(2, func(l string) string { return l[:strings.LastIndex(l, ",")] }),
-			exit:   3, want: []string{"gpu_metrics_", "line 2: wrong number of fields"},
-			check: func(t *testing.T, c *hCtx) { require.EqualValues(t, 1, c.sum.Rows.Power.Failed) }},
+			exit:   3, want: []string{"gpu_metrics_", "gpu_metrics.csv: line 2: row has 7 fields, the header 8"},
+			check: func(t *testing.T, c *hCtx) { require.Equal(t, hCounts(1, 0, 0, 0, 1), c.sum.Rows.Power) }},
 	}
 }
 

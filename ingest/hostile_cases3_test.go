@@ -39,8 +39,14 @@ func shapeCases() []hCase {
 				require.Equal(t, hCounts(2, 0, 0, 1, 0), c.sum.Rows.Benchmark)
 				require.EqualValues(t, 0, hQueryInt(t, c.db, `SELECT count(*) FROM benchmark_results WHERE conc = 16`))
 			}},
-		row("missing-model-prefix", `a row without "infmax_model_prefix"`, hBadRowWith(map[string]any{"infmax_model_prefix": nil}), "infmax_model_prefix"),
-		row("missing-precision", `a row without "precision"`, hBadRowWith(map[string]any{"precision": nil}), "precision"),
+		{name: "missing-model-prefix", input: `a row without "infmax_model_prefix" (the model resolves from "model")`, base: baseBench, exit: 0,
+			mutate: hBadRowWith(map[string]any{"infmax_model_prefix": nil}), check: hBenchAccepted},
+		{name: "missing-precision", input: `a row without "precision" (counted unmapped, not stored)`, base: baseBench, exit: 0,
+			mutate: hBadRowWith(map[string]any{"precision": nil}), want: []string{"unmapped precision: (empty)"},
+			check: func(t *testing.T, c *hCtx) {
+				require.Equal(t, hCounts(2, 0, 0, 1, 0), c.sum.Rows.Benchmark)
+				require.EqualValues(t, 0, hQueryInt(t, c.db, `SELECT count(*) FROM benchmark_results WHERE conc = 16`))
+			}},
 		row("metric-wrong-type", `tput_per_gpu: "fast"`, hBadRowWith(map[string]any{"tput_per_gpu": "fast"}), "tput_per_gpu"),
 		row("trailing-garbage", "a per-job row followed by a second JSON value", hBad(mustJSONNoT(benchRow(16, nil))+` {"conc": 32}`), ""),
 		{name: "aggregate-not-array", input: "results_bmk/agg_bmk.json holding one object", base: baseBench, exit: 3,
@@ -158,11 +164,26 @@ func hAbortRow(t *testing.T, c *hCtx, runID int64, reason string) {
 	require.Contains(t, got[0], reason)
 }
 
+// hCloneDB creates a copy of the database at src (which nobody may be
+// connected to), dropped when the test ends, and returns its URL.
+func hCloneDB(t *testing.T, src string) string {
+	t.Helper()
+	u, err := url.Parse(src)
+	require.NoError(t, err)
+	dst, name := hAdminDB(t, false)
+	admin, err := pgx.Connect(t.Context(), pgtest.AdminURL())
+	require.NoError(t, err)
+	defer admin.Close(context.WithoutCancel(t.Context()))
+	_, err = admin.Exec(t.Context(), "CREATE DATABASE "+name+" TEMPLATE "+pgx.Identifier{strings.TrimPrefix(u.Path, "/")}.Sanitize())
+	require.NoError(t, err)
+	return dst
+}
+
 // hAdminDB creates an empty (unmigrated) database, dropped when the test
 // ends, and returns its URL.
 func hAdminDB(t *testing.T, create bool) (string, string) {
 	t.Helper()
-	name := "ingest_hostile_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	name := "ingest_hostile_" + strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.FormatInt(hDBSeq.Add(1), 36)
 	u, err := url.Parse(pgtest.AdminURL())
 	require.NoError(t, err)
 	u.Path = "/" + name
@@ -192,6 +213,8 @@ func hDatabaseExists(t *testing.T, name string) bool {
 	t.Helper()
 	return hQueryInt(t, pgtest.AdminURL(), `SELECT count(*) FROM pg_database WHERE datname = $1`, name) == 1
 }
+
+var hDBSeq atomic.Int64
 
 var hIngestIDLog = regexp.MustCompile(`ingest_?[iI]d"?[:= ]+"?(\d+)`)
 

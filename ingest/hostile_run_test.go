@@ -81,6 +81,9 @@ func TestHostile(t *testing.T) {
 		require.False(t, seen[c.name], "case %q twice", c.name)
 		seen[c.name] = true
 	}
+	// Aborting cases start from a copy of one seeded database.
+	seeded := pgtest.New(t)
+	hSeed(t, seeded)
 	var mu sync.Mutex
 	outcomes := map[string]hOutcome{}
 	start := time.Now()
@@ -117,10 +120,12 @@ func TestHostile(t *testing.T) {
 				outcomes[c.name] = hOutcome{name: c.name, input: c.input, want: c.exit, got: got, failed: t.Failed()}
 				mu.Unlock()
 			})
-			ctx := &hCtx{db: pgtest.New(t), dir: t.TempDir(), state: map[string]any{}}
+			ctx := &hCtx{dir: t.TempDir(), state: map[string]any{}}
 			ctx.summary = filepath.Join(t.TempDir(), "summary.json")
 			if c.aborted {
-				hSeed(t, ctx.db)
+				ctx.db = hCloneDB(t, seeded)
+			} else {
+				ctx.db = pgtest.New(t)
 			}
 			var before map[string]string
 			if c.aborted {
