@@ -164,21 +164,6 @@ func hAbortRow(t *testing.T, c *hCtx, runID int64, reason string) {
 	require.Contains(t, got[0], reason)
 }
 
-// hCloneDB creates a copy of the database at src (which nobody may be
-// connected to), dropped when the test ends, and returns its URL.
-func hCloneDB(t *testing.T, src string) string {
-	t.Helper()
-	u, err := url.Parse(src)
-	require.NoError(t, err)
-	dst, name := hAdminDB(t, false)
-	admin, err := pgx.Connect(t.Context(), pgtest.AdminURL())
-	require.NoError(t, err)
-	defer admin.Close(context.WithoutCancel(t.Context()))
-	_, err = admin.Exec(t.Context(), "CREATE DATABASE "+name+" TEMPLATE "+pgx.Identifier{strings.TrimPrefix(u.Path, "/")}.Sanitize())
-	require.NoError(t, err)
-	return dst
-}
-
 // hAdminDB creates an empty (unmigrated) database, dropped when the test
 // ends, and returns its URL.
 func hAdminDB(t *testing.T, create bool) (string, string) {

@@ -108,6 +108,23 @@ func hChecksums(t *testing.T, dbURL string) map[string]string {
 	return out
 }
 
+// hReset empties every table of a migrated database (the migrations'
+// own bookkeeping excepted) and restarts its sequences.
+func hReset(t *testing.T, dbURL string) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dbURL)
+	require.NoError(t, err)
+	defer conn.Close(context.WithoutCancel(t.Context()))
+	rows, err := conn.Query(t.Context(), `SELECT format('%I', table_name) FROM information_schema.tables
+		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'`)
+	require.NoError(t, err)
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.NotEmpty(t, tables)
+	_, err = conn.Exec(t.Context(), "TRUNCATE "+strings.Join(tables, ", ")+" RESTART IDENTITY CASCADE")
+	require.NoError(t, err)
+}
+
 // hQueryInt runs a query returning one integer.
 func hQueryInt(t *testing.T, dbURL, q string, args ...any) int64 {
 	t.Helper()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -81,9 +82,13 @@ func TestHostile(t *testing.T) {
 		require.False(t, seen[c.name], "case %q twice", c.name)
 		seen[c.name] = true
 	}
-	// Aborting cases start from a copy of one seeded database.
-	seeded := pgtest.New(t)
-	hSeed(t, seeded)
+	// Creating and dropping a database per case costs more than the
+	// cases: a few databases (one per parallel case) are emptied and
+	// reused instead.
+	dbs := make(chan string, max(runtime.GOMAXPROCS(0), 2))
+	for range cap(dbs) {
+		dbs <- pgtest.New(t)
+	}
 	var mu sync.Mutex
 	outcomes := map[string]hOutcome{}
 	start := time.Now()
@@ -122,10 +127,11 @@ func TestHostile(t *testing.T) {
 			})
 			ctx := &hCtx{dir: t.TempDir(), state: map[string]any{}}
 			ctx.summary = filepath.Join(t.TempDir(), "summary.json")
+			ctx.db = <-dbs
+			t.Cleanup(func() { dbs <- ctx.db })
+			hReset(t, ctx.db)
 			if c.aborted {
-				ctx.db = hCloneDB(t, seeded)
-			} else {
-				ctx.db = pgtest.New(t)
+				hSeed(t, ctx.db)
 			}
 			var before map[string]string
 			if c.aborted {
