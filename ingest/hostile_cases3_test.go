@@ -2,13 +2,17 @@ package ingest_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -249,6 +253,23 @@ func processCases() []hCase {
 				require.Less(t, c.state["took"].(time.Duration), 30*time.Second, "the lock timeout bounds the wait")
 				require.True(t, c.state["app"].(bool), "a connection with application_name=ingest was seen")
 			}, want: []string{"timed out after 1s waiting for the advisory lock of run 42 (held by pid "}},
+		{name: "statement-timeout", input: "benchmark_results locked by another session, --statement-timeout 1s", base: baseBench, aborted: true, exit: 1,
+			exec: func(t *testing.T, c *hCtx) hResult {
+				conn, err := pgx.Connect(t.Context(), c.db)
+				require.NoError(t, err)
+				defer conn.Close(context.WithoutCancel(t.Context()))
+				tx, err := conn.Begin(t.Context())
+				require.NoError(t, err)
+				defer tx.Rollback(context.WithoutCancel(t.Context()))
+				_, err = tx.Exec(t.Context(), `LOCK TABLE benchmark_results IN ACCESS EXCLUSIVE MODE`)
+				require.NoError(t, err)
+				begin := time.Now()
+				r := hLoad(t, c, "--run-id", strconv.Itoa(hostileRunID), "--lock-timeout", "1m", "--statement-timeout", "1s")
+				c.state["took"] = time.Since(begin)
+				return r
+			}, check: func(t *testing.T, c *hCtx) {
+				require.Less(t, c.state["took"].(time.Duration), 30*time.Second, "the statement timeout bounds the wait")
+			}, want: []string{"statement timeout after 1s in "}, absent: []string{"set work_mem"}},
 		{name: "lock-timeout-not-a-duration", input: "--lock-timeout soon", base: baseBench, exit: 2, aborted: true,
 			args: []string{"--lock-timeout", "soon"}, want: []string{"--lock-timeout"}},
 		{name: "dry-run-unmigrated", input: "--dry-run against an empty, unmigrated database", base: baseBench, exit: 1,
@@ -281,6 +302,9 @@ func processCases() []hCase {
 					require.EqualValues(t, 1, hQueryInt(t, c.db, `SELECT count(*) FROM ingests WHERE id = $1::bigint`, m[1]), "the log names ingest %s, which does not exist", m[1])
 				}
 			}},
+		{name: "sigterm-while-waiting", input: "`ingest load` process sent SIGTERM while it waits for the run's advisory lock", base: baseBench, exit: 1, aborted: true,
+			exec: hSigterm, want: []string{"cancelled (SIGTERM)"}, absent: []string{"use of closed network connection"},
+			check: func(t *testing.T, c *hCtx) { hAbortRow(t, c, hostileRunID, "cancelled (SIGTERM)") }},
 		{name: "github-401", input: "`ingest run`: GitHub answers 401 to the artifact listing", base: baseNone, exit: 1, aborted: true,
 			exec: func(t *testing.T, c *hCtx) hResult {
 				return hGitHubRun(t, c, func(f *hFake) {
@@ -296,4 +320,84 @@ func processCases() []hCase {
 				})
 			}, want: []string{"500"}, check: func(t *testing.T, c *hCtx) { hAbortRow(t, c, c.state["run"].(int64), "500") }},
 	}
+}
+
+// hBinDir is where the suite builds the ingest binary for the one case
+// that needs a real process (a signal); TestHostile sets it.
+var (
+	hBinDir  string
+	hBinOnce sync.Once
+	hBinPath string
+	hBinErr  error
+)
+
+// hBinary builds cmd/ingest once per test process.
+func hBinary(t *testing.T) string {
+	t.Helper()
+	hBinOnce.Do(func() {
+		hBinPath = filepath.Join(hBinDir, "ingest")
+		out, err := exec.Command("go", "build", "-o", hBinPath, "github.com/inferencex/ingest/cmd/ingest").CombinedOutput()
+		if err != nil {
+			hBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, hBinErr)
+	return hBinPath
+}
+
+// hSigterm starts `ingest load` as a process while another session holds
+// the run's advisory lock, waits until the process waits for it, and
+// sends SIGTERM.
+func hSigterm(t *testing.T, c *hCtx) hResult {
+	t.Helper()
+	bin := hBinary(t)
+	conn, err := pgx.Connect(t.Context(), c.db)
+	require.NoError(t, err)
+	defer conn.Close(context.WithoutCancel(t.Context()))
+	tx, err := conn.Begin(t.Context())
+	require.NoError(t, err)
+	defer tx.Rollback(context.WithoutCancel(t.Context()))
+	_, err = tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock(hashtextextended('ingest-run:' || $1::bigint, 0))`, hostileRunID)
+	require.NoError(t, err)
+
+	var stdout, stderr hLockedBuffer
+	cmd := exec.Command(bin, "load", c.dir, "--run-id", strconv.Itoa(hostileRunID), "--database-url", c.db,
+		"--summary-json", c.summary, "--log-level", "info", "--log-format", "console")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// A separate session: inside the lock holder's transaction the
+	// statistics views are a snapshot.
+	watch, err := pgx.Connect(t.Context(), c.db)
+	require.NoError(t, err)
+	defer watch.Close(context.WithoutCancel(t.Context()))
+	waiting := false
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && !waiting; {
+		var n int
+		require.NoError(t, watch.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`).Scan(&n))
+		waiting = n > 0
+		if !waiting {
+			select {
+			case err := <-exited:
+				return hResult{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String() + fmt.Sprintf("\n(exited before waiting for the lock: %v)", err)}
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	if !waiting {
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("the ingest never waited for the advisory lock\n--- stdout ---\n%s\n--- stderr ---\n%s", stdout.String(), stderr.String())
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("the ingest did not stop within 30 s of SIGTERM\n%s", stderr.String())
+	}
+	return hResult{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }

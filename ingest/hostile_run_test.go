@@ -85,6 +85,7 @@ func TestHostile(t *testing.T) {
 	// Creating and dropping a database per case costs more than the
 	// cases: a few databases (one per parallel case) are emptied and
 	// reused instead.
+	hBinDir = t.TempDir()
 	dbs := make(chan string, max(runtime.GOMAXPROCS(0), 2))
 	for range cap(dbs) {
 		dbs <- pgtest.New(t)
@@ -99,7 +100,7 @@ func TestHostile(t *testing.T) {
 		for _, c := range cases {
 			o, ok := outcomes[c.name]
 			if !ok {
-				o = hOutcome{name: c.name, input: c.input, want: c.exit, got: -1, failed: true}
+				continue // not selected by -run
 			}
 			res := "PASS"
 			if o.failed {
@@ -113,7 +114,7 @@ func TestHostile(t *testing.T) {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", o.name, strings.ReplaceAll(o.input, "|", "\\|"), o.want, got, res)
 		}
-		fmt.Fprintf(&b, "\n%d of %d cases pass (%.1f s)\n", pass, len(cases), time.Since(start).Seconds())
+		fmt.Fprintf(&b, "\n%d of %d cases pass (%.1f s)\n", pass, len(outcomes), time.Since(start).Seconds())
 		fmt.Fprint(os.Stdout, b.String())
 	})
 	for _, c := range cases {
