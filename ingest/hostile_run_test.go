@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +55,9 @@ type hCase struct {
 	aborted bool
 	// check asserts the exact counts of a partial run, or anything else.
 	check func(t *testing.T, c *hCtx)
+	// slow cases (retry back-off, 200 MB files, a build) start first, so
+	// that the quick ones run beside them.
+	slow bool
 }
 
 // hCtx is one case's database, tree and outcome.
@@ -117,7 +121,17 @@ func TestHostile(t *testing.T) {
 		fmt.Fprintf(&b, "\n%d of %d cases pass (%.1f s)\n", pass, len(outcomes), time.Since(start).Seconds())
 		fmt.Fprint(os.Stdout, b.String())
 	})
-	for _, c := range cases {
+	order := slices.Clone(cases)
+	slices.SortStableFunc(order, func(a, b hCase) int {
+		switch {
+		case a.slow == b.slow:
+			return 0
+		case a.slow:
+			return -1
+		}
+		return 1
+	})
+	for _, c := range order {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			got := -1

@@ -649,7 +649,7 @@ func sourceCases() []hCase {
 				require.NoError(t, f.Close())
 			}, want: []string{"bmk_bomb"},
 			check: func(t *testing.T, c *hCtx) { require.Equal(t, hCounts(2, 0, 0, 0, 1), c.sum.Rows.Benchmark) }},
-		{name: "zip-bomb-expansion", input: "zip entry of 320 MB expanding from about 300 KB", base: baseBench, exit: 3,
+		{name: "zip-bomb-expansion", slow: true, input: "zip entry of 320 MB expanding from about 300 KB", base: baseBench, exit: 3,
 			mutate: func(t *testing.T, dir string) {
 				f, err := os.Create(filepath.Join(dir, "bmk_bomb.zip"))
 				require.NoError(t, err)
@@ -672,10 +672,10 @@ func sourceCases() []hCase {
 				require.NoError(t, f.Close())
 			}, want: []string{"bmk_bomb / agg_bomb.json: "},
 			check: func(t *testing.T, c *hCtx) { require.Equal(t, hCounts(2, 0, 0, 0, 1), c.sum.Rows.Benchmark) }},
-		{name: "line-200mb-benchmark", input: "a per-job JSON file of one 200 MB line", base: baseBench, exit: 3,
+		{name: "line-200mb-benchmark", slow: true, input: "a per-job JSON file of one 200 MB line", base: baseBench, exit: 3,
 			mutate: func(t *testing.T, dir string) { hBigLine(t, filepath.Join(dir, "bmk_bad", "agg_bad.json"), 200<<20) },
 			want:   []string{"bmk_bad / agg_bad.json: "}, check: hBenchPartial},
-		{name: "line-200mb-eval-sample", input: "eval samples line 2 of 200 MB", base: baseGen, exit: 3,
+		{name: "line-200mb-eval-sample", slow: true, input: "eval samples line 2 of 200 MB", base: baseGen, exit: 3,
 			mutate: func(t *testing.T, dir string) {
 				p := hGlob(t, dir, "eval_*/samples_*.jsonl")
 				data, err := os.ReadFile(p)
@@ -1003,7 +1003,7 @@ func processCases() []hCase {
 					require.EqualValues(t, 1, hQueryInt(t, c.db, `SELECT count(*) FROM ingests WHERE id = $1::bigint`, m[1]), "the log names ingest %s, which does not exist", m[1])
 				}
 			}},
-		{name: "sigterm-while-waiting", input: "`ingest load` process sent SIGTERM while it waits for the run's advisory lock", base: baseBench, exit: 1, aborted: true,
+		{name: "sigterm-while-waiting", slow: true, input: "`ingest load` process sent SIGTERM while it waits for the run's advisory lock", base: baseBench, exit: 1, aborted: true,
 			exec: hSigterm, want: []string{"cancelled (SIGTERM)"}, absent: []string{"use of closed network connection"},
 			check: func(t *testing.T, c *hCtx) { hAbortRow(t, c, hostileRunID, "cancelled (SIGTERM)") }},
 		{name: "github-401", input: "`ingest run`: GitHub answers 401 to the artifact listing", base: baseNone, exit: 1, aborted: true,
@@ -1013,7 +1013,7 @@ func processCases() []hCase {
 					f.srv.Inject(fakegithub.Fault{Route: fakegithub.RouteArtifacts, Kind: fakegithub.Status, Status: 401, Message: "Bad credentials"})
 				})
 			}, want: []string{"401"}, check: func(t *testing.T, c *hCtx) { hAbortRow(t, c, c.state["run"].(int64), "401") }},
-		{name: "github-500", input: "`ingest run`: GitHub answers 500 to every artifact download", base: baseNone, exit: 1, aborted: true,
+		{name: "github-500", slow: true, input: "`ingest run`: GitHub answers 500 to every artifact download", base: baseNone, exit: 1, aborted: true,
 			exec: func(t *testing.T, c *hCtx) hResult {
 				return hGitHubRun(t, c, func(f *hFake) {
 					c.state["run"] = f.runID
