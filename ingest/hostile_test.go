@@ -124,11 +124,15 @@ func listingCases() []hCase {
 	}
 	withID := []string{"--run-id", "28485856738"}
 	return []hCase{
-		abort("listing-truncated-tampered-zip", `artifacts.json cut to {"artifacts": [ and a zip rewritten with tput_per_gpu 99999, --run-id given`,
-			func(t *testing.T, dir string) {
+		{name: "listing-truncated-tampered-zip", input: `artifacts.json cut to {"artifacts": [ and a zip rewritten with tput_per_gpu 99999, --run-id given`,
+			base: baseGen, mutate: func(t *testing.T, dir string) {
 				hTamperedZip(t, dir)
 				hWriteListing(`{"artifacts": [`)(t, dir)
-			}, withID),
+			}, args: withID, exit: 1, aborted: true, want: []string{"artifacts.json: "},
+			check: func(t *testing.T, c *hCtx) {
+				hNo99999(t, c)
+				hAbortRow(t, c, 28485856738, "artifacts.json: ")
+			}},
 		{name: "listing-truncated-no-run-id", input: `artifacts.json cut to {"artifacts": [, no --run-id`, base: baseGen,
 			mutate: func(t *testing.T, dir string) {
 				hTamperedZip(t, dir)
@@ -953,6 +957,7 @@ func processCases() []hCase {
 			}, check: func(t *testing.T, c *hCtx) {
 				require.Less(t, c.state["took"].(time.Duration), 30*time.Second, "the lock timeout bounds the wait")
 				require.True(t, c.state["app"].(bool), "a connection with application_name=ingest was seen")
+				hAbortRow(t, c, hostileRunID, "timed out after 1s waiting for the advisory lock")
 			}, want: []string{"timed out after 1s waiting for the advisory lock of run 42 (held by pid "}},
 		{name: "statement-timeout", input: "benchmark_results locked by another session, --statement-timeout 1s", base: baseBench, aborted: true, exit: 1,
 			exec: func(t *testing.T, c *hCtx) hResult {
@@ -970,6 +975,7 @@ func processCases() []hCase {
 				return r
 			}, check: func(t *testing.T, c *hCtx) {
 				require.Less(t, c.state["took"].(time.Duration), 30*time.Second, "the statement timeout bounds the wait")
+				hAbortRow(t, c, hostileRunID, "statement timeout after 1s in ")
 			}, want: []string{"statement timeout after 1s in "}, absent: []string{"set work_mem"}},
 		{name: "lock-timeout-not-a-duration", input: "--lock-timeout soon", base: baseBench, exit: 2, aborted: true,
 			args: []string{"--lock-timeout", "soon"}, want: []string{"--lock-timeout"}},
