@@ -1,7 +1,9 @@
 package benchmark
 
 import (
+	"encoding/json"
 	"sort"
+	"strings"
 
 	"github.com/inferencex/ingest/ingest/catalog"
 )
@@ -11,6 +13,10 @@ type capturedMetrics struct {
 	values map[string]any // float64 values, keyed as in the row
 	// nonFinite lists known metric keys whose value is NaN or ±Inf.
 	nonFinite map[string]bool
+	// wrongType maps known metric keys whose value is text that is not a
+	// number, an array or an object to that value as JSON: such a row is
+	// not stored without the metric it publishes.
+	wrongType map[string]string
 }
 
 // captureMetrics keeps every numeric value of a row outside the catalog's
@@ -18,15 +24,22 @@ type capturedMetrics struct {
 // non-finite value is dropped; when its key is a known metric it is also
 // remembered, because it makes the row fail unless the power contract
 // withholds the key anyway. Booleans, null, empty strings, arrays and
-// objects are never metrics.
+// objects are never metrics; when a known metric holds non-numeric text,
+// an array or an object, that is remembered too and fails the row.
+// Booleans and null stay "no value" (power_valid is a boolean in real
+// artifacts, and the power contract reads it from the row itself).
 func captureMetrics(cat *catalog.Catalog, row map[string]any) capturedMetrics {
-	c := capturedMetrics{values: make(map[string]any, len(row)), nonFinite: map[string]bool{}}
+	c := capturedMetrics{values: make(map[string]any, len(row)), nonFinite: map[string]bool{}, wrongType: map[string]string{}}
 	for key, raw := range row {
 		if cat.IsNonMetricKey(key) {
 			continue
 		}
 		f, ok := numericValue(raw)
 		if !ok {
+			if cat.IsKnownMetric(key) && notANumber(raw) {
+				b, _ := json.Marshal(raw)
+				c.wrongType[key] = string(b)
+			}
 			continue
 		}
 		if !finite(f) {
@@ -51,6 +64,32 @@ func (c capturedMetrics) firstNonFinite() (string, bool) {
 	}
 	sort.Strings(keys)
 	return keys[0], true
+}
+
+// notANumber reports whether a value that is not numeric still holds
+// something: non-blank text, an array or an object.
+func notANumber(raw any) bool {
+	switch v := raw.(type) {
+	case string:
+		return strings.TrimSpace(v) != ""
+	case []any, map[string]any:
+		return true
+	}
+	return false
+}
+
+// firstWrongType returns the first (sorted) known key still holding a value
+// that is not a number, and that value as JSON.
+func (c capturedMetrics) firstWrongType() (string, string, bool) {
+	if len(c.wrongType) == 0 {
+		return "", "", false
+	}
+	keys := make([]string, 0, len(c.wrongType))
+	for k := range c.wrongType {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys[0], c.wrongType[keys[0]], true
 }
 
 // unknownMetrics lists the numeric keys the catalog does not know, sorted.

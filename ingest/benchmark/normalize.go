@@ -133,6 +133,10 @@ func (n *Normalizer) metrics(row map[string]any, p schema.BenchmarkPoint, agenti
 		o := failed("metric %s: non-finite value", key)
 		return nil, false, &o
 	}
+	if key, raw, bad := c.firstWrongType(); bad {
+		o := failed("metric %s: %s is not a number", key, raw)
+		return nil, false, &o
+	}
 	m := c.values
 	if agentic {
 		preferFullResponse(m)

@@ -299,30 +299,36 @@ func TestNormalizeSkipsAndFailures(t *testing.T) {
 func TestNormalizeMetricCapture(t *testing.T) {
 	t.Parallel()
 	runNormalizeCases(t, []normalizeCase{
+		// A known metric holding text is never dropped silently (issue 12):
+		// the row fails naming the metric and the value.
 		{"not a number string", build(t, v1Base, set("tput_per_gpu", `"not_a_number"`)),
-			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
-				requireOK(t, o)
-				require.NotContains(t, p.Metrics, "tput_per_gpu")
-				require.Equal(t, 50.2, p.Metrics["median_ttft"])
-			}},
-		{"42abc is not a metric", build(t, v1Base, set("p99_ttft", `"42abc"`)), func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+			requireFailed(`metric tput_per_gpu: "not_a_number" is not a number`)},
+		{"42abc is not a metric", build(t, v1Base, set("p99_ttft", `"42abc"`)),
+			requireFailed(`metric p99_ttft: "42abc" is not a number`)},
+		{"unknown key holding text is not a metric", build(t, v1Base, set("mystery_note", `"42abc"`)), func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
 			requireOK(t, o)
-			require.NotContains(t, p.Metrics, "p99_ttft")
+			require.NotContains(t, p.Metrics, "mystery_note")
 		}},
 		{"numeric strings are metrics", build(t, v1Base, set("p99_ttft", `" 4.5 "`)), func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
 			requireOK(t, o)
 			require.Equal(t, 4.5, p.Metrics["p99_ttft"])
 		}},
-		{"booleans, arrays, objects, null and empty strings are not metrics", build(t, v1Base,
-			set("p90_ttft", "true"), set("p99_ttft", "[3]"), set("p95_ttft", `{"v":1}`), set("mean_ttft", "null"),
-			set("std_ttft", `""`), set("extra_flag", "false")),
+		{"booleans, null and empty strings are not metrics", build(t, v1Base,
+			set("p90_ttft", "true"), set("mean_ttft", "null"),
+			set("std_ttft", `""`), set("extra_flag", "false"), set("extra_list", "[3]"), set("extra_note", `"fast"`)),
 			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
 				requireOK(t, o)
-				for _, k := range []string{"p90_ttft", "p99_ttft", "p95_ttft", "mean_ttft", "std_ttft", "extra_flag"} {
+				for _, k := range []string{"p90_ttft", "mean_ttft", "std_ttft", "extra_flag", "extra_list", "extra_note"} {
 					require.NotContains(t, p.Metrics, k)
 				}
 				require.Empty(t, o.UnknownMetrics)
 			}},
+		{"known metric holding text fails the row", build(t, v1Base, set("tput_per_gpu", `"fast"`)),
+			requireFailed(`metric tput_per_gpu: "fast" is not a number`)},
+		{"known metric holding an array fails the row", build(t, v1Base, set("p99_ttft", "[3]")),
+			requireFailed("metric p99_ttft: [3] is not a number")},
+		{"known metric holding an object fails the row", build(t, v1Base, set("p95_ttft", `{"v":1}`)),
+			requireFailed(`metric p95_ttft: {"v":1} is not a number`)},
 		{"non-finite known metric fails the row", build(t, v1Base, set("p99_ttft", `"NaN"`)),
 			requireFailed("metric p99_ttft: non-finite value")},
 		{"infinite known metric fails the row", build(t, v1Base, set("p99_ttft", `"-inf"`)),
@@ -394,6 +400,13 @@ func TestNormalizePower(t *testing.T) {
 		}},
 		{"power_valid 1 with a non-finite measured key fails", withPower("1", set("avg_total_gpu_power_w", `"inf"`)),
 			requireFailed("metric avg_total_gpu_power_w: non-finite value")},
+		{"power_valid 0 withholds a measured key holding text", withPower("0", set("avg_power_w", `"n/a"`)),
+			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+				requireOK(t, o)
+				require.NotContains(t, p.Metrics, "avg_power_w")
+			}},
+		{"power_valid 1 with a measured key holding text fails", withPower("1", set("avg_power_w", `"n/a"`)),
+			requireFailed(`metric avg_power_w: "n/a" is not a number`)},
 		{"schema version must be a positive integer", withPower("1", set("power_metric_schema_version", `"02"`)),
 			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
 				requireOK(t, o)

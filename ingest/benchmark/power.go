@@ -23,6 +23,7 @@ func applyPowerContract(cat *catalog.Catalog, row map[string]any, c *capturedMet
 	m := c.values
 	for _, key := range []string{"power_valid", "cpu_power_valid"} {
 		delete(c.nonFinite, key)
+		delete(c.wrongType, key)
 		raw, ok := row[key]
 		if !ok {
 			delete(m, key)
@@ -34,6 +35,7 @@ func applyPowerContract(cat *catalog.Catalog, row map[string]any, c *capturedMet
 		}
 	}
 	delete(c.nonFinite, "power_metric_schema_version")
+	delete(c.wrongType, "power_metric_schema_version")
 	delete(m, "power_metric_schema_version")
 	if v, ok := schemaVersion(row["power_metric_schema_version"]); ok {
 		m["power_metric_schema_version"] = v
@@ -45,6 +47,7 @@ func applyPowerContract(cat *catalog.Catalog, row map[string]any, c *capturedMet
 		if powerInvalid || (cat.IsCPUPowerKey(key) && !cpuValid) {
 			delete(m, key)
 			delete(c.nonFinite, key)
+			delete(c.wrongType, key)
 		}
 	}
 	return powerInvalid
