@@ -48,6 +48,7 @@ func TestSupplementalRealFiles(t *testing.T) {
 	require.Equal(t, schema.StatusSucceeded, s.Status)
 	require.Equal(t, schema.Counts{New: 48, Duplicate: 18}, s.Rows.Eval)
 	require.Equal(t, schema.Counts{}, s.Rows.Benchmark)
+	require.Empty(t, s.Details.NoBenchmarkData)
 	require.True(t, s.Unmapped.Empty(), "%+v", s.Unmapped)
 	require.Equal(t, int64(66), s.Details.EvalRows)
 	require.Equal(t, int64(48), count(t, db, "eval_results"))
@@ -97,7 +98,9 @@ func TestSupplementalRealFiles(t *testing.T) {
 	again := loadSummary(t, vars, cli.ExitOK, "supplemental", supplementalBmk, supplementalEvals)
 	require.Equal(t, schema.Counts{Duplicate: 66}, again.Rows.Eval)
 	require.Zero(t, again.Details.EvalRowsUpdated)
-	require.Empty(t, again.Notes)
+	// The files hold eval rows and no benchmark row: the run is evals-only
+	// by design (not "no benchmark data"), and the report says so.
+	require.Equal(t, []string{"evals-only run (a changelog entry has evals-only: true): benchmark and run-stats stages skipped"}, again.Notes)
 	require.Equal(t, schema.RefreshSkipped, again.Details.LatestBenchmarks.Status)
 	require.Equal(t, int64(48), count(t, db, "eval_results"))
 	require.Equal(t, int64(1), count(t, db, "changelog_entries"))

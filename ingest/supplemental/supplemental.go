@@ -334,6 +334,20 @@ func timeField(o map[string]json.RawMessage, field string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// evalsOnly reports whether the files hold eval rows and no benchmark row.
+func evalsOnly(files []File) bool {
+	evals := false
+	for _, f := range files {
+		if f.Kind == KindBenchmarks && f.Rows > 0 {
+			return false
+		}
+		if f.Kind == KindEvals && f.Rows > 0 {
+			evals = true
+		}
+	}
+	return evals
+}
+
 // writeChangelog describes the load as the run's changelog entry: the head
 // ref is the sha256 of the files' digests, so a changed file is a new entry
 // and the same files are the same entry.
@@ -344,13 +358,19 @@ func writeChangelog(dir string, files []File) error {
 		fmt.Fprintf(h, "%s %x\n", f.Name, f.SHA256)
 		parts = append(parts, fmt.Sprintf("%s (%s, %d rows, sha256 %s)", f.Name, f.Kind, f.Rows, f.Digest()))
 	}
+	entry := map[string]any{
+		"config-keys": []string{},
+		"description": []string{"Supplemental data loaded from " + strings.Join(parts, ", ") + "."},
+	}
+	if evalsOnly(files) {
+		// Eval rows and no benchmark row: the run has no benchmark data by
+		// design, which the changelog says as a sweep's evals-only entry does.
+		entry["evals-only"] = true
+	}
 	doc := map[string]any{
 		"base_ref": "supplemental",
 		"head_ref": "sha256:" + hex.EncodeToString(h.Sum(nil)),
-		"entries": []map[string]any{{
-			"config-keys": []string{},
-			"description": []string{"Supplemental data loaded from " + strings.Join(parts, ", ") + "."},
-		}},
+		"entries":  []map[string]any{entry},
 	}
 	body, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -363,18 +383,21 @@ func writeChangelog(dir string, files []File) error {
 }
 
 // writeListing writes artifacts.json: the synthetic run and one artifact
-// per file, all uploaded when the run was created.
+// per file, all uploaded when the run was created. The listing must hold
+// the ids a GitHub listing holds; the synthetic ones number the artifacts
+// in order (1 is the changelog).
 func writeListing(dir string, t Tree) error {
 	created := t.CreatedAt.UTC().Format(time.RFC3339)
 	type artifact struct {
+		ID          int64  `json:"id"`
 		Name        string `json:"name"`
 		CreatedAt   string `json:"created_at"`
 		SizeInBytes int64  `json:"size_in_bytes"`
 		Expired     bool   `json:"expired"`
 	}
-	arts := []artifact{{Name: "changelog-metadata", CreatedAt: created}}
-	for _, f := range t.Files {
-		arts = append(arts, artifact{Name: f.Artifact, CreatedAt: created, SizeInBytes: f.Size})
+	arts := []artifact{{ID: 1, Name: "changelog-metadata", CreatedAt: created}}
+	for i, f := range t.Files {
+		arts = append(arts, artifact{ID: int64(i) + 2, Name: f.Artifact, CreatedAt: created, SizeInBytes: f.Size})
 	}
 	doc := map[string]any{
 		"total_count": len(arts),
