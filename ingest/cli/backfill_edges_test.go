@@ -6,7 +6,6 @@ package cli_test
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,20 +15,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferencex/ingest/migrations"
 
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
-
-// latestMigration is the newest migration version the binary carries.
-func latestMigration(t *testing.T) int {
-	t.Helper()
-	ups, err := fs.Glob(migrations.FS, "*.up.sql")
-	require.NoError(t, err)
-	return len(ups)
-}
 
 // migratedBefore5 is a fresh database at migration 4: a production
 // database whose operator has not yet run the release that adds backfills.
