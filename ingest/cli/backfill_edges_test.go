@@ -15,7 +15,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
