@@ -60,6 +60,7 @@ type Artifact struct {
 	loadOnce   sync.Once
 	candidates []schema.ArtifactListing // listing entries with this name
 	fast       bool                     // serve folders through openat2 (see fdFolder)
+	dirents    *direntBufs              // the tree's directory-listing buffers (nil: allocate)
 
 	mu     sync.Mutex
 	fsys   fs.FS

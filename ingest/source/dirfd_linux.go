@@ -73,11 +73,11 @@ func (f *fdFolder) open(name string, flags uint64) (int, error) {
 // list reports every regular file of the folder with its size, and
 // rejects links, special files, bad names and unreadable directories, as
 // loadDir's walk over an os.Root does (without following anything).
-func (f *fdFolder) list(reject func(name, reason string), add func(name string, size int64)) error {
-	return f.listDir(".", reject, add)
+func (f *fdFolder) list(bufs *direntBufs, reject func(name, reason string), add func(name string, size int64)) error {
+	return f.listDir(bufs, ".", reject, add)
 }
 
-func (f *fdFolder) listDir(dir string, reject func(name, reason string), add func(name string, size int64)) error {
+func (f *fdFolder) listDir(bufs *direntBufs, dir string, reject func(name, reason string), add func(name string, size int64)) error {
 	fd, err := f.fd, error(nil) // the folder itself is listed through its own descriptor
 	if dir != "." {
 		fd, err = f.open(dir, unix.O_DIRECTORY)
@@ -87,7 +87,7 @@ func (f *fdFolder) listDir(dir string, reject func(name, reason string), add fun
 	}
 	var entries []dirent
 	if err == nil {
-		entries, err = readDirents(fd)
+		entries, err = readDirents(fd, bufs)
 	}
 	if err != nil {
 		if dir == "." {
@@ -118,7 +118,7 @@ func (f *fdFolder) listDir(dir string, reject func(name, reason string), add fun
 		case mode&fs.ModeSymlink != 0:
 			reject(name, "symbolic link rejected")
 		case mode.IsDir():
-			if err := f.listDir(name, reject, add); err != nil {
+			if err := f.listDir(bufs, name, reject, add); err != nil {
 				return err
 			}
 		case !mode.IsRegular():
@@ -137,9 +137,11 @@ type dirent struct {
 
 // readDirents reads every entry of a directory (but . and ..), sorted by
 // nothing in particular.
-func readDirents(fd int) ([]dirent, error) {
+func readDirents(fd int, bufs *direntBufs) ([]dirent, error) {
 	var out []dirent
-	buf := make([]byte, 8192)
+	bp := bufs.get()
+	defer bufs.put(bp)
+	buf := bp[:]
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {

@@ -40,7 +40,7 @@ func TestFdFolderRefusesLinks(t *testing.T) {
 	require.True(t, ok)
 	defer f.Close()
 	var files, rejected []string
-	require.NoError(t, f.list(func(name, _ string) { rejected = append(rejected, name) },
+	require.NoError(t, f.list(new(direntBufs), func(name, _ string) { rejected = append(rejected, name) },
 		func(name string, _ int64) { files = append(files, name) }))
 	require.Equal(t, []string{"sub/ok.json"}, files)
 	require.Equal(t, []string{"link"}, rejected)

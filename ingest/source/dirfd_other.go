@@ -16,7 +16,9 @@ func openFdFolder(string, bool) (*fdFolder, bool, error) { return nil, false, ni
 
 func (*fdFolder) Close() error { return nil }
 
-func (*fdFolder) list(func(name, reason string), func(name string, size int64)) error { return nil }
+func (*fdFolder) list(*direntBufs, func(name, reason string), func(name string, size int64)) error {
+	return nil
+}
 
 func (*fdFolder) openFile(string) (fs.File, error)     { return nil, fs.ErrNotExist }
 func (*fdFolder) statFile(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist }

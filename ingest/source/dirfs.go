@@ -27,7 +27,7 @@ func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *open
 		a.Files = append(a.Files, name)
 		a.Size += size
 	}
-	folder, err := listFolder(a.Path, a.fast, reject, add)
+	folder, err := listFolder(a.Path, a.fast, a.dirents, reject, add)
 	if err != nil {
 		a.Files, a.Size = nil, 0
 		a.Err = fmt.Errorf("artifact %s: list folder: %w", a.Name, err)
@@ -44,13 +44,13 @@ func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *open
 }
 
 // listFolder opens a folder and lists it, with the fast path when it can.
-func listFolder(dir string, fastPath bool, reject func(name, reason string), add func(name string, size int64)) (*openedArtifact, error) {
+func listFolder(dir string, fastPath bool, bufs *direntBufs, reject func(name, reason string), add func(name string, size int64)) (*openedArtifact, error) {
 	fast, ok, err := openFdFolder(dir, fastPath)
 	if err != nil {
 		return nil, err
 	}
 	if ok {
-		if err := fast.list(reject, add); err != nil {
+		if err := fast.list(bufs, reject, add); err != nil {
 			fast.Close()
 			return nil, err
 		}

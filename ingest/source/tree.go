@@ -80,8 +80,9 @@ func Open(ctx context.Context, dir string, log *zap.Logger) (*Tree, error) {
 		byName[e.Name] = append(byName[e.Name], e)
 	}
 	fast := haveOpenat2(abs)
+	dirents := new(direntBufs)
 	for _, a := range found.artifacts {
-		a.fast = fast
+		a.fast, a.dirents = fast, dirents
 		a.candidates = byName[a.Name]
 		a.Listing = matchListing(a.Name, "", a.candidates)
 		t.Artifacts = append(t.Artifacts, a)

@@ -18,6 +18,7 @@ type benchmarkSource struct {
 	winners *winners
 	// seq numbers the rows in staging order.
 	seq    int32
+	enc    metricsEncoder
 	buf    []byte
 	values []any
 	err    error
@@ -32,7 +33,7 @@ func (s *benchmarkSource) Next() bool {
 	if !ok {
 		return false
 	}
-	s.values, s.buf, s.err = stagingValues(row, s.seq, s.date, s.known, s.buf, s.winners)
+	s.values, s.buf, s.err = stagingValues(row, s.seq, s.date, s.known, &s.enc, s.buf, s.winners)
 	s.seq++
 	return s.err == nil
 }
@@ -47,9 +48,9 @@ type digest [16]byte
 // stagingValues lays a row out in stagingColumns order. A row whose digest
 // the run already has is staged without its values (unchanged): it only
 // takes part in choosing the point's winner.
-func stagingValues(r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, buf []byte, w *winners) ([]any, []byte, error) {
+func stagingValues(r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, enc *metricsEncoder, buf []byte, w *winners) ([]any, []byte, error) {
 	p, c := &r.Point, r.Point.Config
-	metrics, err := encodeMetrics(buf[:0], p.Metrics)
+	metrics, err := enc.encode(buf[:0], p.Metrics)
 	if err != nil {
 		return nil, buf, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
 	}

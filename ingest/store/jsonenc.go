@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -16,11 +16,41 @@ import (
 // Other value types fall back to encoding/json. NUL characters, which
 // PostgreSQL's jsonb rejects, are dropped from keys and strings.
 func encodeMetrics(buf []byte, m map[string]any) ([]byte, error) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	var e metricsEncoder
+	return e.encode(buf, m)
+}
+
+// metricsEncoder is encodeMetrics for a stream of rows: it keeps the sorted
+// keys of the last map, which the next one (rows of a run share their
+// metric names) reuses after a lookup per key instead of sorting again.
+type metricsEncoder struct {
+	keys []string
+}
+
+// sortedKeys returns m's keys in sorted order; the slice is reused.
+func (e *metricsEncoder) sortedKeys(m map[string]any) []string {
+	if len(e.keys) == len(m) && len(m) > 0 {
+		same := true
+		for _, k := range e.keys {
+			if _, ok := m[k]; !ok {
+				same = false
+				break
+			}
+		}
+		if same { // as many distinct keys, all of them in m: the same set
+			return e.keys
+		}
 	}
-	sort.Strings(keys)
+	e.keys = e.keys[:0]
+	for k := range m {
+		e.keys = append(e.keys, k)
+	}
+	slices.Sort(e.keys)
+	return e.keys
+}
+
+func (e *metricsEncoder) encode(buf []byte, m map[string]any) ([]byte, error) {
+	keys := e.sortedKeys(m)
 	buf = append(buf, '{')
 	for i, k := range keys {
 		if i > 0 {

@@ -34,3 +34,29 @@ func TestEncodeMetricsDropsWhatPostgresRejects(t *testing.T) {
 	require.JSONEq(t, `{"k":["ab"]}`, string(sanitizeJSON([]byte(`{"k":["a\u0000b"]}`))))
 	require.Equal(t, "ab", cleanText("a\x00b"))
 }
+
+// TestMetricsEncoderReusesKeysOnlyForTheSameSet: one encoder over a stream
+// of maps (same keys, as many other keys, fewer, more, none) writes what a
+// fresh encoding of each map writes, byte for byte.
+func TestMetricsEncoderReusesKeysOnlyForTheSameSet(t *testing.T) {
+	stream := []map[string]any{
+		{"b": 1.0, "a": 2.0, "c": 3.0},
+		{"c": 4.0, "a": 5.0, "b": 6.0},
+		{"c": 4.0, "a": 5.0, "d": 6.0},
+		{"a": 1.0, "b": 2.0},
+		{"a": 1.0, "b": 2.0, "z": "s", "y": 0.5},
+		{},
+		{"a": 1.0},
+		{"b": 1.0},
+	}
+	var e metricsEncoder
+	var buf []byte
+	for _, m := range stream {
+		want, err := encodeMetrics(nil, m)
+		require.NoError(t, err)
+		got, err := e.encode(buf[:0], m)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+		buf = got
+	}
+}

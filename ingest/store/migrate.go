@@ -55,7 +55,17 @@ func (s *Store) withMigrator(ctx context.Context, fn func(*migrate.Migrate) erro
 
 // MigrateUp applies every pending migration. It reports how many versions
 // it moved; "no change" is success.
+//
+// A database already at the binary's newest version, not dirty, is left
+// alone after two reads (SchemaVersion): every `ingest load` migrates
+// first, and golang-migrate's own no-op check takes a lock, creates its
+// table if missing and reads the information schema. golang-migrate marks
+// a migration in progress dirty at its target version, so a clean newest
+// version means nothing is left to apply.
 func (s *Store) MigrateUp(ctx context.Context) (from, to uint, err error) {
+	if cur, err := s.SchemaVersion(ctx); err == nil && !cur.Dirty && cur.Version == cur.Latest && cur.Latest > 0 {
+		return cur.Version, cur.Version, nil
+	}
 	err = s.withMigrator(ctx, func(m *migrate.Migrate) error {
 		from, _, err = version(m)
 		if err != nil {

@@ -12,6 +12,20 @@ const qViewMarks = `SELECT id FROM materialized_view_marks WHERE view_name = 'la
 
 const qRefreshLatestBenchmarks = `REFRESH MATERIALIZED VIEW CONCURRENTLY latest_benchmarks`
 
+// qViewPopulated tells whether latest_benchmarks has been populated (a
+// view created WITH NO DATA has not, and cannot be read or refreshed
+// concurrently).
+const qViewPopulated = `SELECT ispopulated FROM pg_matviews WHERE schemaname = 'public' AND matviewname = 'latest_benchmarks'`
+
+// qViewHasRows tells whether the populated view shows any row.
+const qViewHasRows = `SELECT EXISTS (SELECT 1 FROM latest_benchmarks)`
+
+// qRefreshLatestBenchmarksPlain refreshes an empty or never populated view:
+// nobody reads rows it does not have, so the brief exclusive lock costs no
+// reader anything, and it spares the concurrent refresh's diff against the
+// old contents (about half the time on a first 5000-point load).
+const qRefreshLatestBenchmarksPlain = `REFRESH MATERIALIZED VIEW latest_benchmarks`
+
 // qViewRefreshed clears the marks the refresh saw and records its success.
 const qViewRefreshed = `
 WITH cleared AS (

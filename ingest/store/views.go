@@ -53,8 +53,12 @@ func (s *Store) RefreshLatestBenchmarks(ctx context.Context, force bool) (schema
 		r.Status = schema.RefreshSkipped
 		return r, nil
 	}
+	refresh, err := s.refreshStatement(ctx)
+	if err != nil {
+		return s.refreshFailed(ctx, r, 0, err)
+	}
 	began := time.Now()
-	if _, err := s.pool.Exec(ctx, qRefreshLatestBenchmarks); err != nil {
+	if _, err := s.pool.Exec(ctx, refresh); err != nil {
 		return s.refreshFailed(ctx, r, time.Since(began), err)
 	}
 	took := time.Since(began)
@@ -67,6 +71,28 @@ func (s *Store) RefreshLatestBenchmarks(ctx context.Context, force bool) (schema
 	r.Status = schema.RefreshRefreshed
 	s.log.Info("latest_benchmarks refreshed", zap.Int64("changes", r.Changes), zap.Duration("took", took))
 	return r, nil
+}
+
+// refreshStatement picks the refresh: concurrent (readers keep the old
+// rows until it is done) when the view shows rows, plain when it is empty
+// or was never populated — nothing reads rows that are not there, and a
+// view that was never populated cannot be refreshed concurrently.
+func (s *Store) refreshStatement(ctx context.Context) (string, error) {
+	var populated bool
+	if err := s.pool.QueryRow(ctx, qViewPopulated).Scan(&populated); err != nil {
+		return "", fmt.Errorf("look up whether the view is populated: %w", err)
+	}
+	if !populated {
+		return qRefreshLatestBenchmarksPlain, nil
+	}
+	var hasRows bool
+	if err := s.pool.QueryRow(ctx, qViewHasRows).Scan(&hasRows); err != nil {
+		return "", fmt.Errorf("look up whether the view has rows: %w", err)
+	}
+	if !hasRows {
+		return qRefreshLatestBenchmarksPlain, nil
+	}
+	return qRefreshLatestBenchmarks, nil
 }
 
 func (s *Store) refreshFailed(ctx context.Context, r schema.ViewRefresh, took time.Duration, cause error) (schema.ViewRefresh, error) {

@@ -1,0 +1,2 @@
+ALTER TABLE ingests ALTER COLUMN artifacts SET COMPRESSION default,
+                    ALTER COLUMN summary SET COMPRESSION default;
