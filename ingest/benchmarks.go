@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -21,10 +22,10 @@ import (
 type benchmarkStage struct {
 	deps    Deps
 	run     schema.RunIdentity
-	tally   *tally
-	records []*artifactRecord
+	tally   *runstate.Tally
+	records []*runstate.Record
 	// agentx: dataset slugs and unmapped AgentX rows, for the traces stage.
-	agentx agentxRows
+	agentx runstate.AgentX
 	staged int64
 	// seed keys the hashes of this run.
 	seed maphash.Seed
@@ -64,11 +65,11 @@ type pointHash [2]uint64
 // database. Each phase runs a few workers with their own counters, merged
 // in a deterministic order. It returns only fatal errors (cancellation);
 // bad input is counted and reported.
-func (s *benchmarkStage) stream(ctx context.Context, p plan, out chan<- schema.StagedBenchmark) error {
+func (s *benchmarkStage) stream(ctx context.Context, p runstate.Plan, out chan<- schema.StagedBenchmark) error {
 	defer close(out)
-	var perJob, aggregates []plannedArtifact
-	for _, pa := range p.benchmark {
-		if pa.aggregate {
+	var perJob, aggregates []runstate.Planned
+	for _, pa := range p.Benchmark {
+		if pa.Aggregate {
 			aggregates = append(aggregates, pa)
 		} else {
 			perJob = append(perJob, pa)
@@ -90,11 +91,11 @@ func (s *benchmarkStage) stream(ctx context.Context, p plan, out chan<- schema.S
 // phase reads artifacts with a pool of workers. Rows staged are added to
 // own (when set); rows whose point is in covered (when set) are counted as
 // covered instead of staged.
-func (s *benchmarkStage) phase(ctx context.Context, arts []plannedArtifact, out chan<- schema.StagedBenchmark, own, covered *coverage) error {
+func (s *benchmarkStage) phase(ctx context.Context, arts []runstate.Planned, out chan<- schema.StagedBenchmark, own, covered *coverage) error {
 	workers := min(2*runtime.GOMAXPROCS(0), maxParseWorkers, max(len(arts), 1))
 	parts := make([]*parseWorker, workers)
 	errs := make([]error, workers)
-	jobs := make(chan plannedArtifact)
+	jobs := make(chan runstate.Planned)
 	var wg sync.WaitGroup
 	for i := range parts {
 		parts[i] = s.fork(covered, own != nil)
@@ -135,7 +136,7 @@ feed:
 // per-job phase records the points it stages; one of the aggregate phase
 // checks them.
 func (s *benchmarkStage) fork(covered *coverage, recordOwned bool) *parseWorker {
-	w := &parseWorker{deps: s.deps, run: s.run, tally: newTally(&schema.Summary{}), reader: benchmark.NewReader(),
+	w := &parseWorker{deps: s.deps, run: s.run, tally: runstate.NewTally(&schema.Summary{}), reader: benchmark.NewReader(),
 		covered: covered, seed: s.seed}
 	if recordOwned {
 		w.owns = newCoverage()
@@ -145,7 +146,7 @@ func (s *benchmarkStage) fork(covered *coverage, recordOwned bool) *parseWorker 
 
 // merge adds a worker's counters, failures, unmapped values and records.
 func (s *benchmarkStage) merge(w *parseWorker) {
-	dst, src := s.tally.sum, w.tally.sum
+	dst, src := s.tally.Summary(), w.tally.Summary()
 	dst.Rows.Benchmark.Add(src.Rows.Benchmark)
 	dst.Stats.BenchmarkFiles += src.Stats.BenchmarkFiles
 	dst.Stats.RawBenchmarkRows += src.Stats.RawBenchmarkRows
@@ -156,31 +157,17 @@ func (s *benchmarkStage) merge(w *parseWorker) {
 	dst.Details.BytesRead += src.Details.BytesRead
 	dst.Details.MissingIdentityRows += src.Details.MissingIdentityRows
 	dst.Stats.CoveredByPerJobFiles += src.Stats.CoveredByPerJobFiles
-	for _, f := range src.Failures {
-		s.tally.fail(f.Category, f.Artifact, f.File, f.Reason)
-	}
-	s.tally.droppedFails += w.tally.droppedFails
-	for kind, set := range w.tally.unmapped {
-		for v := range set {
-			s.tally.addUnmapped(kind, v)
-		}
-	}
-	for k := range w.tally.unknownMetrics {
-		s.tally.unknownMetrics[k] = struct{}{}
-	}
+	s.tally.Merge(w.tally)
 	s.records = append(s.records, w.records...)
 	s.staged += w.staged
-	s.agentx.unmapped += w.agentx.unmapped
-	for slug, where := range w.agentx.datasets {
-		s.agentx.addSlug(slug, where)
-	}
+	s.agentx.Add(w.agentx)
 }
 
 // sortOutputs puts records and benchmark failures in artifact order, so the
 // summary does not depend on which worker read what.
 func (s *benchmarkStage) sortOutputs() {
 	sort.SliceStable(s.records, func(i, j int) bool { return s.records[i].Name < s.records[j].Name })
-	f := s.tally.sum.Failures
+	f := s.tally.Summary().Failures
 	sort.SliceStable(f, func(i, j int) bool {
 		if f[i].Category != f[j].Category {
 			return f[i].Category == schema.CategoryRun

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/changelog"
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -30,69 +31,69 @@ type runChangelog struct {
 // readChangelog reads the run's changelog-metadata (the merge run's, in a
 // reused run): the first usable *.json of the newest upload. Without one
 // the run gets the fallback entry described from the merge run's metadata.
-func readChangelog(p plan, start schema.RunStart, t *tally, records *[]*artifactRecord) *runChangelog {
-	d := &t.sum.Details
-	for _, a := range p.artifacts(kindChangelog) {
+func readChangelog(p runstate.Plan, start schema.RunStart, t *runstate.Tally, records *[]*runstate.Record) *runstate.Changelog {
+	d := &t.Summary().Details
+	for _, a := range p.Artifacts(runstate.KindChangelog) {
 		fsys, err := a.FS()
-		rec := newArtifactRecord(a)
+		rec := runstate.NewRecord(a)
 		*records = append(*records, rec)
 		d.ArtifactsRead++
 		for _, pr := range a.Problems {
-			t.fail(schema.CategoryRun, a.Name, pr.File, pr.Reason)
+			t.Fail(schema.CategoryRun, a.Name, pr.File, pr.Reason)
 		}
 		if err != nil {
-			t.fail(schema.CategoryRun, a.Name, "", err.Error())
+			t.Fail(schema.CategoryRun, a.Name, "", err.Error())
 			continue
 		}
-		open := openRecorded(fsys, rec, d)
-		for _, file := range jsonFiles(a) {
+		open := runstate.OpenRecorded(fsys, rec, d)
+		for _, file := range runstate.JSONFiles(a) {
 			f, err := open(file)
 			if err != nil {
-				t.fail(schema.CategoryRun, a.Name, file, fmt.Sprintf("cannot open: %v", err))
+				t.Fail(schema.CategoryRun, a.Name, file, fmt.Sprintf("cannot open: %v", err))
 				continue
 			}
 			cl, problems, err := changelog.Parse(f)
 			f.Close()
 			for _, pr := range problems {
-				t.fail(schema.CategoryRun, a.Name, file, pr.Reason)
+				t.Fail(schema.CategoryRun, a.Name, file, pr.Reason)
 			}
 			var unusable changelog.ErrUnusable
 			switch {
 			case errors.As(err, &unusable):
-				t.note(fmt.Sprintf("changelog %s/%s: %s", a.Name, file, unusable.Reason))
+				t.Note(fmt.Sprintf("changelog %s/%s: %s", a.Name, file, unusable.Reason))
 				continue
 			case err != nil:
-				t.fail(schema.CategoryRun, a.Name, file, err.Error())
+				t.Fail(schema.CategoryRun, a.Name, file, err.Error())
 				continue
 			}
 			_ = a.Release()
-			return &runChangelog{log: cl, artifact: a.Name, file: file}
+			return &runstate.Changelog{Log: cl, Artifact: a.Name, File: file}
 		}
 		_ = a.Release()
 	}
 	m := start.MergeMeta
 	cl := changelog.Fallback(changelog.RunInfo{RunID: start.Run.MergeRunID, Name: m.Name, HeadBranch: m.HeadBranch, HeadSHA: m.HeadSHA})
-	t.note(fmt.Sprintf("no usable changelog-metadata: recorded one fallback changelog entry (%q)", cl.Entries[0].Description))
-	return &runChangelog{log: cl}
+	t.Note(fmt.Sprintf("no usable changelog-metadata: recorded one fallback changelog entry (%q)", cl.Entries[0].Description))
+	return &runstate.Changelog{Log: cl}
 }
 
 // skipForEvalsOnly drops the benchmark and run-stats work of an evals-only
 // run. Benchmark rows its artifacts hold anyway are counted as read and
 // skipped (never parsed into points); unreadable files count as failed.
-func skipForEvalsOnly(p *plan, t *tally, records *[]*artifactRecord, log *zap.Logger) {
-	sum := t.sum
+func skipForEvalsOnly(p *runstate.Plan, t *runstate.Tally, records *[]*runstate.Record, log *zap.Logger) {
+	sum := t.Summary()
 	reader := benchmark.NewReader()
-	for _, pa := range p.benchmark {
-		a := pa.artifact
+	for _, pa := range p.Benchmark {
+		a := pa.Artifact
 		fsys, err := a.FS()
-		rec := newArtifactRecord(a)
+		rec := runstate.NewRecord(a)
 		*records = append(*records, rec)
 		sum.Details.ArtifactsRead++
 		itemFailed := func(file, reason string) {
 			sum.Stats.BenchmarkFiles++
 			sum.Stats.RawBenchmarkRows++
 			sum.Rows.Benchmark.Failed++
-			t.fail(schema.CategoryBenchmark, a.Name, file, reason)
+			t.Fail(schema.CategoryBenchmark, a.Name, file, reason)
 		}
 		for _, pr := range a.Problems {
 			itemFailed(pr.File, pr.Reason)
@@ -101,12 +102,12 @@ func skipForEvalsOnly(p *plan, t *tally, records *[]*artifactRecord, log *zap.Lo
 			itemFailed("", err.Error())
 			continue
 		}
-		open := openRecorded(fsys, rec, &sum.Details)
+		open := runstate.OpenRecorded(fsys, rec, &sum.Details)
 		shape := benchmark.ObjectOrArray
-		if pa.aggregate {
+		if pa.Aggregate {
 			shape = benchmark.ArrayOnly
 		}
-		for _, file := range jsonFiles(a) {
+		for _, file := range runstate.JSONFiles(a) {
 			f, err := open(file)
 			if err != nil {
 				itemFailed(file, fmt.Sprintf("cannot open: %v", err))
@@ -123,47 +124,47 @@ func skipForEvalsOnly(p *plan, t *tally, records *[]*artifactRecord, log *zap.Lo
 			if rerr != nil && !errors.Is(rerr, io.EOF) {
 				sum.Stats.RawBenchmarkRows++
 				sum.Rows.Benchmark.Failed++
-				t.fail(schema.CategoryBenchmark, a.Name, file, rerr.Error())
+				t.Fail(schema.CategoryBenchmark, a.Name, file, rerr.Error())
 			}
 		}
 		_ = a.Release()
 	}
 	msg := "evals-only run (a changelog entry has evals-only: true): benchmark and run-stats stages skipped"
 	if n := sum.Details.EvalsOnlySkippedRows; n > 0 {
-		msg += fmt.Sprintf("; %s counted as skipped", plural(int(n), "benchmark row", "benchmark rows"))
+		msg += fmt.Sprintf("; %s counted as skipped", runstate.Plural(int(n), "benchmark row", "benchmark rows"))
 	}
-	if len(p.runStats) > 0 {
+	if len(p.RunStats) > 0 {
 		msg += "; run stats not read"
 	}
-	t.note(msg)
+	t.Note(msg)
 	log.Info("evals-only run: benchmark and run-stats stages skipped", zap.Int64("benchmark_rows_skipped", sum.Details.EvalsOnlySkippedRows))
-	p.benchmark, p.runStats = nil, nil
+	p.Benchmark, p.RunStats = nil, nil
 }
 
 // ingestChangelog is the changelog stage: every entry of the run's
 // changelog (or its fallback entry), under the run's workflow row, named by
 // the merge run it belongs to.
-func ingestChangelog(ctx context.Context, w RunWriter, env *runEnv) error {
-	cl := env.changelog
+func ingestChangelog(ctx context.Context, w RunWriter, env *runstate.Env) error {
+	cl := env.Changelog
 	if cl == nil {
 		return nil
 	}
-	m := env.start.MergeMeta
-	rows := make([]schema.ChangelogRow, len(cl.log.Entries))
-	for i, e := range cl.log.Entries {
-		rows[i] = schema.ChangelogRow{MergeRunID: env.start.Run.MergeRunID, MergeRunAttempt: env.start.Run.MergeRunAttempt,
-			MergeRunURL: m.HTMLURL, BaseRef: cl.log.BaseRef, HeadRef: cl.log.HeadRef, Index: i,
+	m := env.Start.MergeMeta
+	rows := make([]schema.ChangelogRow, len(cl.Log.Entries))
+	for i, e := range cl.Log.Entries {
+		rows[i] = schema.ChangelogRow{MergeRunID: env.Start.Run.MergeRunID, MergeRunAttempt: env.Start.Run.MergeRunAttempt,
+			MergeRunURL: m.HTMLURL, BaseRef: cl.Log.BaseRef, HeadRef: cl.Log.HeadRef, Index: i,
 			ConfigKeys: e.ConfigKeys, Description: e.Description, PRLink: e.PRLink, EvalsOnly: e.EvalsOnly,
 			AllEvals: e.AllEvals, AppendOnly: e.AppendOnly, EvalMinPrefillEP: e.EvalMinPrefillEP,
-			ScenarioTypes: e.ScenarioTypes, Fallback: cl.log.Fallback, SourceArtifact: cl.artifact, SourceFile: cl.file}
+			ScenarioTypes: e.ScenarioTypes, Fallback: cl.Log.Fallback, SourceArtifact: cl.Artifact, SourceFile: cl.File}
 	}
 	written, removed, err := w.WriteChangelog(ctx, rows)
 	if err != nil {
 		return err
 	}
-	env.sum.Stats.ChangelogEntriesWritten += written
+	env.Sum.Stats.ChangelogEntriesWritten += written
 	if removed > 0 {
-		env.tally.note(fmt.Sprintf("%s of an earlier ingest no longer in the changelog: removed", plural(int(removed), "changelog entry", "changelog entries")))
+		env.Tally.Note(fmt.Sprintf("%s of an earlier ingest no longer in the changelog: removed", runstate.Plural(int(removed), "changelog entry", "changelog entries")))
 	}
 	return nil
 }

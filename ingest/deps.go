@@ -11,6 +11,7 @@ import (
 	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/overrides"
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -51,6 +52,11 @@ type Deps struct {
 	// traces, telemetry, changelog), then "commit". The bench command
 	// reports throughput per stage with it.
 	StageDone func(stage string, took time.Duration)
+}
+
+// stageDeps are the collaborators the stages see.
+func (d Deps) stageDeps() runstate.Deps {
+	return runstate.Deps{Catalog: d.Catalog, Normalizer: d.Normalizer, Overrides: d.Overrides, Log: d.Log, Now: d.Now, Arrow: d.Arrow}
 }
 
 // stageDone logs a stage's wall time ("stage finished", which the bench

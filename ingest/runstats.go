@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/strictjson"
 	"github.com/inferencex/ingest/schema"
@@ -28,30 +29,30 @@ func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat 
 	seen := map[string]bool{}
 	for _, a := range arts {
 		_ = a.Load() // Err is reported below
-		rec := newArtifactRecord(a)
+		rec := runstate.NewRecord(a)
 		s.records = append(s.records, rec)
-		s.tally.sum.Details.ArtifactsRead++
+		s.tally.Summary().Details.ArtifactsRead++
 		for _, p := range a.Problems {
-			s.tally.fail(schema.CategoryRun, a.Name, p.File, p.Reason)
+			s.tally.Fail(schema.CategoryRun, a.Name, p.File, p.Reason)
 		}
 		if a.Err != nil {
-			s.tally.fail(schema.CategoryRun, a.Name, "", a.Err.Error())
+			s.tally.Fail(schema.CategoryRun, a.Name, "", a.Err.Error())
 			continue
 		}
 		fsys, err := a.FS()
 		if err != nil {
-			s.tally.fail(schema.CategoryRun, a.Name, "", err.Error())
+			s.tally.Fail(schema.CategoryRun, a.Name, "", err.Error())
 			continue
 		}
-		for _, file := range jsonFiles(a) {
+		for _, file := range runstate.JSONFiles(a) {
 			stats, err := s.parseRunStatsFile(fsys, a.Name, file, rec)
 			if err != nil {
-				s.tally.fail(schema.CategoryRun, a.Name, file, err.Error())
+				s.tally.Fail(schema.CategoryRun, a.Name, file, err.Error())
 				continue
 			}
 			for _, st := range stats {
 				if seen[st.Cluster] {
-					s.tally.note(fmt.Sprintf("run stats for %s appear more than once; kept the first (%s)", st.Cluster, a.Name))
+					s.tally.Note(fmt.Sprintf("run stats for %s appear more than once; kept the first (%s)", st.Cluster, a.Name))
 					continue
 				}
 				seen[st.Cluster] = true
@@ -59,22 +60,22 @@ func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat 
 			}
 		}
 		_ = a.Release()
-		rec.seal()
+		rec.Seal()
 	}
 	return out
 }
 
-func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string, rec *artifactRecord) ([]schema.RunStat, error) {
+func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string, rec *runstate.Record) ([]schema.RunStat, error) {
 	f, err := fsys.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open: %w", err)
 	}
 	defer f.Close()
-	dr := newDigestReader(io.LimitReader(f, maxRunStatsBytes+1))
+	dr := runstate.NewDigestReader(io.LimitReader(f, maxRunStatsBytes+1))
 	data, err := io.ReadAll(dr)
-	rec.addFile(file, dr.sum(), dr.n)
-	s.tally.sum.Details.FilesRead++
-	s.tally.sum.Details.BytesRead += dr.n
+	rec.AddFile(file, dr.Sum(), dr.N)
+	s.tally.Summary().Details.FilesRead++
+	s.tally.Summary().Details.BytesRead += dr.N
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
 	}
@@ -106,7 +107,7 @@ func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string, re
 	for _, key := range keys {
 		st, err := s.runStat(key, doc[key])
 		if err != nil {
-			s.tally.fail(schema.CategoryRun, artifact, file, fmt.Sprintf("cluster %q: %v", key, err))
+			s.tally.Fail(schema.CategoryRun, artifact, file, fmt.Sprintf("cluster %q: %v", key, err))
 			continue
 		}
 		if st == nil {
@@ -142,7 +143,7 @@ func (s *benchmarkStage) runStat(key string, raw json.RawMessage) (*schema.RunSt
 	}
 	hw, known := s.deps.Catalog.ResolveHardware(cluster)
 	if !known {
-		s.tally.addUnmapped("hardware", cluster)
+		s.tally.AddUnmapped("hardware", cluster)
 		return nil, fmt.Errorf("unknown hardware (add it to the catalog)")
 	}
 	return &schema.RunStat{Cluster: cluster, Hardware: hw, NSuccess: int(ok), Total: int(total)}, nil

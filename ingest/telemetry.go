@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/zap"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/telemetry"
 )
 
@@ -31,10 +31,10 @@ type TelemetryWriter interface {
 // power the point publishes. Round trips are constant per run: one read
 // of the run's state, one id reservation, one COPY of every new sample,
 // one write of series rows and links.
-func ingestTelemetry(ctx context.Context, w RunWriter, env *runEnv) error {
+func ingestTelemetry(ctx context.Context, w RunWriter, env *runstate.Env) error {
 	started := time.Now()
 	sources := telemetrySources(env)
-	manifests := env.plan.artifacts(kindPowerManifest)
+	manifests := env.Plan.Artifacts(runstate.KindPowerManifest)
 	if len(sources) == 0 && len(manifests) == 0 {
 		return nil
 	}
@@ -72,21 +72,21 @@ func ingestTelemetry(ctx context.Context, w RunWriter, env *runEnv) error {
 	if copied != st.samples {
 		return fmt.Errorf("copied %d samples, the series hold %d", copied, st.samples)
 	}
-	env.sum.Rows.Power.New += int64(len(st.rows))
-	env.sum.Stats.GPUMetricSamplesNew += copied
+	env.Sum.Rows.Power.New += int64(len(st.rows))
+	env.Sum.Stats.GPUMetricSamplesNew += copied
 	st.publication()
 	for _, m := range manifests {
 		st.requiredPower(m)
 	}
 	st.finishSummary()
-	env.log.Info("telemetry stored", zap.Int("series_new", len(st.rows)), zap.Int64("series_duplicate", env.sum.Rows.Power.Duplicate),
+	env.Log.Info("telemetry stored", zap.Int("series_new", len(st.rows)), zap.Int64("series_duplicate", env.Sum.Rows.Power.Duplicate),
 		zap.Int64("samples_new", copied), zap.Int64("links_new", res.LinksInserted), zap.Duration("took", time.Since(started)))
 	return nil
 }
 
 // telemetryAllocator is the Arrow allocator of the stage: a pool that
 // recycles the buffers of released batches, unless the caller injects one.
-func telemetryAllocator(d Deps) memory.Allocator {
+func telemetryAllocator(d runstate.Deps) memory.Allocator {
 	if d.Arrow != nil {
 		return d.Arrow
 	}

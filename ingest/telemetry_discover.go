@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/strictjson"
 	"github.com/inferencex/ingest/ingest/telemetry"
@@ -20,7 +21,7 @@ import (
 // telemetrySource is the one artifact a suffix's telemetry is read from.
 type telemetrySource struct {
 	artifact *source.Artifact
-	kind     artifactKind
+	kind     runstate.Kind
 	suffix   string
 }
 
@@ -32,18 +33,18 @@ const dcgmSamplesPath = "LOGS/power/samples.csv"
 // order of preference for one suffix: gpu_metrics_ before power_audit_
 // (docs/reference-ingest.md §6.2), and the AgentX raw sibling last.
 var telemetryPrefixes = []struct {
-	kind   artifactKind
+	kind   runstate.Kind
 	prefix string
-}{{kindGPUMetrics, "gpu_metrics_"}, {kindPowerAudit, "power_audit_"}, {kindAgenticRaw, "agentic_"}}
+}{{runstate.KindGPUMetrics, "gpu_metrics_"}, {runstate.KindPowerAudit, "power_audit_"}, {runstate.KindAgenticRaw, "agentic_"}}
 
 // telemetrySources picks, for every suffix, the artifact its telemetry is
 // read from, by name: gpu_metrics_<suffix>, else power_audit_<suffix>, else
 // the AgentX raw sibling agentic_<suffix>. Sources come out in suffix
 // order; nothing is opened here.
-func telemetrySources(env *runEnv) []*telemetrySource {
+func telemetrySources(env *runstate.Env) []*telemetrySource {
 	chosen := map[string]*telemetrySource{}
 	for _, p := range telemetryPrefixes {
-		for _, a := range env.plan.artifacts(p.kind) {
+		for _, a := range env.Plan.Artifacts(p.kind) {
 			suffix := strings.TrimPrefix(a.Name, p.prefix)
 			if _, ok := chosen[suffix]; !ok {
 				chosen[suffix] = &telemetrySource{artifact: a, kind: p.kind, suffix: suffix}

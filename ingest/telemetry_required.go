@@ -57,7 +57,7 @@ type sweepManifest struct {
 // stored telemetry series. Each violation is a failure naming the point.
 func (st *telemetryStage) requiredPower(a *source.Artifact) {
 	failRun := func(reason string) {
-		st.env.tally.fail(schema.CategoryRun, a.Name, sweepManifestFile, reason)
+		st.env.Tally.Fail(schema.CategoryRun, a.Name, sweepManifestFile, reason)
 	}
 	fsys, err := st.fsOf(a)
 	if err != nil {
@@ -69,7 +69,7 @@ func (st *telemetryStage) requiredPower(a *source.Artifact) {
 		failRun(fmt.Sprintf("cannot read the required-power manifest: %v", err))
 		return
 	}
-	st.record(a).addFile(sweepManifestFile, sha256Hex(b), int64(len(b)))
+	st.record(a).AddFile(sweepManifestFile, sha256Hex(b), int64(len(b)))
 	var m sweepManifest
 	if err := strictjson.Check(b); err != nil {
 		failRun(fmt.Sprintf("malformed required-power manifest: %v", err))
@@ -83,7 +83,7 @@ func (st *telemetryStage) requiredPower(a *source.Artifact) {
 		failRun("required-power manifest: schema-version is not 2")
 		return
 	}
-	run := st.env.start.Run
+	run := st.env.Start.Run
 	if m.RunID == nil || *m.RunID != run.SourceRunID || (m.RunAttempt != nil && *m.RunAttempt != run.SourceRunAttempt) {
 		failRun(fmt.Sprintf("required-power manifest names run %s, not run %d attempt %d", manifestRun(m), run.SourceRunID, run.SourceRunAttempt))
 		return
@@ -148,7 +148,7 @@ func (st *telemetryStage) evidence(p, want string) string {
 	if !ok {
 		return "is not <artifact>/<file>"
 	}
-	a := st.env.tree.Artifact(name)
+	a := st.env.Tree.Artifact(name)
 	if a == nil {
 		return "is missing (no such artifact)"
 	}

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/telemetry"
 	"github.com/inferencex/ingest/schema"
@@ -59,7 +60,7 @@ func (j *seriesJob) items() int64 {
 }
 
 type telemetryStage struct {
-	env    *runEnv
+	env    *runstate.Env
 	state  telemetry.RunState
 	points map[string][]telemetry.RunPoint // by source artifact
 	stored map[string][]telemetry.StoredSeries
@@ -68,7 +69,7 @@ type telemetryStage struct {
 	fresh  []*seriesJob // jobs whose series are new or changed
 	mu     sync.Mutex   // guards open
 	open   map[*source.Artifact]bool
-	recs   map[*source.Artifact]*artifactRecord
+	recs   map[*source.Artifact]*runstate.Record
 	ids    []int64
 	// results
 	rows     []telemetry.SeriesRow
@@ -79,10 +80,10 @@ type telemetryStage struct {
 	warnings []schema.PowerWarning
 }
 
-func newTelemetryStage(env *runEnv, state telemetry.RunState) *telemetryStage {
+func newTelemetryStage(env *runstate.Env, state telemetry.RunState) *telemetryStage {
 	st := &telemetryStage{env: env, state: state, points: map[string][]telemetry.RunPoint{},
 		stored: map[string][]telemetry.StoredSeries{}, bmk: map[string]*source.Artifact{},
-		open: map[*source.Artifact]bool{}, recs: map[*source.Artifact]*artifactRecord{}, measured: map[int64]bool{}}
+		open: map[*source.Artifact]bool{}, recs: map[*source.Artifact]*runstate.Record{}, measured: map[int64]bool{}}
 	for _, p := range state.Points {
 		st.points[p.SourceArtifact] = append(st.points[p.SourceArtifact], p)
 	}
@@ -91,26 +92,26 @@ func newTelemetryStage(env *runEnv, state telemetry.RunState) *telemetryStage {
 		k := s.Artifact + "\x00" + file
 		st.stored[k] = append(st.stored[k], s)
 	}
-	for _, pa := range env.plan.benchmark {
-		if !pa.aggregate {
-			st.bmk[pa.artifact.Name] = pa.artifact
+	for _, pa := range env.Plan.Benchmark {
+		if !pa.Aggregate {
+			st.bmk[pa.Artifact.Name] = pa.Artifact
 		}
 	}
 	return st
 }
 
 func (st *telemetryStage) fail(artifact, file, reason string, items int64) {
-	st.env.sum.Rows.Power.Failed += items
-	st.env.tally.fail(schema.CategoryPower, artifact, file, reason)
+	st.env.Sum.Rows.Power.Failed += items
+	st.env.Tally.Fail(schema.CategoryPower, artifact, file, reason)
 }
 
-func (st *telemetryStage) record(a *source.Artifact) *artifactRecord {
+func (st *telemetryStage) record(a *source.Artifact) *runstate.Record {
 	r := st.recs[a]
 	if r == nil {
-		r = newArtifactRecord(a)
+		r = runstate.NewRecord(a)
 		st.recs[a] = r
-		*st.env.records = append(*st.env.records, r)
-		st.env.sum.Details.ArtifactsRead++
+		*st.env.Records = append(*st.env.Records, r)
+		st.env.Sum.Details.ArtifactsRead++
 	}
 	return r
 }
@@ -132,7 +133,7 @@ func (st *telemetryStage) releaseOpen() {
 	defer st.mu.Unlock()
 	for a := range st.open {
 		if err := a.Release(); err != nil {
-			st.env.log.Debug("release telemetry artifact", zap.String("artifact", a.Name), zap.Error(err))
+			st.env.Log.Debug("release telemetry artifact", zap.String("artifact", a.Name), zap.Error(err))
 		}
 	}
 	st.open = map[*source.Artifact]bool{}
@@ -141,7 +142,7 @@ func (st *telemetryStage) releaseOpen() {
 func (st *telemetryStage) releaseArtifacts() {
 	st.releaseOpen()
 	for _, r := range st.recs {
-		r.seal()
+		r.Seal()
 	}
 }
 
@@ -158,21 +159,21 @@ func (st *telemetryStage) plan(src *telemetrySource) {
 		points = append(points, st.points[n]...)
 	}
 	notWritten := func() {
-		st.env.sum.Details.PowerSeriesRead++
+		st.env.Sum.Details.PowerSeriesRead++
 		if st.pointUnmapped(bmkNames) {
-			st.env.sum.Rows.Power.Unmapped++
+			st.env.Sum.Rows.Power.Unmapped++
 		} else {
-			st.env.sum.Rows.Power.Skipped++
+			st.env.Sum.Rows.Power.Skipped++
 		}
 	}
-	if len(points) == 0 && src.kind != kindAgenticRaw {
+	if len(points) == 0 && src.kind != runstate.KindAgenticRaw {
 		notWritten()
 		return
 	}
 	if err := a.Load(); err != nil {
-		if src.kind != kindAgenticRaw { // the trace stage reports an agentic_ artifact it cannot open
+		if src.kind != runstate.KindAgenticRaw { // the trace stage reports an agentic_ artifact it cannot open
 			st.record(a)
-			st.env.sum.Details.PowerSeriesRead++
+			st.env.Sum.Details.PowerSeriesRead++
 			st.fail(a.Name, "", err.Error(), 1)
 		}
 		return
@@ -210,7 +211,7 @@ func (st *telemetryStage) pointUnmapped(names []string) bool {
 		}
 		reader := benchmark.NewReader()
 		unmapped := false
-		for _, file := range jsonFiles(a) {
+		for _, file := range runstate.JSONFiles(a) {
 			f, err := fsys.Open(file)
 			if err != nil {
 				continue
@@ -221,7 +222,7 @@ func (st *telemetryStage) pointUnmapped(names []string) bool {
 					return nil
 				}
 				benchmark.FillISLOSLFromNames(row, file, a.Name)
-				if _, out := st.env.deps.Normalizer.Normalize(row); out.Kind == benchmark.Unmapped {
+				if _, out := st.env.Deps.Normalizer.Normalize(row); out.Kind == benchmark.Unmapped {
 					unmapped = true
 				}
 				return nil
@@ -271,7 +272,7 @@ feed:
 		a := j.src.artifact
 		if j.readErr != "" {
 			st.record(a)
-			st.env.sum.Details.PowerSeriesRead++
+			st.env.Sum.Details.PowerSeriesRead++
 			st.fail(a.Name, j.file.path, j.readErr, 1)
 			continue
 		}
@@ -283,19 +284,19 @@ feed:
 			if storedAll(j.stored, j.digest) {
 				j.hosts = make([]string, len(j.stored))
 			} else if err := st.scanHosts(j); err != nil {
-				st.env.sum.Details.PowerSeriesRead++
+				st.env.Sum.Details.PowerSeriesRead++
 				st.fail(a.Name, j.file.path, err.Error(), 1)
 				continue
 			}
 		}
-		st.env.sum.Details.PowerSeriesRead += j.items()
+		st.env.Sum.Details.PowerSeriesRead += j.items()
 		if j.fileSHA != "" { // a zip's CSV is identified by the zip's digest, not read here
-			rec.addFile(j.file.path, j.fileSHA, j.size)
-			st.env.sum.Details.FilesRead++
-			st.env.sum.Details.BytesRead += j.size
+			rec.AddFile(j.file.path, j.fileSHA, j.size)
+			st.env.Sum.Details.FilesRead++
+			st.env.Sum.Details.BytesRead += j.size
 		}
 		if st.unchanged(j) {
-			st.env.sum.Rows.Power.Duplicate += int64(len(j.stored))
+			st.env.Sum.Rows.Power.Duplicate += int64(len(j.stored))
 			for _, s := range j.stored {
 				for _, p := range j.points {
 					st.links = append(st.links, telemetry.Link{BenchmarkID: p.ID, SeriesID: s.ID})
@@ -508,9 +509,9 @@ func (st *telemetryStage) copyNew(ctx context.Context, w RunWriter) (int64, erro
 
 func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.SampleBatch) error {
 	defer close(out)
-	mem := telemetryAllocator(st.env.deps)
+	mem := telemetryAllocator(st.env.Deps)
 	// A sample more than a day past the ingest's clock is impossible.
-	notAfter := st.env.deps.Now().Add(24 * time.Hour).UnixMicro()
+	notAfter := st.env.Deps.Now().Add(24 * time.Hour).UnixMicro()
 	next := 0
 	var prev *source.Artifact
 	for _, j := range st.fresh {
@@ -653,7 +654,7 @@ func round(v float64, digits int) float64 {
 func (st *telemetryStage) publication() {
 	for _, p := range st.state.Points {
 		if st.measured[p.ID] && p.PowerValid != nil && *p.PowerValid == 1 {
-			st.env.sum.Stats.PowerPublicationPoints++
+			st.env.Sum.Stats.PowerPublicationPoints++
 		}
 	}
 }
@@ -670,9 +671,9 @@ func (st *telemetryStage) finishSummary() {
 		}
 		return a.Field < b.Field
 	})
-	st.env.sum.PowerWarnings = append(st.env.sum.PowerWarnings, st.warnings...)
+	st.env.Sum.PowerWarnings = append(st.env.Sum.PowerWarnings, st.warnings...)
 	if n := len(st.warnings); n > 0 {
-		st.env.tally.note(plural(n, "published power value disagrees", "published power values disagree") +
+		st.env.Tally.Note(runstate.Plural(n, "published power value disagrees", "published power values disagree") +
 			fmt.Sprintf(" with the stored telemetry by more than %.0f %% (see power warnings)", powerTolerance*100))
 	}
 }
