@@ -30,5 +30,5 @@ func RecordAbort(ctx context.Context, cfg Config, d Deps, started time.Time, cau
 	sum.Run = run
 	start := schema.RunStart{Run: run, Meta: cfg.Meta, MergeMeta: cfg.MergeMeta, Target: cfg.Target,
 		StartedAt: started, ToolVersion: cfg.ToolVersion}
-	return abortRecorded(ctx, sum, t, d, start, &benchmarkStage{}, cause)
+	return abortRecorded(ctx, sum, t, d, start, nil, cause)
 }

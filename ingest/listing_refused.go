@@ -22,5 +22,5 @@ func refuseListing(ctx context.Context, cfg Config, tree *source.Tree, sum *sche
 	sum.Run = start.Run
 	sum.Links.SourceRun = start.Meta.HTMLURL
 	sum.Links.MergeRun = start.MergeMeta.HTMLURL
-	return abortRecorded(ctx, sum, t, d, start, &benchmarkStage{}, cause)
+	return abortRecorded(ctx, sum, t, d, start, nil, cause)
 }

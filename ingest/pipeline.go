@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"strings"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -66,14 +66,16 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 
 	log.Info("ingest started", zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt),
 		zap.Int("artifacts", len(tree.Artifacts)), zap.Bool("dry_run", cfg.DryRun))
-	stage := &benchmarkStage{deps: d, run: start.Run, tally: t, seed: maphash.MakeSeed()}
-	cl := readChangelog(p, start, t, &stage.records)
+	// records are the ledger's artifact records; every stage appends its own.
+	var records []*runstate.Record
+	stage := benchmarks.New(d.stageDeps(), start.Run, t, &records)
+	cl := readChangelog(p, start, t, &records)
 	if cl.Log.EvalsOnly() {
-		skipForEvalsOnly(&p, t, &stage.records, log)
+		skipForEvalsOnly(&p, t, &records, log)
 	}
 	w, err := d.Store.BeginRun(ctx, start)
 	if err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err)
+		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	defer w.Rollback(ctx)
 	// A caller that may have lost its right to write the run (a backfill
@@ -84,29 +86,29 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 
 	stagingStarted := time.Now()
 	if err := stageBenchmarks(ctx, w, stage, p, log); err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err)
+		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
-	log.Info("benchmark rows staged", zap.Int64("rows", stage.staged), zap.Int64("files", sum.Stats.BenchmarkFiles),
+	log.Info("benchmark rows staged", zap.Int64("rows", stage.Staged()), zap.Int64("files", sum.Stats.BenchmarkFiles),
 		zap.Duration("took", time.Since(stagingStarted)))
-	stats := stage.readRunStats(p.RunStats)
+	stats := stage.ReadRunStats(p.RunStats)
 	applyStarted := time.Now()
 	res, err := w.Apply(ctx, stats)
 	if err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err)
+		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	log.Info("run applied", zap.Int64("benchmark_new", res.BenchmarkNew), zap.Duration("took", time.Since(applyStarted)))
-	if res.BenchmarkStaged != stage.staged {
-		err := fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.staged)
-		return abortRecorded(ctx, sum, t, d, start, stage, err)
+	if res.BenchmarkStaged != stage.Staged() {
+		err := fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.Staged())
+		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	applyResult(sum, res)
 	d.stageDone("benchmarks", began)
-	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log, Records: &stage.records, Changelog: cl, AgentX: stage.agentx}
+	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log, Records: &records, Changelog: cl, AgentX: stage.AgentX()}
 	for _, s := range laterStages() {
 		stageStarted := time.Now()
 		if err := s.run(ctx, w, env); err != nil {
 			err = fmt.Errorf("%s: %w", s.name, err)
-			return abortRecorded(ctx, sum, t, d, start, stage, err)
+			return abortRecorded(ctx, sum, t, d, start, records, err)
 		}
 		d.stageDone(s.name, stageStarted)
 	}
@@ -118,8 +120,8 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abort(sum, t, d, err), err
 	}
 	commitStarted := time.Now()
-	if err := w.Finish(ctx, sum, runstate.EncodeRecords(stage.records), cfg.DryRun); err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err)
+	if err := w.Finish(ctx, sum, runstate.EncodeRecords(records), cfg.DryRun); err != nil {
+		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	d.stageDone("commit", commitStarted)
 	// A dry run's ledger row was rolled back: its id names nothing.
@@ -136,12 +138,12 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 
 // stageBenchmarks runs the parser and the COPY side by side: the parser
 // goroutine feeds a small channel that the COPY drains.
-func stageBenchmarks(ctx context.Context, w RunWriter, stage *benchmarkStage, p runstate.Plan, log *zap.Logger) error {
+func stageBenchmarks(ctx context.Context, w RunWriter, stage *benchmarks.Stage, p runstate.Plan, log *zap.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rows := make(chan schema.StagedBenchmark, 256)
 	parsed := make(chan error, 1)
-	go func() { parsed <- stage.stream(ctx, p, rows) }()
+	go func() { parsed <- stage.Stream(ctx, p, rows) }()
 	log.Debug("staging benchmark rows")
 	_, copyErr := w.StageBenchmarks(ctx, func() (schema.StagedBenchmark, bool, error) {
 		select {
@@ -232,7 +234,7 @@ func abort(sum *schema.Summary, t *runstate.Tally, d Deps, cause error) *schema.
 // of the abort: the cause, or when the context was cancelled the
 // cancellation's cause ("cancelled (SIGTERM)"): what the driver or a reader
 // reports then is only the effect (a connection it closed).
-func abortRecorded(ctx context.Context, sum *schema.Summary, t *runstate.Tally, d Deps, start schema.RunStart, stage *benchmarkStage, cause error) (*schema.Summary, error) {
+func abortRecorded(ctx context.Context, sum *schema.Summary, t *runstate.Tally, d Deps, start schema.RunStart, records []*runstate.Record, cause error) (*schema.Summary, error) {
 	if ctx.Err() != nil {
 		cause = context.Cause(ctx)
 	}
@@ -242,7 +244,7 @@ func abortRecorded(ctx context.Context, sum *schema.Summary, t *runstate.Tally, 
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	id, err := d.Store.RecordAborted(rctx, start, sum, runstate.EncodeRecords(stage.records), cause)
+	id, err := d.Store.RecordAborted(rctx, start, sum, runstate.EncodeRecords(records), cause)
 	if err != nil {
 		d.Log.Error("could not record the aborted ingest in the ledger", zap.Error(err))
 		return sum, cause

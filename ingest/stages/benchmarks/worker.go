@@ -1,4 +1,4 @@
-package ingest
+package benchmarks
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // parseWorker reads whole artifacts for the benchmark stage, with its own
 // reader, counters and records, which the stage merges when a phase ends.
 type parseWorker struct {
-	deps    Deps
+	deps    runstate.Deps
 	run     schema.RunIdentity
 	tally   *runstate.Tally
 	reader  *benchmark.Reader

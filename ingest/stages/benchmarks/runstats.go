@@ -1,4 +1,4 @@
-package ingest
+package benchmarks
 
 import (
 	"bytes"
@@ -20,17 +20,17 @@ import (
 // is a few hundred bytes.
 const maxRunStatsBytes = 1 << 20
 
-// readRunStats parses every run-stats artifact: an object mapping cluster
+// ReadRunStats parses every run-stats artifact: an object mapping cluster
 // names to {n_success, total}. Bad entries are reported and left out; a
 // cluster seen twice keeps its first entry (artifacts and files are read in
 // name order).
-func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat {
+func (s *Stage) ReadRunStats(arts []*source.Artifact) []schema.RunStat {
 	var out []schema.RunStat
 	seen := map[string]bool{}
 	for _, a := range arts {
 		_ = a.Load() // Err is reported below
 		rec := runstate.NewRecord(a)
-		s.records = append(s.records, rec)
+		*s.records = append(*s.records, rec)
 		s.tally.Summary().Details.ArtifactsRead++
 		for _, p := range a.Problems {
 			s.tally.Fail(schema.CategoryRun, a.Name, p.File, p.Reason)
@@ -65,7 +65,7 @@ func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat 
 	return out
 }
 
-func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string, rec *runstate.Record) ([]schema.RunStat, error) {
+func (s *Stage) parseRunStatsFile(fsys fs.FS, artifact, file string, rec *runstate.Record) ([]schema.RunStat, error) {
 	f, err := fsys.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open: %w", err)
@@ -119,7 +119,7 @@ func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string, re
 	return out, nil
 }
 
-func (s *benchmarkStage) runStat(key string, raw json.RawMessage) (*schema.RunStat, error) {
+func (s *Stage) runStat(key string, raw json.RawMessage) (*schema.RunStat, error) {
 	cluster := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(key), "cluster:")))
 	if cluster == "" {
 		return nil, fmt.Errorf("empty cluster name")
