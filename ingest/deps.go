@@ -12,6 +12,7 @@ import (
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/runstate"
+	"github.com/inferencex/ingest/ingest/stages/evals"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -28,7 +29,7 @@ type RunWriter interface {
 	Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error)
 	Finish(ctx context.Context, sum *schema.Summary, artifacts json.RawMessage, dryRun bool) error
 	Rollback(ctx context.Context) error
-	EvalWriter
+	evals.Writer
 	TraceWriter
 	TelemetryWriter
 	ChangelogWriter

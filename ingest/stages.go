@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/inferencex/ingest/ingest/runstate"
+	"github.com/inferencex/ingest/ingest/stages/evals"
 )
 
 // laterStage is one stage that runs after the benchmark rows are applied.
@@ -17,7 +18,7 @@ type laterStage struct {
 // changelog comes last because it describes what the run wrote.
 func laterStages() []laterStage {
 	return []laterStage{
-		{"evals", ingestEvals},
+		{"evals", func(ctx context.Context, w RunWriter, env *runstate.Env) error { return evals.Run(ctx, w, env) }},
 		{"traces", ingestTraces},
 		{"telemetry", ingestTelemetry},
 		{"changelog", ingestChangelog},

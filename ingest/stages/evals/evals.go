@@ -1,4 +1,6 @@
-package ingest
+// Package evals is the evals stage: eval rows of the per-config eval
+// directories and the aggregate, and their samples streamed into COPY.
+package evals
 
 import (
 	"context"
@@ -20,8 +22,8 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// EvalWriter is what the evals stage needs from the run's transaction.
-type EvalWriter interface {
+// Writer is what the evals stage needs from the run's transaction.
+type Writer interface {
 	// StageEvals creates the eval staging tables and stages the eval rows.
 	StageEvals(ctx context.Context, rows []schema.StagedEval) error
 	// StageEvalSamples streams sample lines into staging with COPY.
@@ -44,13 +46,13 @@ type evalCandidate struct {
 	key      schema.EvalKey
 }
 
-// ingestEvals is the evals stage (docs/artifacts.md §4). Its unit is the
-// eval_results row: every task row of a per-config directory and every row
-// of the aggregate is one item. Per-config directories are read first
-// (newest upload first), then the aggregate; the first description of a
-// natural key is staged, later ones in this ingest count as duplicates.
-// Samples of the staged per-config rows are then streamed into COPY.
-func ingestEvals(ctx context.Context, w RunWriter, env *runstate.Env) error {
+// Run is the evals stage. Its unit is the eval_results row: every task
+// row of a per-config directory and every row of the aggregate is one
+// item. Per-config directories are read first (newest upload first), then
+// the aggregate; the first description of a natural key is staged, later
+// ones in this ingest count as duplicates. Samples of the staged
+// per-config rows are then streamed into COPY.
+func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	dirs, aggs := env.Plan.Artifacts(runstate.KindEval), env.Plan.Artifacts(runstate.KindEvalAggregate)
 	if len(dirs) == 0 && len(aggs) == 0 {
 		return nil
@@ -243,7 +245,7 @@ const maxSampleWorkers = 4
 // stageSamples streams the samples files of the staged rows into COPY,
 // parsed by a few workers (one file each at a time, so a file's lines keep
 // their order).
-func (s *evalStage) stageSamples(ctx context.Context, w RunWriter) error {
+func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
 	if len(s.samples) == 0 {
 		return nil
 	}
