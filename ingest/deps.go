@@ -13,6 +13,7 @@ import (
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/stages/evals"
+	"github.com/inferencex/ingest/ingest/stages/traces"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -30,7 +31,7 @@ type RunWriter interface {
 	Finish(ctx context.Context, sum *schema.Summary, artifacts json.RawMessage, dryRun bool) error
 	Rollback(ctx context.Context) error
 	evals.Writer
-	TraceWriter
+	traces.Writer
 	TelemetryWriter
 	ChangelogWriter
 }

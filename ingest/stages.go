@@ -5,6 +5,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/stages/evals"
+	"github.com/inferencex/ingest/ingest/stages/traces"
 )
 
 // laterStage is one stage that runs after the benchmark rows are applied.
@@ -19,7 +20,7 @@ type laterStage struct {
 func laterStages() []laterStage {
 	return []laterStage{
 		{"evals", func(ctx context.Context, w RunWriter, env *runstate.Env) error { return evals.Run(ctx, w, env) }},
-		{"traces", ingestTraces},
+		{"traces", func(ctx context.Context, w RunWriter, env *runstate.Env) error { return traces.Run(ctx, w, env) }},
 		{"telemetry", ingestTelemetry},
 		{"changelog", ingestChangelog},
 	}

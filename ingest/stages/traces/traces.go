@@ -1,4 +1,7 @@
-package ingest
+// Package traces is the traces stage: every AgentX row paired with its raw
+// sibling, each distinct trace and server log stored once with its derived
+// payloads, rows linked to them.
+package traces
 
 import (
 	"context"
@@ -18,12 +21,12 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// TraceWriter is what the traces stage needs from the run's transaction.
+// Writer is what the traces stage needs from the run's transaction.
 // The stage costs at most five round trips whatever the run's size: find
 // the rows of the paired points, ask which digests are stored, create the
 // staging table and COPY every new chunk into it, one batch that writes
 // the rest. The run's points come from the benchmark stage's ranking.
-type TraceWriter interface {
+type Writer interface {
 	TracePoints() []schema.TracePoint
 	TraceRowLinks(ctx context.Context, digests [][]byte) (map[string]schema.TraceRowLink, error)
 	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte) (schema.TraceKnown, error)
@@ -38,12 +41,12 @@ const maxTraceNotes = 20
 // holds one profile's records and a compressor.
 const maxTraceWorkers = 2
 
-// ingestTraces is the traces stage (docs/reference-ingest.md §5): it pairs
-// every AgentX row with its raw sibling agentic_<suffix>, stores each
-// distinct trace once (content digest) with its derived payloads, links
-// rows to traces and to their server logs, writes trace-derived metrics
-// back, and records the run's dataset. Report unit: one AgentX row.
-func ingestTraces(ctx context.Context, w RunWriter, env *runstate.Env) error {
+// Run is the traces stage: it pairs every AgentX row with its raw sibling
+// agentic_<suffix>, stores each distinct trace once (content digest) with
+// its derived payloads, links rows to traces and to their server logs,
+// writes trace-derived metrics back, and records the run's dataset. Report
+// unit: one AgentX row.
+func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	started := time.Now()
 	rows := env.AgentX
 	dataset, err := rows.Dataset(env.Start.Run.SourceRunID)
@@ -171,7 +174,7 @@ func byName(arts []*source.Artifact) map[string]*source.Artifact {
 
 // resolveRows fills in the stored row and current links of every paired
 // point (one round trip, none when nothing was paired).
-func (s *traceStage) resolveRows(ctx context.Context, w TraceWriter) error {
+func (s *traceStage) resolveRows(ctx context.Context, w Writer) error {
 	var digests [][]byte
 	for _, j := range s.sidecarOrder {
 		for _, p := range j.rows {
@@ -355,7 +358,7 @@ func (s *traceStage) firstPass() {
 
 // secondPass streams every sidecar and server log not stored yet through
 // one COPY.
-func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.TraceKnown) error {
+func (s *traceStage) secondPass(ctx context.Context, w Writer, known schema.TraceKnown) error {
 	var todoS []*sidecarJob
 	var todoL []*logJob
 	for _, j := range s.sidecarOrder {
