@@ -13,6 +13,7 @@ import (
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/stages/evals"
+	"github.com/inferencex/ingest/ingest/stages/telemetry"
 	"github.com/inferencex/ingest/ingest/stages/traces"
 	"github.com/inferencex/ingest/schema"
 )
@@ -32,7 +33,7 @@ type RunWriter interface {
 	Rollback(ctx context.Context) error
 	evals.Writer
 	traces.Writer
-	TelemetryWriter
+	telemetry.Writer
 	ChangelogWriter
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/stages/evals"
+	"github.com/inferencex/ingest/ingest/stages/telemetry"
 	"github.com/inferencex/ingest/ingest/stages/traces"
 )
 
@@ -21,7 +22,7 @@ func laterStages() []laterStage {
 	return []laterStage{
 		{"evals", func(ctx context.Context, w RunWriter, env *runstate.Env) error { return evals.Run(ctx, w, env) }},
 		{"traces", func(ctx context.Context, w RunWriter, env *runstate.Env) error { return traces.Run(ctx, w, env) }},
-		{"telemetry", ingestTelemetry},
+		{"telemetry", func(ctx context.Context, w RunWriter, env *runstate.Env) error { return telemetry.Run(ctx, w, env) }},
 		{"changelog", ingestChangelog},
 	}
 }

@@ -1,4 +1,4 @@
-package ingest
+package telemetry
 
 import (
 	"crypto/sha256"
@@ -11,12 +11,13 @@ import (
 
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/strictjson"
-	"github.com/inferencex/ingest/ingest/telemetry"
+	tel "github.com/inferencex/ingest/ingest/telemetry"
 	"github.com/inferencex/ingest/schema"
 )
 
 // sweepManifestFile is the required-power sweep manifest inside its
-// artifact (docs/artifacts.md §5.5).
+// artifact, required-power-sweep-manifest (docs/formats.md, "Required
+// power").
 const sweepManifestFile = "sweep_manifest.json"
 
 // sweepManifest is the part of the manifest the contract needs.
@@ -91,7 +92,7 @@ func (st *telemetryStage) requiredPower(a *source.Artifact) {
 	for _, rp := range m.Points {
 		id := rp.Identity
 		name := fmt.Sprintf("%s conc %d", rp.ConfigKey, id.Concurrency)
-		var match *telemetry.RunPoint
+		var match *tel.RunPoint
 		for i := range st.state.Points {
 			p := &st.state.Points[i]
 			if p.Conc == id.Concurrency && p.RecipeFingerprint == id.RecipeFingerprint &&
@@ -195,9 +196,9 @@ func sameKey(stored, want string) bool {
 	return want == "" || strings.EqualFold(stored, want)
 }
 
-func validPower(p telemetry.RunPoint) bool { return powerProblem(p) == "" }
+func validPower(p tel.RunPoint) bool { return powerProblem(p) == "" }
 
-func powerProblem(p telemetry.RunPoint) string {
+func powerProblem(p tel.RunPoint) string {
 	switch {
 	case p.PowerValid == nil || *p.PowerValid != 1:
 		return "power_valid is not 1"
