@@ -12,6 +12,7 @@ import (
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/runstate"
+	"github.com/inferencex/ingest/ingest/stages/changelog"
 	"github.com/inferencex/ingest/ingest/stages/evals"
 	"github.com/inferencex/ingest/ingest/stages/telemetry"
 	"github.com/inferencex/ingest/ingest/stages/traces"
@@ -34,7 +35,7 @@ type RunWriter interface {
 	evals.Writer
 	traces.Writer
 	telemetry.Writer
-	ChangelogWriter
+	changelog.Writer
 }
 
 // Deps are the collaborators of a run.

@@ -11,6 +11,7 @@ import (
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/stages/benchmarks"
+	"github.com/inferencex/ingest/ingest/stages/changelog"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -69,9 +70,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	// records are the ledger's artifact records; every stage appends its own.
 	var records []*runstate.Record
 	stage := benchmarks.New(d.stageDeps(), start.Run, t, &records)
-	cl := readChangelog(p, start, t, &records)
+	cl := changelog.Read(p, start, t, &records)
 	if cl.Log.EvalsOnly() {
-		skipForEvalsOnly(&p, t, &records, log)
+		changelog.SkipForEvalsOnly(&p, t, &records, log)
 	}
 	w, err := d.Store.BeginRun(ctx, start)
 	if err != nil {
@@ -104,9 +105,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	applyResult(sum, res)
 	d.stageDone("benchmarks", began)
 	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log, Records: &records, Changelog: cl, AgentX: stage.AgentX()}
-	for _, s := range laterStages() {
+	for _, s := range laterStages(w) {
 		stageStarted := time.Now()
-		if err := s.run(ctx, w, env); err != nil {
+		if err := s.run(ctx, env); err != nil {
 			err = fmt.Errorf("%s: %w", s.name, err)
 			return abortRecorded(ctx, sum, t, d, start, records, err)
 		}

@@ -4,25 +4,28 @@ import (
 	"context"
 
 	"github.com/inferencex/ingest/ingest/runstate"
+	"github.com/inferencex/ingest/ingest/stages/changelog"
 	"github.com/inferencex/ingest/ingest/stages/evals"
 	"github.com/inferencex/ingest/ingest/stages/telemetry"
 	"github.com/inferencex/ingest/ingest/stages/traces"
 )
 
-// laterStage is one stage that runs after the benchmark rows are applied.
+// laterStage is one stage that runs after the benchmark rows are applied,
+// writing through the run's transaction.
 type laterStage struct {
 	name string
-	run  func(ctx context.Context, w RunWriter, env *runstate.Env) error
+	run  func(ctx context.Context, env *runstate.Env) error
 }
 
 // laterStages are run in this order: evals resolve configs the benchmark
 // rows created; traces and telemetry attach to benchmark rows; the
-// changelog comes last because it describes what the run wrote.
-func laterStages() []laterStage {
+// changelog comes last because it describes what the run wrote. Each
+// stage package declares the Writer it needs; w is all of them.
+func laterStages(w RunWriter) []laterStage {
 	return []laterStage{
-		{"evals", func(ctx context.Context, w RunWriter, env *runstate.Env) error { return evals.Run(ctx, w, env) }},
-		{"traces", func(ctx context.Context, w RunWriter, env *runstate.Env) error { return traces.Run(ctx, w, env) }},
-		{"telemetry", func(ctx context.Context, w RunWriter, env *runstate.Env) error { return telemetry.Run(ctx, w, env) }},
-		{"changelog", ingestChangelog},
+		{"evals", func(ctx context.Context, env *runstate.Env) error { return evals.Run(ctx, w, env) }},
+		{"traces", func(ctx context.Context, env *runstate.Env) error { return traces.Run(ctx, w, env) }},
+		{"telemetry", func(ctx context.Context, env *runstate.Env) error { return telemetry.Run(ctx, w, env) }},
+		{"changelog", func(ctx context.Context, env *runstate.Env) error { return changelog.Run(ctx, w, env) }},
 	}
 }

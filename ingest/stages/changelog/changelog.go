@@ -1,4 +1,8 @@
-package ingest
+// Package changelog is the changelog stage: the run's changelog-metadata
+// is read before the benchmark stage (an evals-only changelog skips it) and
+// its entries, or the fallback entry, are written last. It reads the file
+// with the format package ingest/changelog, imported as chlog.
+package changelog
 
 import (
 	"context"
@@ -9,29 +13,22 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
-	"github.com/inferencex/ingest/ingest/changelog"
+	chlog "github.com/inferencex/ingest/ingest/changelog"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/schema"
 )
 
-// ChangelogWriter is what the changelog stage needs from the run's transaction.
-type ChangelogWriter interface {
+// Writer is what the changelog stage needs from the run's transaction.
+type Writer interface {
 	// WriteChangelog makes the run's changelog entries exactly rows; it
 	// returns how many were written (inserted or changed) and removed.
 	WriteChangelog(ctx context.Context, rows []schema.ChangelogRow) (written, removed int64, err error)
 }
 
-// runChangelog is the run's changelog, read before the benchmark stage
-// (an evals-only changelog skips it) and written by the changelog stage.
-type runChangelog struct {
-	log            changelog.Changelog
-	artifact, file string
-}
-
-// readChangelog reads the run's changelog-metadata (the merge run's, in a
+// Read reads the run's changelog-metadata (the merge run's, in a
 // reused run): the first usable *.json of the newest upload. Without one
 // the run gets the fallback entry described from the merge run's metadata.
-func readChangelog(p runstate.Plan, start schema.RunStart, t *runstate.Tally, records *[]*runstate.Record) *runstate.Changelog {
+func Read(p runstate.Plan, start schema.RunStart, t *runstate.Tally, records *[]*runstate.Record) *runstate.Changelog {
 	d := &t.Summary().Details
 	for _, a := range p.Artifacts(runstate.KindChangelog) {
 		fsys, err := a.FS()
@@ -52,12 +49,12 @@ func readChangelog(p runstate.Plan, start schema.RunStart, t *runstate.Tally, re
 				t.Fail(schema.CategoryRun, a.Name, file, fmt.Sprintf("cannot open: %v", err))
 				continue
 			}
-			cl, problems, err := changelog.Parse(f)
+			cl, problems, err := chlog.Parse(f)
 			f.Close()
 			for _, pr := range problems {
 				t.Fail(schema.CategoryRun, a.Name, file, pr.Reason)
 			}
-			var unusable changelog.ErrUnusable
+			var unusable chlog.ErrUnusable
 			switch {
 			case errors.As(err, &unusable):
 				t.Note(fmt.Sprintf("changelog %s/%s: %s", a.Name, file, unusable.Reason))
@@ -72,15 +69,15 @@ func readChangelog(p runstate.Plan, start schema.RunStart, t *runstate.Tally, re
 		_ = a.Release()
 	}
 	m := start.MergeMeta
-	cl := changelog.Fallback(changelog.RunInfo{RunID: start.Run.MergeRunID, Name: m.Name, HeadBranch: m.HeadBranch, HeadSHA: m.HeadSHA})
+	cl := chlog.Fallback(chlog.RunInfo{RunID: start.Run.MergeRunID, Name: m.Name, HeadBranch: m.HeadBranch, HeadSHA: m.HeadSHA})
 	t.Note(fmt.Sprintf("no usable changelog-metadata: recorded one fallback changelog entry (%q)", cl.Entries[0].Description))
 	return &runstate.Changelog{Log: cl}
 }
 
-// skipForEvalsOnly drops the benchmark and run-stats work of an evals-only
+// SkipForEvalsOnly drops the benchmark and run-stats work of an evals-only
 // run. Benchmark rows its artifacts hold anyway are counted as read and
 // skipped (never parsed into points); unreadable files count as failed.
-func skipForEvalsOnly(p *runstate.Plan, t *runstate.Tally, records *[]*runstate.Record, log *zap.Logger) {
+func SkipForEvalsOnly(p *runstate.Plan, t *runstate.Tally, records *[]*runstate.Record, log *zap.Logger) {
 	sum := t.Summary()
 	reader := benchmark.NewReader()
 	for _, pa := range p.Benchmark {
@@ -141,10 +138,10 @@ func skipForEvalsOnly(p *runstate.Plan, t *runstate.Tally, records *[]*runstate.
 	p.Benchmark, p.RunStats = nil, nil
 }
 
-// ingestChangelog is the changelog stage: every entry of the run's
+// Run is the changelog stage, the last one: every entry of the run's
 // changelog (or its fallback entry), under the run's workflow row, named by
 // the merge run it belongs to.
-func ingestChangelog(ctx context.Context, w RunWriter, env *runstate.Env) error {
+func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	cl := env.Changelog
 	if cl == nil {
 		return nil
