@@ -18,7 +18,7 @@ import (
 // caller's merge run that differs from the source run) is attributed to the
 // source run and attempt; its trigger context — created_at and
 // run_started_at, and so the date — and its changelog come from the merge
-// run (reference-ingest.md §1.5).
+// run (docs/formats.md, "Provenance and reused sweeps").
 func runStart(cfg Config, tree *source.Tree, now time.Time, t *runstate.Tally) (schema.RunStart, error) {
 	id := cfg.Run
 	reuse, err := readReuse(tree)
