@@ -104,7 +104,8 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	}
 	applyResult(sum, res)
 	d.stageDone("benchmarks", began)
-	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log, Records: &records, Changelog: cl, AgentX: stage.AgentX()}
+	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log,
+		Records: &records, Changelog: cl, AgentX: stage.AgentX()}
 	for _, s := range laterStages(w) {
 		stageStarted := time.Now()
 		if err := s.run(ctx, env); err != nil {
