@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -18,9 +19,9 @@ func RecordAbort(ctx context.Context, cfg Config, d Deps, started time.Time, cau
 		DryRun: cfg.DryRun, StartedAt: started, Failures: []schema.Failure{}, Notes: []string{}}
 	sum.Links.IngestRun = cfg.IngestRunURL
 	sum.Links.SourceRun = cfg.Meta.HTMLURL
-	t := newTally(sum)
+	t := runstate.NewTally(sum)
 	if cfg.Run.SourceRunAttempt == 0 {
-		t.note("run attempt unknown (GitHub did not say it before the abort): recorded as attempt 0")
+		t.Note("run attempt unknown (GitHub did not say it before the abort): recorded as attempt 0")
 	}
 	run := cfg.Run
 	if run.MergeRunID == 0 {
@@ -29,5 +30,5 @@ func RecordAbort(ctx context.Context, cfg Config, d Deps, started time.Time, cau
 	sum.Run = run
 	start := schema.RunStart{Run: run, Meta: cfg.Meta, MergeMeta: cfg.MergeMeta, Target: cfg.Target,
 		StartedAt: started, ToolVersion: cfg.ToolVersion}
-	return abortRecorded(ctx, sum, t, d, start, &benchmarkStage{}, cause)
+	return abortRecorded(ctx, sum, t, d, start, nil, cause)
 }

@@ -11,6 +11,11 @@ import (
 	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/overrides"
+	"github.com/inferencex/ingest/ingest/runstate"
+	"github.com/inferencex/ingest/ingest/stages/changelog"
+	"github.com/inferencex/ingest/ingest/stages/evals"
+	"github.com/inferencex/ingest/ingest/stages/telemetry"
+	"github.com/inferencex/ingest/ingest/stages/traces"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -27,10 +32,10 @@ type RunWriter interface {
 	Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error)
 	Finish(ctx context.Context, sum *schema.Summary, artifacts json.RawMessage, dryRun bool) error
 	Rollback(ctx context.Context) error
-	EvalWriter
-	TraceWriter
-	TelemetryWriter
-	ChangelogWriter
+	evals.Writer
+	traces.Writer
+	telemetry.Writer
+	changelog.Writer
 }
 
 // Deps are the collaborators of a run.
@@ -51,6 +56,11 @@ type Deps struct {
 	// traces, telemetry, changelog), then "commit". The bench command
 	// reports throughput per stage with it.
 	StageDone func(stage string, took time.Duration)
+}
+
+// stageDeps are the collaborators the stages see.
+func (d Deps) stageDeps() runstate.Deps {
+	return runstate.Deps{Catalog: d.Catalog, Normalizer: d.Normalizer, Overrides: d.Overrides, Log: d.Log, Now: d.Now, Arrow: d.Arrow}
 }
 
 // stageDone logs a stage's wall time ("stage finished", which the bench

@@ -133,7 +133,8 @@ func TestReusedRunAttribution(t *testing.T) {
 	const source, merge = int64(25763435778), int64(25800000000)
 	dir, m := evalTree(t, generate.Options{Points: 12, Seed: 13, Evals: 2, EvalDocs: 4, RunID: source, Attempt: 2})
 	writeReuse(t, dir, source, merge, 2, 1)
-	// The merge run's own changelog replaces the source's (§7.2 item 2).
+	// The merge run's own changelog replaces the source's: a reused run's
+	// changelog is the merge run's.
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "changelog-metadata")))
 	writeFile(t, filepath.Join(dir, "changelog-metadata", "changelog_metadata.json"), `{
   "base_ref": "1845f60558a952f3de8d3c762b068a83671f76af",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/schema"
 )
@@ -14,21 +15,21 @@ const maxNoteNames = 20
 // noteAbsent counts and reports the listed artifacts the tree lacks:
 // expired ones in a note, missing ones in a note and each as a run failure.
 // It returns how many of each are benchmark artifacts.
-func noteAbsent(t *tally, tree *source.Tree) (expiredBenchmark, missingBenchmark int) {
+func noteAbsent(t *runstate.Tally, tree *source.Tree) (expiredBenchmark, missingBenchmark int) {
 	expired, missing := tree.Absent()
-	d := &t.sum.Details
+	d := &t.Summary().Details
 	d.ExpiredArtifacts = int64(len(expired))
 	d.MissingArtifacts = int64(len(missing))
 	if len(expired) > 0 {
-		t.note(fmt.Sprintf("%s expired on GitHub and could not be read: %s",
-			plural(len(expired), "listed artifact has", "listed artifacts have"), nameList(expired)))
+		t.Note(fmt.Sprintf("%s expired on GitHub and could not be read: %s",
+			runstate.Plural(len(expired), "listed artifact has", "listed artifacts have"), nameList(expired)))
 	}
 	if len(missing) > 0 {
-		t.note(fmt.Sprintf("%s in %s but not in the tree: %s",
-			plural(len(missing), "artifact is listed", "artifacts are listed"), tree.ListingName, nameList(missing)))
+		t.Note(fmt.Sprintf("%s in %s but not in the tree: %s",
+			runstate.Plural(len(missing), "artifact is listed", "artifacts are listed"), tree.ListingName, nameList(missing)))
 	}
 	for _, name := range missing {
-		t.fail(schema.CategoryRun, name, "", "listed in "+tree.ListingName+" but not in the tree")
+		t.Fail(schema.CategoryRun, name, "", "listed in "+tree.ListingName+" but not in the tree")
 	}
 	return countBenchmark(expired), countBenchmark(missing)
 }
@@ -36,7 +37,7 @@ func noteAbsent(t *tally, tree *source.Tree) (expiredBenchmark, missingBenchmark
 func countBenchmark(names []string) int {
 	n := 0
 	for _, name := range names {
-		if k := classify(name); k == kindPerJob || k == kindAggregate {
+		if k := runstate.Classify(name); k == runstate.KindPerJob || k == runstate.KindAggregate {
 			n++
 		}
 	}
@@ -80,7 +81,7 @@ func noBenchmarkData(rows schema.Counts, present, expired, missing int, listing 
 	var why string
 	switch n := rows.Total(); {
 	case n == 0:
-		why = fmt.Sprintf("its %s no benchmark rows", plural(present, "benchmark artifact holds", "benchmark artifacts hold"))
+		why = fmt.Sprintf("its %s no benchmark rows", runstate.Plural(present, "benchmark artifact holds", "benchmark artifacts hold"))
 	case rows.Failed == n && n == 1:
 		why = "its only benchmark item failed"
 	case rows.Failed == n:
@@ -98,7 +99,7 @@ func noBenchmarkData(rows schema.Counts, present, expired, missing int, listing 
 		why = fmt.Sprintf("none of its %d benchmark items landed (%s)", n, strings.Join(parts, ", "))
 	}
 	if len(gone) > 0 {
-		why += "; " + plural(expired+missing, "more benchmark artifact is", "more benchmark artifacts are") + " absent (" + strings.Join(gone, ", ") + ")"
+		why += "; " + runstate.Plural(expired+missing, "more benchmark artifact is", "more benchmark artifacts are") + " absent (" + strings.Join(gone, ", ") + ")"
 	}
 	return why
 }

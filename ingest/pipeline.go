@@ -3,13 +3,15 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/ingest/stages/benchmarks"
+	"github.com/inferencex/ingest/ingest/stages/changelog"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -26,7 +28,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	started := d.Now()
 	sum := &schema.Summary{SchemaVersion: schema.SummarySchemaVersion, Run: cfg.Run, Target: cfg.Target,
 		DryRun: cfg.DryRun, StartedAt: started, Failures: []schema.Failure{}, Notes: []string{}}
-	t := newTally(sum)
+	t := runstate.NewTally(sum)
 	sum.Links.IngestRun = cfg.IngestRunURL
 	if tree.ListingErr != nil {
 		return refuseListing(ctx, cfg, tree, sum, t, d)
@@ -40,7 +42,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	sum.Links.SourceRun = start.Meta.HTMLURL
 	sum.Links.MergeRun = start.MergeMeta.HTMLURL
 	if reason, purged := d.Overrides.RunPurged(start.Run.SourceRunID, start.Run.SourceRunAttempt); purged {
-		t.note(fmt.Sprintf("run %d attempt %d is purged by the run overrides (%s): nothing was written",
+		t.Note(fmt.Sprintf("run %d attempt %d is purged by the run overrides (%s): nothing was written",
 			start.Run.SourceRunID, start.Run.SourceRunAttempt, reason))
 		sum.Details.PurgedRun = true
 		return finish(sum, t, d), nil
@@ -49,30 +51,32 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		start.Meta.Conclusion = c
 	}
 	for _, p := range tree.Problems {
-		t.fail(schema.CategoryRun, p.Artifact, p.File, p.Reason)
+		t.Fail(schema.CategoryRun, p.Artifact, p.File, p.Reason)
 	}
 	expiredBenchmark, missingBenchmark := noteAbsent(t, tree)
-	p := newPlan(tree)
-	if p.inferred {
+	p := runstate.NewPlan(tree)
+	if p.Inferred {
 		sum.Details.AttemptOrder = "inferred"
-		t.note("attempt order was inferred from file modification times: the tree has no artifacts.json listing")
+		t.Note("attempt order was inferred from file modification times: the tree has no artifacts.json listing")
 	} else {
 		sum.Details.AttemptOrder = "listing"
-		if p.unlisted > 0 {
-			t.note(fmt.Sprintf("%s not in artifacts.json: ordered after the listed ones", plural(p.unlisted, "benchmark artifact is", "benchmark artifacts are")))
+		if p.Unlisted > 0 {
+			t.Note(fmt.Sprintf("%s not in artifacts.json: ordered after the listed ones", runstate.Plural(p.Unlisted, "benchmark artifact is", "benchmark artifacts are")))
 		}
 	}
 
 	log.Info("ingest started", zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt),
 		zap.Int("artifacts", len(tree.Artifacts)), zap.Bool("dry_run", cfg.DryRun))
-	stage := &benchmarkStage{deps: d, run: start.Run, tally: t, seed: maphash.MakeSeed()}
-	cl := readChangelog(p, start, t, &stage.records)
-	if cl.log.EvalsOnly() {
-		skipForEvalsOnly(&p, t, &stage.records, log)
+	// records are the ledger's artifact records; every stage appends its own.
+	var records []*runstate.Record
+	stage := benchmarks.New(d.stageDeps(), start.Run, t, &records)
+	cl := changelog.Read(p, start, t, &records)
+	if cl.Log.EvalsOnly() {
+		changelog.SkipForEvalsOnly(&p, t, &records, log)
 	}
 	w, err := d.Store.BeginRun(ctx, start)
 	if err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err)
+		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	defer w.Rollback(ctx)
 	// A caller that may have lost its right to write the run (a backfill
@@ -83,42 +87,43 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 
 	stagingStarted := time.Now()
 	if err := stageBenchmarks(ctx, w, stage, p, log); err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err)
+		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
-	log.Info("benchmark rows staged", zap.Int64("rows", stage.staged), zap.Int64("files", sum.Stats.BenchmarkFiles),
+	log.Info("benchmark rows staged", zap.Int64("rows", stage.Staged()), zap.Int64("files", sum.Stats.BenchmarkFiles),
 		zap.Duration("took", time.Since(stagingStarted)))
-	stats := stage.readRunStats(p.runStats)
+	stats := stage.ReadRunStats(p.RunStats)
 	applyStarted := time.Now()
 	res, err := w.Apply(ctx, stats)
 	if err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err)
+		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	log.Info("run applied", zap.Int64("benchmark_new", res.BenchmarkNew), zap.Duration("took", time.Since(applyStarted)))
-	if res.BenchmarkStaged != stage.staged {
-		err := fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.staged)
-		return abortRecorded(ctx, sum, t, d, start, stage, err)
+	if res.BenchmarkStaged != stage.Staged() {
+		err := fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.Staged())
+		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	applyResult(sum, res)
 	d.stageDone("benchmarks", began)
-	env := &runEnv{cfg: cfg, deps: d, start: start, written: w.Run(), tree: tree, plan: p, tally: t, sum: sum, log: log, records: &stage.records, changelog: cl, agentx: stage.agentx}
-	for _, s := range laterStages() {
+	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log,
+		Records: &records, Changelog: cl, AgentX: stage.AgentX()}
+	for _, s := range laterStages(w) {
 		stageStarted := time.Now()
-		if err := s.run(ctx, w, env); err != nil {
+		if err := s.run(ctx, env); err != nil {
 			err = fmt.Errorf("%s: %w", s.name, err)
-			return abortRecorded(ctx, sum, t, d, start, stage, err)
+			return abortRecorded(ctx, sum, t, d, start, records, err)
 		}
 		d.stageDone(s.name, stageStarted)
 	}
-	if !cl.log.EvalsOnly() {
-		sum.Details.NoBenchmarkData = noBenchmarkData(sum.Rows.Benchmark, len(p.benchmark), expiredBenchmark, missingBenchmark, tree.ListingName)
+	if !cl.Log.EvalsOnly() {
+		sum.Details.NoBenchmarkData = noBenchmarkData(sum.Rows.Benchmark, len(p.Benchmark), expiredBenchmark, missingBenchmark, tree.ListingName)
 	}
 	finish(sum, t, d)
 	if err := fence(ctx, cfg); err != nil {
 		return abort(sum, t, d, err), err
 	}
 	commitStarted := time.Now()
-	if err := w.Finish(ctx, sum, encodeRecords(stage.records), cfg.DryRun); err != nil {
-		return abortRecorded(ctx, sum, t, d, start, stage, err)
+	if err := w.Finish(ctx, sum, runstate.EncodeRecords(records), cfg.DryRun); err != nil {
+		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	d.stageDone("commit", commitStarted)
 	// A dry run's ledger row was rolled back: its id names nothing.
@@ -135,12 +140,12 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 
 // stageBenchmarks runs the parser and the COPY side by side: the parser
 // goroutine feeds a small channel that the COPY drains.
-func stageBenchmarks(ctx context.Context, w RunWriter, stage *benchmarkStage, p plan, log *zap.Logger) error {
+func stageBenchmarks(ctx context.Context, w RunWriter, stage *benchmarks.Stage, p runstate.Plan, log *zap.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rows := make(chan schema.StagedBenchmark, 256)
 	parsed := make(chan error, 1)
-	go func() { parsed <- stage.stream(ctx, p, rows) }()
+	go func() { parsed <- stage.Stream(ctx, p, rows) }()
 	log.Debug("staging benchmark rows")
 	_, copyErr := w.StageBenchmarks(ctx, func() (schema.StagedBenchmark, bool, error) {
 		select {
@@ -199,8 +204,8 @@ func fence(ctx context.Context, cfg Config) error {
 }
 
 // finish stamps the status and timings of a run that was written.
-func finish(sum *schema.Summary, t *tally, d Deps) *schema.Summary {
-	t.close()
+func finish(sum *schema.Summary, t *runstate.Tally, d Deps) *schema.Summary {
+	t.Close()
 	sum.FinishedAt = d.Now()
 	sum.Details.DurationMS = sum.FinishedAt.Sub(sum.StartedAt).Milliseconds()
 	sum.Status = schema.StatusSucceeded
@@ -212,8 +217,8 @@ func finish(sum *schema.Summary, t *tally, d Deps) *schema.Summary {
 
 // abort turns the summary into the one of a rolled-back ingest: nothing was
 // written, so the table and counters are zero; failures and notes stay.
-func abort(sum *schema.Summary, t *tally, d Deps, cause error) *schema.Summary {
-	t.close()
+func abort(sum *schema.Summary, t *runstate.Tally, d Deps, cause error) *schema.Summary {
+	t.Close()
 	sum.Rows = schema.Rows{}
 	sum.Stats = schema.Stats{}
 	// Nothing was written, so no counter of what was read or written
@@ -231,7 +236,7 @@ func abort(sum *schema.Summary, t *tally, d Deps, cause error) *schema.Summary {
 // of the abort: the cause, or when the context was cancelled the
 // cancellation's cause ("cancelled (SIGTERM)"): what the driver or a reader
 // reports then is only the effect (a connection it closed).
-func abortRecorded(ctx context.Context, sum *schema.Summary, t *tally, d Deps, start schema.RunStart, stage *benchmarkStage, cause error) (*schema.Summary, error) {
+func abortRecorded(ctx context.Context, sum *schema.Summary, t *runstate.Tally, d Deps, start schema.RunStart, records []*runstate.Record, cause error) (*schema.Summary, error) {
 	if ctx.Err() != nil {
 		cause = context.Cause(ctx)
 	}
@@ -241,7 +246,7 @@ func abortRecorded(ctx context.Context, sum *schema.Summary, t *tally, d Deps, s
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	id, err := d.Store.RecordAborted(rctx, start, sum, encodeRecords(stage.records), cause)
+	id, err := d.Store.RecordAborted(rctx, start, sum, runstate.EncodeRecords(records), cause)
 	if err != nil {
 		d.Log.Error("could not record the aborted ingest in the ledger", zap.Error(err))
 		return sum, cause
@@ -256,11 +261,4 @@ func oneLine(s string) string {
 		s = s[:300] + "…"
 	}
 	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

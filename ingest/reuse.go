@@ -14,9 +14,9 @@ import (
 	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
-// Where a reused run's provenance is (docs/artifacts.md §7.2 item 4,
-// reference-ingest.md §1.5): the artifact the preparation step writes, or
-// the same file nested in the older reused-ingest-artifacts bundle.
+// Where a reused run's provenance is (docs/formats.md, "Provenance and
+// reused sweeps"): the artifact the preparation step writes, or the same
+// file nested in the older reused-ingest-artifacts bundle.
 const (
 	reuseArtifact       = "reused-ingest-metadata"
 	reuseFile           = "reuse_source_run.json"

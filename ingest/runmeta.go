@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/schema"
 )
@@ -17,8 +18,8 @@ import (
 // caller's merge run that differs from the source run) is attributed to the
 // source run and attempt; its trigger context — created_at and
 // run_started_at, and so the date — and its changelog come from the merge
-// run (reference-ingest.md §1.5).
-func runStart(cfg Config, tree *source.Tree, now time.Time, t *tally) (schema.RunStart, error) {
+// run (docs/formats.md, "Provenance and reused sweeps").
+func runStart(cfg Config, tree *source.Tree, now time.Time, t *runstate.Tally) (schema.RunStart, error) {
 	id := cfg.Run
 	reuse, err := readReuse(tree)
 	if err != nil {
@@ -51,7 +52,7 @@ func runStart(cfg Config, tree *source.Tree, now time.Time, t *tally) (schema.Ru
 	}
 	if id.SourceRunAttempt == 0 {
 		id.SourceRunAttempt = 1
-		t.note("run attempt unknown (no --attempt, no attempt in artifacts.json): recorded as attempt 1")
+		t.Note("run attempt unknown (no --attempt, no attempt in artifacts.json): recorded as attempt 1")
 	}
 	if id.SourceRunAttempt < 1 || id.SourceRunAttempt > 32767 {
 		return schema.RunStart{}, fmt.Errorf("run attempt %d is out of range", id.SourceRunAttempt)
@@ -86,9 +87,9 @@ func runStart(cfg Config, tree *source.Tree, now time.Time, t *tally) (schema.Ru
 				meta.RunStartedAt = merge.RunStartedAt
 			}
 		} else {
-			t.note(fmt.Sprintf("merge run %d: creation time unknown, the run date is the source run's", id.MergeRunID))
+			t.Note(fmt.Sprintf("merge run %d: creation time unknown, the run date is the source run's", id.MergeRunID))
 		}
-		t.note(fmt.Sprintf("reused run: rows are attributed to source run %d attempt %d; the changelog and run date come from merge run %d attempt %d",
+		t.Note(fmt.Sprintf("reused run: rows are attributed to source run %d attempt %d; the changelog and run date come from merge run %d attempt %d",
 			id.SourceRunID, id.SourceRunAttempt, id.MergeRunID, id.MergeRunAttempt))
 	}
 	st := schema.RunStart{Run: id, Target: cfg.Target, StartedAt: now, ToolVersion: cfg.ToolVersion}
@@ -100,10 +101,10 @@ func runStart(cfg Config, tree *source.Tree, now time.Time, t *tally) (schema.Ru
 		st.CreatedAtIsFallback = true
 		if first := earliestUpload(tree); !first.IsZero() {
 			meta.CreatedAt = first
-			t.note(fmt.Sprintf("run date unknown: using the earliest artifact upload (%s) until a later ingest knows it", first.UTC().Format(time.RFC3339)))
+			t.Note(fmt.Sprintf("run date unknown: using the earliest artifact upload (%s) until a later ingest knows it", first.UTC().Format(time.RFC3339)))
 		} else {
 			meta.CreatedAt = now
-			t.note(fmt.Sprintf("run date unknown: using the ingest time (%s) until a later ingest knows it", now.UTC().Format(time.RFC3339)))
+			t.Note(fmt.Sprintf("run date unknown: using the ingest time (%s) until a later ingest knows it", now.UTC().Format(time.RFC3339)))
 		}
 	}
 	if meta.HTMLURL == "" && id.Repo != "" {
@@ -164,7 +165,7 @@ func earliestUpload(tree *source.Tree) time.Time {
 // contradictory ways; when the tree's listing is unusable and nothing else
 // names the run, the error is the listing's (source.Tree.ListingErr).
 func TreeRun(tree *source.Tree) (runID int64, attempt int, err error) {
-	start, err := runStart(Config{}, tree, time.Time{}, newTally(&schema.Summary{}))
+	start, err := runStart(Config{}, tree, time.Time{}, runstate.NewTally(&schema.Summary{}))
 	if err != nil {
 		if tree.ListingErr != nil {
 			return 0, 0, tree.ListingErr

@@ -3,47 +3,29 @@ package ingest
 import (
 	"context"
 
-	"go.uber.org/zap"
-
-	"github.com/inferencex/ingest/ingest/source"
-	"github.com/inferencex/ingest/schema"
+	"github.com/inferencex/ingest/ingest/runstate"
+	"github.com/inferencex/ingest/ingest/stages/changelog"
+	"github.com/inferencex/ingest/ingest/stages/evals"
+	"github.com/inferencex/ingest/ingest/stages/telemetry"
+	"github.com/inferencex/ingest/ingest/stages/traces"
 )
 
-// runEnv is what the stages after the benchmark rows see: the run as it was
-// written, its plan and the tally they report to. They all write inside the
-// run's one transaction, so a failure in any of them rolls everything back.
-type runEnv struct {
-	cfg     Config
-	deps    Deps
-	start   schema.RunStart
-	written schema.WrittenRun
-	tree    *source.Tree
-	plan    plan
-	tally   *tally
-	sum     *schema.Summary
-	log     *zap.Logger
-	// records are the ledger's artifact records; stages append theirs.
-	records *[]*artifactRecord
-	// agentx is what the benchmark stage noted of the AgentX rows.
-	agentx agentxRows
-	// changelog is the run's changelog, read before the benchmark stage.
-	changelog *runChangelog
-}
-
-// laterStage is one stage that runs after the benchmark rows are applied.
+// laterStage is one stage that runs after the benchmark rows are applied,
+// writing through the run's transaction.
 type laterStage struct {
 	name string
-	run  func(ctx context.Context, w RunWriter, env *runEnv) error
+	run  func(ctx context.Context, env *runstate.Env) error
 }
 
 // laterStages are run in this order: evals resolve configs the benchmark
 // rows created; traces and telemetry attach to benchmark rows; the
-// changelog comes last because it describes what the run wrote.
-func laterStages() []laterStage {
+// changelog comes last because it describes what the run wrote. Each
+// stage package declares the Writer it needs; w is all of them.
+func laterStages(w RunWriter) []laterStage {
 	return []laterStage{
-		{"evals", ingestEvals},
-		{"traces", ingestTraces},
-		{"telemetry", ingestTelemetry},
-		{"changelog", ingestChangelog},
+		{"evals", func(ctx context.Context, env *runstate.Env) error { return evals.Run(ctx, w, env) }},
+		{"traces", func(ctx context.Context, env *runstate.Env) error { return traces.Run(ctx, w, env) }},
+		{"telemetry", func(ctx context.Context, env *runstate.Env) error { return telemetry.Run(ctx, w, env) }},
+		{"changelog", func(ctx context.Context, env *runstate.Env) error { return changelog.Run(ctx, w, env) }},
 	}
 }

@@ -1,5 +1,5 @@
 // Package changelog reads a run's changelog-metadata/changelog_metadata.json
-// (docs/artifacts.md §6.2): the base and head refs of the perf-changelog
+// (docs/formats.md, "Changelog"): the base and head refs of the perf-changelog
 // diff and every entry it added. Every entry is kept, in file order. A run
 // without a usable changelog gets one fallback entry described from its
 // metadata.
@@ -48,7 +48,7 @@ type Changelog struct {
 }
 
 // EvalsOnly reports whether any entry is evals-only: the run then has no
-// throughput results (docs/artifacts.md §6.3).
+// throughput results.
 func (c Changelog) EvalsOnly() bool {
 	for _, e := range c.Entries {
 		if e.EvalsOnly {

@@ -14,7 +14,7 @@ import (
 
 func ptr(s string) *string { return &s }
 
-// The producer's file (docs/artifacts.md §6.2): every entry kept, in order.
+// The producer's file: every entry kept, in order.
 func TestParseHeadChangelog(t *testing.T) {
 	f, err := os.Open(filepath.Join("testdata", "head_changelog_metadata.json"))
 	require.NoError(t, err)

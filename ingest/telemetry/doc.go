@@ -1,6 +1,6 @@
 // Package telemetry reads GPU telemetry CSVs — nvidia-smi, amd-smi and the
 // multinode DCGM samples.csv of srt-slurm's dcgm-power bundle
-// (docs/artifacts.md §5) — as streamed Arrow record batches, and computes
+// (docs/formats.md, "Telemetry: GPU metrics and power") — as streamed Arrow record batches, and computes
 // the facts of each series: GPU count, span, sample interval, energy,
 // average and percentile power.
 //

@@ -25,7 +25,7 @@ type Facts struct {
 	Bracketed bool    `json:"bracketed"`
 	MaxGapS   float64 `json:"maxGapS"`
 	// EnergyJ is Σ over GPUs of the trapezoidal integral of power over the
-	// window, with the boundary values interpolated (docs/artifacts.md §5.3).
+	// window, with the boundary values interpolated.
 	EnergyJ        float64 `json:"energyJ"`
 	AvgTotalPowerW float64 `json:"avgTotalPowerW"`
 	AvgPowerW      float64 `json:"avgPowerW"`

@@ -78,8 +78,9 @@ var dcgmColumns = map[string]column{
 	"gpu_util_pct":   {role: roleMetric, metric: MetricGPUUtil},
 }
 
-// parseHeader detects the format of a header line (docs/reference-ingest.md
-// §6.3) and lays out its columns. The line has no line terminator.
+// parseHeader detects the format of a header line (nvidia-smi, amd-smi or
+// DCGM, by its columns; docs/formats.md, "Telemetry: GPU metrics and
+// power") and lays out its columns. The line has no line terminator.
 func parseHeader(line string) (*layout, error) {
 	line = strings.TrimPrefix(line, "\ufeff")
 	lower := strings.ToLower(line)

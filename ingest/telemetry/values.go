@@ -179,7 +179,7 @@ func parseNVIDIATime(s string) (int64, bool) {
 
 // parseEpochOrISO reads epoch seconds, epoch milliseconds (> 1e12) or an
 // ISO-8601 time (naive = local at offset) into microseconds UTC. Values at
-// or below 1e9 seconds are rejected (docs/reference-ingest.md §6.3).
+// or below 1e9 seconds are rejected: they are relative times, not epochs.
 func parseEpochOrISO(s string, offset time.Duration) (int64, bool) {
 	s = strings.TrimSpace(s)
 	if v, err := strconv.ParseFloat(s, 64); err == nil {

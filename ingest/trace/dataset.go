@@ -2,8 +2,9 @@ package trace
 
 import "strings"
 
-// DatasetSlug is the replayed dataset of an AgentX benchmark row
-// (reference-ingest.md §5.6): for a public dataset, the last path segment of
+// DatasetSlug is the replayed dataset of an AgentX benchmark row (one run
+// replays one dataset; docs/formats.md, "AgentX traces, server logs and
+// datasets"): for a public dataset, the last path segment of
 // hf_dataset_name ("semianalysisai/cc-traces-weka-062126" →
 // "cc-traces-weka-062126"), NUL characters dropped and invalid UTF-8
 // replaced. ok is false when the row names none.

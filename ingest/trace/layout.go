@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// Raw sibling layouts (docs/artifacts.md §1.4, §3.6).
+// Raw sibling layouts: where the AIPerf exports sit inside agentic_<suffix>
+// (docs/formats.md, "AgentX traces, server logs and datasets").
 const (
 	LayoutSingleNode = "single-node"
 	LayoutMultinode  = "multinode"

@@ -19,7 +19,9 @@ import (
 // allocation.
 const maxLine = 64 << 20
 
-// Accounting is the record accounting of docs/artifacts.md §3.2.
+// Accounting counts the records of a profile export: all of them, the
+// profiled requests, those dropped as warmup or as errors, and the errors
+// by category.
 type Accounting struct {
 	Total           int64            `json:"recordsTotal"`
 	Profiled        int64            `json:"recordsProfiled"`
@@ -189,7 +191,7 @@ type recordMetrics struct {
 
 // empty reports a record that holds none of the fields the aggregator
 // consumes ({}, {"metadata": {}}, nulls): it is no request, and counting
-// it would inflate the profiled requests (docs/artifacts.md §3.2, §3.7).
+// it would inflate the profiled requests.
 func (r *record) empty() bool {
 	md, m := &r.Metadata, &r.Metrics
 	return md.Phase == nil && md.Start == 0 && md.Ack == 0 && md.End == 0 && md.ConversationID == "" &&

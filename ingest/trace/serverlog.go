@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 )
 
-// Server log KV-cache capacity lines (docs/artifacts.md §3.4,
-// reference-ingest.md §5.4): vLLM prints "GPU KV cache size: N tokens" per
+// Server log KV-cache capacity lines (docs/formats.md, "AgentX traces,
+// server logs and datasets"): vLLM prints "GPU KV cache size: N tokens" per
 // EngineCore (tagged EngineCore_DP<n> with data parallelism); SGLang prints
 // max_total_num_tokens=N per data-parallel rank.
 var (

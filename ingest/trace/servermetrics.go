@@ -15,8 +15,8 @@ import (
 // bogus timestamp never turns into a huge allocation.
 const maxSlices = 7 * 24 * 3600
 
-// Metric roles in the server metrics export, by engine family
-// (docs/artifacts.md §3.9).
+// Metric roles in the server metrics export: the vLLM and SGLang metric
+// names that stand for each role.
 var metricRoles = map[string]string{
 	"vllm:kv_cache_usage_perc":     "kvUsage",
 	"vllm:gpu_cache_usage_perc":    "kvUsage",
@@ -357,7 +357,7 @@ func (m *ServerMetrics) KVCapacity() *int64 {
 
 // capacity groups max_total_num_tokens series per engine: replicas of one
 // engine's shards (same endpoint and labels but tp/pp/moe_ep rank) count
-// once; distinct DP ranks and endpoints add up (docs §5.5).
+// once; distinct DP ranks and endpoints add up.
 type capacity struct {
 	groups  map[string]float64
 	invalid bool

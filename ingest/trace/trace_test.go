@@ -223,7 +223,8 @@ func TestReadServerMetricsStrictJSON(t *testing.T) {
 	}
 }
 
-// KV capacity from the real SGLang exports of PR 2823 (reference §5.5).
+// KV capacity from the real SGLang exports of PR 2823: shards of one engine
+// count once, DP ranks add up.
 func TestKVCapacityFromServerMetrics(t *testing.T) {
 	raw, err := os.ReadFile("testdata/sglang-kv-capacity-pr2823.json")
 	require.NoError(t, err)

@@ -1,4 +1,7 @@
-package ingest
+// Package benchmarks is the benchmark stage: it streams the plan's
+// benchmark files through the normalizer into rows to stage, counting
+// every row's outcome, and reads the run stats.
+package benchmarks
 
 import (
 	"context"
@@ -12,23 +15,37 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/schema"
 )
 
-// benchmarkStage reads every benchmark file of the plan through a few
+// Stage reads every benchmark file of the plan through a few
 // parseWorkers and hands the good rows to the store. It owns the benchmark
 // counters of the summary, merged from its workers.
-type benchmarkStage struct {
-	deps    Deps
-	run     schema.RunIdentity
-	tally   *tally
-	records []*artifactRecord
+type Stage struct {
+	deps  runstate.Deps
+	run   schema.RunIdentity
+	tally *runstate.Tally
+	// records are the run's ledger records, which the stage appends to.
+	records *[]*runstate.Record
 	// agentx: dataset slugs and unmapped AgentX rows, for the traces stage.
-	agentx agentxRows
+	agentx runstate.AgentX
 	staged int64
 	// seed keys the hashes of this run.
 	seed maphash.Seed
 }
+
+// New returns the benchmark stage of a run: it reports into t and appends
+// the records of the artifacts it reads to records.
+func New(d runstate.Deps, run schema.RunIdentity, t *runstate.Tally, records *[]*runstate.Record) *Stage {
+	return &Stage{deps: d, run: run, tally: t, records: records, seed: maphash.MakeSeed()}
+}
+
+// Staged is how many rows the stage sent to be staged.
+func (s *Stage) Staged() int64 { return s.staged }
+
+// AgentX is what the stage noted of the AgentX rows, for the traces stage.
+func (s *Stage) AgentX() runstate.AgentX { return s.agentx }
 
 // coverage is what per-job files own: the points they staged, and the
 // content of the rows that staged them (an aggregate row with the same
@@ -58,17 +75,17 @@ const maxParseWorkers = 4
 // points per-job files own by hash, not by key, to keep memory small.
 type pointHash [2]uint64
 
-// stream sends every stageable row to out and closes it. Per-job artifacts
+// Stream sends every stageable row to out and closes it. Per-job artifacts
 // are read first, then aggregates: an aggregate row whose point a per-job
 // row already owns is counted as covered right here and never sent to the
 // database. Each phase runs a few workers with their own counters, merged
 // in a deterministic order. It returns only fatal errors (cancellation);
 // bad input is counted and reported.
-func (s *benchmarkStage) stream(ctx context.Context, p plan, out chan<- schema.StagedBenchmark) error {
+func (s *Stage) Stream(ctx context.Context, p runstate.Plan, out chan<- schema.StagedBenchmark) error {
 	defer close(out)
-	var perJob, aggregates []plannedArtifact
-	for _, pa := range p.benchmark {
-		if pa.aggregate {
+	var perJob, aggregates []runstate.Planned
+	for _, pa := range p.Benchmark {
+		if pa.Aggregate {
 			aggregates = append(aggregates, pa)
 		} else {
 			perJob = append(perJob, pa)
@@ -90,11 +107,11 @@ func (s *benchmarkStage) stream(ctx context.Context, p plan, out chan<- schema.S
 // phase reads artifacts with a pool of workers. Rows staged are added to
 // own (when set); rows whose point is in covered (when set) are counted as
 // covered instead of staged.
-func (s *benchmarkStage) phase(ctx context.Context, arts []plannedArtifact, out chan<- schema.StagedBenchmark, own, covered *coverage) error {
+func (s *Stage) phase(ctx context.Context, arts []runstate.Planned, out chan<- schema.StagedBenchmark, own, covered *coverage) error {
 	workers := min(2*runtime.GOMAXPROCS(0), maxParseWorkers, max(len(arts), 1))
 	parts := make([]*parseWorker, workers)
 	errs := make([]error, workers)
-	jobs := make(chan plannedArtifact)
+	jobs := make(chan runstate.Planned)
 	var wg sync.WaitGroup
 	for i := range parts {
 		parts[i] = s.fork(covered, own != nil)
@@ -134,8 +151,8 @@ feed:
 // fork returns a worker with its own counters and buffers. A worker of the
 // per-job phase records the points it stages; one of the aggregate phase
 // checks them.
-func (s *benchmarkStage) fork(covered *coverage, recordOwned bool) *parseWorker {
-	w := &parseWorker{deps: s.deps, run: s.run, tally: newTally(&schema.Summary{}), reader: benchmark.NewReader(),
+func (s *Stage) fork(covered *coverage, recordOwned bool) *parseWorker {
+	w := &parseWorker{deps: s.deps, run: s.run, tally: runstate.NewTally(&schema.Summary{}), reader: benchmark.NewReader(),
 		covered: covered, seed: s.seed}
 	if recordOwned {
 		w.owns = newCoverage()
@@ -144,8 +161,8 @@ func (s *benchmarkStage) fork(covered *coverage, recordOwned bool) *parseWorker 
 }
 
 // merge adds a worker's counters, failures, unmapped values and records.
-func (s *benchmarkStage) merge(w *parseWorker) {
-	dst, src := s.tally.sum, w.tally.sum
+func (s *Stage) merge(w *parseWorker) {
+	dst, src := s.tally.Summary(), w.tally.Summary()
 	dst.Rows.Benchmark.Add(src.Rows.Benchmark)
 	dst.Stats.BenchmarkFiles += src.Stats.BenchmarkFiles
 	dst.Stats.RawBenchmarkRows += src.Stats.RawBenchmarkRows
@@ -156,31 +173,18 @@ func (s *benchmarkStage) merge(w *parseWorker) {
 	dst.Details.BytesRead += src.Details.BytesRead
 	dst.Details.MissingIdentityRows += src.Details.MissingIdentityRows
 	dst.Stats.CoveredByPerJobFiles += src.Stats.CoveredByPerJobFiles
-	for _, f := range src.Failures {
-		s.tally.fail(f.Category, f.Artifact, f.File, f.Reason)
-	}
-	s.tally.droppedFails += w.tally.droppedFails
-	for kind, set := range w.tally.unmapped {
-		for v := range set {
-			s.tally.addUnmapped(kind, v)
-		}
-	}
-	for k := range w.tally.unknownMetrics {
-		s.tally.unknownMetrics[k] = struct{}{}
-	}
-	s.records = append(s.records, w.records...)
+	s.tally.Merge(w.tally)
+	*s.records = append(*s.records, w.records...)
 	s.staged += w.staged
-	s.agentx.unmapped += w.agentx.unmapped
-	for slug, where := range w.agentx.datasets {
-		s.agentx.addSlug(slug, where)
-	}
+	s.agentx.Add(w.agentx)
 }
 
 // sortOutputs puts records and benchmark failures in artifact order, so the
 // summary does not depend on which worker read what.
-func (s *benchmarkStage) sortOutputs() {
-	sort.SliceStable(s.records, func(i, j int) bool { return s.records[i].Name < s.records[j].Name })
-	f := s.tally.sum.Failures
+func (s *Stage) sortOutputs() {
+	recs := *s.records
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
+	f := s.tally.Summary().Failures
 	sort.SliceStable(f, func(i, j int) bool {
 		if f[i].Category != f[j].Category {
 			return f[i].Category == schema.CategoryRun

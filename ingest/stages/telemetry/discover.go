@@ -1,4 +1,4 @@
-package ingest
+package telemetry
 
 import (
 	"encoding/json"
@@ -12,38 +12,42 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/strictjson"
-	"github.com/inferencex/ingest/ingest/telemetry"
+	tel "github.com/inferencex/ingest/ingest/telemetry"
 )
 
 // telemetrySource is the one artifact a suffix's telemetry is read from.
 type telemetrySource struct {
 	artifact *source.Artifact
-	kind     artifactKind
+	kind     runstate.Kind
 	suffix   string
 }
 
 // dcgmSamplesPath is the multinode DCGM bundle's samples inside
-// power_audit_<RF> (docs/artifacts.md §5.4).
+// power_audit_<RF>: one CSV for every host of the point (docs/formats.md,
+// "Telemetry: GPU metrics and power").
 const dcgmSamplesPath = "LOGS/power/samples.csv"
 
 // telemetryPrefixes are the artifact kinds that carry telemetry, in the
 // order of preference for one suffix: gpu_metrics_ before power_audit_
-// (docs/reference-ingest.md §6.2), and the AgentX raw sibling last.
+// (the dedicated metrics artifact wins over the audit bundle), and the
+// AgentX raw sibling last (docs/formats.md, "Telemetry: GPU metrics and
+// power").
 var telemetryPrefixes = []struct {
-	kind   artifactKind
+	kind   runstate.Kind
 	prefix string
-}{{kindGPUMetrics, "gpu_metrics_"}, {kindPowerAudit, "power_audit_"}, {kindAgenticRaw, "agentic_"}}
+}{{runstate.KindGPUMetrics, "gpu_metrics_"}, {runstate.KindPowerAudit, "power_audit_"}, {runstate.KindAgenticRaw, "agentic_"}}
 
 // telemetrySources picks, for every suffix, the artifact its telemetry is
 // read from, by name: gpu_metrics_<suffix>, else power_audit_<suffix>, else
 // the AgentX raw sibling agentic_<suffix>. Sources come out in suffix
 // order; nothing is opened here.
-func telemetrySources(env *runEnv) []*telemetrySource {
+func telemetrySources(env *runstate.Env) []*telemetrySource {
 	chosen := map[string]*telemetrySource{}
 	for _, p := range telemetryPrefixes {
-		for _, a := range env.plan.artifacts(p.kind) {
+		for _, a := range env.Plan.Artifacts(p.kind) {
 			suffix := strings.TrimPrefix(a.Name, p.prefix)
 			if _, ok := chosen[suffix]; !ok {
 				chosen[suffix] = &telemetrySource{artifact: a, kind: p.kind, suffix: suffix}
@@ -66,8 +70,9 @@ type telemetryFile struct {
 
 // telemetryFiles lists an artifact's telemetry CSVs: every file whose base
 // name starts with gpu_metrics and ends with .csv, except the identity and
-// energy sidecars (docs/reference-ingest.md §6.2); without any, the DCGM
-// samples of a multinode power bundle.
+// energy sidecars, which are not time series; without any, the DCGM
+// samples of a multinode power bundle (docs/formats.md, "Telemetry: GPU
+// metrics and power").
 func telemetryFiles(a *source.Artifact) []telemetryFile {
 	var out []telemetryFile
 	for _, f := range a.Files {
@@ -137,13 +142,13 @@ func timeZoneSidecar(a *source.Artifact, fsys fs.FS, csv string) (time.Duration,
 		if strictjson.Check(b) != nil || json.Unmarshal(b, &ctx) != nil || ctx.TZ == nil {
 			continue
 		}
-		off, _ := telemetry.ParseUTCOffset(*ctx.TZ) // anything else is UTC
+		off, _ := tel.ParseUTCOffset(*ctx.TZ) // anything else is UTC
 		return off, f, b
 	}
 	tz := path.Join(dir, "agentic_power_timezone_offset.txt")
 	if hasFile(a, tz) {
 		if b, err := readSmall(fsys, tz); err == nil {
-			if off, ok := telemetry.ParseUTCOffset(string(b)); ok {
+			if off, ok := tel.ParseUTCOffset(string(b)); ok {
 				return off, tz, b
 			}
 		}
@@ -153,7 +158,7 @@ func timeZoneSidecar(a *source.Artifact, fsys fs.FS, csv string) (time.Duration,
 
 // validationWindow reads the benchmark window of the power validation
 // document beside a CSV (power_validation*.json in its directory).
-func validationWindow(a *source.Artifact, fsys fs.FS, csv string) *telemetry.Window {
+func validationWindow(a *source.Artifact, fsys fs.FS, csv string) *tel.Window {
 	dir := path.Dir(csv)
 	for _, f := range a.Files {
 		base := path.Base(f)
@@ -173,7 +178,7 @@ func validationWindow(a *source.Artifact, fsys fs.FS, csv string) *telemetry.Win
 		if strictjson.Check(b) != nil || json.Unmarshal(b, &doc) != nil || doc.Window.Start == nil || doc.Window.End == nil || *doc.Window.End <= *doc.Window.Start {
 			continue
 		}
-		return &telemetry.Window{Start: secondsToMicros(*doc.Window.Start), End: secondsToMicros(*doc.Window.End), Source: f}
+		return &tel.Window{Start: secondsToMicros(*doc.Window.Start), End: secondsToMicros(*doc.Window.End), Source: f}
 	}
 	return nil
 }

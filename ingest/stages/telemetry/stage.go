@@ -1,4 +1,4 @@
-package ingest
+package telemetry
 
 import (
 	"bytes"
@@ -19,8 +19,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
-	"github.com/inferencex/ingest/ingest/telemetry"
+	tel "github.com/inferencex/ingest/ingest/telemetry"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -32,17 +33,17 @@ const powerTolerance = 0.05
 type seriesJob struct {
 	src    *telemetrySource
 	file   telemetryFile
-	points []telemetry.RunPoint
+	points []tel.RunPoint
 	// set by the hash pass
 	digest []byte
 	offset time.Duration
-	window *telemetry.Window
+	window *tel.Window
 	hosts  []string
 	// zipKnown: the file lives in a zip whose digest identifies it, so
 	// the hash pass did not read it (a DCGM bundle's hosts then come from
 	// its stored series, or from a scan when it must be parsed).
 	zipKnown bool
-	stored   []telemetry.StoredSeries
+	stored   []tel.StoredSeries
 	size     int64
 	fileSHA  string
 	// readErr is set when the file could not be read in the hash pass.
@@ -59,30 +60,30 @@ func (j *seriesJob) items() int64 {
 }
 
 type telemetryStage struct {
-	env    *runEnv
-	state  telemetry.RunState
-	points map[string][]telemetry.RunPoint // by source artifact
-	stored map[string][]telemetry.StoredSeries
+	env    *runstate.Env
+	state  tel.RunState
+	points map[string][]tel.RunPoint // by source artifact
+	stored map[string][]tel.StoredSeries
 	bmk    map[string]*source.Artifact
 	jobs   []*seriesJob
 	fresh  []*seriesJob // jobs whose series are new or changed
 	mu     sync.Mutex   // guards open
 	open   map[*source.Artifact]bool
-	recs   map[*source.Artifact]*artifactRecord
+	recs   map[*source.Artifact]*runstate.Record
 	ids    []int64
 	// results
-	rows     []telemetry.SeriesRow
-	links    []telemetry.Link
+	rows     []tel.SeriesRow
+	links    []tel.Link
 	replace  []int64
 	samples  int64
 	measured map[int64]bool // benchmark ids with a stored series
 	warnings []schema.PowerWarning
 }
 
-func newTelemetryStage(env *runEnv, state telemetry.RunState) *telemetryStage {
-	st := &telemetryStage{env: env, state: state, points: map[string][]telemetry.RunPoint{},
-		stored: map[string][]telemetry.StoredSeries{}, bmk: map[string]*source.Artifact{},
-		open: map[*source.Artifact]bool{}, recs: map[*source.Artifact]*artifactRecord{}, measured: map[int64]bool{}}
+func newTelemetryStage(env *runstate.Env, state tel.RunState) *telemetryStage {
+	st := &telemetryStage{env: env, state: state, points: map[string][]tel.RunPoint{},
+		stored: map[string][]tel.StoredSeries{}, bmk: map[string]*source.Artifact{},
+		open: map[*source.Artifact]bool{}, recs: map[*source.Artifact]*runstate.Record{}, measured: map[int64]bool{}}
 	for _, p := range state.Points {
 		st.points[p.SourceArtifact] = append(st.points[p.SourceArtifact], p)
 	}
@@ -91,26 +92,26 @@ func newTelemetryStage(env *runEnv, state telemetry.RunState) *telemetryStage {
 		k := s.Artifact + "\x00" + file
 		st.stored[k] = append(st.stored[k], s)
 	}
-	for _, pa := range env.plan.benchmark {
-		if !pa.aggregate {
-			st.bmk[pa.artifact.Name] = pa.artifact
+	for _, pa := range env.Plan.Benchmark {
+		if !pa.Aggregate {
+			st.bmk[pa.Artifact.Name] = pa.Artifact
 		}
 	}
 	return st
 }
 
 func (st *telemetryStage) fail(artifact, file, reason string, items int64) {
-	st.env.sum.Rows.Power.Failed += items
-	st.env.tally.fail(schema.CategoryPower, artifact, file, reason)
+	st.env.Sum.Rows.Power.Failed += items
+	st.env.Tally.Fail(schema.CategoryPower, artifact, file, reason)
 }
 
-func (st *telemetryStage) record(a *source.Artifact) *artifactRecord {
+func (st *telemetryStage) record(a *source.Artifact) *runstate.Record {
 	r := st.recs[a]
 	if r == nil {
-		r = newArtifactRecord(a)
+		r = runstate.NewRecord(a)
 		st.recs[a] = r
-		*st.env.records = append(*st.env.records, r)
-		st.env.sum.Details.ArtifactsRead++
+		*st.env.Records = append(*st.env.Records, r)
+		st.env.Sum.Details.ArtifactsRead++
 	}
 	return r
 }
@@ -132,7 +133,7 @@ func (st *telemetryStage) releaseOpen() {
 	defer st.mu.Unlock()
 	for a := range st.open {
 		if err := a.Release(); err != nil {
-			st.env.log.Debug("release telemetry artifact", zap.String("artifact", a.Name), zap.Error(err))
+			st.env.Log.Debug("release telemetry artifact", zap.String("artifact", a.Name), zap.Error(err))
 		}
 	}
 	st.open = map[*source.Artifact]bool{}
@@ -141,7 +142,7 @@ func (st *telemetryStage) releaseOpen() {
 func (st *telemetryStage) releaseArtifacts() {
 	st.releaseOpen()
 	for _, r := range st.recs {
-		r.seal()
+		r.Seal()
 	}
 }
 
@@ -152,27 +153,27 @@ func (st *telemetryStage) releaseArtifacts() {
 // is a source only when it holds telemetry files.
 func (st *telemetryStage) plan(src *telemetrySource) {
 	a := src.artifact
-	var points []telemetry.RunPoint
+	var points []tel.RunPoint
 	bmkNames := []string{"bmk_" + src.suffix, "bmk_agentic_" + src.suffix}
 	for _, n := range bmkNames {
 		points = append(points, st.points[n]...)
 	}
 	notWritten := func() {
-		st.env.sum.Details.PowerSeriesRead++
+		st.env.Sum.Details.PowerSeriesRead++
 		if st.pointUnmapped(bmkNames) {
-			st.env.sum.Rows.Power.Unmapped++
+			st.env.Sum.Rows.Power.Unmapped++
 		} else {
-			st.env.sum.Rows.Power.Skipped++
+			st.env.Sum.Rows.Power.Skipped++
 		}
 	}
-	if len(points) == 0 && src.kind != kindAgenticRaw {
+	if len(points) == 0 && src.kind != runstate.KindAgenticRaw {
 		notWritten()
 		return
 	}
 	if err := a.Load(); err != nil {
-		if src.kind != kindAgenticRaw { // the trace stage reports an agentic_ artifact it cannot open
+		if src.kind != runstate.KindAgenticRaw { // the trace stage reports an agentic_ artifact it cannot open
 			st.record(a)
-			st.env.sum.Details.PowerSeriesRead++
+			st.env.Sum.Details.PowerSeriesRead++
 			st.fail(a.Name, "", err.Error(), 1)
 		}
 		return
@@ -210,7 +211,7 @@ func (st *telemetryStage) pointUnmapped(names []string) bool {
 		}
 		reader := benchmark.NewReader()
 		unmapped := false
-		for _, file := range jsonFiles(a) {
+		for _, file := range runstate.JSONFiles(a) {
 			f, err := fsys.Open(file)
 			if err != nil {
 				continue
@@ -221,7 +222,7 @@ func (st *telemetryStage) pointUnmapped(names []string) bool {
 					return nil
 				}
 				benchmark.FillISLOSLFromNames(row, file, a.Name)
-				if _, out := st.env.deps.Normalizer.Normalize(row); out.Kind == benchmark.Unmapped {
+				if _, out := st.env.Deps.Normalizer.Normalize(row); out.Kind == benchmark.Unmapped {
 					unmapped = true
 				}
 				return nil
@@ -271,7 +272,7 @@ feed:
 		a := j.src.artifact
 		if j.readErr != "" {
 			st.record(a)
-			st.env.sum.Details.PowerSeriesRead++
+			st.env.Sum.Details.PowerSeriesRead++
 			st.fail(a.Name, j.file.path, j.readErr, 1)
 			continue
 		}
@@ -283,22 +284,22 @@ feed:
 			if storedAll(j.stored, j.digest) {
 				j.hosts = make([]string, len(j.stored))
 			} else if err := st.scanHosts(j); err != nil {
-				st.env.sum.Details.PowerSeriesRead++
+				st.env.Sum.Details.PowerSeriesRead++
 				st.fail(a.Name, j.file.path, err.Error(), 1)
 				continue
 			}
 		}
-		st.env.sum.Details.PowerSeriesRead += j.items()
+		st.env.Sum.Details.PowerSeriesRead += j.items()
 		if j.fileSHA != "" { // a zip's CSV is identified by the zip's digest, not read here
-			rec.addFile(j.file.path, j.fileSHA, j.size)
-			st.env.sum.Details.FilesRead++
-			st.env.sum.Details.BytesRead += j.size
+			rec.AddFile(j.file.path, j.fileSHA, j.size)
+			st.env.Sum.Details.FilesRead++
+			st.env.Sum.Details.BytesRead += j.size
 		}
 		if st.unchanged(j) {
-			st.env.sum.Rows.Power.Duplicate += int64(len(j.stored))
+			st.env.Sum.Rows.Power.Duplicate += int64(len(j.stored))
 			for _, s := range j.stored {
 				for _, p := range j.points {
-					st.links = append(st.links, telemetry.Link{BenchmarkID: p.ID, SeriesID: s.ID})
+					st.links = append(st.links, tel.Link{BenchmarkID: p.ID, SeriesID: s.ID})
 					st.measured[p.ID] = true
 				}
 				// The stored facts answer the power checks again, so a
@@ -325,7 +326,7 @@ const hashBufferSize = 1 << 20
 func (st *telemetryStage) hash(j *seriesJob, buf []byte) {
 	a := j.src.artifact
 	// The path names the series in the database (file_name).
-	if why := telemetry.TextProblem(j.file.path); why != "" {
+	if why := tel.TextProblem(j.file.path); why != "" {
 		j.readErr = "file name: " + why
 		return
 	}
@@ -357,7 +358,7 @@ func (st *telemetryStage) hash(j *seriesJob, buf []byte) {
 		done := make(chan error, 1)
 		go func() {
 			var herr error
-			j.hosts, herr = telemetry.DCGMHosts(pr)
+			j.hosts, herr = tel.DCGMHosts(pr)
 			pr.CloseWithError(herr)
 			done <- herr
 		}()
@@ -410,21 +411,21 @@ func field(h io.Writer, b []byte) {
 // windowOf is the benchmark window the facts integrate over: the power
 // audit of the single point the file measures, else the validation
 // document beside the file. A DCGM bundle spans many points: none.
-func (st *telemetryStage) windowOf(j *seriesJob, fsys fs.FS) *telemetry.Window {
+func (st *telemetryStage) windowOf(j *seriesJob, fsys fs.FS) *tel.Window {
 	if j.file.dcgm {
 		return nil
 	}
 	if len(j.points) == 1 {
 		p := j.points[0]
 		if p.AuditWindowStart != nil && p.AuditWindowEnd != nil && *p.AuditWindowEnd > *p.AuditWindowStart {
-			return &telemetry.Window{Start: secondsToMicros(*p.AuditWindowStart), End: secondsToMicros(*p.AuditWindowEnd), Source: "power_audit"}
+			return &tel.Window{Start: secondsToMicros(*p.AuditWindowStart), End: secondsToMicros(*p.AuditWindowEnd), Source: "power_audit"}
 		}
 	}
 	return validationWindow(j.src.artifact, fsys, j.file.path)
 }
 
 // storedAll: the file has stored series and every one carries digest.
-func storedAll(stored []telemetry.StoredSeries, digest []byte) bool {
+func storedAll(stored []tel.StoredSeries, digest []byte) bool {
 	if len(stored) == 0 {
 		return false
 	}
@@ -449,7 +450,7 @@ func (st *telemetryStage) scanHosts(j *seriesJob) error {
 		return fmt.Errorf("cannot open: %v", err)
 	}
 	defer f.Close()
-	j.hosts, err = telemetry.DCGMHosts(f)
+	j.hosts, err = tel.DCGMHosts(f)
 	return err
 }
 
@@ -478,21 +479,21 @@ func (st *telemetryStage) idsNeeded() int {
 // copyNew parses every new file and streams its samples into one COPY,
 // series by series: a parser goroutine hands whole parsed series (a file
 // that fails halfway sends nothing) to the store's encoder.
-func (st *telemetryStage) copyNew(ctx context.Context, w RunWriter) (int64, error) {
+func (st *telemetryStage) copyNew(ctx context.Context, w Writer) (int64, error) {
 	if len(st.fresh) == 0 {
 		return 0, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches := make(chan telemetry.SampleBatch, 4)
+	batches := make(chan tel.SampleBatch, 4)
 	parsed := make(chan error, 1)
 	go func() { parsed <- st.parseAll(ctx, batches) }()
-	n, copyErr := w.CopySamples(ctx, func() (telemetry.SampleBatch, bool, error) {
+	n, copyErr := w.CopySamples(ctx, func() (tel.SampleBatch, bool, error) {
 		select {
 		case b, ok := <-batches:
 			return b, ok, nil
 		case <-ctx.Done():
-			return telemetry.SampleBatch{}, false, ctx.Err()
+			return tel.SampleBatch{}, false, ctx.Err()
 		}
 	})
 	cancel()
@@ -506,11 +507,11 @@ func (st *telemetryStage) copyNew(ctx context.Context, w RunWriter) (int64, erro
 	return n, parseErr
 }
 
-func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.SampleBatch) error {
+func (st *telemetryStage) parseAll(ctx context.Context, out chan<- tel.SampleBatch) error {
 	defer close(out)
-	mem := telemetryAllocator(st.env.deps)
+	mem := telemetryAllocator(st.env.Deps)
 	// A sample more than a day past the ingest's clock is impossible.
-	notAfter := st.env.deps.Now().Add(24 * time.Hour).UnixMicro()
+	notAfter := st.env.Deps.Now().Add(24 * time.Hour).UnixMicro()
 	next := 0
 	var prev *source.Artifact
 	for _, j := range st.fresh {
@@ -529,7 +530,7 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.Sam
 			st.fail(a.Name, j.file.path, fmt.Sprintf("cannot open: %v", err), j.items())
 			continue
 		}
-		series, perr := telemetry.Parse(f, telemetry.Options{Mem: mem, UTCOffset: j.offset, Window: j.window, NotAfter: notAfter})
+		series, perr := tel.Parse(f, tel.Options{Mem: mem, UTCOffset: j.offset, Window: j.window, NotAfter: notAfter})
 		f.Close()
 		if perr != nil {
 			st.fail(a.Name, j.file.path, perr.Error(), j.items())
@@ -538,12 +539,12 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.Sam
 		if int64(len(series)) != j.items() {
 			// The host scan and the parser disagree: count the file as
 			// the items the scan announced, all failed.
-			telemetry.ReleaseAll(series)
+			tel.ReleaseAll(series)
 			st.fail(a.Name, j.file.path, fmt.Sprintf("%d series parsed, %d hosts scanned", len(series), j.items()), j.items())
 			continue
 		}
 		if len(series) > len(st.ids)-next {
-			telemetry.ReleaseAll(series)
+			tel.ReleaseAll(series)
 			return fmt.Errorf("artifact %s: file %s: %d series, %d ids left", a.Name, j.file.path, len(series), len(st.ids)-next)
 		}
 		for _, s := range j.stored {
@@ -557,7 +558,7 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.Sam
 			s.Batches = nil
 			for i, rec := range batches {
 				select {
-				case out <- telemetry.SampleBatch{SeriesID: id, Rec: rec}:
+				case out <- tel.SampleBatch{SeriesID: id, Rec: rec}:
 				case <-ctx.Done():
 					for _, r := range batches[i:] {
 						r.Release()
@@ -572,16 +573,16 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- telemetry.Sam
 
 // addSeries records a parsed series: its row, its links and the
 // comparison with the power its points publish.
-func (st *telemetryStage) addSeries(j *seriesJob, s *telemetry.Series, id int64) {
+func (st *telemetryStage) addSeries(j *seriesJob, s *tel.Series, id int64) {
 	file := j.file.path
 	if j.file.dcgm {
 		file += "#" + s.Host
 	}
-	st.rows = append(st.rows, telemetry.SeriesRow{ID: id, Artifact: j.src.artifact.Name, ConfigKey: j.src.suffix,
+	st.rows = append(st.rows, tel.SeriesRow{ID: id, Artifact: j.src.artifact.Name, ConfigKey: j.src.suffix,
 		File: file, Vendor: s.Vendor, Format: s.Format, Host: s.Host, Digest: j.digest, Facts: s.Facts})
 	st.samples += s.Rows()
 	for _, p := range j.points {
-		st.links = append(st.links, telemetry.Link{BenchmarkID: p.ID, SeriesID: id})
+		st.links = append(st.links, tel.Link{BenchmarkID: p.ID, SeriesID: id})
 		st.measured[p.ID] = true
 	}
 	st.check(j, file, s.Vendor, s.Facts)
@@ -589,12 +590,12 @@ func (st *telemetryStage) addSeries(j *seriesJob, s *telemetry.Series, id int64)
 
 // check compares a series' facts with the power its point publishes and,
 // for AMD, with the energy accumulators beside the CSV.
-func (st *telemetryStage) check(j *seriesJob, file string, vendor telemetry.Vendor, f telemetry.Facts) {
+func (st *telemetryStage) check(j *seriesJob, file string, vendor tel.Vendor, f tel.Facts) {
 	if j.file.dcgm || len(j.points) != 1 {
 		return // a multinode bundle's hosts share points: no per-series comparison
 	}
 	st.compare(j.src.artifact.Name, file, j.points[0], f)
-	if vendor == telemetry.VendorAMD && f.WindowSource == "series" {
+	if vendor == tel.VendorAMD && f.WindowSource == "series" {
 		fsys, err := st.fsOf(j.src.artifact)
 		if err != nil {
 			return
@@ -606,7 +607,7 @@ func (st *telemetryStage) check(j *seriesJob, file string, vendor telemetry.Vend
 }
 
 // compare checks a point's published power against its series.
-func (st *telemetryStage) compare(artifact, file string, p telemetry.RunPoint, f telemetry.Facts) {
+func (st *telemetryStage) compare(artifact, file string, p tel.RunPoint, f tel.Facts) {
 	if p.PowerValid == nil || *p.PowerValid != 1 || !f.HasPower {
 		return
 	}
@@ -653,7 +654,7 @@ func round(v float64, digits int) float64 {
 func (st *telemetryStage) publication() {
 	for _, p := range st.state.Points {
 		if st.measured[p.ID] && p.PowerValid != nil && *p.PowerValid == 1 {
-			st.env.sum.Stats.PowerPublicationPoints++
+			st.env.Sum.Stats.PowerPublicationPoints++
 		}
 	}
 }
@@ -670,9 +671,9 @@ func (st *telemetryStage) finishSummary() {
 		}
 		return a.Field < b.Field
 	})
-	st.env.sum.PowerWarnings = append(st.env.sum.PowerWarnings, st.warnings...)
+	st.env.Sum.PowerWarnings = append(st.env.Sum.PowerWarnings, st.warnings...)
 	if n := len(st.warnings); n > 0 {
-		st.env.tally.note(plural(n, "published power value disagrees", "published power values disagree") +
+		st.env.Tally.Note(runstate.Plural(n, "published power value disagrees", "published power values disagree") +
 			fmt.Sprintf(" with the stored telemetry by more than %.0f %% (see power warnings)", powerTolerance*100))
 	}
 }

@@ -1,4 +1,4 @@
-package ingest
+package benchmarks
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/schema"
 )
@@ -19,11 +20,11 @@ import (
 // parseWorker reads whole artifacts for the benchmark stage, with its own
 // reader, counters and records, which the stage merges when a phase ends.
 type parseWorker struct {
-	deps    Deps
+	deps    runstate.Deps
 	run     schema.RunIdentity
-	tally   *tally
+	tally   *runstate.Tally
 	reader  *benchmark.Reader
-	records []*artifactRecord
+	records []*runstate.Record
 	staged  int64
 	seed    maphash.Seed
 	// owns collects what a per-job worker staged; covered holds what
@@ -31,7 +32,7 @@ type parseWorker struct {
 	owns, covered *coverage
 	// agentx is what the traces stage needs of the rows: dataset slugs
 	// (every raw row) and the unmapped per-job AgentX rows.
-	agentx agentxRows
+	agentx runstate.AgentX
 }
 
 // hash is the 128-bit hash of a point key.
@@ -56,20 +57,20 @@ func sum128(h *maphash.Hash) pointHash {
 	return pointHash{a, h.Sum64()}
 }
 
-func (s *parseWorker) readArtifact(ctx context.Context, pa plannedArtifact, out chan<- schema.StagedBenchmark) error {
-	a := pa.artifact
-	sum := s.tally.sum
+func (s *parseWorker) readArtifact(ctx context.Context, pa runstate.Planned, out chan<- schema.StagedBenchmark) error {
+	a := pa.Artifact
+	sum := s.tally.Summary()
 	fsys, fsErr := a.FS() // indexes and opens the artifact, in this worker
-	rec := newArtifactRecord(a)
+	rec := runstate.NewRecord(a)
 	s.records = append(s.records, rec)
 	sum.Details.ArtifactsRead++
-	defer rec.seal()
+	defer rec.Seal()
 	defer a.Release()
 	itemFailed := func(file, reason string) {
 		sum.Stats.BenchmarkFiles++
 		sum.Stats.RawBenchmarkRows++
 		sum.Rows.Benchmark.Failed++
-		s.tally.fail(schema.CategoryBenchmark, a.Name, file, reason)
+		s.tally.Fail(schema.CategoryBenchmark, a.Name, file, reason)
 	}
 	for _, p := range a.Problems {
 		itemFailed(p.File, p.Reason)
@@ -78,7 +79,7 @@ func (s *parseWorker) readArtifact(ctx context.Context, pa plannedArtifact, out 
 		itemFailed("", fsErr.Error())
 		return nil
 	}
-	for _, file := range jsonFiles(a) {
+	for _, file := range runstate.JSONFiles(a) {
 		if err := s.readFile(ctx, pa, fsys, file, rec, out); err != nil {
 			return err
 		}
@@ -86,9 +87,9 @@ func (s *parseWorker) readArtifact(ctx context.Context, pa plannedArtifact, out 
 	return nil
 }
 
-func (s *parseWorker) readFile(ctx context.Context, pa plannedArtifact, fsys fs.FS, file string, rec *artifactRecord, out chan<- schema.StagedBenchmark) error {
-	a := pa.artifact
-	sum := s.tally.sum
+func (s *parseWorker) readFile(ctx context.Context, pa runstate.Planned, fsys fs.FS, file string, rec *runstate.Record, out chan<- schema.StagedBenchmark) error {
+	a := pa.Artifact
+	sum := s.tally.Summary()
 	counts := &sum.Rows.Benchmark
 	sum.Stats.BenchmarkFiles++
 	sum.Details.FilesRead++
@@ -99,13 +100,13 @@ func (s *parseWorker) readFile(ctx context.Context, pa plannedArtifact, fsys fs.
 	if err != nil {
 		sum.Stats.RawBenchmarkRows++
 		counts.Failed++
-		s.tally.fail(schema.CategoryBenchmark, a.Name, file, fmt.Sprintf("cannot open: %v", err))
+		s.tally.Fail(schema.CategoryBenchmark, a.Name, file, fmt.Sprintf("cannot open: %v", err))
 		return nil
 	}
 	defer f.Close()
-	dr := newDigestReader(f)
+	dr := runstate.NewDigestReader(f)
 	shape := benchmark.ObjectOrArray
-	if pa.aggregate {
+	if pa.Aggregate {
 		shape = benchmark.ArrayOnly
 	}
 	var fatal error
@@ -122,11 +123,11 @@ func (s *parseWorker) readFile(ctx context.Context, pa plannedArtifact, fsys fs.
 		row, rerr := e.Decode()
 		if rerr != nil {
 			counts.Failed++
-			s.tally.fail(schema.CategoryBenchmark, a.Name, file, rerr.Error())
+			s.tally.Fail(schema.CategoryBenchmark, a.Name, file, rerr.Error())
 			return nil
 		}
 		if slug, ok := trace.DatasetSlug(row); ok {
-			s.agentx.addSlug(slug, a.Name+"/"+file)
+			s.agentx.AddSlug(slug, a.Name+"/"+file)
 		}
 		// Legacy rows: lengths stated only by the file or artifact name,
 		// and the one run published with a wrong TPU chip count.
@@ -139,7 +140,7 @@ func (s *parseWorker) readFile(ctx context.Context, pa plannedArtifact, fsys fs.
 		if s.owns != nil {
 			s.owns.contents[content] = struct{}{}
 		}
-		staged.IsAggregate, staged.AttemptRank = pa.aggregate, pa.rank
+		staged.IsAggregate, staged.AttemptRank = pa.Aggregate, pa.Rank
 		if a.Listing != nil {
 			staged.Source.ArtifactID = a.Listing.ID
 		}
@@ -161,33 +162,33 @@ func (s *parseWorker) readFile(ctx context.Context, pa plannedArtifact, fsys fs.
 		}
 		sum.Stats.RawBenchmarkRows++
 		counts.Failed++
-		s.tally.fail(schema.CategoryBenchmark, a.Name, file, ferr.Error())
+		s.tally.Fail(schema.CategoryBenchmark, a.Name, file, ferr.Error())
 	}
 	// Hash the whole file even when reading stopped early.
 	if _, err := io.Copy(io.Discard, dr); err != nil {
 		s.deps.Log.Debug("finish file digest", zap.String("artifact", a.Name), zap.String("file", file), zap.Error(err))
 	}
-	sum.Details.BytesRead += dr.n
-	rec.addFile(file, dr.sum(), dr.n)
+	sum.Details.BytesRead += dr.N
+	rec.AddFile(file, dr.Sum(), dr.N)
 	return nil
 }
 
 // normalize maps one row and counts its outcome; it returns the row to
 // stage when it is good.
 func (s *parseWorker) normalize(artifact, file string, index int, row map[string]any) (schema.StagedBenchmark, bool) {
-	sum := s.tally.sum
+	sum := s.tally.Summary()
 	counts := &sum.Rows.Benchmark
 	point, out := s.deps.Normalizer.Normalize(row)
 	switch out.Kind {
 	case benchmark.Failed:
 		counts.Failed++
-		s.tally.fail(schema.CategoryBenchmark, artifact, file, fmt.Sprintf("row %d: %s", index, out.Reason))
+		s.tally.Fail(schema.CategoryBenchmark, artifact, file, fmt.Sprintf("row %d: %s", index, out.Reason))
 		return schema.StagedBenchmark{}, false
 	case benchmark.Unmapped:
 		counts.Unmapped++
-		s.tally.addUnmappedValues(out.Unmapped)
+		s.tally.AddUnmappedValues(out.Unmapped)
 		if s.owns != nil && strings.HasPrefix(artifact, "bmk_agentic_") {
-			s.agentx.unmapped++ // its trace cannot be linked
+			s.agentx.Unmapped++ // its trace cannot be linked
 		}
 		return schema.StagedBenchmark{}, false
 	case benchmark.Skipped:
@@ -220,7 +221,7 @@ func (s *parseWorker) normalize(artifact, file string, index int, row map[string
 		s.owns.points[h] = struct{}{}
 	}
 	for _, k := range out.UnknownMetrics {
-		s.tally.unknownMetrics[k] = struct{}{}
+		s.tally.AddUnknownMetric(k)
 	}
 	return schema.StagedBenchmark{Point: point, Key: key, Source: schema.Provenance{Artifact: artifact, File: file, Row: index}}, true
 }

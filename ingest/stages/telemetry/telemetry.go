@@ -1,40 +1,44 @@
-package ingest
+// Package telemetry is the telemetry stage: GPU-metrics series of the run
+// attached to the benchmark points they measured, stored with their
+// samples, checked against the published power, and the required-power
+// contract. It reads the files with the format package ingest/telemetry,
+// imported as tel.
+package telemetry
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/zap"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/inferencex/ingest/ingest/telemetry"
+	"github.com/inferencex/ingest/ingest/runstate"
+	tel "github.com/inferencex/ingest/ingest/telemetry"
 )
 
-// TelemetryWriter is what the telemetry stage needs from the run's transaction.
-type TelemetryWriter interface {
+// Writer is what the telemetry stage needs from the run's transaction.
+type Writer interface {
 	// TelemetryState reads the run's stored series and benchmark rows.
-	TelemetryState(ctx context.Context) (telemetry.RunState, error)
+	TelemetryState(ctx context.Context) (tel.RunState, error)
 	// ReserveSeriesIDs takes n series ids, so samples can be sent first.
 	ReserveSeriesIDs(ctx context.Context, n int) ([]int64, error)
 	// CopySamples streams sample batches with one COPY, releasing each.
-	CopySamples(ctx context.Context, next func() (telemetry.SampleBatch, bool, error)) (int64, error)
+	CopySamples(ctx context.Context, next func() (tel.SampleBatch, bool, error)) (int64, error)
 	// WriteSeries deletes replaced series, inserts new ones and links.
-	WriteSeries(ctx context.Context, replace []int64, rows []telemetry.SeriesRow, links []telemetry.Link) (telemetry.WriteResult, error)
+	WriteSeries(ctx context.Context, replace []int64, rows []tel.SeriesRow, links []tel.Link) (tel.WriteResult, error)
 }
 
-// ingestTelemetry is the telemetry stage (docs/artifacts.md §5,
-// docs/reference-ingest.md §6): every GPU-metrics series of the run is
+// Run is the telemetry stage: every GPU-metrics series of the run is
 // attached to the benchmark point it measured, stored with its samples
 // unless an identical series is stored already, and checked against the
 // power the point publishes. Round trips are constant per run: one read
 // of the run's state, one id reservation, one COPY of every new sample,
 // one write of series rows and links.
-func ingestTelemetry(ctx context.Context, w RunWriter, env *runEnv) error {
+func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	started := time.Now()
 	sources := telemetrySources(env)
-	manifests := env.plan.artifacts(kindPowerManifest)
+	manifests := env.Plan.Artifacts(runstate.KindPowerManifest)
 	if len(sources) == 0 && len(manifests) == 0 {
 		return nil
 	}
@@ -72,23 +76,23 @@ func ingestTelemetry(ctx context.Context, w RunWriter, env *runEnv) error {
 	if copied != st.samples {
 		return fmt.Errorf("copied %d samples, the series hold %d", copied, st.samples)
 	}
-	env.sum.Rows.Power.New += int64(len(st.rows))
-	env.sum.Stats.GPUMetricSamplesNew += copied
+	env.Sum.Rows.Power.New += int64(len(st.rows))
+	env.Sum.Stats.GPUMetricSamplesNew += copied
 	st.publication()
 	for _, m := range manifests {
 		st.requiredPower(m)
 	}
 	st.finishSummary()
-	env.log.Info("telemetry stored", zap.Int("series_new", len(st.rows)), zap.Int64("series_duplicate", env.sum.Rows.Power.Duplicate),
+	env.Log.Info("telemetry stored", zap.Int("series_new", len(st.rows)), zap.Int64("series_duplicate", env.Sum.Rows.Power.Duplicate),
 		zap.Int64("samples_new", copied), zap.Int64("links_new", res.LinksInserted), zap.Duration("took", time.Since(started)))
 	return nil
 }
 
 // telemetryAllocator is the Arrow allocator of the stage: a pool that
 // recycles the buffers of released batches, unless the caller injects one.
-func telemetryAllocator(d Deps) memory.Allocator {
+func telemetryAllocator(d runstate.Deps) memory.Allocator {
 	if d.Arrow != nil {
 		return d.Arrow
 	}
-	return telemetry.NewPool()
+	return tel.NewPool()
 }

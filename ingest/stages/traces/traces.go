@@ -1,4 +1,7 @@
-package ingest
+// Package traces is the traces stage: every AgentX row paired with its raw
+// sibling, each distinct trace and server log stored once with its derived
+// payloads, rows linked to them.
+package traces
 
 import (
 	"context"
@@ -12,17 +15,18 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/schema"
 )
 
-// TraceWriter is what the traces stage needs from the run's transaction.
+// Writer is what the traces stage needs from the run's transaction.
 // The stage costs at most five round trips whatever the run's size: find
 // the rows of the paired points, ask which digests are stored, create the
 // staging table and COPY every new chunk into it, one batch that writes
 // the rest. The run's points come from the benchmark stage's ranking.
-type TraceWriter interface {
+type Writer interface {
 	TracePoints() []schema.TracePoint
 	TraceRowLinks(ctx context.Context, digests [][]byte) (map[string]schema.TraceRowLink, error)
 	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte) (schema.TraceKnown, error)
@@ -37,15 +41,15 @@ const maxTraceNotes = 20
 // holds one profile's records and a compressor.
 const maxTraceWorkers = 2
 
-// ingestTraces is the traces stage (docs/reference-ingest.md §5): it pairs
-// every AgentX row with its raw sibling agentic_<suffix>, stores each
-// distinct trace once (content digest) with its derived payloads, links
-// rows to traces and to their server logs, writes trace-derived metrics
-// back, and records the run's dataset. Report unit: one AgentX row.
-func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error {
+// Run is the traces stage: it pairs every AgentX row with its raw sibling
+// agentic_<suffix>, stores each distinct trace once (content digest) with
+// its derived payloads, links rows to traces and to their server logs,
+// writes trace-derived metrics back, and records the run's dataset. Report
+// unit: one AgentX row.
+func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	started := time.Now()
-	rows := env.agentx
-	dataset, err := rows.runDataset(env.start.Run.SourceRunID)
+	rows := env.AgentX
+	dataset, err := rows.Dataset(env.Start.Run.SourceRunID)
 	if err != nil {
 		return err
 	}
@@ -55,14 +59,14 @@ func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error {
 			return fmt.Errorf("dataset list: %w", err)
 		}
 		if !known {
-			env.tally.addUnmapped("dataset", dataset)
+			env.Tally.AddUnmapped("dataset", dataset)
 		}
 	}
-	counts := &env.sum.Rows.Trace
-	counts.Unmapped += rows.unmapped
+	counts := &env.Sum.Rows.Trace
+	counts.Unmapped += rows.Unmapped
 
 	points := w.TracePoints()
-	st := &traceStage{env: env, raws: byName(env.plan.artifacts(kindAgenticRaw)), logs: byName(env.plan.artifacts(kindServerLogs)),
+	st := &traceStage{env: env, raws: byName(env.Plan.Artifacts(runstate.KindAgenticRaw)), logs: byName(env.Plan.Artifacts(runstate.KindServerLogs)),
 		sidecars: map[string]*sidecarJob{}, logJobs: map[string]*logJob{}}
 	for _, p := range points {
 		st.pair(p)
@@ -73,7 +77,7 @@ func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error {
 	}
 	passStarted := time.Now()
 	st.firstPass()
-	env.log.Debug("traces hashed", zap.Int("sidecars", len(st.sidecarOrder)), zap.Int("server_logs", len(st.logOrder)),
+	env.Log.Debug("traces hashed", zap.Int("sidecars", len(st.sidecarOrder)), zap.Int("server_logs", len(st.logOrder)),
 		zap.Duration("took", time.Since(passStarted)))
 	var sd, ld, bd [][]byte
 	for _, j := range st.sidecarOrder {
@@ -110,26 +114,26 @@ func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error {
 	if err := st.secondPass(ctx, w, known); err != nil {
 		return err
 	}
-	env.log.Debug("traces streamed", zap.Duration("took", time.Since(passStarted)))
+	env.Log.Debug("traces streamed", zap.Duration("took", time.Since(passStarted)))
 	passStarted = time.Now()
 	apply := st.build(dataset)
 	res, err := w.ApplyTraces(ctx, apply)
 	if err != nil {
 		return err
 	}
-	env.log.Debug("traces applied", zap.Duration("took", time.Since(passStarted)))
+	env.Log.Debug("traces applied", zap.Duration("took", time.Since(passStarted)))
 	st.count(counts)
-	env.sum.Details.TraceRowsRead += int64(len(st.items)) + rows.unmapped
-	d := &env.sum.Details
+	env.Sum.Details.TraceRowsRead += int64(len(st.items)) + rows.Unmapped
+	d := &env.Sum.Details
 	d.TraceSidecarsNew += res.SidecarsNew
 	d.TraceBlobsNew += res.BlobsNew
 	d.TraceBlobBytesNew += res.BlobBytesNew
 	d.ServerLogsNew += res.ServerLogsNew
 	d.ServerLogRowsLinked += res.ServerLogRowsLinked
 	if res.RowsLinked != counts.New {
-		env.log.Warn("trace links differ from the rows counted new", zap.Int64("linked", res.RowsLinked), zap.Int64("new", counts.New))
+		env.Log.Warn("trace links differ from the rows counted new", zap.Int64("linked", res.RowsLinked), zap.Int64("new", counts.New))
 	}
-	env.log.Info("traces written", zap.Int64("trace_new", counts.New), zap.Int64("trace_duplicate", counts.Duplicate),
+	env.Log.Info("traces written", zap.Int64("trace_new", counts.New), zap.Int64("trace_duplicate", counts.Duplicate),
 		zap.Int64("sidecars_new", res.SidecarsNew), zap.Int64("blobs_new", res.BlobsNew), zap.Int64("blob_bytes_new", res.BlobBytesNew),
 		zap.Int64("server_logs_new", res.ServerLogsNew), zap.Int64("metrics_updated", res.MetricsUpdated),
 		zap.String("dataset", dataset), zap.Duration("took", time.Since(started)))
@@ -138,7 +142,7 @@ func ingestTraces(ctx context.Context, w RunWriter, env *runEnv) error {
 
 // traceStage holds the work of one run's traces stage.
 type traceStage struct {
-	env          *runEnv
+	env          *runstate.Env
 	raws, logs   map[string]*source.Artifact
 	sidecars     map[string]*sidecarJob
 	sidecarOrder []*sidecarJob
@@ -170,7 +174,7 @@ func byName(arts []*source.Artifact) map[string]*source.Artifact {
 
 // resolveRows fills in the stored row and current links of every paired
 // point (one round trip, none when nothing was paired).
-func (s *traceStage) resolveRows(ctx context.Context, w TraceWriter) error {
+func (s *traceStage) resolveRows(ctx context.Context, w Writer) error {
 	var digests [][]byte
 	for _, j := range s.sidecarOrder {
 		for _, p := range j.rows {
@@ -289,10 +293,10 @@ func (s *traceStage) pairServerLog(p schema.TracePoint) {
 func (s *traceStage) noteSkipped() {
 	for i, n := range s.skipped {
 		if i == maxTraceNotes {
-			s.env.tally.note(fmt.Sprintf("… and %d more AgentX rows without a raw trace", len(s.skipped)-maxTraceNotes))
+			s.env.Tally.Note(fmt.Sprintf("… and %d more AgentX rows without a raw trace", len(s.skipped)-maxTraceNotes))
 			break
 		}
-		s.env.tally.note("trace skipped: " + n)
+		s.env.Tally.Note("trace skipped: " + n)
 	}
 }
 
@@ -303,19 +307,19 @@ func (s *traceStage) firstPass() {
 	// worker, so its ledger record does not depend on scheduling.
 	type group struct {
 		art  *source.Artifact
-		rec  *artifactRecord
-		jobs []func(*artifactRecord)
+		rec  *runstate.Record
+		jobs []func(*runstate.Record)
 	}
 	var groups []*group
 	byArt := map[*source.Artifact]*group{}
-	add := func(a *source.Artifact, job func(*artifactRecord)) {
+	add := func(a *source.Artifact, job func(*runstate.Record)) {
 		g := byArt[a]
 		if g == nil {
-			g = &group{art: a, rec: newArtifactRecord(a)}
+			g = &group{art: a, rec: runstate.NewRecord(a)}
 			byArt[a] = g
 			groups = append(groups, g)
-			*s.env.records = append(*s.env.records, g.rec)
-			s.env.sum.Details.ArtifactsRead++
+			*s.env.Records = append(*s.env.Records, g.rec)
+			s.env.Sum.Details.ArtifactsRead++
 		}
 		g.jobs = append(g.jobs, job)
 	}
@@ -336,7 +340,7 @@ func (s *traceStage) firstPass() {
 					job(g.rec)
 				}
 				if err := g.art.Release(); err != nil {
-					s.env.log.Debug("release artifact", zap.String("artifact", g.art.Name), zap.Error(err))
+					s.env.Log.Debug("release artifact", zap.String("artifact", g.art.Name), zap.Error(err))
 				}
 			}
 		}()
@@ -347,14 +351,14 @@ func (s *traceStage) firstPass() {
 	close(work)
 	wg.Wait()
 	for _, g := range groups {
-		s.env.sum.Details.FilesRead += int64(g.rec.FilesRead)
-		s.env.sum.Details.BytesRead += g.rec.BytesRead
+		s.env.Sum.Details.FilesRead += int64(g.rec.FilesRead)
+		s.env.Sum.Details.BytesRead += g.rec.BytesRead
 	}
 }
 
 // secondPass streams every sidecar and server log not stored yet through
 // one COPY.
-func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.TraceKnown) error {
+func (s *traceStage) secondPass(ctx context.Context, w Writer, known schema.TraceKnown) error {
 	var todoS []*sidecarJob
 	var todoL []*logJob
 	for _, j := range s.sidecarOrder {
@@ -389,7 +393,7 @@ func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.T
 	done1 := func(a *source.Artifact) {
 		if users[a].Add(-1) == 0 {
 			if err := a.Release(); err != nil {
-				s.env.log.Debug("release artifact", zap.String("artifact", a.Name), zap.Error(err))
+				s.env.Log.Debug("release artifact", zap.String("artifact", a.Name), zap.Error(err))
 			}
 		}
 	}
@@ -407,7 +411,7 @@ func (s *traceStage) secondPass(ctx context.Context, w RunWriter, known schema.T
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := &streamer{ctx: ctx, out: chunks, ids: &ids, log: s.env.log}
+			st := &streamer{ctx: ctx, out: chunks, ids: &ids, log: s.env.Log}
 			for job := range work {
 				job(st)
 			}
@@ -472,13 +476,13 @@ func (s *traceStage) build(dataset string) schema.TraceApply {
 	}
 	for _, j := range s.sidecarOrder {
 		if j.failed != "" {
-			s.env.tally.fail(schema.CategoryTrace, j.raw.Name, j.failFile, j.failed)
+			s.env.Tally.Fail(schema.CategoryTrace, j.raw.Name, j.failFile, j.failed)
 			continue
 		}
 		if j.metricsProblem != "" {
 			// The trace itself is fine and its rows are linked: the
 			// unreadable export is a failure of the run, not of the rows.
-			s.env.tally.fail(schema.CategoryRun, j.raw.Name, j.parts[2].path,
+			s.env.Tally.Fail(schema.CategoryRun, j.raw.Name, j.parts[2].path,
 				"server metrics export unreadable, trace stored without server-side series: "+j.metricsProblem)
 		}
 		if !j.known {
@@ -508,12 +512,12 @@ func (s *traceStage) build(dataset string) schema.TraceApply {
 	}
 	for _, it := range s.items {
 		if it.failed != "" {
-			s.env.tally.fail(schema.CategoryTrace, it.art, "", it.failed)
+			s.env.Tally.Fail(schema.CategoryTrace, it.art, "", it.failed)
 		}
 	}
 	for _, j := range s.logOrder {
 		if j.failed != "" {
-			s.env.tally.fail(schema.CategoryRun, j.art.Name, j.failFile, "server log: "+j.failed)
+			s.env.Tally.Fail(schema.CategoryRun, j.art.Name, j.failFile, "server log: "+j.failed)
 			continue
 		}
 		if !j.known {

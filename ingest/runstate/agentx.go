@@ -1,25 +1,26 @@
-package ingest
+package runstate
 
 import (
 	"fmt"
 	"sort"
 )
 
-// agentxRows is what the traces stage needs of the benchmark rows, which
+// AgentX is what the traces stage needs of the benchmark rows, which
 // the benchmark stage's workers note as they read them (nothing is read
 // twice): the dataset slugs of every raw row — the run's dataset is
-// collected over all of them (reference-ingest.md §5.6) — and how many
+// collected over all of them (one run replays one dataset) — and how many
 // per-job AgentX rows were unmapped (their trace cannot be linked).
-type agentxRows struct {
-	unmapped int64
+type AgentX struct {
+	// Unmapped counts the per-job AgentX rows that were unmapped.
+	Unmapped int64
 	// datasets maps a slug to where it was read (artifact/file); of
 	// several places the smallest, so the message does not depend on
 	// which worker read what.
 	datasets map[string]string
 }
 
-// addSlug notes that where names slug.
-func (r *agentxRows) addSlug(slug, where string) {
+// AddSlug notes that where names slug.
+func (r *AgentX) AddSlug(slug, where string) {
 	if r.datasets == nil {
 		r.datasets = map[string]string{}
 	}
@@ -28,9 +29,9 @@ func (r *agentxRows) addSlug(slug, where string) {
 	}
 }
 
-// runDataset is the run's one dataset slug ("" when no row names one); two
+// Dataset is the run's one dataset slug ("" when no row names one); two
 // different slugs are an error that aborts the ingest.
-func (r agentxRows) runDataset(runID int64) (string, error) {
+func (r AgentX) Dataset(runID int64) (string, error) {
 	if len(r.datasets) == 0 {
 		return "", nil
 	}
@@ -44,4 +45,12 @@ func (r agentxRows) runDataset(runID int64) (string, error) {
 			runID, slugs[0], r.datasets[slugs[0]], slugs[1], r.datasets[slugs[1]])
 	}
 	return slugs[0], nil
+}
+
+// Add adds what a benchmark stage worker noted.
+func (r *AgentX) Add(o AgentX) {
+	r.Unmapped += o.Unmapped
+	for slug, where := range o.datasets {
+		r.AddSlug(slug, where)
+	}
 }

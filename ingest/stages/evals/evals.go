@@ -1,4 +1,6 @@
-package ingest
+// Package evals is the evals stage: eval rows of the per-config eval
+// directories and the aggregate, and their samples streamed into COPY.
+package evals
 
 import (
 	"context"
@@ -15,12 +17,13 @@ import (
 
 	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/eval"
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/schema"
 )
 
-// EvalWriter is what the evals stage needs from the run's transaction.
-type EvalWriter interface {
+// Writer is what the evals stage needs from the run's transaction.
+type Writer interface {
 	// StageEvals creates the eval staging tables and stages the eval rows.
 	StageEvals(ctx context.Context, rows []schema.StagedEval) error
 	// StageEvalSamples streams sample lines into staging with COPY.
@@ -38,25 +41,25 @@ type EvalWriter interface {
 type evalCandidate struct {
 	row      eval.Row
 	artifact *source.Artifact
-	record   *artifactRecord
+	record   *runstate.Record
 	result   schema.EvalResult
 	key      schema.EvalKey
 }
 
-// ingestEvals is the evals stage (docs/artifacts.md §4). Its unit is the
-// eval_results row: every task row of a per-config directory and every row
-// of the aggregate is one item. Per-config directories are read first
-// (newest upload first), then the aggregate; the first description of a
-// natural key is staged, later ones in this ingest count as duplicates.
-// Samples of the staged per-config rows are then streamed into COPY.
-func ingestEvals(ctx context.Context, w RunWriter, env *runEnv) error {
-	dirs, aggs := env.plan.artifacts(kindEval), env.plan.artifacts(kindEvalAggregate)
+// Run is the evals stage. Its unit is the eval_results row: every task
+// row of a per-config directory and every row of the aggregate is one
+// item. Per-config directories are read first (newest upload first), then
+// the aggregate; the first description of a natural key is staged, later
+// ones in this ingest count as duplicates. Samples of the staged
+// per-config rows are then streamed into COPY.
+func Run(ctx context.Context, w Writer, env *runstate.Env) error {
+	dirs, aggs := env.Plan.Artifacts(runstate.KindEval), env.Plan.Artifacts(runstate.KindEvalAggregate)
 	if len(dirs) == 0 && len(aggs) == 0 {
 		return nil
 	}
 	s := &evalStage{env: env, seen: map[schema.EvalKey]bool{}}
 	sort.SliceStable(dirs, func(i, j int) bool {
-		return orderKeyOf(dirs[i], env.plan.inferred).newerThan(orderKeyOf(dirs[j], env.plan.inferred))
+		return runstate.Newer(dirs[i], dirs[j], env.Plan.Inferred)
 	})
 	for _, a := range dirs {
 		s.readDir(a)
@@ -76,8 +79,8 @@ func ingestEvals(ctx context.Context, w RunWriter, env *runEnv) error {
 	if err := s.stageSamples(ctx, w); err != nil {
 		return err
 	}
-	env.log.Info("eval samples staged", zap.Int("eval_rows", len(s.staged)), zap.Int("samples_files", len(s.samples)),
-		zap.Int64("lines", env.sum.Details.EvalSampleLines), zap.Duration("took", time.Since(started)))
+	env.Log.Info("eval samples staged", zap.Int("eval_rows", len(s.staged)), zap.Int("samples_files", len(s.samples)),
+		zap.Int64("lines", env.Sum.Details.EvalSampleLines), zap.Duration("took", time.Since(started)))
 	started = time.Now()
 	res, err := w.ApplyEvals(ctx, s.complete)
 	if err != nil {
@@ -86,25 +89,25 @@ func ingestEvals(ctx context.Context, w RunWriter, env *runEnv) error {
 	if res.Staged != int64(len(s.staged)) {
 		return fmt.Errorf("store wrote %d eval rows, the pipeline staged %d", res.Staged, len(s.staged))
 	}
-	c := &env.sum.Rows.Eval
+	c := &env.Sum.Rows.Eval
 	c.New += res.New
 	c.Duplicate += res.Duplicate
-	env.sum.Stats.EvalSamplesNew += res.SamplesNew
-	env.sum.Details.EvalRowsUpdated += res.Updated
-	env.sum.Details.EvalSampleTextsNew += res.SampleTextsNew
-	d := &env.sum.Details
+	env.Sum.Stats.EvalSamplesNew += res.SamplesNew
+	env.Sum.Details.EvalRowsUpdated += res.Updated
+	env.Sum.Details.EvalSampleTextsNew += res.SampleTextsNew
+	d := &env.Sum.Details
 	d.EvalSamplesDuplicate += d.EvalSampleLines - d.EvalSampleLinesFailed - res.SamplesNew
 	if res.SamplesReplaced > 0 {
-		env.tally.note(fmt.Sprintf("%s of an earlier ingest replaced: their samples files changed",
-			plural(int(res.SamplesReplaced), "eval sample", "eval samples")))
+		env.Tally.Note(fmt.Sprintf("%s of an earlier ingest replaced: their samples files changed",
+			runstate.Plural(int(res.SamplesReplaced), "eval sample", "eval samples")))
 	}
-	env.log.Info("evals applied", zap.Int64("eval_new", res.New), zap.Int64("samples_staged", res.SamplesStaged),
+	env.Log.Info("evals applied", zap.Int64("eval_new", res.New), zap.Int64("samples_staged", res.SamplesStaged),
 		zap.Int64("samples_new", res.SamplesNew), zap.Duration("took", time.Since(started)))
 	return nil
 }
 
 type evalStage struct {
-	env     *runEnv
+	env     *runstate.Env
 	staged  []schema.StagedEval
 	samples []*evalCandidate // staged per-config rows with a samples file
 	seen    map[schema.EvalKey]bool
@@ -114,51 +117,20 @@ type evalStage struct {
 	complete []schema.EvalSamplesFile
 }
 
-// openRecorded opens files of an artifact, adding each to its ledger
-// record (digest and size) when closed.
-func openRecorded(fsys fs.FS, rec *artifactRecord, d *schema.Details) eval.Opener {
-	return func(file string) (io.ReadCloser, error) {
-		f, err := fsys.Open(file)
-		if err != nil {
-			return nil, err
-		}
-		return &recordedFile{f: f, dr: newDigestReader(f), file: file, rec: rec, d: d}, nil
-	}
-}
-
-type recordedFile struct {
-	f    fs.File
-	dr   *digestReader
-	file string
-	rec  *artifactRecord
-	d    *schema.Details
-}
-
-func (r *recordedFile) Read(p []byte) (int, error) { return r.dr.Read(p) }
-
-// Close hashes what was not read, records the file and closes it.
-func (r *recordedFile) Close() error {
-	_, _ = io.Copy(io.Discard, r.dr)
-	r.rec.addFile(r.file, r.dr.sum(), r.dr.n)
-	r.d.FilesRead++
-	r.d.BytesRead += r.dr.n
-	return r.f.Close()
-}
-
 // failItem counts one eval item that could not be read.
 func (s *evalStage) failItem(artifact, file, reason string) {
-	s.env.sum.Details.EvalRows++
-	s.env.sum.Rows.Eval.Failed++
-	s.env.tally.fail(schema.CategoryEval, artifact, file, reason)
+	s.env.Sum.Details.EvalRows++
+	s.env.Sum.Rows.Eval.Failed++
+	s.env.Tally.Fail(schema.CategoryEval, artifact, file, reason)
 }
 
 // open loads an artifact and starts its ledger record; it reports an
 // unreadable artifact as one failed item.
-func (s *evalStage) open(a *source.Artifact) (fs.FS, *artifactRecord, bool) {
+func (s *evalStage) open(a *source.Artifact) (fs.FS, *runstate.Record, bool) {
 	fsys, err := a.FS()
-	rec := newArtifactRecord(a)
-	*s.env.records = append(*s.env.records, rec)
-	s.env.sum.Details.ArtifactsRead++
+	rec := runstate.NewRecord(a)
+	*s.env.Records = append(*s.env.Records, rec)
+	s.env.Sum.Details.ArtifactsRead++
 	for _, p := range a.Problems {
 		s.failItem(a.Name, p.File, p.Reason)
 	}
@@ -175,7 +147,7 @@ func (s *evalStage) readDir(a *source.Artifact) {
 		return
 	}
 	defer a.Release()
-	res := eval.ReadDir(openRecorded(fsys, rec, &s.env.sum.Details), a.Name, a.Files)
+	res := eval.ReadDir(runstate.OpenRecorded(fsys, rec, &s.env.Sum.Details), a.Name, a.Files)
 	for _, f := range res.Failures {
 		s.failItem(a.Name, f.File, f.Reason)
 	}
@@ -190,8 +162,8 @@ func (s *evalStage) readAggregate(a *source.Artifact) {
 		return
 	}
 	defer a.Release()
-	open := openRecorded(fsys, rec, &s.env.sum.Details)
-	for _, file := range jsonFiles(a) {
+	open := runstate.OpenRecorded(fsys, rec, &s.env.Sum.Details)
+	for _, file := range runstate.JSONFiles(a) {
 		f, err := open(file)
 		if err != nil {
 			s.failItem(a.Name, file, fmt.Sprintf("cannot open: %v", err))
@@ -210,33 +182,33 @@ func (s *evalStage) readAggregate(a *source.Artifact) {
 // add counts one eval item and stages it when it is the first description
 // of its key.
 func (s *evalStage) add(c *evalCandidate) {
-	sum, r := s.env.sum, c.row
+	sum, r := s.env.Sum, c.row
 	counts := &sum.Rows.Eval
 	sum.Details.EvalRows++
 	if r.SkipReason != "" {
 		counts.Skipped++
-		s.env.log.Debug("eval row skipped", zap.String("artifact", c.artifact.Name), zap.String("file", r.File),
+		s.env.Log.Debug("eval row skipped", zap.String("artifact", c.artifact.Name), zap.String("file", r.File),
 			zap.String("task", r.Task), zap.String("reason", r.SkipReason))
 		return
 	}
-	cfg, out := s.env.deps.Normalizer.ResolveConfig(r.Identity, r.Agentic)
+	cfg, out := s.env.Deps.Normalizer.ResolveConfig(r.Identity, r.Agentic)
 	switch out.Kind {
 	case benchmark.Unmapped:
 		counts.Unmapped++
-		s.env.tally.addUnmappedValues(out.Unmapped)
+		s.env.Tally.AddUnmappedValues(out.Unmapped)
 		return
 	case benchmark.Failed:
 		counts.Failed++
-		s.env.tally.fail(schema.CategoryEval, c.artifact.Name, r.File, fmt.Sprintf("task %s: %s", r.Task, out.Reason))
+		s.env.Tally.Fail(schema.CategoryEval, c.artifact.Name, r.File, fmt.Sprintf("task %s: %s", r.Task, out.Reason))
 		return
 	}
-	run := s.env.start.Run
+	run := s.env.Start.Run
 	if r.Conc != nil {
 		p := schema.BenchmarkPoint{Config: cfg, BenchmarkType: schema.BenchmarkSingleTurn, ISL: r.ISL, OSL: r.OSL,
 			Conc: *r.Conc, OffloadMode: "off"}
-		if reason, purged := s.env.deps.Overrides.PointPurged(run.SourceRunID, run.SourceRunAttempt, &p); purged {
+		if reason, purged := s.env.Deps.Overrides.PointPurged(run.SourceRunID, run.SourceRunAttempt, &p); purged {
 			counts.Skipped++
-			s.env.log.Info("skipped eval of a purged point", zap.String("artifact", c.artifact.Name),
+			s.env.Log.Info("skipped eval of a purged point", zap.String("artifact", c.artifact.Name),
 				zap.String("file", r.File), zap.String("task", r.Task), zap.String("reason", reason))
 			return
 		}
@@ -273,7 +245,7 @@ const maxSampleWorkers = 4
 // stageSamples streams the samples files of the staged rows into COPY,
 // parsed by a few workers (one file each at a time, so a file's lines keep
 // their order).
-func (s *evalStage) stageSamples(ctx context.Context, w RunWriter) error {
+func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
 	if len(s.samples) == 0 {
 		return nil
 	}
@@ -340,13 +312,13 @@ func (s *evalStage) stageSamples(ctx context.Context, w RunWriter) error {
 			byFile[r.c] = r
 		}
 	}
-	d := &s.env.sum.Details
+	d := &s.env.Sum.Details
 	for _, c := range s.samples {
 		r := byFile[c]
 		if r == nil {
 			continue
 		}
-		c.record.addFile(c.row.SamplesFile, r.digest, r.bytes)
+		c.record.AddFile(c.row.SamplesFile, r.digest, r.bytes)
 		d.FilesRead++
 		d.BytesRead += r.bytes
 		d.EvalSampleFiles++
@@ -357,12 +329,12 @@ func (s *evalStage) stageSamples(ctx context.Context, w RunWriter) error {
 		}
 		if r.failed != "" {
 			d.EvalSampleFilesFailed++
-			s.env.tally.fail(schema.CategoryEvalSamples, c.artifact.Name, c.row.SamplesFile, r.failed)
+			s.env.Tally.Fail(schema.CategoryEvalSamples, c.artifact.Name, c.row.SamplesFile, r.failed)
 			continue
 		}
 		if r.stats.Bad > 0 {
 			d.EvalSampleLinesFailed += int64(r.stats.Bad)
-			s.env.tally.fail(schema.CategoryEvalSamples, c.artifact.Name, c.row.SamplesFile, r.stats.Summary())
+			s.env.Tally.Fail(schema.CategoryEvalSamples, c.artifact.Name, c.row.SamplesFile, r.stats.Summary())
 			continue // read again next time, so the failure is reported again
 		}
 		f := schema.EvalSamplesFile{Eval: c.key, File: c.row.SamplesFile, Lines: r.stats.Lines}
@@ -428,7 +400,7 @@ func (sw *sampleWorker) read(ctx context.Context, fsys fs.FS, c *evalCandidate, 
 		return nil
 	}
 	defer f.Close()
-	dr := newDigestReader(f)
+	dr := runstate.NewDigestReader(f)
 	var stop error
 	res.stats, err = eval.ReadSamples(dr, func(smp *eval.Sample) error {
 		st := schema.StagedEvalSample{Eval: c.key, DocID: smp.DocID, Filter: smp.Filter,
@@ -453,7 +425,7 @@ func (sw *sampleWorker) read(ctx context.Context, fsys fs.FS, c *evalCandidate, 
 		res.failed = err.Error()
 	}
 	_, _ = io.Copy(io.Discard, dr)
-	res.digest, res.bytes = dr.sum(), dr.n
+	res.digest, res.bytes = dr.Sum(), dr.N
 	return nil
 }
 
@@ -465,14 +437,14 @@ func (sw *sampleWorker) unchanged(fsys fs.FS, st schema.EvalSamplesFile, res *sa
 		return false
 	}
 	defer f.Close()
-	dr := newDigestReader(f)
+	dr := runstate.NewDigestReader(f)
 	if _, err := io.Copy(io.Discard, dr); err != nil {
 		return false
 	}
-	if dr.sum() != hex.EncodeToString(st.Digest[:]) {
+	if dr.Sum() != hex.EncodeToString(st.Digest[:]) {
 		return false
 	}
-	res.unchanged, res.digest, res.bytes = true, dr.sum(), dr.n
+	res.unchanged, res.digest, res.bytes = true, dr.Sum(), dr.N
 	res.stats = eval.SampleStats{Lines: st.Lines, Good: st.Lines}
 	return true
 }

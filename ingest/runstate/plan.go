@@ -1,4 +1,9 @@
-package ingest
+// Package runstate is the shared state of one run, below every stage: the
+// plan (artifact classification and attempt order), the ledger's artifact
+// records, the tally the stages report into, what the benchmark stage noted
+// for the traces stage, the run's changelog, and the Env the stages see.
+// It imports no stage and not the pipeline.
+package runstate
 
 import (
 	"io/fs"
@@ -10,103 +15,105 @@ import (
 	"github.com/inferencex/ingest/ingest/source"
 )
 
-// artifactKind is what the pipeline does with an artifact.
-type artifactKind int
+// Kind is what the pipeline does with an artifact.
+type Kind int
 
 const (
-	kindOther     artifactKind = iota
-	kindPerJob                 // bmk_* and bmk_agentic_*: per-job benchmark files
-	kindAggregate              // results_*: the collected agg_bmk.json
-	kindRunStats               // run-stats
-	// Artifacts of the stages after the benchmark rows (docs/artifacts.md §1.2, §1.3).
-	kindEval          // eval_<…>: one per-config eval directory
-	kindEvalAggregate // eval_results_*: agg_eval_all.json
-	kindChangelog     // changelog-metadata
-	kindReuse         // reused-ingest-metadata
-	kindAgenticRaw    // agentic_<RF>: the raw AgentX sibling (traces, telemetry)
-	kindServerLogs    // server_logs_<RF>, multinode_server_logs_<RF>
-	kindGPUMetrics    // gpu_metrics_<RF>
-	kindPowerAudit    // power_audit_<RF>
-	kindPowerManifest // required-power-sweep-manifest
+	KindOther     Kind = iota
+	KindPerJob         // bmk_* and bmk_agentic_*: per-job benchmark files
+	KindAggregate      // results_*: the collected agg_bmk.json
+	KindRunStats       // run-stats
+	// Artifacts of the stages after the benchmark rows.
+	KindEval          // eval_<…>: one per-config eval directory
+	KindEvalAggregate // eval_results_*: agg_eval_all.json
+	KindChangelog     // changelog-metadata
+	KindReuse         // reused-ingest-metadata
+	KindAgenticRaw    // agentic_<RF>: the raw AgentX sibling (traces, telemetry)
+	KindServerLogs    // server_logs_<RF>, multinode_server_logs_<RF>
+	KindGPUMetrics    // gpu_metrics_<RF>
+	KindPowerAudit    // power_audit_<RF>
+	KindPowerManifest // required-power-sweep-manifest
 )
 
-func classify(name string) artifactKind {
+// Classify says what the pipeline does with an artifact, by its name.
+func Classify(name string) Kind {
 	switch {
 	case strings.HasPrefix(name, "bmk_"):
-		return kindPerJob
+		return KindPerJob
 	case strings.HasPrefix(name, "results_"):
-		return kindAggregate
+		return KindAggregate
 	case name == "run-stats" || name == "run_stats" ||
 		strings.HasPrefix(name, "run-stats_") || strings.HasPrefix(name, "run_stats_"):
-		return kindRunStats
+		return KindRunStats
 	case strings.HasPrefix(name, "eval_results_"):
-		return kindEvalAggregate
+		return KindEvalAggregate
 	case strings.HasPrefix(name, "eval_server_logs_"), strings.HasPrefix(name, "eval_gpu_metrics_"):
-		return kindOther // they cover an eval job, not a point: not ingested
+		return KindOther // they cover an eval job, not a point: not ingested
 	case strings.HasPrefix(name, "eval_"):
-		return kindEval
+		return KindEval
 	case name == "changelog-metadata":
-		return kindChangelog
+		return KindChangelog
 	case name == "reused-ingest-metadata":
-		return kindReuse
+		return KindReuse
 	case strings.HasPrefix(name, "agentic_"):
-		return kindAgenticRaw
+		return KindAgenticRaw
 	case strings.HasPrefix(name, "server_logs_"), strings.HasPrefix(name, "multinode_server_logs_"):
-		return kindServerLogs
+		return KindServerLogs
 	case strings.HasPrefix(name, "gpu_metrics_"):
-		return kindGPUMetrics
+		return KindGPUMetrics
 	case strings.HasPrefix(name, "power_audit_"):
-		return kindPowerAudit
+		return KindPowerAudit
 	case name == "required-power-sweep-manifest":
-		return kindPowerManifest
+		return KindPowerManifest
 	}
-	return kindOther
+	return KindOther
 }
 
-// plan is the ordered work of a run.
-type plan struct {
-	// benchmark lists per-job artifacts first, then aggregates; each group
-	// newest attempt first. rank is the position within its group.
-	benchmark []plannedArtifact
-	runStats  []*source.Artifact
+// Plan is the ordered work of a run.
+type Plan struct {
+	// Benchmark lists per-job artifacts first, then aggregates; each group
+	// newest attempt first. Rank is the position within its group.
+	Benchmark []Planned
+	RunStats  []*source.Artifact
 	// other holds the artifacts of the later stages by kind, each list in
 	// name order, then newest upload first (same-name re-uploads).
-	other map[artifactKind][]*source.Artifact
-	// inferred is true when no listing told the upload order.
-	inferred bool
-	// unlisted counts benchmark artifacts the listing does not name.
-	unlisted int
+	other map[Kind][]*source.Artifact
+	// Inferred is true when no listing told the upload order.
+	Inferred bool
+	// Unlisted counts benchmark artifacts the listing does not name.
+	Unlisted int
 }
 
-// artifacts are the tree's artifacts of one later-stage kind, in name
+// Artifacts are the tree's artifacts of one later-stage kind, in name
 // order (never listing or directory order).
-func (p plan) artifacts(k artifactKind) []*source.Artifact { return p.other[k] }
+func (p Plan) Artifacts(k Kind) []*source.Artifact { return p.other[k] }
 
-type plannedArtifact struct {
-	artifact  *source.Artifact
-	aggregate bool
-	rank      int
+// Planned is one benchmark artifact of the plan.
+type Planned struct {
+	Artifact  *source.Artifact
+	Aggregate bool
+	Rank      int
 }
 
-// newPlan classifies the tree's artifacts and orders retries. With a
+// NewPlan classifies the tree's artifacts and orders retries. With a
 // listing, newer uploads (created_at, then id) come first; without one the
 // order is inferred from the newest file modification time inside each
 // artifact (upload-artifact keeps them), then the name. Directory listing
 // order never matters.
-func newPlan(tree *source.Tree) plan {
-	var p plan
-	p.inferred = !tree.HasListing
-	p.other = map[artifactKind][]*source.Artifact{}
+func NewPlan(tree *source.Tree) Plan {
+	var p Plan
+	p.Inferred = !tree.HasListing
+	p.other = map[Kind][]*source.Artifact{}
 	var perJob, agg []*source.Artifact
 	for _, a := range tree.Artifacts {
-		switch k := classify(a.Name); k {
-		case kindPerJob:
+		switch k := Classify(a.Name); k {
+		case KindPerJob:
 			perJob = append(perJob, a)
-		case kindAggregate:
+		case KindAggregate:
 			agg = append(agg, a)
-		case kindRunStats:
-			p.runStats = append(p.runStats, a)
-		case kindOther:
+		case KindRunStats:
+			p.RunStats = append(p.RunStats, a)
+		case KindOther:
 		default:
 			p.other[k] = append(p.other[k], a)
 		}
@@ -125,19 +132,26 @@ func newPlan(tree *source.Tree) plan {
 	}{{perJob, false}, {agg, true}} {
 		keys := make(map[*source.Artifact]orderKey, len(group.arts))
 		for _, a := range group.arts {
-			k := orderKeyOf(a, p.inferred)
-			if !p.inferred && !k.listed {
-				p.unlisted++
+			k := orderKeyOf(a, p.Inferred)
+			if !p.Inferred && !k.listed {
+				p.Unlisted++
 			}
 			keys[a] = k
 		}
 		sorted := append([]*source.Artifact(nil), group.arts...)
 		sort.SliceStable(sorted, func(i, j int) bool { return keys[sorted[i]].newerThan(keys[sorted[j]]) })
 		for i, a := range sorted {
-			p.benchmark = append(p.benchmark, plannedArtifact{artifact: a, aggregate: group.aggregate, rank: i})
+			p.Benchmark = append(p.Benchmark, Planned{Artifact: a, Aggregate: group.aggregate, Rank: i})
 		}
 	}
 	return p
+}
+
+// Newer reports whether a was uploaded after b, in the order NewPlan gives
+// retries: listed before unlisted, then newest upload, then larger id,
+// then name; when inferred, by the newest file modification time.
+func Newer(a, b *source.Artifact, inferred bool) bool {
+	return orderKeyOf(a, inferred).newerThan(orderKeyOf(b, inferred))
 }
 
 type orderKey struct {
@@ -185,7 +199,7 @@ func newestFileTime(a *source.Artifact) time.Time {
 		return newest
 	}
 	defer a.Release() // a run can hold thousands of artifacts: keep none open
-	for _, f := range jsonFiles(a) {
+	for _, f := range JSONFiles(a) {
 		if info, err := fs.Stat(fsys, f); err == nil && info.ModTime().After(newest) {
 			newest = info.ModTime()
 		}
@@ -193,8 +207,8 @@ func newestFileTime(a *source.Artifact) time.Time {
 	return newest
 }
 
-// jsonFiles are the JSON files at the root of an artifact, in name order.
-func jsonFiles(a *source.Artifact) []string {
+// JSONFiles are the JSON files at the root of an artifact, in name order.
+func JSONFiles(a *source.Artifact) []string {
 	var out []string
 	for _, f := range a.Files {
 		if !strings.Contains(f, "/") && strings.EqualFold(path.Ext(f), ".json") {

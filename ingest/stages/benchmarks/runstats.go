@@ -1,4 +1,4 @@
-package ingest
+package benchmarks
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/strictjson"
 	"github.com/inferencex/ingest/schema"
@@ -19,39 +20,39 @@ import (
 // is a few hundred bytes.
 const maxRunStatsBytes = 1 << 20
 
-// readRunStats parses every run-stats artifact: an object mapping cluster
+// ReadRunStats parses every run-stats artifact: an object mapping cluster
 // names to {n_success, total}. Bad entries are reported and left out; a
 // cluster seen twice keeps its first entry (artifacts and files are read in
 // name order).
-func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat {
+func (s *Stage) ReadRunStats(arts []*source.Artifact) []schema.RunStat {
 	var out []schema.RunStat
 	seen := map[string]bool{}
 	for _, a := range arts {
 		_ = a.Load() // Err is reported below
-		rec := newArtifactRecord(a)
-		s.records = append(s.records, rec)
-		s.tally.sum.Details.ArtifactsRead++
+		rec := runstate.NewRecord(a)
+		*s.records = append(*s.records, rec)
+		s.tally.Summary().Details.ArtifactsRead++
 		for _, p := range a.Problems {
-			s.tally.fail(schema.CategoryRun, a.Name, p.File, p.Reason)
+			s.tally.Fail(schema.CategoryRun, a.Name, p.File, p.Reason)
 		}
 		if a.Err != nil {
-			s.tally.fail(schema.CategoryRun, a.Name, "", a.Err.Error())
+			s.tally.Fail(schema.CategoryRun, a.Name, "", a.Err.Error())
 			continue
 		}
 		fsys, err := a.FS()
 		if err != nil {
-			s.tally.fail(schema.CategoryRun, a.Name, "", err.Error())
+			s.tally.Fail(schema.CategoryRun, a.Name, "", err.Error())
 			continue
 		}
-		for _, file := range jsonFiles(a) {
+		for _, file := range runstate.JSONFiles(a) {
 			stats, err := s.parseRunStatsFile(fsys, a.Name, file, rec)
 			if err != nil {
-				s.tally.fail(schema.CategoryRun, a.Name, file, err.Error())
+				s.tally.Fail(schema.CategoryRun, a.Name, file, err.Error())
 				continue
 			}
 			for _, st := range stats {
 				if seen[st.Cluster] {
-					s.tally.note(fmt.Sprintf("run stats for %s appear more than once; kept the first (%s)", st.Cluster, a.Name))
+					s.tally.Note(fmt.Sprintf("run stats for %s appear more than once; kept the first (%s)", st.Cluster, a.Name))
 					continue
 				}
 				seen[st.Cluster] = true
@@ -59,22 +60,22 @@ func (s *benchmarkStage) readRunStats(arts []*source.Artifact) []schema.RunStat 
 			}
 		}
 		_ = a.Release()
-		rec.seal()
+		rec.Seal()
 	}
 	return out
 }
 
-func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string, rec *artifactRecord) ([]schema.RunStat, error) {
+func (s *Stage) parseRunStatsFile(fsys fs.FS, artifact, file string, rec *runstate.Record) ([]schema.RunStat, error) {
 	f, err := fsys.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open: %w", err)
 	}
 	defer f.Close()
-	dr := newDigestReader(io.LimitReader(f, maxRunStatsBytes+1))
+	dr := runstate.NewDigestReader(io.LimitReader(f, maxRunStatsBytes+1))
 	data, err := io.ReadAll(dr)
-	rec.addFile(file, dr.sum(), dr.n)
-	s.tally.sum.Details.FilesRead++
-	s.tally.sum.Details.BytesRead += dr.n
+	rec.AddFile(file, dr.Sum(), dr.N)
+	s.tally.Summary().Details.FilesRead++
+	s.tally.Summary().Details.BytesRead += dr.N
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
 	}
@@ -106,7 +107,7 @@ func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string, re
 	for _, key := range keys {
 		st, err := s.runStat(key, doc[key])
 		if err != nil {
-			s.tally.fail(schema.CategoryRun, artifact, file, fmt.Sprintf("cluster %q: %v", key, err))
+			s.tally.Fail(schema.CategoryRun, artifact, file, fmt.Sprintf("cluster %q: %v", key, err))
 			continue
 		}
 		if st == nil {
@@ -118,7 +119,7 @@ func (s *benchmarkStage) parseRunStatsFile(fsys fs.FS, artifact, file string, re
 	return out, nil
 }
 
-func (s *benchmarkStage) runStat(key string, raw json.RawMessage) (*schema.RunStat, error) {
+func (s *Stage) runStat(key string, raw json.RawMessage) (*schema.RunStat, error) {
 	cluster := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(key), "cluster:")))
 	if cluster == "" {
 		return nil, fmt.Errorf("empty cluster name")
@@ -142,7 +143,7 @@ func (s *benchmarkStage) runStat(key string, raw json.RawMessage) (*schema.RunSt
 	}
 	hw, known := s.deps.Catalog.ResolveHardware(cluster)
 	if !known {
-		s.tally.addUnmapped("hardware", cluster)
+		s.tally.AddUnmapped("hardware", cluster)
 		return nil, fmt.Errorf("unknown hardware (add it to the catalog)")
 	}
 	return &schema.RunStat{Cluster: cluster, Hardware: hw, NSuccess: int(ok), Total: int(total)}, nil

@@ -1,4 +1,4 @@
-package ingest
+package telemetry
 
 import (
 	"crypto/sha256"
@@ -11,12 +11,13 @@ import (
 
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/strictjson"
-	"github.com/inferencex/ingest/ingest/telemetry"
+	tel "github.com/inferencex/ingest/ingest/telemetry"
 	"github.com/inferencex/ingest/schema"
 )
 
 // sweepManifestFile is the required-power sweep manifest inside its
-// artifact (docs/artifacts.md §5.5).
+// artifact, required-power-sweep-manifest (docs/formats.md, "Required
+// power").
 const sweepManifestFile = "sweep_manifest.json"
 
 // sweepManifest is the part of the manifest the contract needs.
@@ -57,7 +58,7 @@ type sweepManifest struct {
 // stored telemetry series. Each violation is a failure naming the point.
 func (st *telemetryStage) requiredPower(a *source.Artifact) {
 	failRun := func(reason string) {
-		st.env.tally.fail(schema.CategoryRun, a.Name, sweepManifestFile, reason)
+		st.env.Tally.Fail(schema.CategoryRun, a.Name, sweepManifestFile, reason)
 	}
 	fsys, err := st.fsOf(a)
 	if err != nil {
@@ -69,7 +70,7 @@ func (st *telemetryStage) requiredPower(a *source.Artifact) {
 		failRun(fmt.Sprintf("cannot read the required-power manifest: %v", err))
 		return
 	}
-	st.record(a).addFile(sweepManifestFile, sha256Hex(b), int64(len(b)))
+	st.record(a).AddFile(sweepManifestFile, sha256Hex(b), int64(len(b)))
 	var m sweepManifest
 	if err := strictjson.Check(b); err != nil {
 		failRun(fmt.Sprintf("malformed required-power manifest: %v", err))
@@ -83,7 +84,7 @@ func (st *telemetryStage) requiredPower(a *source.Artifact) {
 		failRun("required-power manifest: schema-version is not 2")
 		return
 	}
-	run := st.env.start.Run
+	run := st.env.Start.Run
 	if m.RunID == nil || *m.RunID != run.SourceRunID || (m.RunAttempt != nil && *m.RunAttempt != run.SourceRunAttempt) {
 		failRun(fmt.Sprintf("required-power manifest names run %s, not run %d attempt %d", manifestRun(m), run.SourceRunID, run.SourceRunAttempt))
 		return
@@ -91,7 +92,7 @@ func (st *telemetryStage) requiredPower(a *source.Artifact) {
 	for _, rp := range m.Points {
 		id := rp.Identity
 		name := fmt.Sprintf("%s conc %d", rp.ConfigKey, id.Concurrency)
-		var match *telemetry.RunPoint
+		var match *tel.RunPoint
 		for i := range st.state.Points {
 			p := &st.state.Points[i]
 			if p.Conc == id.Concurrency && p.RecipeFingerprint == id.RecipeFingerprint &&
@@ -148,7 +149,7 @@ func (st *telemetryStage) evidence(p, want string) string {
 	if !ok {
 		return "is not <artifact>/<file>"
 	}
-	a := st.env.tree.Artifact(name)
+	a := st.env.Tree.Artifact(name)
 	if a == nil {
 		return "is missing (no such artifact)"
 	}
@@ -195,9 +196,9 @@ func sameKey(stored, want string) bool {
 	return want == "" || strings.EqualFold(stored, want)
 }
 
-func validPower(p telemetry.RunPoint) bool { return powerProblem(p) == "" }
+func validPower(p tel.RunPoint) bool { return powerProblem(p) == "" }
 
-func powerProblem(p telemetry.RunPoint) string {
+func powerProblem(p tel.RunPoint) string {
 	switch {
 	case p.PowerValid == nil || *p.PowerValid != 1:
 		return "power_valid is not 1"

@@ -1,4 +1,4 @@
-package ingest
+package traces
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 
+	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/schema"
@@ -95,7 +96,7 @@ func bundleDigest(tags []string, files []*fileDigest) []byte {
 var sidecarTags = []string{trace.ProfileExport, trace.ProfileAIPerfJSON, trace.ServerMetricsJSON, trace.ServerMetricsCSV}
 
 // hashSidecar is the first pass over a sidecar: digests only.
-func (j *sidecarJob) hash(rec *artifactRecord) {
+func (j *sidecarJob) hash(rec *runstate.Record) {
 	fsys, err := j.raw.FS()
 	if err != nil {
 		j.failed, j.failFile = err.Error(), ""
@@ -111,14 +112,14 @@ func (j *sidecarJob) hash(rec *artifactRecord) {
 			return
 		}
 		j.parts[i] = d
-		rec.addFile(p, hex.EncodeToString(d.sha), d.size)
+		rec.AddFile(p, hex.EncodeToString(d.sha), d.size)
 	}
 	j.digest = bundleDigest(sidecarTags, j.parts[:])
 }
 
 // hash is the first pass over a server log artifact. Tarballs count as one
 // file here: an unchanged tarball is never unpacked again.
-func (j *logJob) hash(rec *artifactRecord) {
+func (j *logJob) hash(rec *runstate.Record) {
 	fsys, err := j.art.FS()
 	if err != nil {
 		j.failed = err.Error()
@@ -141,7 +142,7 @@ func (j *logJob) hash(rec *artifactRecord) {
 			return
 		}
 		j.files = append(j.files, d)
-		rec.addFile(p, hex.EncodeToString(d.sha), d.size)
+		rec.AddFile(p, hex.EncodeToString(d.sha), d.size)
 	}
 	if len(j.files) == 0 {
 		j.failed = "the artifact holds no files"
