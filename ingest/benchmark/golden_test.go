@@ -98,8 +98,8 @@ func normalizeOne(t *testing.T, name string) (schema.BenchmarkPoint, Outcome) {
 }
 
 // The expectations below are the reference's derived expectations for the
-// real fixtures (reference-ingest §11) and the documented row shapes of
-// artifacts §2.3, §2.4 and §3.10.
+// real fixtures of the public InferenceX projects and the documented row
+// shapes of docs/formats.md.
 
 func TestFixtureAgenticGoldenAgg(t *testing.T) {
 	t.Parallel()

@@ -52,7 +52,7 @@ func build(t testing.TB, base string, mods ...mod) map[string]any {
 	return row
 }
 
-// Rows of the reference benchmark-mapper tests (§10.2).
+// Rows of the reference ingest's benchmark-mapper tests.
 const (
 	v1Base = `{"infmax_model_prefix":"dsr1","hw":"h200-nv","framework":"vllm","precision":"fp8",
 		"isl":1024,"osl":1024,"conc":64,"tp":8,"ep":1,"dp_attention":false,

@@ -9,8 +9,7 @@ import (
 
 // Repairs of legacy rows, applied by the pipeline to a decoded row before
 // Normalize, because they need context a row does not carry (the run id,
-// the file name). Both follow the reference ingest (reference-ingest.md
-// §3.1 step 6 and §3.7); both are idempotent.
+// the file name). Both follow the reference ingest; both are idempotent.
 
 // seqToken matches a sequence-length token such as 1k1k or 32k16k that
 // stands on its own between separators.
@@ -58,7 +57,7 @@ func FillISLOSLFromNames(row map[string]any, names ...string) bool {
 }
 
 // legacyTPURun is the one run whose TPU rows were published with a wrong
-// GPU count (reference-ingest.md §3.7).
+// GPU count; the reference ingest repairs them the same way.
 const legacyTPURun = 30864013158
 
 // RepairLegacyTPURow fixes the rows of run 30864013158 on tpuv7: the

@@ -172,8 +172,8 @@ func TestNormalizeV2(t *testing.T) {
 			require.Equal(t, [2]int{8, 8}, gpus(t, c))
 			require.True(t, c.Disagg, "decode workers imply disaggregation")
 		}},
-		// §3.8: a missing count is tp × ep per worker, times the workers. The
-		// older reference test (§10.2) expected 8 for decode (2 × 4, workers
+		// The reference's rule: a missing count is tp × ep per worker, times the workers. The
+		// older reference test expected 8 for decode (2 × 4, workers
 		// ignored); the newest topology resolver multiplies by the 2 workers.
 		{"counts without num_*_gpu", build(t, v2Base, del("num_prefill_gpu", "num_decode_gpu")),
 			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {

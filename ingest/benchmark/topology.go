@@ -63,7 +63,7 @@ func parseTopologyInts(row map[string]any) (map[string]int, error) {
 }
 
 // resolveTopology turns a row's parallelism fields into the topology part
-// of its config (reference resolveConfigTopology, §3.8). framework is the
+// of its config (as the reference ingest's resolveConfigTopology does). framework is the
 // canonical framework and fwDisagg the disaggregation flag it implies.
 func resolveTopology(row map[string]any, framework string, fwDisagg, agentic bool) (schema.Config, error) {
 	ints, err := parseTopologyInts(row)
@@ -151,7 +151,7 @@ func (t *topology) roleChipCount(key string) (int, bool) {
 
 // gpuCount is the GPU count of one engine of a role (prefix "prefill_",
 // "decode_" or "" for flat rows). It is the producer's own physical count,
-// tp × pp × pcp_size (artifacts.md §2.2, §3.1): DCP and EP share the TP
+// tp × pp × pcp_size (docs/formats.md, benchmark rows): DCP and EP share the TP
 // devices. (The reference ingest multiplied tp × ep for most rows, which
 // stores 64 GPUs for an 8-GPU tp8/ep8 deployment; we do not repeat that.)
 func (t *topology) gpuCount(tp, _ int, prefix string) int {

@@ -14,7 +14,7 @@ import (
 )
 
 // aggregateMetricKeys are the scores of an agg_eval_all.json row
-// (docs/artifacts.md §4.6).
+// (docs/formats.md, evals).
 var aggregateMetricKeys = []string{"em_strict", "em_strict_se", "em_flexible", "em_flexible_se", "n_eff", "score", "score_se"}
 
 // ReadAggregate streams the rows of an eval_results_all/agg_eval_all.json

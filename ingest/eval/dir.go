@@ -35,8 +35,8 @@ type DirResult struct {
 // a hook to digest what is read.
 type Opener func(file string) (io.ReadCloser, error)
 
-// ReadDir reads one per-config eval artifact (docs/artifacts.md §4.1,
-// §4.6, §4.7): the directory holding meta_env.json (the artifact root or
+// ReadDir reads one per-config eval artifact (docs/formats.md, evals): the
+// directory holding meta_env.json (the artifact root or
 // one child directory), its lm-eval results files — the newest per
 // concurrency for batched evals, restricted to completed_eval_concs; the
 // newest for legacy ones — one row per task, and each row's samples file.

@@ -1,5 +1,5 @@
 // Package eval reads the accuracy-eval artifacts of a run
-// (docs/artifacts.md §4): the aggregate eval_results_all/agg_eval_all.json,
+// (docs/formats.md, evals): the aggregate eval_results_all/agg_eval_all.json,
 // and each per-config eval_* directory (meta_env.json, lm-eval
 // results_*.json including batched _conc<N> files restricted to
 // completed_eval_concs, the SWE-bench variant) with its

@@ -17,8 +17,8 @@ var topologyIntKeys = []string{
 	"num_prefill_gpu", "num_decode_gpu",
 }
 
-// metaBoolKeys are the boolean fields of a meta_env.json (JSON booleans,
-// §4.2; "true"/"false" strings are accepted).
+// metaBoolKeys are the boolean fields of a meta_env.json (JSON booleans;
+// "true"/"false" strings are accepted).
 var metaBoolKeys = []string{"is_multinode", "disagg", "dp_attention", "prefill_dp_attention", "decode_dp_attention"}
 
 // badTopology names the first integer topology field that is present but
@@ -62,7 +62,7 @@ func checkMeta(meta map[string]any) string {
 	return ""
 }
 
-// concList reads a batched concurrency list (§4.7): absent or null is nil;
+// concList reads a batched concurrency list (eval_concs and friends): absent or null is nil;
 // anything but a JSON array of positive integers is a bad field.
 func concList(meta map[string]any, key string) (map[int]bool, string) {
 	v, ok := meta[key]

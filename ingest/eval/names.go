@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// The topology tokens of a result filename (docs/artifacts.md §1.1). The
+// The topology tokens of a result filename (its _tp8-pp1-…_ part). The
 // artifact name repeats them, and they are the matrix's own values: HEAD's
 // meta_env.json writer clobbers ep and dp_attention for single-node evals
-// (§4.2), so when a name carries them they win.
+// so when a name carries them they win.
 var (
 	singleNodeRF = regexp.MustCompile(`(?:^|_)tp(\d+)-pp(\d+)-dcp(\d+)-pcp(\d+)-ep(\d+)-dpa(true|false)_`)
 	multiNodeRF  = regexp.MustCompile(`(?:^|_)prefill-tp(\d+)-pp(\d+)-dcp(\d+)-pcp(\d+)-ep(\d+)-dp(true|false)-nw(\d+)_decode-tp(\d+)-pp(\d+)-dcp(\d+)-pcp(\d+)-ep(\d+)-dp(true|false)-nw(\d+)_`)
 	// seqToken is the "<isl>k<osl>k" token of an experiment name (8k1k).
 	seqToken = regexp.MustCompile(`(?i)[_-](\d+)k(\d+)k[_\-.]`)
-	// concSuffix is the batched-eval suffix of a file (§4.7).
+	// concSuffix is the batched-eval suffix of a file (_conc<N>).
 	concSuffix = regexp.MustCompile(`_conc(\d+)(?:_\d+)?\.(?:json|jsonl)$`)
 )
 

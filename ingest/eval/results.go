@@ -20,7 +20,7 @@ import (
 const maxResultsBytes = 64 << 20
 
 // results is the part of an lm-eval results_*.json the ingest reads
-// (docs/artifacts.md §4.3, §4.5). Results is kept raw until it is checked
+// (docs/formats.md, evals). Results is kept raw until it is checked
 // to be storable (task names and metric keys end up in text and jsonb).
 type results struct {
 	Version  *string         `json:"lm_eval_version"`
@@ -159,7 +159,7 @@ func metricValue(key string, x any) (f float64, ok bool, bad string) {
 	return 0, false, ""
 }
 
-// selectScores maps one task's lm-eval metrics (docs/artifacts.md §4.6):
+// selectScores maps one task's lm-eval metrics (docs/formats.md, evals):
 // em_strict/em_strict_se from the exact_match filter whose name contains
 // "strict" or "resolved", em_flexible/em_flexible_se from the one containing
 // "flex" or "extract"; score is em_strict, else accuracy, else absent, with

@@ -142,7 +142,7 @@ func identity(src map[string]any, prefix any, names ...string) map[string]any {
 			continue
 		}
 		if multinode && (k == "tp" || k == "ep" || k == "pp" || k == "dcp_size" || k == "pcp_size" || k == "dp_attention") {
-			continue // they mirror the prefill side (§4.2)
+			continue // they mirror the prefill side
 		}
 		out[k] = v
 	}
