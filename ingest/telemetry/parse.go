@@ -315,6 +315,11 @@ func (c *converter) addNVIDIA(rec arrow.RecordBatch, before int64) error {
 			if m != MetricPower && (st == cellNonFinite || st == cellOK && !fitsReal(v)) {
 				return outOfRange(line, c.l.metricHeader[m], strings.TrimSpace(col.Value(i)))
 			}
+			if m != MetricPower && st == cellBad {
+				// Text that is neither a number nor a sentinel is never
+				// stored as "no value".
+				return parseErr(line, "field %s: %q is not a number", c.l.metricHeader[m], clip(strings.TrimSpace(col.Value(i))))
+			}
 			if m == MetricPower {
 				switch st {
 				case cellBad:
