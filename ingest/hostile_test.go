@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 	"github.com/inferencex/ingest/schema"
 )
@@ -904,6 +905,26 @@ func hAdminDB(t *testing.T, create bool) (string, string) {
 	return u.String(), name
 }
 
+// hHoldInTx runs sql in a transaction of another session of the case's
+// database and keeps it open, holding whatever sql locked, until release
+// (the case's checks read the tables, so the caller releases first).
+func hHoldInTx(t *testing.T, c *hCtx, sql string, args ...any) (release func()) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), c.db)
+	require.NoError(t, err)
+	release = func() { conn.Close(context.WithoutCancel(t.Context())) } // closing rolls back
+	tx, err := conn.Begin(t.Context())
+	if err != nil {
+		release()
+		require.NoError(t, err)
+	}
+	if _, err = tx.Exec(t.Context(), sql, args...); err != nil {
+		release()
+		require.NoError(t, err)
+	}
+	return release
+}
+
 func hDatabaseExists(t *testing.T, name string) bool {
 	t.Helper()
 	return hQueryInt(t, pgtest.AdminURL(), `SELECT count(*) FROM pg_database WHERE datname = $1`, name) == 1
@@ -918,14 +939,7 @@ func processCases() []hCase {
 	return []hCase{
 		{name: "lock-held", input: "the run's advisory lock held by another session, --lock-timeout 1s", base: baseBench, aborted: true, exit: 1,
 			exec: func(t *testing.T, c *hCtx) hResult {
-				conn, err := pgx.Connect(t.Context(), c.db)
-				require.NoError(t, err)
-				defer conn.Close(context.WithoutCancel(t.Context()))
-				tx, err := conn.Begin(t.Context())
-				require.NoError(t, err)
-				defer tx.Rollback(context.WithoutCancel(t.Context()))
-				_, err = tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock(hashtextextended('ingest-run:' || $1::bigint, 0))`, hostileRunID)
-				require.NoError(t, err)
+				defer hHoldInTx(t, c, `SELECT pg_advisory_xact_lock(`+store.RunLockKey+`)`, hostileRunID)()
 				var sawApp atomic.Bool
 				stop := make(chan struct{})
 				done := make(chan struct{})
@@ -962,14 +976,7 @@ func processCases() []hCase {
 			}, want: []string{"timed out after 1s waiting for the advisory lock of run 42 (held by pid "}},
 		{name: "statement-timeout", input: "benchmark_results locked by another session, --statement-timeout 1s", base: baseBench, aborted: true, exit: 1,
 			exec: func(t *testing.T, c *hCtx) hResult {
-				conn, err := pgx.Connect(t.Context(), c.db)
-				require.NoError(t, err)
-				defer conn.Close(context.WithoutCancel(t.Context()))
-				tx, err := conn.Begin(t.Context())
-				require.NoError(t, err)
-				defer tx.Rollback(context.WithoutCancel(t.Context()))
-				_, err = tx.Exec(t.Context(), `LOCK TABLE benchmark_results IN ACCESS EXCLUSIVE MODE`)
-				require.NoError(t, err)
+				defer hHoldInTx(t, c, `LOCK TABLE benchmark_results IN ACCESS EXCLUSIVE MODE`)()
 				begin := time.Now()
 				r := hLoad(t, c, "--run-id", strconv.Itoa(hostileRunID), "--lock-timeout", "1m", "--statement-timeout", "1s")
 				c.state["took"] = time.Since(begin)
@@ -1059,14 +1066,7 @@ func hBinary(t *testing.T) string {
 func hSigterm(t *testing.T, c *hCtx) hResult {
 	t.Helper()
 	bin := hBinary(t)
-	conn, err := pgx.Connect(t.Context(), c.db)
-	require.NoError(t, err)
-	defer conn.Close(context.WithoutCancel(t.Context()))
-	tx, err := conn.Begin(t.Context())
-	require.NoError(t, err)
-	defer tx.Rollback(context.WithoutCancel(t.Context()))
-	_, err = tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock(hashtextextended('ingest-run:' || $1::bigint, 0))`, hostileRunID)
-	require.NoError(t, err)
+	defer hHoldInTx(t, c, `SELECT pg_advisory_xact_lock(`+store.RunLockKey+`)`, hostileRunID)()
 
 	var stdout, stderr hLockedBuffer
 	cmd := exec.Command(bin, "load", c.dir, "--run-id", strconv.Itoa(hostileRunID), "--database-url", c.db,

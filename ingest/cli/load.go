@@ -102,6 +102,12 @@ func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir, missingHint
 		return code
 	}
 	defer log.Sync()
+	return ingestPrepared(ctx, env, opts, log, cfg, dir, missingHint)
+}
+
+// ingestPrepared loads the reference data, opens the store (refusing, for a
+// dry run, a missing or unmigrated database) and ingests dir with cfg.
+func ingestPrepared(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, cfg ingest.Config, dir, missingHint string) int {
 	deps, err := loadDeps(opts, log)
 	if err != nil {
 		return fail(env, "%v", err)
@@ -111,7 +117,7 @@ func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir, missingHint
 		return fail(env, "%v", cancelled(ctx, err))
 	}
 	defer st.Close()
-	_, code = ingestDir(ctx, env, opts, log, cfg, deps, st, dir)
+	_, code := ingestDir(ctx, env, opts, log, cfg, deps, st, dir)
 	return code
 }
 

@@ -103,7 +103,7 @@ func holdRunLock(t *testing.T, dbURL, app string, runID int64) (int32, func()) {
 	require.NoError(t, err)
 	var pid int32
 	require.NoError(t, conn.QueryRow(t.Context(),
-		`SELECT pg_backend_pid() FROM (SELECT pg_advisory_lock(hashtextextended('ingest-run:' || $1::bigint, 0))) l`, runID).Scan(&pid))
+		`SELECT pg_backend_pid() FROM (SELECT pg_advisory_lock(`+store.RunLockKey+`)) l`, runID).Scan(&pid))
 	done := false
 	release := func() {
 		if !done {

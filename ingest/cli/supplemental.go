@@ -71,15 +71,5 @@ func runSupplemental(ctx context.Context, env Env, args []string) int {
 				zap.String("file", f.Path), zap.Strings("dates", f.Dates), zap.Time("run_date", tree.CreatedAt))
 		}
 	}
-	deps, err := loadDeps(opts, log)
-	if err != nil {
-		return fail(env, "%v", err)
-	}
-	st, err := openIngestStore(ctx, opts, log, createHint)
-	if err != nil {
-		return fail(env, "%v", cancelled(ctx, err))
-	}
-	defer st.Close()
-	_, code = ingestDir(ctx, env, opts, log, cfg, deps, st, dir)
-	return code
+	return ingestPrepared(ctx, env, opts, log, cfg, dir, createHint)
 }

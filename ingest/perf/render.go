@@ -96,14 +96,7 @@ func Render(w io.Writer, r *Result, format string) error {
 	}
 	table(&b, rows, md)
 	b.WriteString("\n")
-	if len(r.Problems) == 0 {
-		b.WriteString("checks: every report adds up and matches the generator's manifest; the rerun wrote nothing new\n")
-	} else {
-		fmt.Fprintf(&b, "checks FAILED (%d):\n", len(r.Problems))
-		for _, p := range r.Problems {
-			fmt.Fprintf(&b, "  - %s\n", p)
-		}
-	}
+	writeChecks(&b, r.Problems, "checks: every report adds up and matches the generator's manifest; the rerun wrote nothing new\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -211,4 +204,17 @@ func group(n int64) string {
 		out = append(out, s[i])
 	}
 	return string(out)
+}
+
+// writeChecks ends a report with the outcome of its checks: ok when none
+// failed, else every problem.
+func writeChecks(b *strings.Builder, problems []string, ok string) {
+	if len(problems) == 0 {
+		b.WriteString(ok)
+		return
+	}
+	fmt.Fprintf(b, "checks FAILED (%d):\n", len(problems))
+	for _, p := range problems {
+		fmt.Fprintf(b, "  - %s\n", p)
+	}
 }

@@ -47,14 +47,7 @@ func RenderProcesses(w io.Writer, r *ProcessResult, format string) error {
 	}
 	table(&b, rows, md)
 	b.WriteString("\n")
-	if len(r.Problems) == 0 {
-		b.WriteString("checks: every report matches the generator's manifest; every rerun wrote nothing new\n")
-	} else {
-		fmt.Fprintf(&b, "checks FAILED (%d):\n", len(r.Problems))
-		for _, p := range r.Problems {
-			fmt.Fprintf(&b, "  - %s\n", p)
-		}
-	}
+	writeChecks(&b, r.Problems, "checks: every report matches the generator's manifest; every rerun wrote nothing new\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

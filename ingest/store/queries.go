@@ -17,9 +17,14 @@ const qWorkMem = `SET LOCAL work_mem = '64MB'`
 // finds its rows and reports duplicates. The try never waits; the wait
 // runs in slices (qLockWaitSlice) so that it can be logged.
 const (
-	qTryLockRun = `SELECT pg_try_advisory_xact_lock(hashtextextended('ingest-run:' || $1::bigint, 0))`
-	qLockRun    = `SELECT pg_advisory_xact_lock(hashtextextended('ingest-run:' || $1::bigint, 0))`
+	qTryLockRun = `SELECT pg_try_advisory_xact_lock(` + RunLockKey + `)`
+	qLockRun    = `SELECT pg_advisory_xact_lock(` + RunLockKey + `)`
 )
+
+// RunLockKey is the SQL expression of the advisory lock key of source run
+// $1. Tests that hold a run's lock from another session take it with this
+// key, so that they hold the very lock an ingest waits on.
+const RunLockKey = `hashtextextended('ingest-run:' || $1::bigint, 0)`
 
 // A slice of the wait for the run's lock runs in a savepoint with its own
 // lock_timeout ($1, milliseconds): when the slice ends without the lock,
@@ -38,7 +43,7 @@ const (
 // bigint key shows in pg_locks as classid (high half) and objid (low half)
 // with objsubid 1.
 const qRunLockHolder = `
-WITH k AS (SELECT hashtextextended('ingest-run:' || $1::bigint, 0) AS key)
+WITH k AS (SELECT ` + RunLockKey + ` AS key)
 SELECT l.pid, coalesce(a.application_name, '')
 FROM pg_locks l
 JOIN k ON l.classid::bigint = (k.key >> 32) & 4294967295 AND l.objid::bigint = k.key & 4294967295

@@ -73,7 +73,7 @@ func holdLock(t *testing.T, dbURL, app string, runID int64) (int32, func()) {
 	conn, err := pgx.ConnectConfig(t.Context(), cfg)
 	require.NoError(t, err)
 	var pid int32
-	require.NoError(t, conn.QueryRow(t.Context(), `SELECT pg_backend_pid() FROM (SELECT pg_advisory_lock(hashtextextended('ingest-run:' || $1::bigint, 0))) l`, runID).Scan(&pid))
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT pg_backend_pid() FROM (SELECT pg_advisory_lock(`+store.RunLockKey+`)) l`, runID).Scan(&pid))
 	released := false
 	release := func() {
 		if !released {
