@@ -47,8 +47,9 @@ type Deps struct {
 	Log        *zap.Logger
 	// Now is the clock; golden tests inject a fixed one.
 	Now func() time.Time
-	// Arrow allocates the telemetry stage's Arrow buffers; nil means the
-	// Go heap. Tests pass a checked allocator to prove nothing leaks.
+	// Arrow allocates the telemetry stage's Arrow buffers; nil means a
+	// pool of the stage's own. Tests pass a checked allocator to prove
+	// nothing leaks.
 	Arrow memory.Allocator
 	// StageDone, when set, is told the wall time of each stage of a run
 	// that is written as it ends: "benchmarks" (from the start of Run to the
