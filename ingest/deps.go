@@ -12,6 +12,7 @@ import (
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/runstate"
+	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/stages/changelog"
 	"github.com/inferencex/ingest/ingest/stages/evals"
 	"github.com/inferencex/ingest/ingest/stages/telemetry"
@@ -23,6 +24,15 @@ import (
 type Store interface {
 	BeginRun(ctx context.Context, start schema.RunStart) (RunWriter, error)
 	RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error)
+	ledger
+}
+
+// ledger is what a rerun with unchanged inputs needs: the run's prior
+// ingest, and a ledger row answered from it.
+type ledger interface {
+	PriorIngest(ctx context.Context, run schema.RunIdentity) (schema.PriorIngest, error)
+	RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest []byte,
+		sum *schema.Summary, dryRun bool, beforeCommit func(context.Context) error) (bool, error)
 }
 
 // RunWriter is the open transaction of one run.
@@ -30,6 +40,7 @@ type RunWriter interface {
 	Run() schema.WrittenRun
 	StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error)
 	Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error)
+	SetInputDigest(digest []byte)
 	Finish(ctx context.Context, sum *schema.Summary, artifacts json.RawMessage, dryRun bool) error
 	Rollback(ctx context.Context) error
 	evals.Writer
@@ -51,6 +62,12 @@ type Deps struct {
 	// pool of the stage's own. Tests pass a checked allocator to prove
 	// nothing leaks.
 	Arrow memory.Allocator
+	// Build identifies the binary and the catalog and override files it
+	// loaded: with the tree and the run's options it makes the digest of
+	// an ingest's inputs, which the ledger keeps so that a rerun of the
+	// same inputs on unchanged data answers from it. nil computes no
+	// digest, so every ingest reads its run in full.
+	Build []byte
 	// StageDone, when set, is told the wall time of each stage of a run
 	// that is written as it ends: "benchmarks" (from the start of Run to the
 	// benchmark rows applied), then each later stage by name (evals,
@@ -92,6 +109,13 @@ type Config struct {
 	ToolVersion string
 	// IngestRunURL links the workflow run doing the ingest, when known.
 	IngestRunURL string
+	// TreeDigest, when set, is the tree's digest started by the caller
+	// before opening it (source.StartDigest), so that hashing overlaps
+	// the opening; nil: Run hashes the tree itself when Deps.Build is set.
+	TreeDigest *source.Digesting
+	// Reread ingests the run in full even when its inputs are those of its
+	// last ingest and nothing was written since (answerUnchanged).
+	Reread bool
 	// Fence, when set, is called once the run's lock is held and again
 	// just before the run's transaction commits; an error aborts the
 	// ingest, nothing is written and no ledger row is recorded. A backfill
@@ -105,6 +129,7 @@ type Config struct {
 type Beginner[W RunWriter] interface {
 	BeginRun(ctx context.Context, start schema.RunStart) (W, error)
 	RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error)
+	ledger
 }
 
 // AdaptStore presents a store with a concrete writer type as a Store.
@@ -122,4 +147,13 @@ func (a adapted[W]) BeginRun(ctx context.Context, start schema.RunStart) (RunWri
 
 func (a adapted[W]) RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error) {
 	return a.s.RecordAborted(ctx, start, sum, artifacts, cause)
+}
+
+func (a adapted[W]) PriorIngest(ctx context.Context, run schema.RunIdentity) (schema.PriorIngest, error) {
+	return a.s.PriorIngest(ctx, run)
+}
+
+func (a adapted[W]) RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest []byte,
+	sum *schema.Summary, dryRun bool, beforeCommit func(context.Context) error) (bool, error) {
+	return a.s.RecordUnchanged(ctx, start, p, digest, sum, dryRun, beforeCommit)
 }

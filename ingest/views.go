@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -34,7 +35,7 @@ func RefreshAfterIngest(ctx context.Context, v ViewRefresher, sum *schema.Summar
 	sum.Details.LatestBenchmarks = &r
 	if err != nil {
 		sum.Failures = append(sum.Failures, schema.Failure{Category: schema.CategoryRun, Artifact: r.View,
-			Reason: "refresh failed: " + r.Error + "; the view is stale until the next ingest or `ingest refresh` succeeds"})
+			Reason: refreshFailed + r.Error + "; the view is stale until the next ingest or `ingest refresh` succeeds"})
 		sum.Status = schema.StatusCompletedWithFailures
 	} else {
 		log.Info("latest_benchmarks after the ingest", zap.String("refresh", r.Status), zap.Int64("changes", r.Changes),
@@ -46,4 +47,14 @@ func RefreshAfterIngest(ctx context.Context, v ViewRefresher, sum *schema.Summar
 	if err := v.RecordRefresh(ctx, sum); err != nil {
 		log.Error("could not record the view refresh in the ledger", zap.Error(err))
 	}
+}
+
+// refreshFailed begins the failure a failed refresh adds to the summary of
+// the ingest it followed (and to its ledger row).
+const refreshFailed = "refresh failed: "
+
+// isRefreshFailure says whether f is the failure of the view refresh that
+// followed an ingest, not one of the ingest itself.
+func isRefreshFailure(f schema.Failure) bool {
+	return f.Category == schema.CategoryRun && f.File == "" && strings.HasPrefix(f.Reason, refreshFailed)
 }

@@ -70,3 +70,24 @@ func (m RunMeta) Merge(other RunMeta) RunMeta {
 func RunURL(repo string, id int64) string {
 	return fmt.Sprintf("https://github.com/%s/actions/runs/%d", repo, id)
 }
+
+// PriorIngest is the newest finished ingest of a run, as a rerun of the
+// run sees it: the digest of its inputs and whether the data it saw is
+// still what the database holds.
+type PriorIngest struct {
+	// IngestID is 0 when the run has no finished ingest.
+	IngestID int64
+	// InputDigest is nil for an ingest that recorded none (a dry run
+	// records nothing; an ingest by an older build recorded none).
+	InputDigest []byte
+	// DataUnchanged is true when no transaction but the ingest's own has
+	// written a data table since the ingest finished.
+	DataUnchanged bool
+	// Summary is the ingest's report as stored.
+	Summary *Summary
+}
+
+// Matches says whether a rerun with inputs digest may answer from p.
+func (p PriorIngest) Matches(digest []byte) bool {
+	return p.IngestID != 0 && p.DataUnchanged && p.Summary != nil && len(digest) > 0 && string(p.InputDigest) == string(digest)
+}

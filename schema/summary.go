@@ -132,6 +132,10 @@ type Details struct {
 	// EvalSampleFilesUnchanged: samples files an earlier ingest stored
 	// every line of (same sha256): hashed, not parsed again.
 	EvalSampleFilesUnchanged int64 `json:"evalSampleFilesUnchanged,omitempty"`
+	// EvalSampleFilesRecorded: samples files whose digest their eval row
+	// holds after this ingest (the unchanged ones and those stored in
+	// full now): a rerun of the same files hashes them, not parses them.
+	EvalSampleFilesRecorded int64 `json:"evalSampleFilesRecorded,omitempty"`
 	// EvalSampleTextsNew: distinct documents, prompts and model outputs
 	// stored for the first time.
 	EvalSampleTextsNew int64 `json:"evalSampleTextsNew,omitempty"`
@@ -173,6 +177,10 @@ type Details struct {
 	// LatestBenchmarks is the refresh of the latest_benchmarks view after
 	// the commit (absent for dry runs and aborted ingests).
 	LatestBenchmarks *ViewRefresh `json:"latestBenchmarks,omitempty"`
+	// UnchangedSince is set on a rerun answered from the ledger: the id of
+	// the ingest whose inputs (same digest) and data (nothing written
+	// since) it found unchanged, so nothing was read or written again.
+	UnchangedSince int64 `json:"unchangedSince,omitempty"`
 }
 
 // Unmapped lists the values that could not be resolved, by kind. Every list

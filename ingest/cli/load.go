@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -25,6 +27,7 @@ import (
 type ingestOpts struct {
 	*commonOpts
 	dryRun      *bool
+	reread      *bool
 	target      *setting
 	format      *setting
 	summaryJSON *setting
@@ -47,6 +50,7 @@ func addIngest(s *settings) *ingestOpts {
 	return &ingestOpts{
 		commonOpts:  addCommon(s),
 		dryRun:      s.flag("dry-run", "run the whole ingest, report what would happen, then roll back", "INGEST_DRY_RUN"),
+		reread:      s.flag("reread", "read and compare the whole run even when its inputs and the data are unchanged since its last ingest", "INGEST_REREAD"),
 		target:      s.str("target", "", "name of the database in the report heading (default: the database name)", "INGEST_TARGET"),
 		format:      s.str("format", "text", "report printed on stdout: text, md or json", "INGEST_REPORT_FORMAT"),
 		summaryJSON: s.str("summary-json", "", "also write the JSON summary to this file", "INGEST_SUMMARY_JSON"),
@@ -150,6 +154,9 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 		cfg.Target = databaseName(opts.dbURL.String())
 	}
 	opened := time.Now()
+	if deps.Build != nil && cfg.TreeDigest == nil {
+		cfg.TreeDigest = source.StartDigest(ctx, dir) // hashed while the tree is opened and read
+	}
 	tree, err := source.Open(ctx, dir, log)
 	if err != nil {
 		return nil, fail(env, "%v", cancelled(ctx, err))
@@ -221,7 +228,7 @@ func openIngestStore(ctx context.Context, opts *ingestOpts, log *zap.Logger, mis
 }
 
 func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
-	cfg := ingest.Config{Target: opts.target.String(), DryRun: *opts.dryRun, ToolVersion: toolVersion()}
+	cfg := ingest.Config{Target: opts.target.String(), DryRun: *opts.dryRun, Reread: *opts.reread, ToolVersion: toolVersion()}
 	runID, err := opts.runID.int64()
 	if err != nil {
 		return cfg, err
@@ -286,11 +293,22 @@ func loadDeps(opts *ingestOpts, log *zap.Logger) (ingest.Deps, error) {
 // loadDepsFrom loads the catalog and the run overrides, each with its
 // comma-separated extension files.
 func loadDepsFrom(catalogFiles, overrideFiles string, log *zap.Logger) (ingest.Deps, error) {
+	// Build: the binary, then every extension file as read.
+	id, err := buildID()
+	if err != nil {
+		return ingest.Deps{}, fmt.Errorf("identify the binary: %w", err)
+	}
+	build := sha256.New()
+	fmt.Fprintf(build, "%d:%s", len(id), id)
 	catExt, closeCat, err := readFiles(catalogFiles)
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("--catalog: %w", err)
 	}
 	defer closeCat()
+	io.WriteString(build, "catalog:")
+	if catExt, err = hashed(catExt, build); err != nil {
+		return ingest.Deps{}, fmt.Errorf("--catalog: %w", err)
+	}
 	cat, err := catalog.Load(catExt...)
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("catalog: %w", err)
@@ -300,11 +318,32 @@ func loadDepsFrom(catalogFiles, overrideFiles string, log *zap.Logger) (ingest.D
 		return ingest.Deps{}, fmt.Errorf("--overrides: %w", err)
 	}
 	defer closeOv()
+	io.WriteString(build, "overrides:")
+	if ovExt, err = hashed(ovExt, build); err != nil {
+		return ingest.Deps{}, fmt.Errorf("--overrides: %w", err)
+	}
 	ov, err := overrides.Load(ovExt...)
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("overrides: %w", err)
 	}
-	return ingest.Deps{Catalog: cat, Normalizer: benchmark.NewNormalizer(cat), Overrides: ov, Log: log, Now: time.Now}, nil
+	return ingest.Deps{Catalog: cat, Normalizer: benchmark.NewNormalizer(cat), Overrides: ov, Log: log, Now: time.Now,
+		Build: build.Sum(nil)}, nil
+}
+
+// hashed reads each extension file whole (they are small), adds its
+// length and bytes to h, and returns readers of the bytes read.
+func hashed(rs []io.Reader, h io.Writer) ([]io.Reader, error) {
+	out := make([]io.Reader, len(rs))
+	for i, r := range rs {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(h, "%d:", len(b))
+		h.Write(b)
+		out[i] = bytes.NewReader(b)
+	}
+	return out, nil
 }
 
 // writeOutputs prints the report and writes the side files.

@@ -193,14 +193,21 @@ func TestLoadStatementTimeoutNamesTheStatement(t *testing.T) {
 	_, err = tx.Exec(t.Context(), `SELECT 1 FROM workflow_runs WHERE github_run_id = $1 FOR UPDATE`, runID)
 	require.NoError(t, err)
 
+	// The tree is unchanged, so a plain rerun is answered from the ledger,
+	// whose row refers to the locked workflow run: that statement waits.
 	r := run(t, nil, "load", dir, "--database-url", db, "--statement-timeout", "1500ms")
+	requireCode(t, cli.ExitAborted, r)
+	require.Contains(t, r.stderr, "ingest: aborted: statement timeout after 1.5s in record the unchanged rerun in the ledger\n")
+
+	// Read in full, the rerun waits in its first write.
+	r = run(t, nil, "load", dir, "--database-url", db, "--statement-timeout", "1500ms", "--reread")
 	requireCode(t, cli.ExitAborted, r)
 	want := fmt.Sprintf("statement timeout after 1.5s in write workflow run %d attempt 1", runID)
 	require.Contains(t, r.stderr, "ingest: aborted: "+want+"\n")
 	require.NotContains(t, r.stderr, "work_mem")
 	require.Equal(t, ledgerRow{attempt: 1, status: "aborted", reason: want}, newestLedgerRow(t, db, runID))
 
-	r = run(t, nil, "load", dir, "--database-url", db, "--lock-timeout", "1s")
+	r = run(t, nil, "load", dir, "--database-url", db, "--lock-timeout", "1s", "--reread")
 	requireCode(t, cli.ExitAborted, r)
 	require.Contains(t, r.stderr, fmt.Sprintf("ingest: aborted: lock timeout after 1s in write workflow run %d attempt 1\n", runID))
 	require.NoError(t, tx.Rollback(t.Context()))

@@ -78,11 +78,12 @@ func dumpTables(t *testing.T, dbURL string) map[string][]string {
 	out := map[string][]string{}
 	// Every data table: all of public but the ledger, the backfill queue
 	// (who did what, and when), the view refresh bookkeeping (when it was
-	// refreshed, how long it took) and golang-migrate's.
+	// refreshed, how long it took), the change notes (which transactions
+	// wrote) and golang-migrate's.
 	rows, err := conn.Query(t.Context(), `SELECT table_name FROM information_schema.tables
 		WHERE table_schema = 'public' AND table_type = 'BASE TABLE'
 		  AND table_name NOT IN ('ingests', 'backfills', 'backfill_runs', 'schema_migrations',
-		                         'materialized_view_marks', 'materialized_view_state')`)
+		                         'materialized_view_marks', 'materialized_view_state', 'data_changes')`)
 	require.NoError(t, err)
 	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
@@ -153,7 +154,7 @@ func dumpNatural(t *testing.T, dbURL string) map[string][]string {
 	require.NoError(t, err)
 	defer conn.Close(context.WithoutCancel(ctx))
 	skip := map[string]bool{"ingests": true, "backfills": true, "backfill_runs": true, "schema_migrations": true,
-		"materialized_view_marks": true, "materialized_view_state": true}
+		"materialized_view_marks": true, "materialized_view_state": true, "data_changes": true}
 	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)
 	require.NoError(t, err)
 	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])

@@ -100,7 +100,11 @@ func TestSupplementalRealFiles(t *testing.T) {
 	require.Zero(t, again.Details.EvalRowsUpdated)
 	// The files hold eval rows and no benchmark row: the run is evals-only
 	// by design (not "no benchmark data"), and the report says so.
-	require.Equal(t, []string{"evals-only run (a changelog entry has evals-only: true): benchmark and run-stats stages skipped"}, again.Notes)
+	// The same files again: answered from the ledger, which the last note says.
+	require.NotZero(t, again.Details.UnchangedSince)
+	require.Len(t, again.Notes, 2)
+	require.Equal(t, "evals-only run (a changelog entry has evals-only: true): benchmark and run-stats stages skipped", again.Notes[0])
+	require.Contains(t, again.Notes[1], "inputs unchanged since ingest")
 	require.Equal(t, schema.RefreshSkipped, again.Details.LatestBenchmarks.Status)
 	require.Equal(t, int64(48), count(t, db, "eval_results"))
 	require.Equal(t, int64(1), count(t, db, "changelog_entries"))

@@ -45,7 +45,9 @@ type ProcessResult struct {
 	TreeBytes int64
 	First     []ProcessRun
 	Rerun     []ProcessRun
-	Problems  []string
+	// Reread are reruns with --reread: read and compared in full.
+	Reread   []ProcessRun
+	Problems []string
 }
 
 // ProcessRun is one `ingest load` process: its wall time (start to exit),
@@ -58,9 +60,10 @@ type ProcessRun struct {
 }
 
 // RunProcesses generates the tree once, then Repeat times: creates and
-// migrates a database (not timed), runs `ingest load` on the tree (first)
-// and again (rerun), checks both reports against the tree's manifest and
-// drops the database.
+// migrates a database (not timed), runs `ingest load` on the tree (first),
+// again (rerun: answered from the ledger, the inputs being unchanged) and
+// again with --reread (read in full), checks the reports against the
+// tree's manifest and drops the database.
 func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error) {
 	if cfg.Repeat < 1 {
 		return nil, fmt.Errorf("repeat must be at least 1, got %d", cfg.Repeat)
@@ -95,22 +98,23 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 		return nil, err
 	}
 	for i := range cfg.Repeat {
-		first, rerun, problems, err := loadTwice(ctx, cfg, tree, res.Designed, i)
+		runs, problems, err := loadThrice(ctx, cfg, tree, res.Designed, i)
 		if err != nil {
 			return nil, err
 		}
-		res.First, res.Rerun = append(res.First, first), append(res.Rerun, rerun)
+		res.First, res.Rerun, res.Reread = append(res.First, runs[0]), append(res.Rerun, runs[1]), append(res.Reread, runs[2])
 		res.Problems = append(res.Problems, problems...)
 	}
 	return res, nil
 }
 
-// loadTwice loads the tree into a fresh database, then again.
-func loadTwice(ctx context.Context, cfg ProcessConfig, tree string, m generate.Manifest, i int) (first, rerun ProcessRun, problems []string, err error) {
+// loadThrice loads the tree into a fresh database, then again, then again
+// with --reread.
+func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.Manifest, i int) (runs [3]ProcessRun, problems []string, err error) {
 	database := "ingest_bench_" + randomSuffix()
 	url, err := store.CreateDatabase(ctx, cfg.AdminURL, database)
 	if err != nil {
-		return first, rerun, nil, err
+		return runs, nil, err
 	}
 	defer func() {
 		if cfg.Keep {
@@ -123,31 +127,37 @@ func loadTwice(ctx context.Context, cfg ProcessConfig, tree string, m generate.M
 		}
 	}()
 	if out, err := exec.CommandContext(ctx, cfg.Bin, "migrate", "up", "--database-url", url).CombinedOutput(); err != nil {
-		return first, rerun, nil, fmt.Errorf("migrate %s: %w: %s", database, err, out)
+		return runs, nil, fmt.Errorf("migrate %s: %w: %s", database, err, out)
 	}
-	for _, again := range []bool{false, true} {
-		run, sum, err := loadProcess(ctx, cfg.Bin, tree, url)
+	for k, name := range []string{"first", "rerun", "reread"} {
+		var extra []string
+		if name == "reread" {
+			extra = []string{"--reread"}
+		}
+		run, sum, err := loadProcess(ctx, cfg.Bin, tree, url, extra...)
 		if err != nil {
-			return first, rerun, nil, err
+			return runs, nil, err
 		}
-		name := "first"
-		if again {
-			name, rerun = "rerun", run
-		} else {
-			first = run
-		}
-		for _, c := range check(sum, m, again) {
+		runs[k] = run
+		for _, c := range check(sum, m, k > 0) {
 			problems = append(problems, fmt.Sprintf("repeat %d, %s: %s", i+1, name, c))
 		}
+		switch answered := sum.Details.UnchangedSince != 0; {
+		case name == "rerun" && !answered:
+			problems = append(problems, fmt.Sprintf("repeat %d, rerun: not answered from the ledger (its inputs are unchanged)", i+1))
+		case name != "rerun" && answered:
+			problems = append(problems, fmt.Sprintf("repeat %d, %s: answered from the ledger", i+1, name))
+		}
 	}
-	return first, rerun, problems, nil
+	return runs, problems, nil
 }
 
 // loadProcess runs `ingest load TREE` and measures it.
-func loadProcess(ctx context.Context, bin, tree, url string) (ProcessRun, *schema.Summary, error) {
+func loadProcess(ctx context.Context, bin, tree, url string, extra ...string) (ProcessRun, *schema.Summary, error) {
 	run := ProcessRun{Stages: map[string]time.Duration{}}
-	cmd := exec.CommandContext(ctx, bin, "load", tree, "--database-url", url, "--no-migrate",
-		"--format", "json", "--log-format", "json", "--log-level", "info")
+	args := append([]string{"load", tree, "--database-url", url, "--no-migrate",
+		"--format", "json", "--log-format", "json", "--log-level", "info"}, extra...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	started := time.Now()

@@ -26,11 +26,19 @@ func TestRunProcesses(t *testing.T) {
 	require.Empty(t, res.Problems)
 	require.Len(t, res.First, 2)
 	require.Len(t, res.Rerun, 2)
-	for _, runs := range [][]ProcessRun{res.First, res.Rerun} {
+	require.Len(t, res.Reread, 2)
+	for k, runs := range [][]ProcessRun{res.First, res.Rerun, res.Reread} {
 		for _, r := range runs {
 			require.Positive(t, r.Wall)
 			require.Positive(t, r.MaxRSS)
-			for _, s := range []string{"benchmarks", "evals", "traces", "commit"} {
+			stages := []string{"benchmarks", "evals", "traces", "commit"}
+			if k == 1 {
+				stages = []string{"unchanged"} // answered from the ledger
+				require.Len(t, r.Stages, 1, "%v", r.Stages)
+			} else {
+				require.NotContains(t, r.Stages, "unchanged")
+			}
+			for _, s := range stages {
 				require.Contains(t, r.Stages, s)
 			}
 			var sum time.Duration

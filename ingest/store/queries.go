@@ -203,7 +203,8 @@ WITH src AS (
 SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins WHERE inserted)`
 
 const qFinishLedger = `
-UPDATE ingests SET status = $2, finished_at = $3, duration_ms = $4, summary = $5, artifacts = $6, error = $7
+UPDATE ingests SET status = $2, finished_at = $3, duration_ms = $4, summary = $5, artifacts = $6, error = $7,
+	input_digest = $8, data_xact = pg_current_xact_id(), data_snapshot = pg_current_snapshot()
 WHERE id = $1`
 
 const qInsertLedgerAborted = `

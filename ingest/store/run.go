@@ -30,7 +30,17 @@ type RunTx struct {
 	// evalsStaged is set once the eval staging tables exist.
 	evalsStaged bool
 	opts        Options
+	// inputDigest is recorded in the ledger row (SetInputDigest), with
+	// the data stamps, when the schema has their columns (recordInputs).
+	inputDigest  []byte
+	recordInputs bool
 }
+
+// SetInputDigest gives the digest of the run's inputs, which Finish
+// records with the data the run saw, so that a rerun with the same inputs
+// can answer from this ingest while nothing else has written since. nil
+// records none.
+func (t *RunTx) SetInputDigest(d []byte) { t.inputDigest = d }
 
 // BeginRun opens the run's transaction: it waits for the run's advisory
 // lock (so a concurrent ingest of the same run finishes first), writes the
@@ -44,6 +54,10 @@ func (s *Store) BeginRun(ctx context.Context, start schema.RunStart) (*RunTx, er
 	}
 	t := &RunTx{tx: tx, start: start, opts: s.opts,
 		log: s.log.With(zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt))}
+	if t.recordInputs, err = s.recordsInputs(ctx); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	if err := t.begin(ctx); err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, err
@@ -193,8 +207,13 @@ func (t *RunTx) Finish(ctx context.Context, s *schema.Summary, artifacts json.Ra
 	if artifacts == nil {
 		artifacts = json.RawMessage("[]")
 	}
-	_, err = t.tx.Exec(ctx, qFinishLedger, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
-		s.Details.DurationMS, sum, []byte(artifacts), nil)
+	if t.recordInputs {
+		_, err = t.tx.Exec(ctx, qFinishLedger, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
+			s.Details.DurationMS, sum, []byte(artifacts), nil, t.inputDigest)
+	} else {
+		_, err = t.tx.Exec(ctx, qFinishLedgerWithoutInputs, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
+			s.Details.DurationMS, sum, []byte(artifacts), nil)
+	}
 	if err != nil {
 		return t.explain("close ledger row", err)
 	}

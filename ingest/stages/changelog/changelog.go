@@ -161,7 +161,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	}
 	env.Sum.Stats.ChangelogEntriesWritten += written
 	if removed > 0 {
-		env.Tally.Note(fmt.Sprintf("%s of an earlier ingest no longer in the changelog: removed", runstate.Plural(int(removed), "changelog entry", "changelog entries")))
+		env.Tally.Note(runstate.Plural(int(removed), "changelog entry", "changelog entries") + runstate.NoteChangelogRemoved)
 	}
 	return nil
 }

@@ -98,8 +98,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	d := &env.Sum.Details
 	d.EvalSamplesDuplicate += d.EvalSampleLines - d.EvalSampleLinesFailed - res.SamplesNew
 	if res.SamplesReplaced > 0 {
-		env.Tally.Note(fmt.Sprintf("%s of an earlier ingest replaced: their samples files changed",
-			runstate.Plural(int(res.SamplesReplaced), "eval sample", "eval samples")))
+		env.Tally.Note(runstate.Plural(int(res.SamplesReplaced), "eval sample", "eval samples") + runstate.NoteSamplesReplaced)
 	}
 	env.Log.Info("evals applied", zap.Int64("eval_new", res.New), zap.Int64("samples_staged", res.SamplesStaged),
 		zap.Int64("samples_new", res.SamplesNew), zap.Duration("took", time.Since(started)))
@@ -325,6 +324,7 @@ func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
 		d.EvalSampleLines += int64(r.stats.Lines)
 		if r.unchanged {
 			d.EvalSampleFilesUnchanged++
+			d.EvalSampleFilesRecorded++
 			continue
 		}
 		if r.failed != "" {
@@ -341,6 +341,7 @@ func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
 		if raw, err := hex.DecodeString(r.digest); err == nil && len(raw) == len(f.Digest) {
 			copy(f.Digest[:], raw)
 			s.complete = append(s.complete, f)
+			d.EvalSampleFilesRecorded++ // qRecordSamplesFiles: every key is staged, once
 		}
 	}
 	return nil

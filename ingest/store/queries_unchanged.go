@@ -1,0 +1,53 @@
+package store
+
+// The SQL of unchanged reruns: finding the newest finished ingest of a run
+// with what a rerun compares, and recording a rerun answered from it.
+
+// priorFinished is the newest finished ingest of a run ($1 repo, $2 run id,
+// $3 attempt). Aborted ingests wrote nothing and do not count.
+const priorFinished = `
+SELECT p.* FROM ingests p
+WHERE p.repo = $1 AND p.github_run_id = $2 AND p.run_attempt = $3
+  AND p.status IN ('succeeded', 'completed_with_failures')
+ORDER BY p.id DESC LIMIT 1`
+
+// dataUnchangedSince is true when no transaction but the ingest's own
+// (p.data_xact) wrote a data table after the ingest's snapshot: a noted
+// transaction the snapshot does not see is a later one (or one still in
+// flight when the ingest finished).
+const dataUnchangedSince = `(p.data_snapshot IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM data_changes c
+    WHERE c.xact >= pg_snapshot_xmin(p.data_snapshot)
+      AND c.xact <> p.data_xact
+      AND NOT pg_visible_in_snapshot(c.xact, p.data_snapshot)))`
+
+// qPriorIngest reads the prior ingest of a run.
+const qPriorIngest = `
+SELECT p.id, p.input_digest, ` + dataUnchangedSince + `, p.summary
+FROM (` + priorFinished + `) p`
+
+// qRecordUnchanged records a rerun answered from ingest $14: a finished
+// ledger row carrying that ingest's artifact records, input digest and data
+// stamps, and the rerun's summary with its own id. It inserts nothing when
+// $14 is no longer the run's newest finished ingest or the data changed
+// since (another writer got there between the check and this statement).
+const qRecordUnchanged = `
+WITH n AS (SELECT nextval(pg_get_serial_sequence('ingests', 'id')) AS id)
+INSERT INTO ingests (id, repo, github_run_id, run_attempt, merge_run_id, merge_run_attempt,
+    workflow_run_id, status, target, started_at, finished_at, duration_ms, summary, artifacts,
+    tool_version, input_digest, data_xact, data_snapshot, unchanged_since)
+SELECT n.id, $1, $2, $3, $4, $5, p.workflow_run_id, $6, $7, $8, $9, $10,
+    jsonb_set($11::jsonb, '{ingestId}', to_jsonb(n.id)), p.artifacts, $12,
+    p.input_digest, p.data_xact, p.data_snapshot, p.id
+FROM n, (` + priorFinished + `) p
+WHERE p.id = $14 AND p.input_digest = $13 AND ` + dataUnchangedSince + `
+RETURNING id`
+
+// qHasDataChanges: whether migration 10 made the change notes.
+const qHasDataChanges = `SELECT to_regclass('public.data_changes') IS NOT NULL`
+
+// qFinishLedgerWithoutInputs closes the ledger row in a schema without
+// input digests (before migration 10).
+const qFinishLedgerWithoutInputs = `
+UPDATE ingests SET status = $2, finished_at = $3, duration_ms = $4, summary = $5, artifacts = $6, error = $7
+WHERE id = $1`

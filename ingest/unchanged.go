@@ -1,0 +1,169 @@
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/ingest/runstate"
+	"github.com/inferencex/ingest/ingest/source"
+	"github.com/inferencex/ingest/schema"
+)
+
+// inputDigest is the digest of everything outside the database that decides
+// what an ingest writes and reports: the tree (source.Tree.Digest), the
+// build and its catalog and override files (Deps.Build), and the run as
+// the caller describes it. It is computed in the background while the run
+// is read, and waited for only when needed.
+type inputDigest struct {
+	done chan struct{}
+	sum  []byte
+	err  error
+}
+
+func startInputDigest(ctx context.Context, cfg Config, tree *source.Tree, build []byte) *inputDigest {
+	in := &inputDigest{done: make(chan struct{})}
+	go func() {
+		defer close(in.done)
+		caller, err := json.Marshal(struct {
+			Run         schema.RunIdentity
+			Meta        schema.RunMeta
+			MergeMeta   schema.RunMeta
+			Target      string
+			ToolVersion string
+		}{cfg.Run, cfg.Meta, cfg.MergeMeta, cfg.Target, cfg.ToolVersion})
+		if err != nil {
+			in.err = err
+			return
+		}
+		var td []byte
+		if cfg.TreeDigest != nil {
+			td, err = cfg.TreeDigest.Wait(ctx)
+		} else {
+			td, err = tree.Digest(ctx)
+		}
+		if err != nil {
+			in.err = err
+			return
+		}
+		h := sha256.New()
+		for _, part := range [][]byte{build, caller, td} {
+			fmt.Fprintf(h, "%d:", len(part))
+			h.Write(part)
+		}
+		in.sum = h.Sum(nil)
+	}()
+	return in
+}
+
+func (in *inputDigest) wait(ctx context.Context) ([]byte, error) {
+	select {
+	case <-in.done:
+		return in.sum, in.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// answerUnchanged answers a rerun from the ledger when its inputs are those
+// of the run's newest finished ingest and no transaction has written data
+// since: a full ingest would then read and write exactly what that one did
+// and find every row already stored, so its report is that one's with
+// every new item a duplicate. It returns false (and the caller ingests in
+// full) whenever it cannot be sure: no prior ingest, other inputs, data
+// written since, a tree that cannot be hashed, a run dated by the ingest's
+// own clock, or a prior ingest that another one superseded meanwhile.
+func answerUnchanged(ctx context.Context, cfg Config, start schema.RunStart, sum *schema.Summary, in *inputDigest, d Deps) (*schema.Summary, bool, error) {
+	if start.CreatedAtIsFallback && start.Meta.CreatedAt.Equal(start.StartedAt) {
+		return nil, false, nil // "run date unknown: using the ingest time": each ingest says another time
+	}
+	prior, err := d.Store.PriorIngest(ctx, start.Run)
+	if err != nil {
+		return nil, false, err
+	}
+	if prior.IngestID == 0 || prior.InputDigest == nil || !prior.DataUnchanged || prior.Summary == nil {
+		return nil, false, nil
+	}
+	waited := time.Now()
+	digest, err := in.wait(ctx)
+	d.Log.Debug("inputs hashed", zap.Duration("waited", time.Since(waited)))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, err
+		}
+		d.Log.Info("inputs not hashed: ingesting in full", zap.Error(err))
+		return nil, false, nil
+	}
+	if !prior.Matches(digest) {
+		return nil, false, nil
+	}
+	rs := rerunOf(*prior.Summary, sum, prior.IngestID)
+	rs.FinishedAt = d.Now()
+	rs.Details.DurationMS = rs.FinishedAt.Sub(rs.StartedAt).Milliseconds()
+	rs.Status = schema.StatusSucceeded
+	if rs.FailureCount() > 0 || rs.Details.NoBenchmarkData != "" {
+		rs.Status = schema.StatusCompletedWithFailures
+	}
+	var fenced error
+	recorded := time.Now()
+	defer func() { d.Log.Debug("unchanged rerun recorded", zap.Duration("took", time.Since(recorded))) }()
+	ok, err := d.Store.RecordUnchanged(ctx, start, prior, digest, rs, cfg.DryRun, func(ctx context.Context) error {
+		fenced = fence(ctx, cfg)
+		return fenced
+	})
+	if fenced != nil {
+		return nil, false, fenceError{fenced}
+	}
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return rs, true, nil
+}
+
+// rerunOf is the report of a full rerun of the prior ingest's inputs on
+// the data it left: the same items, read the same way, each new one now a
+// duplicate and nothing written. The run, target, links and times are
+// this ingest's (cur).
+func rerunOf(prior schema.Summary, cur *schema.Summary, priorID int64) *schema.Summary {
+	r := prior
+	r.SchemaVersion, r.IngestID, r.Run, r.Target, r.DryRun = cur.SchemaVersion, 0, cur.Run, cur.Target, cur.DryRun
+	r.StartedAt, r.Links, r.AbortReason = cur.StartedAt, cur.Links, ""
+	for _, c := range []*schema.Counts{&r.Rows.Benchmark, &r.Rows.Eval, &r.Rows.Trace, &r.Rows.Power} {
+		c.Duplicate += c.New
+		c.New = 0
+	}
+	st, dt := &r.Stats, &r.Details
+	st.RunStatsDuplicate += st.RunStatsNew
+	dt.EvalSamplesDuplicate += st.EvalSamplesNew
+	st.RunStatsNew, st.EvalSamplesNew, st.GPUMetricSamplesNew, st.ChangelogEntriesWritten = 0, 0, 0, 0
+	dt.BenchmarkRowsUpdated, dt.ConfigsNew, dt.AvailabilityNew, dt.EvalRowsUpdated, dt.EvalSampleTextsNew = 0, 0, 0, 0, 0
+	dt.TraceSidecarsNew, dt.TraceBlobsNew, dt.TraceBlobBytesNew, dt.ServerLogsNew, dt.ServerLogRowsLinked = 0, 0, 0, 0, 0
+	dt.EvalSampleFilesUnchanged = dt.EvalSampleFilesRecorded
+	dt.LatestBenchmarks = nil
+	dt.UnchangedSince = priorID
+	// The refresh that followed the prior ingest is not part of its
+	// outcome: this ingest's own refresh follows it.
+	r.Failures = slices.DeleteFunc(slices.Clone(prior.Failures), isRefreshFailure)
+	r.Notes = slices.DeleteFunc(slices.Clone(prior.Notes), func(n string) bool {
+		return strings.HasSuffix(n, runstate.NoteSamplesReplaced) || strings.HasSuffix(n, runstate.NoteChangelogRemoved) ||
+			strings.HasPrefix(n, unchangedNotePrefix)
+	})
+	r.Notes = append(r.Notes, fmt.Sprintf("%s%d: the same tree, build and options, and nothing written to the data since; "+
+		"its outcome stands, confirmed without reading the run again (--reread reads everything)", unchangedNotePrefix, priorID))
+	return &r
+}
+
+const unchangedNotePrefix = "inputs unchanged since ingest "
+
+// fenceError is a refusal of Config.Fence: the caller's coordination, not
+// an outcome of the run, so it is not recorded in the ledger.
+type fenceError struct{ err error }
+
+func (e fenceError) Error() string { return e.err.Error() }
+func (e fenceError) Unwrap() error { return e.err }
