@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest"
 	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/buildid"
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/report"
@@ -294,7 +295,7 @@ func loadDeps(opts *ingestOpts, log *zap.Logger) (ingest.Deps, error) {
 // comma-separated extension files.
 func loadDepsFrom(catalogFiles, overrideFiles string, log *zap.Logger) (ingest.Deps, error) {
 	// Build: the binary, then every extension file as read.
-	id, err := buildID()
+	id, err := buildid.Read()
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("identify the binary: %w", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest"
 	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/buildid"
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/source"
@@ -273,12 +274,16 @@ func ingestPass(ctx context.Context, cfg Config, st *store.Store, database strin
 // ingestTree is `ingest load DIR`: open the tree, run the pipeline. A nil
 // summary with an error means the tree could not be opened.
 func ingestTree(ctx context.Context, log *zap.Logger, deps ingest.Deps, database, dir string) (*schema.Summary, error) {
+	cfg := ingest.Config{Target: database, ToolVersion: "ingest-bench"}
+	if deps.Build != nil {
+		cfg.TreeDigest = source.StartDigest(ctx, dir) // as `ingest load` does
+	}
 	tree, err := source.Open(ctx, dir, log)
 	if err != nil {
 		return nil, err
 	}
 	defer tree.Close()
-	return ingest.Run(ctx, ingest.Config{Target: database, ToolVersion: "ingest-bench"}, tree, deps)
+	return ingest.Run(ctx, cfg, tree, deps)
 }
 
 // loadDeps builds the collaborators `ingest load` builds without
@@ -292,7 +297,11 @@ func loadDeps(log *zap.Logger) (ingest.Deps, error) {
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("overrides: %w", err)
 	}
-	return ingest.Deps{Catalog: cat, Normalizer: benchmark.NewNormalizer(cat), Overrides: ov, Log: log, Now: time.Now}, nil
+	id, err := buildid.Read()
+	if err != nil {
+		return ingest.Deps{}, fmt.Errorf("identify the binary: %w", err)
+	}
+	return ingest.Deps{Catalog: cat, Normalizer: benchmark.NewNormalizer(cat), Overrides: ov, Log: log, Now: time.Now, Build: id}, nil
 }
 
 func treeBytes(dir string) (int64, error) {

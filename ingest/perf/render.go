@@ -83,6 +83,16 @@ func Render(w io.Writer, r *Result, format string) error {
 		commit = append(commit, secs(p.Stages["commit"]))
 	}
 	rows = append(rows, commit)
+	answered := []string{"(answered from the ledger)", "", "unchanged"}
+	seen := false
+	for _, p := range r.Passes {
+		d, ok := p.Stages["unchanged"]
+		seen = seen || ok
+		answered = append(answered, secs(d))
+	}
+	if seen {
+		rows = append(rows, answered)
+	}
 	table(&b, rows, md)
 	b.WriteString("\n")
 

@@ -1,4 +1,6 @@
-package cli
+// Package buildid identifies the running binary, for the digest of an
+// ingest's inputs (ingest.Deps.Build).
+package buildid
 
 import (
 	"bytes"
@@ -8,13 +10,13 @@ import (
 	"os"
 )
 
-// buildID identifies the running binary for the digest of an ingest's
+// Read identifies the running binary for the digest of an ingest's
 // inputs (ingest.Deps.Build): the Go build ID the linker writes into an
 // ELF executable's .note.go.buildid note, near the start of the file (a
 // hash of everything the binary was built from, including the embedded
 // catalog, overrides and migrations). Where there is no such note, the
 // sha256 of the whole executable.
-func buildID() ([]byte, error) {
+func Read() ([]byte, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
