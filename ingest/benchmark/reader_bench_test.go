@@ -3,6 +3,8 @@ package benchmark
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -42,6 +44,51 @@ func BenchmarkReadRows(b *testing.B) {
 		n, err := rd.ReadRows(bytes.NewReader(data), ArrayOnly, func(_ int, _ map[string]any, err error) error { return err })
 		if err != nil || n != 2000 {
 			b.Fatal(n, err)
+		}
+	}
+}
+
+// BenchmarkReadNormalizeFiles reads and normalizes the golden input files
+// (per-job single-node, multinode, agentic v3 and aggregate rows, indented
+// as the producer writes them), the per-row work of the benchmark stage.
+func BenchmarkReadNormalizeFiles(b *testing.B) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "rows", "*.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var files [][]byte
+	size := 0
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".golden.json") {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, data)
+		size += len(data)
+	}
+	n := newTestNormalizer(b)
+	rd := NewReader()
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, data := range files {
+			_, err := rd.ReadElements(bytes.NewReader(data), ObjectOrArray, func(e *Element) error {
+				row, err := e.Decode()
+				if err != nil {
+					return err
+				}
+				_, o := n.Normalize(row)
+				if o.Kind == Failed {
+					b.Fatal(o.Reason)
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // rowScanner tokenises just enough JSON to find element boundaries.
@@ -16,7 +14,7 @@ type rowScanner struct {
 	buf    bytes.Buffer // the value being collected; reused between rows
 	offset int64        // bytes consumed so far
 	bom    bool
-	chk    strictjson.Checker
+	dec    rowDecoder
 }
 
 // scanElement collects the bytes of one array element, starting with first,
@@ -112,7 +110,7 @@ func (s *rowScanner) readArray(fn ElementFunc) (int, error) {
 		}
 		index := rows
 		rows++
-		if err := fn(&Element{Index: index, Raw: elem, chk: &s.chk}); err != nil {
+		if err := fn(&Element{Index: index, Raw: elem, dec: &s.dec}); err != nil {
 			return rows, err
 		}
 		if delim == ']' {
@@ -138,7 +136,7 @@ func (s *rowScanner) readObject(fn ElementFunc) (int, error) {
 	if err := s.expectEnd(); err != nil {
 		return 0, err
 	}
-	if err := fn(&Element{Index: 0, Raw: elem, chk: &s.chk}); err != nil {
+	if err := fn(&Element{Index: 0, Raw: elem, dec: &s.dec}); err != nil {
 		return 1, err
 	}
 	return 1, nil
