@@ -226,13 +226,14 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 					st.escaped = false
 					continue
 				}
-				// Jump to the next quote or backslash.
-				j := bytes.IndexAny(chunk[i:], "\"\\")
-				if j < 0 {
-					i = len(chunk) - 1
+				// Jump to the next quote or backslash (strings in rows
+				// are short: a loop beats a search).
+				for i < len(chunk) && chunk[i] != '"' && chunk[i] != '\\' {
+					i++
+				}
+				if i == len(chunk) {
 					continue
 				}
-				i += j
 				if chunk[i] == '\\' {
 					st.escaped = true
 				} else {
@@ -244,13 +245,17 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 			case ' ', '\t', '\n', '\r':
 				// Whitespace between tokens is dropped, except that a run
 				// after a number or literal keeps one space, so `1 2` does
-				// not become `12`.
+				// not become `12`. The rest of the run in this chunk is
+				// skipped at once.
 				s.buf.Write(chunk[start:i])
-				start = i + 1
 				if st.afterToken && !st.spaced {
 					s.buf.WriteByte(' ')
 					st.spaced = true
 				}
+				for i+1 < len(chunk) && isSpace(chunk[i+1]) {
+					i++
+				}
+				start = i + 1
 				continue
 			}
 			st.spaced = false
@@ -280,6 +285,8 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 		}
 	}
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // isTokenByte reports bytes of numbers and literals (true, false, null).
 func isTokenByte(c byte) bool {
