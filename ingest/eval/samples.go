@@ -78,14 +78,45 @@ const maxBadLines = 5
 // than MaxSampleLine) are counted and skipped. It
 // returns early only when fn or the reader fails.
 func ReadSamples(r io.Reader, fn func(*Sample) error) (SampleStats, error) {
+	return NewSampleReader().ReadSamples(r, fn)
+}
+
+// SampleReader reads samples files, reusing its buffers from one file to
+// the next. A SampleReader is not safe for concurrent use; give each worker
+// its own.
+type SampleReader struct {
+	br  *bufio.Reader
+	buf []byte // a line longer than br's buffer
+	p   lineParser
+}
+
+// keptLineBuffer bounds the long-line buffer a SampleReader keeps for the
+// next file.
+const keptLineBuffer = 1 << 20
+
+// NewSampleReader returns a SampleReader with a 256 KiB read buffer.
+func NewSampleReader() *SampleReader {
+	return &SampleReader{br: bufio.NewReaderSize(nil, 256<<10)}
+}
+
+// ReadSamples is the package function ReadSamples with this reader's
+// buffers.
+func (sr *SampleReader) ReadSamples(r io.Reader, fn func(*Sample) error) (SampleStats, error) {
 	var st SampleStats
-	br := bufio.NewReaderSize(r, 256<<10)
-	var buf []byte
+	br := sr.br
+	br.Reset(r)
+	defer br.Reset(nil)
+	buf := sr.buf[:0]
+	defer func() {
+		if cap(buf) <= keptLineBuffer {
+			sr.buf = buf[:0]
+		}
+	}()
 	line := 0
 	// seen maps each (doc_id, filter) to its first line: lm-eval writes one
 	// line per pair, so a repeat is a bad line, not a silent duplicate.
 	seen := map[sampleKey]int{}
-	var p lineParser
+	p := &sr.p
 	for {
 		chunk, err := br.ReadSlice('\n')
 		tooLong := false
