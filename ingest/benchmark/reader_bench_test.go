@@ -92,3 +92,18 @@ func BenchmarkReadNormalizeFiles(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadElements splits the aggregate file into compacted rows
+// without decoding them, as the stage does for rows per-job files cover.
+func BenchmarkReadElements(b *testing.B) {
+	data := benchAggregate(b)
+	rd := NewReader()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		n, err := rd.ReadElements(bytes.NewReader(data), ArrayOnly, func(*Element) error { return nil })
+		if err != nil || n != 2000 {
+			b.Fatal(n, err)
+		}
+	}
+}

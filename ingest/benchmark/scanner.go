@@ -259,7 +259,14 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 				continue
 			}
 			st.spaced = false
-			st.afterToken = isTokenByte(c)
+			if st.afterToken = tokenByte[c]; st.afterToken {
+				// A number or literal holds no structure: skip the rest
+				// of it in this chunk.
+				for i+1 < len(chunk) && tokenByte[chunk[i+1]] {
+					i++
+				}
+				continue
+			}
 			done, keep := st.step(c, mode)
 			if !done {
 				continue
@@ -289,9 +296,14 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // isTokenByte reports bytes of numbers and literals (true, false, null).
-func isTokenByte(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '-' || c == '+'
-}
+func isTokenByte(c byte) bool { return tokenByte[c] }
+
+var tokenByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '-' || c == '+'
+	}
+	return t
+}()
 
 // expectEnd checks that only whitespace follows the top-level value.
 func (s *rowScanner) expectEnd() error {
