@@ -48,10 +48,11 @@ func BenchmarkReadRows(b *testing.B) {
 	}
 }
 
-// BenchmarkReadNormalizeFiles reads and normalizes the golden input files
-// (per-job single-node, multinode, agentic v3 and aggregate rows, indented
-// as the producer writes them), the per-row work of the benchmark stage.
-func BenchmarkReadNormalizeFiles(b *testing.B) {
+// goldenInputFiles are the golden input files (per-job single-node,
+// multinode, agentic v3 and aggregate rows, indented as the producer writes
+// them) and their total size.
+func goldenInputFiles(b *testing.B) ([][]byte, int) {
+	b.Helper()
 	paths, err := filepath.Glob(filepath.Join("testdata", "rows", "*.json"))
 	if err != nil {
 		b.Fatal(err)
@@ -69,28 +70,51 @@ func BenchmarkReadNormalizeFiles(b *testing.B) {
 		files = append(files, data)
 		size += len(data)
 	}
-	n := newTestNormalizer(b)
+	return files, size
+}
+
+// benchFiles reads the golden input files with fn per row.
+func benchFiles(b *testing.B, fn func(e *Element) error) {
+	files, size := goldenInputFiles(b)
 	rd := NewReader()
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, data := range files {
-			_, err := rd.ReadElements(bytes.NewReader(data), ObjectOrArray, func(e *Element) error {
-				row, err := e.Decode()
-				if err != nil {
-					return err
-				}
-				_, o := n.Normalize(row)
-				if o.Kind == Failed {
-					b.Fatal(o.Reason)
-				}
-				return nil
-			})
-			if err != nil {
+			if _, err := rd.ReadElements(bytes.NewReader(data), ObjectOrArray, fn); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
+}
+
+// BenchmarkReadNormalizeFiles reads, decodes and normalizes the golden
+// input files, the per-row work of the benchmark stage.
+func BenchmarkReadNormalizeFiles(b *testing.B) {
+	n := newTestNormalizer(b)
+	benchFiles(b, func(e *Element) error {
+		row, err := e.Decode()
+		if err != nil {
+			return err
+		}
+		if _, o := n.Normalize(row); o.Kind == Failed {
+			b.Fatal(o.Reason)
+		}
+		return nil
+	})
+}
+
+// BenchmarkReadDecodeFiles reads and decodes the golden input files.
+func BenchmarkReadDecodeFiles(b *testing.B) {
+	benchFiles(b, func(e *Element) error {
+		_, err := e.Decode()
+		return err
+	})
+}
+
+// BenchmarkReadFiles only splits the golden input files into rows.
+func BenchmarkReadFiles(b *testing.B) {
+	benchFiles(b, func(*Element) error { return nil })
 }
 
 // BenchmarkReadElements splits the aggregate file into compacted rows
