@@ -322,7 +322,10 @@ func (d *rowDecoder) makeString(b []byte, intern bool) string {
 }
 
 // number decodes a JSON number as float64; one beyond float64's range is
-// refused.
+// refused. A number of at most 15 digits without an exponent is computed
+// exactly the way strconv.ParseFloat's exact path does (an integer below
+// 2^53, divided by a power of ten up to 1e22: one correctly rounded
+// operation); any other goes to ParseFloat.
 func (d *rowDecoder) number() (any, bool) {
 	data := d.data
 	start, i := d.i, d.i
@@ -331,7 +334,7 @@ func (d *rowDecoder) number() (any, bool) {
 		i++
 	}
 	var mant uint64
-	digits := 0
+	digits, scale := 0, 0 // digits read into mant; of them, after the point
 	switch {
 	case i >= len(data):
 		return nil, false
@@ -339,22 +342,31 @@ func (d *rowDecoder) number() (any, bool) {
 		i++
 	case data[i] >= '1' && data[i] <= '9':
 		for ; i < len(data) && data[i] >= '0' && data[i] <= '9'; i++ {
-			mant = mant*10 + uint64(data[i]-'0')
+			if digits < 19 {
+				mant = mant*10 + uint64(data[i]-'0')
+			}
 			digits++
 		}
 	default:
 		return nil, false
 	}
-	integer := true
+	exact := true
 	if i < len(data) && data[i] == '.' {
-		integer = false
 		i++
-		if i = digitsFrom(data, i); i < 0 {
+		j := i
+		for ; i < len(data) && data[i] >= '0' && data[i] <= '9'; i++ {
+			if digits < 19 {
+				mant = mant*10 + uint64(data[i]-'0')
+			}
+			digits++
+		}
+		if i == j {
 			return nil, false
 		}
+		scale = i - j
 	}
 	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		integer = false
+		exact = false
 		i++
 		if i < len(data) && (data[i] == '+' || data[i] == '-') {
 			i++
@@ -364,11 +376,14 @@ func (d *rowDecoder) number() (any, bool) {
 		}
 	}
 	d.i = i
-	if integer && digits <= 15 { // exact in float64
-		if !neg && mant < uint64(len(smallInts)) {
+	if exact && digits <= 15 && scale <= 22 { // mant < 10^15 < 2^53
+		if scale == 0 && !neg && mant < uint64(len(smallInts)) {
 			return smallInts[mant], true
 		}
 		f := float64(mant)
+		if scale > 0 {
+			f /= pow10[scale]
+		}
 		if neg {
 			f = -f
 		}
@@ -380,6 +395,10 @@ func (d *rowDecoder) number() (any, bool) {
 	}
 	return f, true
 }
+
+// pow10 are the powers of ten that float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // digitsFrom skips one or more digits from i; -1 when there is none.
 func digitsFrom(data []byte, i int) int {

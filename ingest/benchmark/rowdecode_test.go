@@ -1,8 +1,12 @@
 package benchmark
 
 import (
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	gojson "github.com/goccy/go-json"
@@ -36,6 +40,7 @@ func FuzzDecodeFastMatchesChecked(f *testing.F) {
 		`{"a":123456789012345678901234567890,"b":1.5e3,"c":1E-2,"d":0.1}`, `{"a":01}`, `{"a":-}`, `{"a":1.}`,
 		`{"a":"é","b":"` + "\u2028" + `"}`, ` { "a" : [ 1 , true , false , null ] } `, `{"a":1,}`, `{"a":[1,]}`,
 		`{"x":{"a":1},"y":{"a":1}}`, `{"x":{"a":1,"a":1}}`, `{"a":"\u00"}`, `{"a":"` + "\x01" + `"}`,
+		`{"a":0.00764,"b":-0.0,"c":123.450,"d":0.1,"e":999999999999999.9,"f":1.0000000000000002,"g":0.0000000000000000000000001}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -93,5 +98,43 @@ func TestDecodeFastGoldenRows(t *testing.T) {
 		f.Close()
 		require.NoError(t, err, p)
 		require.Positive(t, fastRows, p)
+	}
+}
+
+// TestDecodeFastNumbers compares the numbers the fast path computes with
+// strconv.ParseFloat, bit for bit, over numbers of every length and scale.
+func TestDecodeFastNumbers(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	lits := []string{"0", "-0", "0.0", "-0.0", "0.5", "1.25", "123.450", "0.00764", "999999999999999", "9999999999999999",
+		"0.1", "0.2", "0.3", "1e3", "1.5E-3", "-7", "1024", "1025", "0.000000000000000000001", "4.42368", "1234567.1234567"}
+	for range 20000 {
+		digits := 1 + rng.IntN(18)
+		var b strings.Builder
+		if rng.IntN(3) == 0 {
+			b.WriteByte('-')
+		}
+		point := rng.IntN(digits + 1)
+		for i := range digits {
+			if i == point && i > 0 {
+				b.WriteByte('.')
+			}
+			c := byte('0' + rng.IntN(10))
+			if i == 0 && c == '0' && point != 1 {
+				c = '1'
+			}
+			b.WriteByte(c)
+		}
+		lits = append(lits, b.String())
+	}
+	var d rowDecoder
+	for _, lit := range lits {
+		want, err := strconv.ParseFloat(lit, 64)
+		require.NoError(t, err, lit)
+		row, ok := d.decodeFast([]byte(`{"v":` + lit + `}`))
+		require.True(t, ok, lit)
+		got, isFloat := row["v"].(float64)
+		require.True(t, isFloat, lit)
+		require.Equal(t, math.Float64bits(want), math.Float64bits(got), "%s: %v, want %v", lit, got, want)
 	}
 }
