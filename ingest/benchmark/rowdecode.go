@@ -44,6 +44,8 @@ const (
 	// the longest string interned.
 	maxInterned  = 8192
 	maxInternLen = 40
+	// maxKeptBuf bounds the unescape buffer kept for the next string.
+	maxKeptBuf = 1 << 20
 )
 
 // smallInts are the boxed values of the integers 0..1024, which rows use
@@ -240,7 +242,11 @@ func (d *rowDecoder) str(intern bool) (string, bool) {
 		i++
 	}
 	buf := append(d.buf[:0], data[start:i]...)
-	defer func() { d.buf = buf[:0] }()
+	defer func() {
+		if cap(buf) <= maxKeptBuf { // a huge string's buffer is not kept
+			d.buf = buf[:0]
+		}
+	}()
 	for i < len(data) {
 		c := data[i]
 		switch {

@@ -93,6 +93,9 @@ func (p *lineParser) splitPromptFast(raw []byte) (prompt *Text, rest json.RawMes
 		return nil, nil, false
 	}
 	prompt = newText(TextPrompt, p.text)
+	if cap(p.text) > keptLineBuffer { // a huge prompt's buffer is not kept
+		p.text = nil
+	}
 	enc, err := json.Marshal(obj)
 	if err != nil {
 		return prompt, nil, true
