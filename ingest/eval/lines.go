@@ -13,6 +13,26 @@ type lineParser struct {
 	// outer, inner and text serve splitPromptFast.
 	outer, inner []strictjson.Member
 	text         []byte
+	// last holds the last text of each kind: lm-eval writes the lines of
+	// one document (one per filter) one after the other, with the same
+	// document, prompt and outputs.
+	last map[string]*Text
+}
+
+// newText is the package newText, except that a text equal to the last
+// one of its kind reuses its digest and content instead of hashing and
+// copying it again.
+func (p *lineParser) newText(kind string, content []byte) *Text {
+	if t, ok := p.last[kind]; ok && t.Content == string(content) {
+		same := *t
+		return &same
+	}
+	t := newText(kind, content)
+	if p.last == nil {
+		p.last = make(map[string]*Text, 3)
+	}
+	p.last[kind] = t
+	return t
 }
 
 // parse decodes one line, or says why it is bad. A line that is a valid,
@@ -92,7 +112,7 @@ func (p *lineParser) splitPromptFast(raw []byte) (prompt *Text, rest json.RawMes
 	if !found {
 		return nil, nil, false
 	}
-	prompt = newText(TextPrompt, p.text)
+	prompt = p.newText(TextPrompt, p.text)
 	if cap(p.text) > keptLineBuffer { // a huge prompt's buffer is not kept
 		p.text = nil
 	}

@@ -38,3 +38,29 @@ func FuzzParseMatchesChecked(f *testing.F) {
 		require.Equal(t, want, got, "%q", line)
 	})
 }
+
+// The lines of one document repeat its texts; the second line reuses the
+// first one's digests, and every text is what newText makes of it.
+func TestRepeatedTextsReuseDigests(t *testing.T) {
+	var p lineParser
+	var got []*Sample
+	for _, line := range []string{
+		`{"doc_id":0,"doc":{"q":"a"},"arguments":{"gen_args_0":{"arg_0":"P"}},"resps":[["r"]],"filter":"strict-match"}`,
+		`{"doc_id":0,"doc":{"q":"a"},"arguments":{"gen_args_0":{"arg_0":"P"}},"resps":[["r"]],"filter":"flexible-extract"}`,
+		`{"doc_id":1,"doc":{"q":"b"},"arguments":{"gen_args_0":{"arg_0":"P"}},"resps":[["s"]],"filter":"strict-match"}`,
+	} {
+		s, reason := p.parse([]byte(line))
+		require.Empty(t, reason)
+		got = append(got, s)
+	}
+	for i, s := range got {
+		for _, pair := range [][2]*Text{
+			{s.Doc, newText(TextDoc, []byte([]string{`{"q":"a"}`, `{"q":"a"}`, `{"q":"b"}`}[i]))},
+			{s.Prompt, newText(TextPrompt, []byte("P"))},
+			{s.Resps, newText(TextResps, []byte([]string{`[["r"]]`, `[["r"]]`, `[["s"]]`}[i]))},
+		} {
+			require.Equal(t, pair[1], pair[0], "line %d", i)
+		}
+	}
+	require.NotSame(t, got[0].Doc, got[1].Doc)
+}

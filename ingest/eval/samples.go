@@ -234,10 +234,10 @@ func (p *lineParser) sampleOf(obj map[string]json.RawMessage, validated bool) (*
 		}
 	}
 	if d, ok := obj["doc"]; ok && !isNull(d) {
-		s.Doc = newText(TextDoc, trimJSON(d))
+		s.Doc = p.newText(TextDoc, trimJSON(d))
 	}
 	if r, ok := obj["resps"]; ok && !isNull(r) {
-		s.Resps = newText(TextResps, trimJSON(r))
+		s.Resps = p.newText(TextResps, trimJSON(r))
 	}
 	data := map[string]json.RawMessage{}
 	if a, ok := obj["arguments"]; ok && !isNull(a) {
@@ -248,7 +248,7 @@ func (p *lineParser) sampleOf(obj map[string]json.RawMessage, validated bool) (*
 		if !done {
 			var text *string
 			if text, rest = splitPrompt(a); text != nil {
-				prompt = newText(TextPrompt, []byte(*text))
+				prompt = p.newText(TextPrompt, []byte(*text))
 			}
 		}
 		s.Prompt = prompt
