@@ -28,6 +28,18 @@ var v3Blocks = []struct {
 	{[]string{"request_metrics", "tokens", "output_expected"}, "output_tokens_expected"},
 }
 
+// v3Keys[b][s] is the flat key of stat v3Stats[s] of block v3Blocks[b]
+// ("median_ttft").
+var v3Keys = func() [][]string {
+	keys := make([][]string, len(v3Blocks))
+	for b, block := range v3Blocks {
+		for _, st := range v3Stats {
+			keys[b] = append(keys[b], st[1]+"_"+block.suffix)
+		}
+	}
+	return keys
+}()
+
 // v3Scalars maps scalar paths to flat metric keys.
 var v3Scalars = []struct {
 	path []string
@@ -66,15 +78,15 @@ func flattenV3(row map[string]any) map[string]any {
 	for k, v := range row {
 		flat[k] = v
 	}
-	for _, b := range v3Blocks {
+	for bi, b := range v3Blocks {
 		block, ok := object(at(row, b.path))
 		if !ok {
 			continue
 		}
-		for _, st := range v3Stats {
+		for si, st := range v3Stats {
 			if v, ok := block[st[0]]; ok {
 				if _, numeric := numericValue(v); numeric {
-					flat[st[1]+"_"+b.suffix] = v
+					flat[v3Keys[bi][si]] = v
 				}
 			}
 		}

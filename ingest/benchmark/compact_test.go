@@ -1,9 +1,12 @@
 package benchmark
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/require"
 )
@@ -56,4 +59,69 @@ func TestCompactionKeepsTokensApart(t *testing.T) {
 		require.NoError(t, err, doc)
 		require.Equal(t, 1, rows)
 	}
+}
+
+// refCompact is the compaction rule, byte by byte: whitespace outside
+// strings is dropped, except one space after a number or literal.
+func refCompact(doc []byte) []byte {
+	var out []byte
+	inString, escaped, afterToken, spaced := false, false, false, false
+	for _, c := range doc {
+		switch {
+		case inString:
+			out = append(out, c)
+			if escaped {
+				escaped = false
+			} else if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case isSpace(c):
+			if afterToken && !spaced {
+				out = append(out, ' ')
+				spaced = true
+			}
+		default:
+			out = append(out, c)
+			spaced, afterToken = false, isTokenByte(c)
+			inString = c == '"'
+		}
+	}
+	return out
+}
+
+// FuzzElementRaw checks the compacted bytes of a single-object file against
+// the byte-by-byte rule, read whole and one byte at a time.
+func FuzzElementRaw(f *testing.F) {
+	for _, seed := range []string{
+		"{\n  \"a\": 1,\n  \"b\": \"x  y\\\" z\",\n  \"c\": [true , false\t,null ],\n  \"d\": {\"e\": -1.5e3 }\n}\n",
+		`{"a":"\\","b":"\\\"","c":  "  "  }`, "{ \"a\" : 1 2 }", "{\"a\":\r\n\t\"b\"}",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		read := func(r io.Reader) (string, string) {
+			var raw []string
+			_, err := NewReader().ReadElements(r, ObjectOrArray, func(e *Element) error {
+				raw = append(raw, string(e.Raw))
+				return nil
+			})
+			msg := ""
+			if err != nil {
+				msg = err.Error()
+			}
+			return strings.Join(raw, "\x00"), msg
+		}
+		whole, werr := read(bytes.NewReader(doc))
+		bytewise, berr := read(iotest.OneByteReader(bytes.NewReader(doc)))
+		require.Equal(t, werr, berr, "%q", doc)
+		require.Equal(t, whole, bytewise, "%q", doc)
+		trimmed := bytes.Trim(doc, " \t\r\n")
+		// (A NUL after the object reads as the end of the file: the
+		// rule is only compared on documents without one.)
+		if werr == "" && len(trimmed) > 0 && trimmed[0] == '{' && bytes.IndexByte(doc, 0) < 0 {
+			require.Equal(t, string(refCompact(trimmed)), whole, "%q", doc)
+		}
+	})
 }

@@ -35,7 +35,7 @@ func FuzzDecodeRowMatchesEncodingJSON(f *testing.F) {
 		}
 		done := make(chan result, 1)
 		go func() {
-			row, err := decodeRow(new(strictjson.Checker), 0, data)
+			row, err := decodeRow(new(rowDecoder), 0, data)
 			done <- result{row, err}
 		}()
 		var got map[string]any

@@ -29,7 +29,7 @@ type capturedMetrics struct {
 // Booleans and null stay "no value" (power_valid is a boolean in real
 // artifacts, and the power contract reads it from the row itself).
 func captureMetrics(cat *catalog.Catalog, row map[string]any) capturedMetrics {
-	c := capturedMetrics{values: make(map[string]any, len(row)), nonFinite: map[string]bool{}, wrongType: map[string]string{}}
+	c := capturedMetrics{values: make(map[string]any, len(row))}
 	for key, raw := range row {
 		if cat.IsNonMetricKey(key) {
 			continue
@@ -38,17 +38,27 @@ func captureMetrics(cat *catalog.Catalog, row map[string]any) capturedMetrics {
 		if !ok {
 			if cat.IsKnownMetric(key) && notANumber(raw) {
 				b, _ := json.Marshal(raw)
+				if c.wrongType == nil {
+					c.wrongType = map[string]string{}
+				}
 				c.wrongType[key] = string(b)
 			}
 			continue
 		}
 		if !finite(f) {
 			if cat.IsKnownMetric(key) {
+				if c.nonFinite == nil {
+					c.nonFinite = map[string]bool{}
+				}
 				c.nonFinite[key] = true
 			}
 			continue
 		}
-		c.values[key] = f
+		if _, boxed := raw.(float64); boxed {
+			c.values[key] = raw // the same float64, already boxed
+		} else {
+			c.values[key] = f
+		}
 	}
 	return c
 }

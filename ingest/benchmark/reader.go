@@ -10,8 +10,6 @@ import (
 	"io"
 
 	gojson "github.com/goccy/go-json"
-
-	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // Shape says which top-level JSON shapes a benchmark file may have.
@@ -77,7 +75,7 @@ func (rd *Reader) ReadRows(r io.Reader, shape Shape, fn RowFunc) (rows int, err 
 type Element struct {
 	Index int
 	Raw   []byte
-	chk   *strictjson.Checker // the reader's, reused from row to row
+	dec   *rowDecoder // the reader's, reused from row to row
 }
 
 // ElementFunc receives every row of a file in order, undecoded.
@@ -85,10 +83,10 @@ type ElementFunc func(e *Element) error
 
 // Decode decodes the element into a row object; errors name the row.
 func (e *Element) Decode() (map[string]any, error) {
-	if e.chk == nil {
-		e.chk = new(strictjson.Checker)
+	if e.dec == nil {
+		e.dec = new(rowDecoder)
 	}
-	return decodeRow(e.chk, e.Index, e.Raw)
+	return decodeRow(e.dec, e.Index, e.Raw)
 }
 
 // ReadElements streams the undecoded rows of a benchmark file to fn, with
@@ -133,8 +131,10 @@ func eofAfter(rows int) error {
 // as encoding/json into map[string]any about five times faster, which is
 // most of the cost of reading a run. A duplicate key, a NUL inside a string
 // or invalid UTF-8 fails the row (strictjson) instead of being resolved,
-// stripped or replaced by the decoder.
-func decodeRow(chk *strictjson.Checker, index int, elem []byte) (map[string]any, error) {
+// stripped or replaced by the decoder. A plain row takes rowDecoder's one
+// pass; the checks and the decoder below run only for a row it refuses,
+// and say why.
+func decodeRow(d *rowDecoder, index int, elem []byte) (map[string]any, error) {
 	trimmed := bytes.Trim(elem, " \t\r\n") // JSON whitespace only: "\f" is not
 	if len(trimmed) == 0 {
 		return nil, fmt.Errorf("row %d: missing value", index)
@@ -152,7 +152,10 @@ func decodeRow(chk *strictjson.Checker, index int, elem []byte) (map[string]any,
 		}
 		return nil, fmt.Errorf("row %d: not an object (%s)", index, kind)
 	}
-	if err := chk.Check(trimmed); err != nil {
+	if row, ok := d.decodeFast(trimmed); ok {
+		return row, nil
+	}
+	if err := d.chk.Check(trimmed); err != nil {
 		return nil, fmt.Errorf("row %d: %w", index, err)
 	}
 	var row map[string]any

@@ -3,6 +3,8 @@ package benchmark
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,90 @@ func BenchmarkReadRows(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n, err := rd.ReadRows(bytes.NewReader(data), ArrayOnly, func(_ int, _ map[string]any, err error) error { return err })
+		if err != nil || n != 2000 {
+			b.Fatal(n, err)
+		}
+	}
+}
+
+// goldenInputFiles are the golden input files (per-job single-node,
+// multinode, agentic v3 and aggregate rows, indented as the producer writes
+// them) and their total size.
+func goldenInputFiles(b *testing.B) ([][]byte, int) {
+	b.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", "rows", "*.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var files [][]byte
+	size := 0
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".golden.json") {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, data)
+		size += len(data)
+	}
+	return files, size
+}
+
+// benchFiles reads the golden input files with fn per row.
+func benchFiles(b *testing.B, fn func(e *Element) error) {
+	files, size := goldenInputFiles(b)
+	rd := NewReader()
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, data := range files {
+			if _, err := rd.ReadElements(bytes.NewReader(data), ObjectOrArray, fn); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkReadNormalizeFiles reads, decodes and normalizes the golden
+// input files, the per-row work of the benchmark stage.
+func BenchmarkReadNormalizeFiles(b *testing.B) {
+	n := newTestNormalizer(b)
+	benchFiles(b, func(e *Element) error {
+		row, err := e.Decode()
+		if err != nil {
+			return err
+		}
+		if _, o := n.Normalize(row); o.Kind == Failed {
+			b.Fatal(o.Reason)
+		}
+		return nil
+	})
+}
+
+// BenchmarkReadDecodeFiles reads and decodes the golden input files.
+func BenchmarkReadDecodeFiles(b *testing.B) {
+	benchFiles(b, func(e *Element) error {
+		_, err := e.Decode()
+		return err
+	})
+}
+
+// BenchmarkReadFiles only splits the golden input files into rows.
+func BenchmarkReadFiles(b *testing.B) {
+	benchFiles(b, func(*Element) error { return nil })
+}
+
+// BenchmarkReadElements splits the aggregate file into compacted rows
+// without decoding them, as the stage does for rows per-job files cover.
+func BenchmarkReadElements(b *testing.B) {
+	data := benchAggregate(b)
+	rd := NewReader()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		n, err := rd.ReadElements(bytes.NewReader(data), ArrayOnly, func(*Element) error { return nil })
 		if err != nil || n != 2000 {
 			b.Fatal(n, err)
 		}

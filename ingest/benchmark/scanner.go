@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // rowScanner tokenises just enough JSON to find element boundaries.
@@ -16,7 +14,7 @@ type rowScanner struct {
 	buf    bytes.Buffer // the value being collected; reused between rows
 	offset int64        // bytes consumed so far
 	bom    bool
-	chk    strictjson.Checker
+	dec    rowDecoder
 }
 
 // scanElement collects the bytes of one array element, starting with first,
@@ -112,7 +110,7 @@ func (s *rowScanner) readArray(fn ElementFunc) (int, error) {
 		}
 		index := rows
 		rows++
-		if err := fn(&Element{Index: index, Raw: elem, chk: &s.chk}); err != nil {
+		if err := fn(&Element{Index: index, Raw: elem, dec: &s.dec}); err != nil {
 			return rows, err
 		}
 		if delim == ']' {
@@ -138,7 +136,7 @@ func (s *rowScanner) readObject(fn ElementFunc) (int, error) {
 	if err := s.expectEnd(); err != nil {
 		return 0, err
 	}
-	if err := fn(&Element{Index: 0, Raw: elem, chk: &s.chk}); err != nil {
+	if err := fn(&Element{Index: 0, Raw: elem, dec: &s.dec}); err != nil {
 		return 1, err
 	}
 	return 1, nil
@@ -228,13 +226,14 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 					st.escaped = false
 					continue
 				}
-				// Jump to the next quote or backslash.
-				j := bytes.IndexAny(chunk[i:], "\"\\")
-				if j < 0 {
-					i = len(chunk) - 1
+				// Jump to the next quote or backslash (strings in rows
+				// are short: a loop beats a search).
+				for i < len(chunk) && chunk[i] != '"' && chunk[i] != '\\' {
+					i++
+				}
+				if i == len(chunk) {
 					continue
 				}
-				i += j
 				if chunk[i] == '\\' {
 					st.escaped = true
 				} else {
@@ -246,17 +245,28 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 			case ' ', '\t', '\n', '\r':
 				// Whitespace between tokens is dropped, except that a run
 				// after a number or literal keeps one space, so `1 2` does
-				// not become `12`.
+				// not become `12`. The rest of the run in this chunk is
+				// skipped at once.
 				s.buf.Write(chunk[start:i])
-				start = i + 1
 				if st.afterToken && !st.spaced {
 					s.buf.WriteByte(' ')
 					st.spaced = true
 				}
+				for i+1 < len(chunk) && isSpace(chunk[i+1]) {
+					i++
+				}
+				start = i + 1
 				continue
 			}
 			st.spaced = false
-			st.afterToken = isTokenByte(c)
+			if st.afterToken = tokenByte[c]; st.afterToken {
+				// A number or literal holds no structure: skip the rest
+				// of it in this chunk.
+				for i+1 < len(chunk) && tokenByte[chunk[i+1]] {
+					i++
+				}
+				continue
+			}
 			done, keep := st.step(c, mode)
 			if !done {
 				continue
@@ -283,10 +293,17 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 	}
 }
 
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 // isTokenByte reports bytes of numbers and literals (true, false, null).
-func isTokenByte(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '-' || c == '+'
-}
+func isTokenByte(c byte) bool { return tokenByte[c] }
+
+var tokenByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '-' || c == '+'
+	}
+	return t
+}()
 
 // expectEnd checks that only whitespace follows the top-level value.
 func (s *rowScanner) expectEnd() error {

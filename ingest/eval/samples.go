@@ -14,7 +14,6 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/inferencex/ingest/ingest/catalog"
-	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // MaxSampleLine bounds one line of a samples file. lm-eval lines hold a
@@ -79,14 +78,45 @@ const maxBadLines = 5
 // than MaxSampleLine) are counted and skipped. It
 // returns early only when fn or the reader fails.
 func ReadSamples(r io.Reader, fn func(*Sample) error) (SampleStats, error) {
+	return NewSampleReader().ReadSamples(r, fn)
+}
+
+// SampleReader reads samples files, reusing its buffers from one file to
+// the next. A SampleReader is not safe for concurrent use; give each worker
+// its own.
+type SampleReader struct {
+	br  *bufio.Reader
+	buf []byte // a line longer than br's buffer
+	p   lineParser
+}
+
+// keptLineBuffer bounds the long-line buffer a SampleReader keeps for the
+// next file.
+const keptLineBuffer = 1 << 20
+
+// NewSampleReader returns a SampleReader with a 256 KiB read buffer.
+func NewSampleReader() *SampleReader {
+	return &SampleReader{br: bufio.NewReaderSize(nil, 256<<10)}
+}
+
+// ReadSamples is the package function ReadSamples with this reader's
+// buffers.
+func (sr *SampleReader) ReadSamples(r io.Reader, fn func(*Sample) error) (SampleStats, error) {
 	var st SampleStats
-	br := bufio.NewReaderSize(r, 256<<10)
-	var buf []byte
+	br := sr.br
+	br.Reset(r)
+	defer br.Reset(nil)
+	buf := sr.buf[:0]
+	defer func() {
+		if cap(buf) <= keptLineBuffer {
+			sr.buf = buf[:0]
+		}
+	}()
 	line := 0
 	// seen maps each (doc_id, filter) to its first line: lm-eval writes one
 	// line per pair, so a repeat is a bad line, not a silent duplicate.
 	seen := map[sampleKey]int{}
-	var chk strictjson.Checker
+	p := &sr.p
 	for {
 		chunk, err := br.ReadSlice('\n')
 		tooLong := false
@@ -113,7 +143,7 @@ func ReadSamples(r io.Reader, fn func(*Sample) error) (SampleStats, error) {
 				st.bad(line, fmt.Sprintf("line is longer than %d bytes", MaxSampleLine))
 			} else if trimmed := bytes.TrimSpace(chunk); len(trimmed) > 0 {
 				st.Lines++
-				s, reason := parseSample(&chk, trimmed)
+				s, reason := p.parse(trimmed)
 				if reason == "" {
 					k := sampleKey{s.DocID, s.Filter}
 					if first, dup := seen[k]; dup {
@@ -183,18 +213,9 @@ func isWordByte(c byte) bool {
 // sampleKeys are the fields a sample row stores in their own columns.
 var sampleKeys = map[string]bool{"doc_id": true, "doc": true, "target": true, "resps": true, "filtered_resps": true, "filter": true, "arguments": true}
 
-// parseSample decodes one line, or says why it is bad.
-func parseSample(chk *strictjson.Checker, line []byte) (*Sample, string) {
-	if err := chk.Check(line); err != nil {
-		return nil, err.Error()
-	}
-	if line[0] != '{' {
-		return nil, "not a JSON object"
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(line, &obj); err != nil {
-		return nil, "not JSON: " + shortErr(err)
-	}
+// sampleOf maps the members of a line to a sample, or says why it is bad.
+// validated says that Members validated the line.
+func (p *lineParser) sampleOf(obj map[string]json.RawMessage, validated bool) (*Sample, string) {
 	rawID, ok := obj["doc_id"]
 	if !ok || string(rawID) == "null" {
 		return nil, "missing doc_id"
@@ -213,17 +234,24 @@ func parseSample(chk *strictjson.Checker, line []byte) (*Sample, string) {
 		}
 	}
 	if d, ok := obj["doc"]; ok && !isNull(d) {
-		s.Doc = newText(TextDoc, string(trimJSON(d)))
+		s.Doc = p.newText(TextDoc, trimJSON(d))
 	}
 	if r, ok := obj["resps"]; ok && !isNull(r) {
-		s.Resps = newText(TextResps, string(trimJSON(r)))
+		s.Resps = p.newText(TextResps, trimJSON(r))
 	}
 	data := map[string]json.RawMessage{}
 	if a, ok := obj["arguments"]; ok && !isNull(a) {
-		prompt, rest := splitPrompt(a)
-		if prompt != nil {
-			s.Prompt = newText(TextPrompt, *prompt)
+		prompt, rest, done := (*Text)(nil), json.RawMessage(nil), false
+		if validated {
+			prompt, rest, done = p.splitPromptFast(a)
 		}
+		if !done {
+			var text *string
+			if text, rest = splitPrompt(a); text != nil {
+				prompt = p.newText(TextPrompt, []byte(*text))
+			}
+		}
+		s.Prompt = prompt
 		if rest != nil {
 			data["arguments"] = rest
 		}
@@ -381,12 +409,13 @@ func responseText(filtered, resps json.RawMessage) *string {
 	return nil
 }
 
-func newText(kind, content string) *Text {
+// newText digests content (hashed before it is copied into the text).
+func newText(kind string, content []byte) *Text {
 	h := sha256.New()
 	h.Write([]byte(kind))
 	h.Write([]byte{0})
-	h.Write([]byte(content))
-	t := &Text{Kind: kind, Content: content}
+	h.Write(content)
+	t := &Text{Kind: kind, Content: string(content)}
 	h.Sum(t.Digest[:0])
 	return t
 }

@@ -42,3 +42,29 @@ func BenchmarkReadSamples(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSampleReaderFiles reads 200 small samples files of 10 lines
+// with one reader, as a sample worker reads the files of many evals.
+func BenchmarkSampleReaderFiles(b *testing.B) {
+	data := benchSamples(b)
+	var files [][]byte
+	for rest := data; len(files) < 200; {
+		end := 0
+		for n := 0; n < 10; n++ {
+			end += bytes.IndexByte(rest[end:], '\n') + 1
+		}
+		files = append(files, rest[:end])
+		rest = rest[end:]
+	}
+	rd := eval.NewSampleReader()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, f := range files {
+			st, err := rd.ReadSamples(bytes.NewReader(f), func(*eval.Sample) error { return nil })
+			if err != nil || st.Good != 10 {
+				b.Fatalf("%+v %v", st, err)
+			}
+		}
+	}
+}

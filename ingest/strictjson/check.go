@@ -342,11 +342,20 @@ func hex4(data []byte, i int) (rune, bool) {
 // unescape decodes the body of a well-formed string that holds escapes
 // and no violation.
 func unescape(s []byte) []byte {
-	out := make([]byte, 0, len(s))
+	return appendUnescaped(make([]byte, 0, len(s)), s)
+}
+
+// appendUnescaped appends the decoded body of a well-formed string that
+// holds no violation to out.
+func appendUnescaped(out, s []byte) []byte {
 	for i := 0; i < len(s); i++ {
 		if s[i] != '\\' {
-			out = append(out, s[i])
-			continue
+			j := bytes.IndexByte(s[i:], '\\')
+			if j < 0 {
+				return append(out, s[i:]...)
+			}
+			out = append(out, s[i:i+j]...)
+			i += j
 		}
 		i++
 		switch s[i] {

@@ -104,7 +104,7 @@ func (s *parseWorker) readFile(ctx context.Context, pa runstate.Planned, fsys fs
 		return nil
 	}
 	defer f.Close()
-	dr := runstate.NewDigestReader(f)
+	dr := runstate.NewDigestReader(&eofReader{r: f})
 	shape := benchmark.ObjectOrArray
 	if pa.Aggregate {
 		shape = benchmark.ArrayOnly
@@ -224,4 +224,20 @@ func (s *parseWorker) normalize(artifact, file string, index int, row map[string
 		s.tally.AddUnknownMetric(k)
 	}
 	return schema.StagedBenchmark{Point: point, Key: key, Source: schema.Provenance{Artifact: artifact, File: file, Row: index}}, true
+}
+
+// eofReader remembers that its file ended, so that finishing the digest of
+// a file the row reader read to its end costs no further read call.
+type eofReader struct {
+	r   io.Reader
+	eof bool
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	if e.eof {
+		return 0, io.EOF
+	}
+	n, err := e.r.Read(p)
+	e.eof = err == io.EOF
+	return n, err
 }

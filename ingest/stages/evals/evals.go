@@ -264,7 +264,7 @@ func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
 	results := make([]*sampleWorker, workers)
 	var wg sync.WaitGroup
 	for i := range results {
-		sw := &sampleWorker{sent: map[[32]byte]struct{}{}, stored: s.stored}
+		sw := &sampleWorker{reader: eval.NewSampleReader(), sent: map[[32]byte]struct{}{}, stored: s.stored}
 		results[i] = sw
 		wg.Go(func() {
 			for g := range jobs {
@@ -349,7 +349,8 @@ func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
 
 // sampleWorker parses samples files for stageSamples.
 type sampleWorker struct {
-	sent map[[32]byte]struct{}
+	reader *eval.SampleReader
+	sent   map[[32]byte]struct{}
 	// lastResps is the digest of the model outputs of the previous line.
 	lastResps [32]byte
 	stored    map[schema.EvalKey]schema.EvalSamplesFile
@@ -403,7 +404,7 @@ func (sw *sampleWorker) read(ctx context.Context, fsys fs.FS, c *evalCandidate, 
 	defer f.Close()
 	dr := runstate.NewDigestReader(f)
 	var stop error
-	res.stats, err = eval.ReadSamples(dr, func(smp *eval.Sample) error {
+	res.stats, err = sw.reader.ReadSamples(dr, func(smp *eval.Sample) error {
 		st := schema.StagedEvalSample{Eval: c.key, DocID: smp.DocID, Filter: smp.Filter,
 			Target: smp.Target, Response: smp.Response, Score: smp.Score, Passed: smp.Passed,
 			Metrics: smp.Metrics, FilteredResps: smp.FilteredResps, Data: smp.Data,
