@@ -37,6 +37,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	runsFile := s.str("runs", "", "file of run ids to backfill instead of listing the workflow's runs", "INGEST_BACKFILL_RUNS")
 	fromDir := s.str("from-dir", "", "backfill the run trees under this directory instead of downloading", "INGEST_BACKFILL_FROM_DIR")
 	reingest := s.flag("reingest", "ingest runs again even when the ledger shows them ingested", "INGEST_BACKFILL_REINGEST")
+	reread := s.flag("reread", "read and compare every run in full even when its inputs and the data are unchanged since its last ingest", "INGEST_REREAD")
 	dryRun := s.flag("dry-run", "list what would be done, oldest run first; write nothing", "INGEST_DRY_RUN")
 	worker := s.str("worker", "", "name of this worker in the queue (default HOST:PID)", "INGEST_BACKFILL_WORKER")
 	keep := s.flag("keep-downloads", "keep each run's downloaded artifacts in the cache (default: removed once the run is settled)", "INGEST_KEEP_DOWNLOADS")
@@ -183,11 +184,12 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 		return fail(env, "%v", err)
 	}
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
-	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: target.String(), ToolVersion: toolVersion()}
+	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: target.String(), ToolVersion: toolVersion(), Reread: *reread}
 	if cfg.Target == "" {
 		cfg.Target = databaseName(common.dbURL.String())
 	}
 	ingestTree := func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
+		cfg.TreeDigest = source.StartDigest(ctx, dir) // hashed while the tree is opened and read
 		tree, err := source.Open(ctx, dir, runLog)
 		if err != nil {
 			return nil, err
