@@ -99,11 +99,26 @@ func TestUnchangedRerun(t *testing.T) {
 		require.Equal(t, full.IngestID, next.Details.UnchangedSince)
 	})
 
-	t.Run("another run ingested since: read in full", func(t *testing.T) {
+	t.Run("another run ingested since: still answered, and equal to a full read", func(t *testing.T) {
+		// Run 777 shares configs, texts and availability dates with this
+		// one: it inserts only its own rows and ones this run finds stored.
 		other := t.TempDir()
-		_, err := generate.Write(other, generate.Options{Points: 2, Seed: 7, RunID: 777})
+		_, err := generate.Write(other, generate.Options{Points: 3, Seed: 1, Telemetry: true, Evals: 1, EvalDocs: 4, AgentX: 1, RunID: 777})
 		require.NoError(t, err)
 		o := hCLI(t.Context(), nil, "load", other, "--database-url", db, "--log-level", "warn")
+		require.Equal(t, cli.ExitOK, o.code, "%s", o)
+		_, answered := load(t)
+		require.NotZero(t, answered.Details.UnchangedSince)
+		_, full := load(t, "--reread")
+		require.JSONEq(t, comparableSummary(t, full), comparableSummary(t, answered))
+		requireAllDuplicate(t, full, first)
+	})
+
+	t.Run("another attempt of the run ingested since: read in full", func(t *testing.T) {
+		attempt := t.TempDir()
+		_, err := generate.Write(attempt, generate.Options{Points: 2, Seed: 7})
+		require.NoError(t, err)
+		o := hCLI(t.Context(), nil, "load", attempt, "--database-url", db, "--log-level", "warn", "--attempt", "2")
 		require.Equal(t, cli.ExitOK, o.code, "%s", o)
 		_, full := load(t)
 		require.Zero(t, full.Details.UnchangedSince)

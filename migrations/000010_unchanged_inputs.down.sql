@@ -1,3 +1,4 @@
+DROP INDEX ingests_data_xact_idx;
 ALTER TABLE ingests
     DROP COLUMN unchanged_since,
     DROP COLUMN data_snapshot,

@@ -39,11 +39,16 @@ END $$;
 -- What the ledger keeps to recognise an unchanged rerun: the digest of the
 -- ingest's inputs (the tree, the build, the catalog and override files, the
 -- run identity), and the data it saw: its own transaction and the snapshot
--- taken as it finished. A change is a noted transaction other than its own
--- that the snapshot does not see. An ingest answered from an earlier one
--- (unchanged_since) carries that one's digest, transaction and snapshot.
+-- taken as it finished. A change is a noted transaction other than its own,
+-- and other than another run's ingest, that the snapshot does not see. An
+-- ingest answered from an earlier one (unchanged_since) carries that one's
+-- digest, transaction and snapshot.
 ALTER TABLE ingests
     ADD COLUMN input_digest    bytea,
     ADD COLUMN data_xact       xid8,
     ADD COLUMN data_snapshot   pg_snapshot,
     ADD COLUMN unchanged_since bigint REFERENCES ingests (id);
+
+-- A noted transaction that is another run's ingest does not make a rerun
+-- read in full (store/queries_unchanged.go): found by its transaction.
+CREATE INDEX ingests_data_xact_idx ON ingests (data_xact) WHERE unchanged_since IS NULL;

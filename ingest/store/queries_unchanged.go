@@ -11,15 +11,24 @@ WHERE p.repo = $1 AND p.github_run_id = $2 AND p.run_attempt = $3
   AND p.status IN ('succeeded', 'completed_with_failures')
 ORDER BY p.id DESC LIMIT 1`
 
-// dataUnchangedSince is true when no transaction but the ingest's own
-// (p.data_xact) wrote a data table after the ingest's snapshot: a noted
+// dataUnchangedSince is true when nothing that could change a rerun's
+// outcome wrote a data table after the ingest's snapshot: a noted
 // transaction the snapshot does not see is a later one (or one still in
-// flight when the ingest finished).
+// flight when the ingest finished). The ingest's own (p.data_xact) does
+// not count, nor does an ingest of another run (a ledger row holding the
+// transaction, of another run id): it inserts only its own rows and
+// content-addressed ones (configs, texts, blobs) that this run's rows find
+// stored either way, and updates or deletes only its own. Any other writer
+// — an ingest of the same run under any attempt, a statement run by hand,
+// a migration — does count.
 const dataUnchangedSince = `(p.data_snapshot IS NOT NULL AND NOT EXISTS (
     SELECT 1 FROM data_changes c
     WHERE c.xact >= pg_snapshot_xmin(p.data_snapshot)
       AND c.xact <> p.data_xact
-      AND NOT pg_visible_in_snapshot(c.xact, p.data_snapshot)))`
+      AND NOT pg_visible_in_snapshot(c.xact, p.data_snapshot)
+      AND NOT EXISTS (SELECT 1 FROM ingests o
+                      WHERE o.data_xact = c.xact AND o.unchanged_since IS NULL
+                        AND o.github_run_id <> p.github_run_id)))`
 
 // qPriorIngest reads the prior ingest of a run.
 const qPriorIngest = `
