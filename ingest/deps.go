@@ -31,7 +31,7 @@ type Store interface {
 // ingest, and a ledger row answered from it.
 type ledger interface {
 	PriorIngest(ctx context.Context, run schema.RunIdentity) (schema.PriorIngest, error)
-	RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest []byte,
+	RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest, files []byte,
 		sum *schema.Summary, dryRun bool, beforeCommit func(context.Context) error) (bool, error)
 }
 
@@ -40,7 +40,7 @@ type RunWriter interface {
 	Run() schema.WrittenRun
 	StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error)
 	Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error)
-	SetInputDigest(digest []byte)
+	SetInputDigest(digest, files []byte)
 	Finish(ctx context.Context, sum *schema.Summary, artifacts json.RawMessage, dryRun bool) error
 	Rollback(ctx context.Context) error
 	evals.Writer
@@ -153,7 +153,7 @@ func (a adapted[W]) PriorIngest(ctx context.Context, run schema.RunIdentity) (sc
 	return a.s.PriorIngest(ctx, run)
 }
 
-func (a adapted[W]) RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest []byte,
+func (a adapted[W]) RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest, files []byte,
 	sum *schema.Summary, dryRun bool, beforeCommit func(context.Context) error) (bool, error) {
-	return a.s.RecordUnchanged(ctx, start, p, digest, sum, dryRun, beforeCommit)
+	return a.s.RecordUnchanged(ctx, start, p, digest, files, sum, dryRun, beforeCommit)
 }

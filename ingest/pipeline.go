@@ -77,22 +77,20 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	}
 	var inputs *inputDigest
 	if d.Build != nil {
-		inputs = startInputDigest(ctx, cfg, tree, d.Build)
-		if !cfg.Reread {
-			rs, ok, err := answerUnchanged(ctx, cfg, start, sum, inputs, d)
-			if fe := (fenceError{}); errors.As(err, &fe) {
-				return abort(sum, t, d, fe.err), fe.err
-			}
-			if err != nil {
-				return abortRecorded(ctx, sum, t, d, start, records, err)
-			}
-			if ok {
-				d.stageDone("unchanged", began)
-				log.Info("ingest finished: inputs unchanged", zap.String("status", string(rs.Status)),
-					zap.Int64("ingest_id", rs.IngestID), zap.Int64("unchanged_since", rs.Details.UnchangedSince),
-					zap.Int64("duration_ms", rs.Details.DurationMS))
-				return rs, nil
-			}
+		inputs = newInputDigest(ctx, cfg, tree, d.Build)
+		rs, ok, err := answerUnchanged(ctx, cfg, start, sum, inputs, d)
+		if fe := (fenceError{}); errors.As(err, &fe) {
+			return abort(sum, t, d, fe.err), fe.err
+		}
+		if err != nil {
+			return abortRecorded(ctx, sum, t, d, start, records, err)
+		}
+		if ok {
+			d.stageDone("unchanged", began)
+			log.Info("ingest finished: inputs unchanged", zap.String("status", string(rs.Status)),
+				zap.Int64("ingest_id", rs.IngestID), zap.Int64("unchanged_since", rs.Details.UnchangedSince),
+				zap.Int64("duration_ms", rs.Details.DurationMS))
+			return rs, nil
 		}
 	}
 	w, err := d.Store.BeginRun(ctx, start)
@@ -143,14 +141,14 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abort(sum, t, d, err), err
 	}
 	if inputs != nil {
-		digest, err := inputs.wait(ctx)
+		digest, index, err := inputs.wait(ctx)
 		if err != nil && ctx.Err() != nil {
 			return abortRecorded(ctx, sum, t, d, start, records, err)
 		}
 		if err != nil {
 			log.Info("inputs not hashed: a rerun will read the run in full", zap.Error(err))
 		}
-		w.SetInputDigest(digest)
+		w.SetInputDigest(digest, index)
 	}
 	commitStarted := time.Now()
 	if err := w.Finish(ctx, sum, runstate.EncodeRecords(records), cfg.DryRun); err != nil {

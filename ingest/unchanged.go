@@ -19,56 +19,50 @@ import (
 // inputDigest is the digest of everything outside the database that decides
 // what an ingest writes and reports: the tree (source.Tree.Digest), the
 // build and its catalog and override files (Deps.Build), and the run as
-// the caller describes it. It is computed in the background while the run
-// is read, and waited for only when needed.
+// the caller describes it. The tree is walked in the background from the
+// start (Config.TreeDigest, or here); its files are hashed once the prior
+// ingest's file index is known (use).
 type inputDigest struct {
-	done chan struct{}
-	sum  []byte
-	err  error
+	build, caller []byte
+	tree          *source.Digesting
+	err           error
 }
 
-func startInputDigest(ctx context.Context, cfg Config, tree *source.Tree, build []byte) *inputDigest {
-	in := &inputDigest{done: make(chan struct{})}
-	go func() {
-		defer close(in.done)
-		caller, err := json.Marshal(struct {
-			Run         schema.RunIdentity
-			Meta        schema.RunMeta
-			MergeMeta   schema.RunMeta
-			Target      string
-			ToolVersion string
-		}{cfg.Run, cfg.Meta, cfg.MergeMeta, cfg.Target, cfg.ToolVersion})
-		if err != nil {
-			in.err = err
-			return
-		}
-		var td []byte
-		if cfg.TreeDigest != nil {
-			td, err = cfg.TreeDigest.Wait(ctx)
-		} else {
-			td, err = tree.Digest(ctx)
-		}
-		if err != nil {
-			in.err = err
-			return
-		}
-		h := sha256.New()
-		for _, part := range [][]byte{build, caller, td} {
-			fmt.Fprintf(h, "%d:", len(part))
-			h.Write(part)
-		}
-		in.sum = h.Sum(nil)
-	}()
+func newInputDigest(ctx context.Context, cfg Config, tree *source.Tree, build []byte) *inputDigest {
+	in := &inputDigest{build: build, tree: cfg.TreeDigest}
+	if in.tree == nil {
+		in.tree = source.StartDigest(ctx, tree.Root)
+	}
+	in.caller, in.err = json.Marshal(struct {
+		Run         schema.RunIdentity
+		Meta        schema.RunMeta
+		MergeMeta   schema.RunMeta
+		Target      string
+		ToolVersion string
+	}{cfg.Run, cfg.Meta, cfg.MergeMeta, cfg.Target, cfg.ToolVersion})
 	return in
 }
 
-func (in *inputDigest) wait(ctx context.Context) ([]byte, error) {
-	select {
-	case <-in.done:
-		return in.sum, in.err
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+// use gives the file index of the run's prior ingest (nil for none), so
+// that files unchanged since are not read again, and starts the hashing.
+func (in *inputDigest) use(index []byte) { in.tree.Use(index) }
+
+// wait returns the digest and the tree's file index (for the ledger).
+func (in *inputDigest) wait(ctx context.Context) (digest, index []byte, err error) {
+	if in.err != nil {
+		in.tree.Use(nil)
+		return nil, nil, in.err
 	}
+	td, index, err := in.tree.Wait(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{in.build, in.caller, td} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	return h.Sum(nil), index, nil
 }
 
 // answerUnchanged answers a rerun from the ledger when its inputs are those
@@ -80,18 +74,23 @@ func (in *inputDigest) wait(ctx context.Context) ([]byte, error) {
 // written since, a tree that cannot be hashed, a run dated by the ingest's
 // own clock, or a prior ingest that another one superseded meanwhile.
 func answerUnchanged(ctx context.Context, cfg Config, start schema.RunStart, sum *schema.Summary, in *inputDigest, d Deps) (*schema.Summary, bool, error) {
-	if start.CreatedAtIsFallback && start.Meta.CreatedAt.Equal(start.StartedAt) {
-		return nil, false, nil // "run date unknown: using the ingest time": each ingest says another time
-	}
 	prior, err := d.Store.PriorIngest(ctx, start.Run)
 	if err != nil {
+		in.use(nil)
 		return nil, false, err
+	}
+	in.use(prior.InputFiles)
+	if cfg.Reread {
+		return nil, false, nil
+	}
+	if start.CreatedAtIsFallback && start.Meta.CreatedAt.Equal(start.StartedAt) {
+		return nil, false, nil // "run date unknown: using the ingest time": each ingest says another time
 	}
 	if prior.IngestID == 0 || prior.InputDigest == nil || !prior.DataUnchanged || prior.Summary == nil {
 		return nil, false, nil
 	}
 	waited := time.Now()
-	digest, err := in.wait(ctx)
+	digest, index, err := in.wait(ctx)
 	d.Log.Debug("inputs hashed", zap.Duration("waited", time.Since(waited)))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -113,7 +112,7 @@ func answerUnchanged(ctx context.Context, cfg Config, start schema.RunStart, sum
 	var fenced error
 	recorded := time.Now()
 	defer func() { d.Log.Debug("unchanged rerun recorded", zap.Duration("took", time.Since(recorded))) }()
-	ok, err := d.Store.RecordUnchanged(ctx, start, prior, digest, rs, cfg.DryRun, func(ctx context.Context) error {
+	ok, err := d.Store.RecordUnchanged(ctx, start, prior, digest, index, rs, cfg.DryRun, func(ctx context.Context) error {
 		fenced = fence(ctx, cfg)
 		return fenced
 	})

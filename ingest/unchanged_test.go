@@ -160,7 +160,7 @@ func TestUnchangedRerun(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, p2.DataUnchanged, "a write since the ingest went unnoticed")
 		rows := ledgerRows(t)
-		ok, err := st.RecordUnchanged(t.Context(), schema.RunStart{Run: run, Target: "x"}, p, p.InputDigest,
+		ok, err := st.RecordUnchanged(t.Context(), schema.RunStart{Run: run, Target: "x"}, p, p.InputDigest, nil,
 			&schema.Summary{Status: schema.StatusSucceeded}, false, nil)
 		require.NoError(t, err)
 		require.False(t, ok, "recorded an answer from an ingest whose data changed since")

@@ -3,6 +3,7 @@ ALTER TABLE ingests
     DROP COLUMN unchanged_since,
     DROP COLUMN data_snapshot,
     DROP COLUMN data_xact,
+    DROP COLUMN input_files,
     DROP COLUMN input_digest;
 
 DO $$

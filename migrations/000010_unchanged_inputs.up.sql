@@ -45,9 +45,20 @@ END $$;
 -- digest, transaction and snapshot.
 ALTER TABLE ingests
     ADD COLUMN input_digest    bytea,
+    ADD COLUMN input_files     bytea,
     ADD COLUMN data_xact       xid8,
     ADD COLUMN data_snapshot   pg_snapshot,
     ADD COLUMN unchanged_since bigint REFERENCES ingests (id);
+
+-- input_files is the index of the tree's files as hashed (each file's size,
+-- times, inode, device and sha256): a rerun hashes again only the files
+-- whose metadata changed, as git's index does. Paths compress well.
+DO $$
+BEGIN
+    ALTER TABLE ingests ALTER COLUMN input_files SET COMPRESSION lz4;
+EXCEPTION WHEN feature_not_supported THEN
+    RAISE NOTICE 'lz4 is not available: input_files keeps pglz';
+END $$;
 
 -- A noted transaction that is another run's ingest does not make a rerun
 -- read in full (store/queries_unchanged.go): found by its transaction.

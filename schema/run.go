@@ -85,6 +85,10 @@ type PriorIngest struct {
 	DataUnchanged bool
 	// Summary is the ingest's report as stored.
 	Summary *Summary
+	// InputFiles is the file index of the ingest's tree digest (source:
+	// each file's metadata and sha256), so that a rerun reads again only
+	// the files whose metadata changed. nil when none was recorded.
+	InputFiles []byte
 }
 
 // Matches says whether a rerun with inputs digest may answer from p.

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // maxDigestWorkers bounds the goroutines hashing a tree's files.
@@ -24,14 +26,24 @@ const maxDigestWorkers = 4
 // file's modification time is included too. Two trees with equal digests
 // give an ingest the same input.
 func (t *Tree) Digest(ctx context.Context) ([]byte, error) {
-	return digestDir(ctx, t.Root, t.ListingName == "")
+	d := startDigest(ctx, t.Root, t.ListingName == "")
+	d.Use(nil)
+	sum, _, err := d.Wait(ctx)
+	return sum, err
 }
 
-// Digesting is a tree's digest being computed in the background.
+// Digesting is a tree's Digest being computed in the background: the tree
+// is walked (and every regular file's metadata read) at once; its files
+// are hashed once Use says which of them an earlier digest already hashed.
 type Digesting struct {
-	done chan struct{}
-	sum  []byte
-	err  error
+	root      string
+	withTimes bool
+	use       chan FileIndex
+	useOnce   sync.Once
+	done      chan struct{}
+	sum       []byte
+	index     []byte
+	err       error
 }
 
 // StartDigest starts computing the Digest of the tree at dir in the
@@ -39,27 +51,97 @@ type Digesting struct {
 // tree's listing decides whether modification times count; a tree whose
 // listing cannot be used is refused before its digest matters.
 func StartDigest(ctx context.Context, dir string) *Digesting {
-	d := &Digesting{done: make(chan struct{})}
-	go func() {
-		defer close(d.done)
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			d.err = err
-			return
-		}
-		d.sum, d.err = digestDir(ctx, abs, !hasListing(abs))
-	}()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		d := &Digesting{done: make(chan struct{}), err: fmt.Errorf("digest of %s: %w", dir, err)}
+		close(d.done)
+		return d
+	}
+	return startDigest(ctx, abs, !hasListing(abs))
+}
+
+func startDigest(ctx context.Context, root string, withTimes bool) *Digesting {
+	d := &Digesting{root: root, withTimes: withTimes, use: make(chan FileIndex, 1), done: make(chan struct{})}
+	go d.run(ctx)
 	return d
 }
 
-// Wait returns the digest once computed, or ctx's cause.
-func (d *Digesting) Wait(ctx context.Context) ([]byte, error) {
+// Use gives the index of an earlier digest of this tree (Wait's second
+// result, as stored), or nil: a file whose size, times, inode and device
+// are those it records is not read again. Hashing starts once Use is
+// called; only the first call counts. An index that does not decode is
+// ignored.
+func (d *Digesting) Use(index []byte) {
+	d.useOnce.Do(func() {
+		if d.use != nil {
+			d.use <- decodeFileIndex(index)
+		}
+	})
+}
+
+// Wait returns the digest and the index of the files it hashed (for Use
+// the next time), once computed, or ctx's cause. It calls Use(nil) when
+// nobody did.
+func (d *Digesting) Wait(ctx context.Context) (sum, index []byte, err error) {
+	d.Use(nil)
 	select {
 	case <-d.done:
-		return d.sum, d.err
+		return d.sum, d.index, d.err
 	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+		return nil, nil, context.Cause(ctx)
 	}
+}
+
+func (d *Digesting) run(ctx context.Context) {
+	defer close(d.done)
+	walked := time.Now()
+	var entries []digestEntry
+	if err := walkTree(d.root, "", d.withTimes, &entries); err != nil {
+		d.err = fmt.Errorf("digest of %s: %w", d.root, err)
+		return
+	}
+	var known FileIndex
+	select {
+	case known = <-d.use:
+	case <-ctx.Done():
+		d.err = context.Cause(ctx)
+		return
+	}
+	if err := hashFiles(ctx, d.root, entries, known); err != nil {
+		d.err = fmt.Errorf("digest of %s: %w", d.root, err)
+		return
+	}
+	d.sum = combine(entries)
+	// A file changed within racyWindow of the walk could change again
+	// without its times moving (they tick coarsely): it is not indexed.
+	d.index = encodeFileIndex(entries, walked.Add(-racyWindow).UnixNano())
+}
+
+// racyWindow: files whose modification or change time is this close to
+// the walk are hashed again next time whatever their metadata says.
+const racyWindow = 2 * time.Second
+
+func combine(entries []digestEntry) []byte {
+	h := sha256.New()
+	var num [8]byte
+	for _, e := range entries {
+		io.WriteString(h, e.path)
+		h.Write([]byte{0, e.kind})
+		switch e.kind {
+		case 'f':
+			binary.BigEndian.PutUint64(num[:], uint64(e.stat.size))
+			h.Write(num[:])
+			h.Write(e.sum[:])
+		case 'l':
+			io.WriteString(h, e.target)
+		}
+		if e.mod != 0 {
+			binary.BigEndian.PutUint64(num[:], uint64(e.mod))
+			h.Write(num[:])
+		}
+		h.Write([]byte{'\n'})
+	}
+	return h.Sum(nil)
 }
 
 // hasListing says whether the tree at root has a listing, as Open names
@@ -73,44 +155,14 @@ func hasListing(root string) bool {
 	return false
 }
 
-func digestDir(ctx context.Context, root string, withTimes bool) ([]byte, error) {
-	var entries []digestEntry
-	if err := walkTree(root, "", withTimes, &entries); err != nil {
-		return nil, fmt.Errorf("digest of %s: %w", root, err)
-	}
-	if err := hashFiles(ctx, root, entries); err != nil {
-		return nil, fmt.Errorf("digest of %s: %w", root, err)
-	}
-	h := sha256.New()
-	var num [8]byte
-	for _, e := range entries {
-		io.WriteString(h, e.path)
-		h.Write([]byte{0, e.kind})
-		switch e.kind {
-		case 'f':
-			binary.BigEndian.PutUint64(num[:], uint64(e.size))
-			h.Write(num[:])
-			h.Write(e.sum[:])
-		case 'l':
-			io.WriteString(h, e.target)
-		}
-		if e.mod != 0 {
-			binary.BigEndian.PutUint64(num[:], uint64(e.mod))
-			h.Write(num[:])
-		}
-		h.Write([]byte{'\n'})
-	}
-	return h.Sum(nil), nil
-}
-
 // digestEntry is one entry of the tree: kind 'd' folder, 'f' regular file,
 // 'l' symbolic link, 'o' anything else (pipes, sockets, devices: never
 // opened).
 type digestEntry struct {
 	path   string
 	kind   byte
-	size   int64
-	mod    int64 // nanoseconds, when modification times count
+	stat   fileStat // regular files: as read by the walk (size only where the OS gives no more)
+	mod    int64    // nanoseconds, when modification times count
 	target string
 	sum    [sha256.Size]byte
 }
@@ -142,12 +194,15 @@ func walkTree(dir, rel string, withTimes bool, out *[]digestEntry) error {
 		default:
 			e.kind = 'o'
 		}
-		if withTimes && e.kind == 'f' {
+		if e.kind == 'f' {
 			info, err := d.Info()
 			if err != nil {
 				return err
 			}
-			e.mod = info.ModTime().UnixNano()
+			e.stat = statOf(info)
+			if withTimes {
+				e.mod = info.ModTime().UnixNano()
+			}
 		}
 		*out = append(*out, e)
 		if e.kind == 'd' {
@@ -159,37 +214,45 @@ func walkTree(dir, rel string, withTimes bool, out *[]digestEntry) error {
 	return nil
 }
 
-// hashFiles fills in the size and sha256 of every regular file, a few
-// files at a time.
-func hashFiles(ctx context.Context, root string, entries []digestEntry) error {
-	next := make(chan int)
-	workers := min(runtime.GOMAXPROCS(0), maxDigestWorkers)
+// hashFiles fills in the sha256 of every regular file, a few files at a
+// time: from known when it records the file with the metadata the walk
+// read, else by reading it.
+func hashFiles(ctx context.Context, root string, entries []digestEntry, known FileIndex) error {
+	var todo []int
+	for i := range entries {
+		e := &entries[i]
+		if e.kind != 'f' {
+			continue
+		}
+		if k, ok := known[e.path]; ok && e.stat.full && k.stat == e.stat {
+			e.sum = k.sum
+			continue
+		}
+		todo = append(todo, i)
+	}
+	var next atomic.Int64
+	workers := max(1, min(runtime.GOMAXPROCS(0), maxDigestWorkers, len(todo)))
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			buf := make([]byte, 64<<10)
-			for i := range next {
-				if errs[w] == nil {
-					errs[w] = hashFile(filepath.Join(root, filepath.FromSlash(entries[i].path)), &entries[i], buf)
+			for {
+				n := int(next.Add(1)) - 1
+				if n >= len(todo) || ctx.Err() != nil {
+					return
+				}
+				e := &entries[todo[n]]
+				if err := hashFile(filepath.Join(root, filepath.FromSlash(e.path)), e, buf); err != nil {
+					errs[w] = err
+					return
 				}
 			}
 		})
 	}
-	var err error
-	for i := range entries {
-		if entries[i].kind != 'f' {
-			continue
-		}
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
 	wg.Wait()
-	if err != nil {
-		return err
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
 	}
 	for _, e := range errs {
 		if e != nil {
@@ -199,6 +262,8 @@ func hashFiles(ctx context.Context, root string, entries []digestEntry) error {
 	return nil
 }
 
+// hashFile reads one file through sha256. The digest takes the size read,
+// which for a file that grew or shrank since the walk is the truth.
 func hashFile(name string, e *digestEntry, buf []byte) error {
 	f, err := os.Open(name)
 	if err != nil {
@@ -206,16 +271,20 @@ func hashFile(name string, e *digestEntry, buf []byte) error {
 	}
 	defer f.Close()
 	h := sha256.New()
+	var size int64
 	for {
 		n, err := f.Read(buf)
 		h.Write(buf[:n])
-		e.size += int64(n)
+		size += int64(n)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
 		}
+	}
+	if size != e.stat.size {
+		e.stat = fileStat{size: size} // changed while read: never indexed
 	}
 	h.Sum(e.sum[:0])
 	return nil

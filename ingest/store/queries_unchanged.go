@@ -32,22 +32,23 @@ const dataUnchangedSince = `(p.data_snapshot IS NOT NULL AND NOT EXISTS (
 
 // qPriorIngest reads the prior ingest of a run.
 const qPriorIngest = `
-SELECT p.id, p.input_digest, ` + dataUnchangedSince + `, p.summary
+SELECT p.id, p.input_digest, ` + dataUnchangedSince + `, p.summary, p.input_files
 FROM (` + priorFinished + `) p`
 
 // qRecordUnchanged records a rerun answered from ingest $14: a finished
 // ledger row carrying that ingest's artifact records, input digest and data
-// stamps, and the rerun's summary with its own id. It inserts nothing when
+// stamps, the rerun's summary with its own id, and the file index of its
+// own digest ($15: files that were racy then may be indexed now). It inserts nothing when
 // $14 is no longer the run's newest finished ingest or the data changed
 // since (another writer got there between the check and this statement).
 const qRecordUnchanged = `
 WITH n AS (SELECT nextval(pg_get_serial_sequence('ingests', 'id')) AS id)
 INSERT INTO ingests (id, repo, github_run_id, run_attempt, merge_run_id, merge_run_attempt,
     workflow_run_id, status, target, started_at, finished_at, duration_ms, summary, artifacts,
-    tool_version, input_digest, data_xact, data_snapshot, unchanged_since)
+    tool_version, input_digest, input_files, data_xact, data_snapshot, unchanged_since)
 SELECT n.id, $1, $2, $3, $4, $5, p.workflow_run_id, $6, $7, $8, $9, $10,
     jsonb_set($11::jsonb, '{ingestId}', to_jsonb(n.id)), p.artifacts, $12,
-    p.input_digest, p.data_xact, p.data_snapshot, p.id
+    p.input_digest, $15, p.data_xact, p.data_snapshot, p.id
 FROM n, (` + priorFinished + `) p
 WHERE p.id = $14 AND p.input_digest = $13 AND ` + dataUnchangedSince + `
 RETURNING id`

@@ -33,6 +33,7 @@ type RunTx struct {
 	// inputDigest is recorded in the ledger row (SetInputDigest), with
 	// the data stamps, when the schema has their columns (recordInputs).
 	inputDigest  []byte
+	inputFiles   []byte
 	recordInputs bool
 }
 
@@ -40,7 +41,7 @@ type RunTx struct {
 // records with the data the run saw, so that a rerun with the same inputs
 // can answer from this ingest while nothing else has written since. nil
 // records none.
-func (t *RunTx) SetInputDigest(d []byte) { t.inputDigest = d }
+func (t *RunTx) SetInputDigest(d, files []byte) { t.inputDigest, t.inputFiles = d, files }
 
 // BeginRun opens the run's transaction: it waits for the run's advisory
 // lock (so a concurrent ingest of the same run finishes first), writes the
@@ -209,7 +210,7 @@ func (t *RunTx) Finish(ctx context.Context, s *schema.Summary, artifacts json.Ra
 	}
 	if t.recordInputs {
 		_, err = t.tx.Exec(ctx, qFinishLedger, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
-			s.Details.DurationMS, sum, []byte(artifacts), nil, t.inputDigest)
+			s.Details.DurationMS, sum, []byte(artifacts), nil, t.inputDigest, t.inputFiles)
 	} else {
 		_, err = t.tx.Exec(ctx, qFinishLedgerWithoutInputs, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
 			s.Details.DurationMS, sum, []byte(artifacts), nil)

@@ -24,7 +24,7 @@ func (s *Store) PriorIngest(ctx context.Context, run schema.RunIdentity) (schema
 		return p, err
 	}
 	err := s.pool.QueryRow(ctx, qPriorIngest, run.Repo, run.SourceRunID, run.SourceRunAttempt).
-		Scan(&p.IngestID, &p.InputDigest, &p.DataUnchanged, &raw)
+		Scan(&p.IngestID, &p.InputDigest, &p.DataUnchanged, &raw, &p.InputFiles)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return schema.PriorIngest{}, nil
 	}
@@ -42,14 +42,14 @@ func (s *Store) PriorIngest(ctx context.Context, run schema.RunIdentity) (schema
 }
 
 // RecordUnchanged records a rerun answered from the prior ingest p, whose
-// inputs had digest: under the run's advisory lock it writes one finished
+// inputs had digest (files: the file index of this rerun's digest): under the run's advisory lock it writes one finished
 // ledger row (sum, with its ingest id set) that carries p's artifact
 // records and data stamps, and commits — or, for a dry run, rolls back. It
 // returns false, having written nothing, when p is no longer the run's
 // newest finished ingest or the data changed since; the caller then
 // ingests the run in full. beforeCommit, when set, is called once the lock
 // is held; its error aborts.
-func (s *Store) RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest []byte,
+func (s *Store) RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest, files []byte,
 	sum *schema.Summary, dryRun bool, beforeCommit func(context.Context) error) (bool, error) {
 	enc, err := json.Marshal(sum)
 	if err != nil {
@@ -75,7 +75,7 @@ func (s *Store) RecordUnchanged(ctx context.Context, start schema.RunStart, p sc
 	err = tx.QueryRow(ctx, qRecordUnchanged, r.Repo, r.SourceRunID, r.SourceRunAttempt,
 		nullInt64(r.MergeRunID), nullInt(r.MergeRunAttempt), string(sum.Status), start.Target,
 		sum.StartedAt.UTC(), sum.FinishedAt.UTC(), sum.Details.DurationMS, enc, start.ToolVersion,
-		digest, p.IngestID).Scan(&id)
+		digest, p.IngestID, files).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}

@@ -1,0 +1,120 @@
+package source
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// treeDigest digests the tree at dir given an earlier index, and returns the
+// digest, the new index and how many files it indexed.
+func treeDigest(t *testing.T, dir string, index []byte) ([]byte, []byte, int) {
+	t.Helper()
+	d := StartDigest(context.Background(), dir)
+	d.Use(index)
+	sum, idx, err := d.Wait(context.Background())
+	require.NoError(t, err)
+	return sum, idx, len(decodeFileIndex(idx))
+}
+
+// TestDigestFileIndex: a file recorded in the index with the metadata the
+// walk reads is not read again, and the digest is the same as when every
+// file is read; a file whose content changed is read again even when its
+// size and modification time were put back, because its change time
+// moved; a file changed within the racy window is not indexed.
+func TestDigestFileIndex(t *testing.T) {
+	dir := t.TempDir()
+	art := filepath.Join(dir, "bmk_a")
+	require.NoError(t, os.Mkdir(art, 0o755))
+	file := filepath.Join(art, "a.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"conc": 4}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "artifacts.json"), []byte(`{"artifacts": []}`), 0o644))
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{file, filepath.Join(dir, "artifacts.json")} {
+		require.NoError(t, os.Chtimes(p, old, old))
+	}
+	// Files changed seconds ago (the change time of a Chtimes is now) are
+	// racy: hashed, but not indexed.
+	full, _, n := treeDigest(t, dir, nil)
+	require.Zero(t, n, "files changed within the racy window were indexed")
+
+	// Once the change times are old enough, they are indexed.
+	cut := time.Now().Add(racyWindow + time.Second)
+	entries := []digestEntry{}
+	require.NoError(t, walkTree(dir, "", false, &entries))
+	require.NoError(t, hashFiles(context.Background(), dir, entries, nil))
+	idx := encodeFileIndex(entries, cut.UnixNano())
+	require.Len(t, decodeFileIndex(idx), 2)
+
+	// An index whose sums are wrong is believed when the metadata match:
+	// proof that indexed files are not read again.
+	lie := decodeFileIndex(idx)
+	f := lie["bmk_a/a.json"]
+	f.sum[0] ^= 0xff
+	lie["bmk_a/a.json"] = f
+	for i := range entries {
+		if entries[i].path == "bmk_a/a.json" {
+			entries[i].sum = f.sum
+		}
+	}
+	lied, _, _ := treeDigest(t, dir, encodeFileIndex(entries, cut.UnixNano()))
+	require.NotEqual(t, full, lied, "an indexed file was read again")
+
+	// With the true index the digest is the one of reading every file.
+	again, _, _ := treeDigest(t, dir, idx)
+	require.Equal(t, full, again)
+
+	// Same size, modification time put back: the change time moved.
+	require.NoError(t, os.WriteFile(file, []byte(`{"conc": 8}`), 0o644))
+	require.NoError(t, os.Chtimes(file, old, old))
+	changed, _, _ := treeDigest(t, dir, idx)
+	require.NotEqual(t, full, changed, "a changed file was taken from the index")
+	fresh, _, _ := treeDigest(t, dir, nil)
+	require.Equal(t, fresh, changed)
+
+	// An index that does not decode is ignored.
+	require.Nil(t, decodeFileIndex([]byte("not an index")))
+	require.Nil(t, decodeFileIndex(idx[:len(idx)-5]))
+	junk, _, _ := treeDigest(t, dir, []byte("not an index"))
+	require.Equal(t, fresh, junk)
+}
+
+// TestDigestSeesEveryInput: the digest changes with a file's content, a
+// new file, a renamed file and a link's target, and not with the tree's
+// location.
+func TestDigestSeesEveryInput(t *testing.T) {
+	make := func(t *testing.T) string {
+		dir := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "bmk_a", "sub"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "bmk_a", "a.json"), []byte(`{"conc": 4}`), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "bmk_a", "sub", "b.json"), []byte(`[]`), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "artifacts.json"), []byte(`{"artifacts": []}`), 0o644))
+		return dir
+	}
+	base, _, _ := treeDigest(t, make(t), nil)
+	elsewhere, _, _ := treeDigest(t, make(t), nil)
+	require.Equal(t, base, elsewhere, "the digest depends on where the tree is")
+	for name, change := range map[string]func(dir string) error{
+		"content": func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "bmk_a", "sub", "b.json"), []byte(`[1]`), 0o644)
+		},
+		"new file": func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "bmk_a", "c.json"), nil, 0o644)
+		},
+		"renamed": func(dir string) error {
+			return os.Rename(filepath.Join(dir, "bmk_a", "a.json"), filepath.Join(dir, "bmk_a", "z.json"))
+		},
+		"link": func(dir string) error { return os.Symlink("/etc/passwd", filepath.Join(dir, "bmk_a", "l.json")) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := make(t)
+			require.NoError(t, change(dir))
+			d, _, _ := treeDigest(t, dir, nil)
+			require.NotEqual(t, base, d)
+		})
+	}
+}

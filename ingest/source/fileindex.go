@@ -1,0 +1,102 @@
+package source
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+)
+
+// fileStat is what the walk reads of a regular file besides its name. A
+// file whose size, modification and change times, inode and device are
+// all unchanged is taken to hold the same bytes, as git's index does; full
+// is false where the OS gives only the size (never trusted).
+type fileStat struct {
+	size, mtime, ctime int64
+	ino, dev           uint64
+	full               bool
+}
+
+// FileIndex maps a file's path in the tree to its metadata and sha256 as
+// an earlier digest read them.
+type FileIndex map[string]indexedFile
+
+type indexedFile struct {
+	stat fileStat
+	sum  [sha256.Size]byte
+}
+
+// fileIndexMagic begins an encoded index (and names its layout).
+const fileIndexMagic = "ingest-file-index-1\n"
+
+// encodeFileIndex is the index of the regular files of entries whose
+// metadata is full and whose times are before cutoff (nanoseconds): per
+// file, its path, size, times, inode and device as varints, then its
+// sha256.
+func encodeFileIndex(entries []digestEntry, cutoff int64) []byte {
+	b := []byte(fileIndexMagic)
+	for _, e := range entries {
+		s := e.stat
+		if e.kind != 'f' || !s.full || s.mtime >= cutoff || s.ctime >= cutoff {
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(e.path)))
+		b = append(b, e.path...)
+		b = binary.AppendVarint(b, s.size)
+		b = binary.AppendVarint(b, s.mtime)
+		b = binary.AppendVarint(b, s.ctime)
+		b = binary.AppendUvarint(b, s.ino)
+		b = binary.AppendUvarint(b, s.dev)
+		b = append(b, e.sum[:]...)
+	}
+	return b
+}
+
+// decodeFileIndex reads an encoded index; anything it cannot read gives
+// nil (every file is then hashed).
+func decodeFileIndex(b []byte) FileIndex {
+	if !bytes.HasPrefix(b, []byte(fileIndexMagic)) {
+		return nil
+	}
+	b = b[len(fileIndexMagic):]
+	idx := FileIndex{}
+	for len(b) > 0 {
+		var (
+			f  indexedFile
+			ok = true
+		)
+		uvarint := func() uint64 {
+			v, n := binary.Uvarint(b)
+			if n <= 0 {
+				ok = false
+				return 0
+			}
+			b = b[n:]
+			return v
+		}
+		varint := func() int64 {
+			v, n := binary.Varint(b)
+			if n <= 0 {
+				ok = false
+				return 0
+			}
+			b = b[n:]
+			return v
+		}
+		n := uvarint()
+		if !ok || n > uint64(len(b)) {
+			return nil
+		}
+		path := string(b[:n])
+		b = b[n:]
+		f.stat.size, f.stat.mtime, f.stat.ctime = varint(), varint(), varint()
+		f.stat.ino, f.stat.dev = uvarint(), uvarint()
+		f.stat.full = true
+		if !ok || len(b) < sha256.Size {
+			return nil
+		}
+		copy(f.sum[:], b)
+		b = b[sha256.Size:]
+		idx[path] = f
+	}
+	return idx
+}
