@@ -27,7 +27,7 @@ func TestEveryDataTableNotesChanges(t *testing.T) {
 		                        'materialized_view_marks', 'materialized_view_state', 'data_changes')
 		  AND NOT EXISTS (SELECT 1 FROM pg_trigger g JOIN pg_proc p ON p.oid = g.tgfoid
 		                  WHERE g.tgrelid = c.oid AND p.proname = 'note_data_change'
-		                    -- AFTER (bit 2 clear), statement-level (bit 1 clear), on INSERT (4),
+		                    -- tgtype: neither row-level (1) nor BEFORE (2), and on INSERT (4),
 		                    -- DELETE (8), UPDATE (16) and TRUNCATE (32)
 		                    AND g.tgtype & 3 = 0 AND g.tgtype & 60 = 60)
 		ORDER BY 1`)
