@@ -13,6 +13,7 @@ import (
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"github.com/inferencex/ingest/ingest/stages/changelog"
+	"github.com/inferencex/ingest/ingest/stages/evals"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -111,8 +112,16 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	log.Info("benchmark rows staged", zap.Int64("rows", stage.Staged()), zap.Int64("files", sum.Stats.BenchmarkFiles),
 		zap.Duration("took", time.Since(stagingStarted)))
 	stats := stage.ReadRunStats(p.RunStats)
+	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log,
+		Records: &records, Changelog: cl, AgentX: stage.AgentX()}
 	applyStarted := time.Now()
+	// The eval rows are read (files and configs, no database) while
+	// PostgreSQL applies the benchmark rows; nothing else touches the
+	// summary until both are done.
+	evalRows := make(chan *evals.Rows, 1)
+	go func() { evalRows <- evals.Read(env) }()
 	res, err := w.Apply(ctx, stats)
+	ev := <-evalRows
 	if err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
@@ -123,9 +132,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	}
 	applyResult(sum, res)
 	d.stageDone("benchmarks", began)
-	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log,
-		Records: &records, Changelog: cl, AgentX: stage.AgentX()}
-	for _, s := range laterStages(w) {
+	for _, s := range laterStages(w, ev) {
 		stageStarted := time.Now()
 		if err := s.run(ctx, env); err != nil {
 			err = fmt.Errorf("%s: %w", s.name, err)

@@ -20,10 +20,11 @@ type laterStage struct {
 // laterStages are run in this order: evals resolve configs the benchmark
 // rows created; traces and telemetry attach to benchmark rows; the
 // changelog comes last because it describes what the run wrote. Each
-// stage package declares the Writer it needs; w is all of them.
-func laterStages(w RunWriter) []laterStage {
+// stage package declares the Writer it needs; w is all of them. The eval
+// rows were read while the benchmark rows were applied (ev).
+func laterStages(w RunWriter, ev *evals.Rows) []laterStage {
 	return []laterStage{
-		{"evals", func(ctx context.Context, env *runstate.Env) error { return evals.Run(ctx, w, env) }},
+		{"evals", func(ctx context.Context, _ *runstate.Env) error { return ev.Write(ctx, w) }},
 		{"traces", func(ctx context.Context, env *runstate.Env) error { return traces.Run(ctx, w, env) }},
 		{"telemetry", func(ctx context.Context, env *runstate.Env) error { return telemetry.Run(ctx, w, env) }},
 		{"changelog", func(ctx context.Context, env *runstate.Env) error { return changelog.Run(ctx, w, env) }},

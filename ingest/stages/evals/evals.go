@@ -53,9 +53,18 @@ type evalCandidate struct {
 // ones in this ingest count as duplicates. Samples of the staged
 // per-config rows are then streamed into COPY.
 func Run(ctx context.Context, w Writer, env *runstate.Env) error {
+	return Read(env).Write(ctx, w)
+}
+
+// Read is the stage's first half, which needs no database: it reads the
+// eval rows of the per-config directories and the aggregate, resolves their
+// configs and counts them. The pipeline runs it while the benchmark rows
+// are applied; it touches only the eval counters, the failures, the
+// unmapped values and the ledger records of the run.
+func Read(env *runstate.Env) *Rows {
 	dirs, aggs := env.Plan.Artifacts(runstate.KindEval), env.Plan.Artifacts(runstate.KindEvalAggregate)
 	if len(dirs) == 0 && len(aggs) == 0 {
-		return nil
+		return &Rows{}
 	}
 	s := &evalStage{env: env, seen: map[schema.EvalKey]bool{}}
 	sort.SliceStable(dirs, func(i, j int) bool {
@@ -67,6 +76,20 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	for _, a := range aggs {
 		s.readAggregate(a)
 	}
+	return &Rows{s: s}
+}
+
+// Rows is a run's eval rows as Read found them, to be written by Write.
+type Rows struct{ s *evalStage }
+
+// Write is the stage's second half: it stages the eval rows read, streams
+// their samples files into COPY and applies both.
+func (r *Rows) Write(ctx context.Context, w Writer) error {
+	s := r.s
+	if s == nil {
+		return nil
+	}
+	env := s.env
 	if err := w.StageEvals(ctx, s.staged); err != nil {
 		return err
 	}
