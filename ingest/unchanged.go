@@ -66,10 +66,11 @@ func (in *inputDigest) wait(ctx context.Context) (digest, index []byte, err erro
 }
 
 // answerUnchanged answers a rerun from the ledger when its inputs are those
-// of the run's newest finished ingest and no transaction has written data
-// since: a full ingest would then read and write exactly what that one did
-// and find every row already stored, so its report is that one's with
-// every new item a duplicate. It returns false (and the caller ingests in
+// of the run's newest finished ingest and nothing but other runs' ingests
+// has written data since (store.PriorIngest says which): a full ingest
+// would then read and write exactly what that one did and find every row
+// already stored, so its report is that one's with every new item a
+// duplicate. It returns false (and the caller ingests in
 // full) whenever it cannot be sure: no prior ingest, other inputs, data
 // written since, a tree that cannot be hashed, a run dated by the ingest's
 // own clock, or a prior ingest that another one superseded meanwhile.

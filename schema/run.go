@@ -80,8 +80,9 @@ type PriorIngest struct {
 	// InputDigest is nil for an ingest that recorded none (a dry run
 	// records nothing; an ingest by an older build recorded none).
 	InputDigest []byte
-	// DataUnchanged is true when no transaction but the ingest's own has
-	// written a data table since the ingest finished.
+	// DataUnchanged is true when no transaction but the ingest's own and
+	// other runs' ingests has written a data table since the ingest
+	// finished.
 	DataUnchanged bool
 	// Summary is the ingest's report as stored.
 	Summary *Summary
