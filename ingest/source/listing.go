@@ -92,7 +92,25 @@ func readListing(path, name string) (listingDoc, error) {
 	if !info.Mode().IsRegular() {
 		return listingDoc{}, errors.New(notRegularListing(info.Mode()))
 	}
-	return parseListing(bufio.NewReader(f), name == ListingFile)
+	requireID := name == ListingFile
+	data, err := io.ReadAll(f)
+	if err != nil {
+		// Let the decoder meet the read error, as it always has.
+		if _, serr := f.Seek(0, io.SeekStart); serr != nil {
+			return listingDoc{}, fmt.Errorf("invalid JSON: %w", err)
+		}
+		return parseListing(bufio.NewReader(f), requireID)
+	}
+	return parseListingData(data, requireID)
+}
+
+// parseListingData parses a listing read whole: by parseListingFast when
+// it can, else by parseListing, which makes every error.
+func parseListingData(data []byte, requireID bool) (listingDoc, error) {
+	if doc, ok := parseListingFast(data, requireID); ok {
+		return doc, nil
+	}
+	return parseListing(bytes.NewReader(data), requireID)
 }
 
 // notRegularListing says what a listing path is instead of a regular file.
@@ -120,12 +138,8 @@ func notRegularListing(m fs.FileMode) string {
 // The run object's id and run_attempt must be in range. Several entries
 // may share a name: a retried job uploads it again.
 func parseListing(r io.Reader, requireID bool) (listingDoc, error) {
-	var (
-		doc    listingDoc
-		fromWR schema.RunMeta
-		values int
-		ids    = map[int64]int{}
-	)
+	b := newListingBuilder(requireID, 0)
+	values := 0
 	dec := json.NewDecoder(r)
 	for {
 		var raw json.RawMessage
@@ -142,40 +156,84 @@ func parseListing(r io.Reader, requireID bool) (listingDoc, error) {
 		if err != nil {
 			return listingDoc{}, err
 		}
-		if run != nil {
-			meta, err := run.meta()
-			if err != nil {
-				return listingDoc{}, fmt.Errorf("run: %w", err)
-			}
-			doc.run = doc.run.Merge(meta)
+		if err := b.addRun(run); err != nil {
+			return listingDoc{}, err
 		}
 		for _, item := range artifacts {
-			n := len(doc.entries)
 			w, err := decodeArtifact(item)
 			if err != nil {
-				return listingDoc{}, fmt.Errorf("artifact %d: %w", n, err)
+				return listingDoc{}, fmt.Errorf("artifact %d: %w", len(b.doc.entries), err)
 			}
-			e, err := w.entry(requireID)
-			if err != nil {
-				return listingDoc{}, fmt.Errorf("artifact %d: %w", n, err)
-			}
-			if e.ID != 0 {
-				if first, dup := ids[e.ID]; dup {
-					return listingDoc{}, fmt.Errorf("artifact %d: %s: id %d is listed twice (also artifact %d)", n, displayName(e.Name), e.ID, first)
-				}
-				ids[e.ID] = n
-			}
-			doc.entries = append(doc.entries, e)
-			if wr := w.WorkflowRun; wr != nil && fromWR.RunID == 0 && wr.ID != 0 {
-				fromWR = schema.RunMeta{RunID: wr.ID, HeadBranch: wr.HeadBranch, HeadSHA: wr.HeadSHA}
+			if err := b.add(&w); err != nil {
+				return listingDoc{}, err
 			}
 		}
 	}
 	if values == 0 {
 		return listingDoc{}, errors.New("empty file")
 	}
-	doc.run = doc.run.Merge(fromWR)
-	return doc, nil
+	return b.finish(), nil
+}
+
+// listingBuilder validates decoded artifacts and run objects in listing
+// order and collects the listingDoc; parseListing and parseListingFast
+// share it.
+type listingBuilder struct {
+	requireID bool
+	doc       listingDoc
+	fromWR    schema.RunMeta
+	ids       map[int64]int
+}
+
+func newListingBuilder(requireID bool, n int) *listingBuilder {
+	b := &listingBuilder{requireID: requireID, ids: make(map[int64]int, n)}
+	if n > 0 {
+		b.doc.entries = make([]schema.ArtifactListing, 0, n)
+	}
+	return b
+}
+
+// addRun merges a run object, if any, into the run.
+func (b *listingBuilder) addRun(run *wireRun) error {
+	if run == nil {
+		return nil
+	}
+	meta, err := run.meta()
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	b.doc.run = b.doc.run.Merge(meta)
+	return nil
+}
+
+// add validates the next artifact and appends its entry.
+func (b *listingBuilder) add(w *wireArtifact) error {
+	n := len(b.doc.entries)
+	e, err := w.entry(b.requireID)
+	if err != nil {
+		return fmt.Errorf("artifact %d: %w", n, err)
+	}
+	if e.ID != 0 {
+		if first, dup := b.ids[e.ID]; dup {
+			return fmt.Errorf("artifact %d: %s: id %d is listed twice (also artifact %d)", n, displayName(e.Name), e.ID, first)
+		}
+		b.ids[e.ID] = n
+	}
+	b.doc.entries = append(b.doc.entries, e)
+	if wr := w.WorkflowRun; wr != nil && b.fromWR.RunID == 0 && wr.ID != 0 {
+		b.fromWR = schema.RunMeta{RunID: wr.ID, HeadBranch: wr.HeadBranch, HeadSHA: wr.HeadSHA}
+	}
+	return nil
+}
+
+// finish fills in what the run object did not say from the artifacts'
+// workflow_run and returns the listing.
+func (b *listingBuilder) finish() listingDoc {
+	b.doc.run = b.doc.run.Merge(b.fromWR)
+	if len(b.doc.entries) == 0 {
+		b.doc.entries = nil // as when nothing was appended
+	}
+	return b.doc
 }
 
 // wirePageItems is a REST response page whose artifacts are decoded one by
