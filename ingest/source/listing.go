@@ -93,7 +93,7 @@ func readListing(path, name string) (listingDoc, error) {
 		return listingDoc{}, errors.New(notRegularListing(info.Mode()))
 	}
 	requireID := name == ListingFile
-	data, err := io.ReadAll(f)
+	data, err := readAll(f, info.Size())
 	if err != nil {
 		// Let the decoder meet the read error, as it always has.
 		if _, serr := f.Seek(0, io.SeekStart); serr != nil {
@@ -102,6 +102,13 @@ func readListing(path, name string) (listingDoc, error) {
 		return parseListing(bufio.NewReader(f), requireID)
 	}
 	return parseListingData(data, requireID)
+}
+
+// readAll reads r to its end into one buffer sized for size bytes.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), 1<<30)+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 // parseListingData parses a listing read whole: by parseListingFast when
@@ -339,20 +346,19 @@ func (w wireArtifact) entry(requireID bool) (schema.ArtifactListing, error) {
 	if w.Name == "" {
 		return schema.ArtifactListing{}, errors.New("no name")
 	}
-	name := displayName(w.Name)
 	switch {
 	case w.ID < 0:
-		return schema.ArtifactListing{}, fmt.Errorf("%s: id %d is negative", name, w.ID)
+		return schema.ArtifactListing{}, fmt.Errorf("%s: id %d is negative", displayName(w.Name), w.ID)
 	case w.ID == 0 && requireID:
-		return schema.ArtifactListing{}, fmt.Errorf("%s: no id", name)
+		return schema.ArtifactListing{}, fmt.Errorf("%s: no id", displayName(w.Name))
 	case w.SizeInBytes < 0:
-		return schema.ArtifactListing{}, fmt.Errorf("%s: size_in_bytes %d is negative", name, w.SizeInBytes)
+		return schema.ArtifactListing{}, fmt.Errorf("%s: size_in_bytes %d is negative", displayName(w.Name), w.SizeInBytes)
 	case w.Digest != nil && !sha256Digest.MatchString(*w.Digest):
-		return schema.ArtifactListing{}, fmt.Errorf("%s: digest %q is not \"sha256:\" and 64 hex digits", name, *w.Digest)
+		return schema.ArtifactListing{}, fmt.Errorf("%s: digest %q is not \"sha256:\" and 64 hex digits", displayName(w.Name), *w.Digest)
 	}
 	created, err := parseTime(w.CreatedAt)
 	if err != nil {
-		return schema.ArtifactListing{}, fmt.Errorf("%s: created_at: %w", name, err)
+		return schema.ArtifactListing{}, fmt.Errorf("%s: created_at: %w", displayName(w.Name), err)
 	}
 	e := schema.ArtifactListing{
 		ID:          w.ID,

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/inferencex/ingest/ingest/strictjson"
@@ -342,15 +343,11 @@ func plainStringEnd(data []byte, i int) int {
 	if i >= len(data) || data[i] != '"' {
 		return -1
 	}
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '"':
-			return j + 1
-		case '\\':
-			return -1
-		}
+	j := bytes.IndexByte(data[i+1:], '"')
+	if j < 0 || bytes.IndexByte(data[i+1:i+1+j], '\\') >= 0 {
+		return -1
 	}
-	return -1
+	return i + 2 + j
 }
 
 // skipValue returns the index after the value at data[i], in a document
