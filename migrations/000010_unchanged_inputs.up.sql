@@ -39,10 +39,11 @@ END $$;
 -- What the ledger keeps to recognise an unchanged rerun: the digest of the
 -- ingest's inputs (the tree, the build, the catalog and override files, the
 -- run identity), and the data it saw: its own transaction and the snapshot
--- taken as it finished. A change is a noted transaction other than its own,
--- and other than another run's ingest, that the snapshot does not see. An
--- ingest answered from an earlier one (unchanged_since) carries that one's
--- digest, transaction and snapshot.
+-- taken as it began (once it held the run's lock), so that a transaction
+-- committed while it ran counts as a later change. A change is a noted
+-- transaction other than its own, and other than another run's ingest,
+-- that the snapshot does not see. An ingest answered from an earlier one
+-- (unchanged_since) carries that one's digest, transaction and snapshot.
 ALTER TABLE ingests
     ADD COLUMN input_digest    bytea,
     ADD COLUMN input_files     bytea,

@@ -204,7 +204,7 @@ SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins WHERE inserted)`
 
 const qFinishLedger = `
 UPDATE ingests SET status = $2, finished_at = $3, duration_ms = $4, summary = $5, artifacts = $6, error = $7,
-	input_digest = $8, input_files = $9, data_xact = pg_current_xact_id(), data_snapshot = pg_current_snapshot()
+	input_digest = $8, input_files = $9, data_xact = pg_current_xact_id(), data_snapshot = $10::pg_snapshot
 WHERE id = $1`
 
 const qInsertLedgerAborted = `

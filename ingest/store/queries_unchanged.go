@@ -61,3 +61,7 @@ const qHasDataChanges = `SELECT to_regclass('public.data_changes') IS NOT NULL`
 const qFinishLedgerWithoutInputs = `
 UPDATE ingests SET status = $2, finished_at = $3, duration_ms = $4, summary = $5, artifacts = $6, error = $7
 WHERE id = $1`
+
+// qDataSnapshot is the snapshot a run's outcome is computed against,
+// taken once its lock is held (as text: pgx has no pg_snapshot type).
+const qDataSnapshot = `SELECT pg_current_snapshot()::text`

@@ -35,6 +35,11 @@ type RunTx struct {
 	inputDigest  []byte
 	inputFiles   []byte
 	recordInputs bool
+	// dataSnapshot is the snapshot taken once the run's lock is held,
+	// before anything is read: what the run's outcome may depend on. The
+	// ledger records it, so a transaction committed after it — even while
+	// this one ran — counts as a later change.
+	dataSnapshot string
 }
 
 // SetInputDigest gives the digest of the run's inputs, which Finish
@@ -82,6 +87,9 @@ func (t *RunTx) begin(ctx context.Context) error {
 		null(m.HeadSHA), null(m.HeadBranch), null(m.HTMLURL), m.CreatedAt.UTC(), st.CreatedAtIsFallback, runStarted)
 	b.Queue(qCreateStaging)
 	b.Queue(qRunDigests, st.Run.SourceRunID, st.Run.SourceRunAttempt)
+	if t.recordInputs {
+		b.Queue(qDataSnapshot)
+	}
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
 	if err := res.QueryRow().Scan(&t.run.WorkflowRunID, &t.run.Date); err != nil {
@@ -108,6 +116,11 @@ func (t *RunTx) begin(ctx context.Context) error {
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return t.explain("read stored digests", err)
+	}
+	if t.recordInputs {
+		if err := res.QueryRow().Scan(&t.dataSnapshot); err != nil {
+			return t.explain("take the data snapshot", err)
+		}
 	}
 	if err := res.Close(); err != nil {
 		return t.explain("begin run", err)
@@ -210,7 +223,7 @@ func (t *RunTx) Finish(ctx context.Context, s *schema.Summary, artifacts json.Ra
 	}
 	if t.recordInputs {
 		_, err = t.tx.Exec(ctx, qFinishLedger, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
-			s.Details.DurationMS, sum, []byte(artifacts), nil, t.inputDigest, t.inputFiles)
+			s.Details.DurationMS, sum, []byte(artifacts), nil, t.inputDigest, t.inputFiles, t.dataSnapshot)
 	} else {
 		_, err = t.tx.Exec(ctx, qFinishLedgerWithoutInputs, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
 			s.Details.DurationMS, sum, []byte(artifacts), nil)
