@@ -17,7 +17,7 @@ import (
 )
 
 // inputDigest is the digest of everything outside the database that decides
-// what an ingest writes and reports: the tree (source.Tree.Digest), the
+// what an ingest writes and reports: the tree (source.StartDigest), the
 // build and its catalog and override files (Deps.Build), and the run as
 // the caller describes it. The tree is walked in the background from the
 // start (Config.TreeDigest, or here); its files are hashed once the prior
@@ -25,7 +25,6 @@ import (
 type inputDigest struct {
 	build, caller []byte
 	tree          *source.Digesting
-	err           error
 }
 
 func newInputDigest(ctx context.Context, cfg Config, tree *source.Tree, build []byte) *inputDigest {
@@ -33,7 +32,8 @@ func newInputDigest(ctx context.Context, cfg Config, tree *source.Tree, build []
 	if in.tree == nil {
 		in.tree = source.StartDigest(ctx, tree.Root)
 	}
-	in.caller, in.err = json.Marshal(struct {
+	// Plain strings, numbers and times: the encoding cannot fail.
+	in.caller, _ = json.Marshal(struct {
 		Run         schema.RunIdentity
 		Meta        schema.RunMeta
 		MergeMeta   schema.RunMeta
@@ -49,10 +49,6 @@ func (in *inputDigest) use(index []byte) { in.tree.Use(index) }
 
 // wait returns the digest and the tree's file index (for the ledger).
 func (in *inputDigest) wait(ctx context.Context) (digest, index []byte, err error) {
-	if in.err != nil {
-		in.tree.Use(nil)
-		return nil, nil, in.err
-	}
 	td, index, err := in.tree.Wait(ctx)
 	if err != nil {
 		return nil, nil, err

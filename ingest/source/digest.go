@@ -18,21 +18,15 @@ import (
 // maxDigestWorkers bounds the goroutines hashing a tree's files.
 const maxDigestWorkers = 4
 
-// Digest is a sha256 over everything under the tree's root that an ingest
-// could read: every entry's path (slash-separated, relative, in name
+// A tree's digest is a sha256 over everything under its root that an
+// ingest could read: every entry's path (slash-separated, relative, in name
 // order) and type; a regular file's size and sha256 of its content; a
 // symbolic link's target (links are never followed). A tree without a
 // listing orders retried attempts by file modification time, so there every
 // file's modification time is included too. Two trees with equal digests
 // give an ingest the same input.
-func (t *Tree) Digest(ctx context.Context) ([]byte, error) {
-	d := startDigest(ctx, t.Root, t.ListingName == "")
-	d.Use(nil)
-	sum, _, err := d.Wait(ctx)
-	return sum, err
-}
 
-// Digesting is a tree's Digest being computed in the background: the tree
+// Digesting is a tree's digest being computed in the background: the tree
 // is walked (and every regular file's metadata read) at once; its files
 // are hashed once Use says which of them an earlier digest already hashed.
 type Digesting struct {
@@ -46,7 +40,7 @@ type Digesting struct {
 	err       error
 }
 
-// StartDigest starts computing the Digest of the tree at dir in the
+// StartDigest starts computing the digest of the tree at dir in the
 // background, so that it can run while the tree is opened and read. The
 // tree's listing decides whether modification times count; a tree whose
 // listing cannot be used is refused before its digest matters.
@@ -57,11 +51,7 @@ func StartDigest(ctx context.Context, dir string) *Digesting {
 		close(d.done)
 		return d
 	}
-	return startDigest(ctx, abs, !hasListing(abs))
-}
-
-func startDigest(ctx context.Context, root string, withTimes bool) *Digesting {
-	d := &Digesting{root: root, withTimes: withTimes, use: make(chan FileIndex, 1), done: make(chan struct{})}
+	d := &Digesting{root: abs, withTimes: !hasListing(abs), use: make(chan FileIndex, 1), done: make(chan struct{})}
 	go d.run(ctx)
 	return d
 }
