@@ -307,3 +307,21 @@ func TestChangedSamplesFileReplacesSamples(t *testing.T) {
 	require.Equal(t, m.EvalSampleLines, e.count(`SELECT count(*) FROM eval_samples`))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM eval_samples WHERE doc_id = 0 AND filter = 'strict-match' AND response LIKE '9%'`))
 }
+
+// Long values (sample texts, staged rows) are compressed with lz4 where the
+// server has it, pglz being several times slower; both read the same.
+func TestLongValuesAreCompressedWithLZ4(t *testing.T) {
+	e := newEnv(t)
+	if e.count(`SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)`) == 0 {
+		t.Skip("this server has no lz4")
+	}
+	dir, _ := evalTree(t, generate.Options{Points: 4, Seed: 19, Evals: 2, EvalDocs: 3})
+	sum := e.mustIngest(dir, ingest.Config{})
+	require.Equal(t, schema.StatusSucceeded, sum.Status, "%v", sum.Failures)
+	compressed := e.count(`SELECT count(*) FROM eval_sample_texts WHERE pg_column_compression(content) IS NOT NULL`)
+	require.Positive(t, compressed, "the generated texts are long enough to be compressed")
+	require.Equal(t, compressed, e.count(`SELECT count(*) FROM eval_sample_texts WHERE pg_column_compression(content) = 'lz4'`))
+	var def string
+	require.NoError(t, e.pool().QueryRow(context.Background(), `SHOW default_toast_compression`).Scan(&def))
+	require.Equal(t, "pglz", def, "the setting is the transaction's own")
+}

@@ -85,6 +85,7 @@ func (t *RunTx) begin(ctx context.Context) error {
 	b.Queue(qUpsertWorkflowRun, st.Run.Repo, st.Run.SourceRunID, st.Run.SourceRunAttempt,
 		m.Name, st.NameIsFallback, null(m.Event), null(m.Status), null(m.Conclusion),
 		null(m.HeadSHA), null(m.HeadBranch), null(m.HTMLURL), m.CreatedAt.UTC(), st.CreatedAtIsFallback, runStarted)
+	b.Queue(qFastToast)
 	b.Queue(qCreateStaging)
 	b.Queue(qRunDigests, st.Run.SourceRunID, st.Run.SourceRunAttempt)
 	if t.recordInputs {
@@ -94,6 +95,9 @@ func (t *RunTx) begin(ctx context.Context) error {
 	defer res.Close()
 	if err := res.QueryRow().Scan(&t.run.WorkflowRunID, &t.run.Date); err != nil {
 		return t.explain(fmt.Sprintf("write workflow run %d attempt %d", st.Run.SourceRunID, st.Run.SourceRunAttempt), err)
+	}
+	if _, err := res.Exec(); err != nil {
+		return t.explain("choose the compression of long values", err)
 	}
 	if _, err := res.Exec(); err != nil {
 		return t.explain("create staging tables", err)
