@@ -79,6 +79,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	var inputs *inputDigest
 	if d.Build != nil {
 		inputs = newInputDigest(ctx, cfg, tree, d.Build)
+		defer inputs.tree.Stop() // an ingest that fails never waits for it
 		rs, ok, err := answerUnchanged(ctx, cfg, start, sum, inputs, d)
 		if fe := (fenceError{}); errors.As(err, &fe) {
 			return abort(sum, t, d, fe.err), fe.err

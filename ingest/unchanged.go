@@ -32,6 +32,7 @@ func newInputDigest(ctx context.Context, cfg Config, tree *source.Tree, build []
 	if in.tree == nil {
 		in.tree = source.StartDigest(ctx, tree.Root)
 	}
+	in.tree.Watch(tree)
 	// Plain strings, numbers and times: the encoding cannot fail.
 	in.caller, _ = json.Marshal(struct {
 		Run         schema.RunIdentity
@@ -44,8 +45,16 @@ func newInputDigest(ctx context.Context, cfg Config, tree *source.Tree, build []
 }
 
 // use gives the file index of the run's prior ingest (nil for none), so
-// that files unchanged since are not read again, and starts the hashing.
-func (in *inputDigest) use(index []byte) { in.tree.Use(index) }
+// that files unchanged since are not read again, and starts the hashing;
+// with later, hashing waits for wait and takes the sums of the files the
+// ingest read meanwhile (source.Digesting.Defer).
+func (in *inputDigest) use(index []byte, later bool) {
+	if later {
+		in.tree.Defer(index)
+		return
+	}
+	in.tree.Use(index)
+}
 
 // wait returns the digest and the tree's file index (for the ledger).
 func (in *inputDigest) wait(ctx context.Context) (digest, index []byte, err error) {
@@ -73,17 +82,17 @@ func (in *inputDigest) wait(ctx context.Context) (digest, index []byte, err erro
 func answerUnchanged(ctx context.Context, cfg Config, start schema.RunStart, sum *schema.Summary, in *inputDigest, d Deps) (*schema.Summary, bool, error) {
 	prior, err := d.Store.PriorIngest(ctx, start.Run)
 	if err != nil {
-		in.use(nil)
+		in.use(nil, false)
 		return nil, false, err
 	}
-	in.use(prior.InputFiles)
-	if cfg.Reread {
-		return nil, false, nil
-	}
-	if start.CreatedAtIsFallback && start.Meta.CreatedAt.Equal(start.StartedAt) {
-		return nil, false, nil // "run date unknown: using the ingest time": each ingest says another time
-	}
-	if prior.IngestID == 0 || prior.InputDigest == nil || !prior.DataUnchanged || prior.Summary == nil {
+	// Without a prior ingest to compare with, the digest is only recorded:
+	// it is computed after the stages, from the files they read.
+	compare := !cfg.Reread &&
+		// "run date unknown: using the ingest time": each ingest says another time
+		!(start.CreatedAtIsFallback && start.Meta.CreatedAt.Equal(start.StartedAt)) &&
+		prior.IngestID != 0 && prior.InputDigest != nil && prior.DataUnchanged && prior.Summary != nil
+	in.use(prior.InputFiles, !compare)
+	if !compare {
 		return nil, false, nil
 	}
 	waited := time.Now()

@@ -30,11 +30,14 @@ type Record struct {
 	BytesRead     int64      `json:"bytesRead"`
 	// files hashes the files read so far, in the (sorted) order read.
 	files hash.Hash
+	// art is the artifact, told of each file read in full (for the tree's
+	// digest: source.Digesting.Watch).
+	art *source.Artifact
 }
 
 // NewRecord starts the record of an artifact.
 func NewRecord(a *source.Artifact) *Record {
-	r := &Record{Name: a.Name, Container: string(a.Container), Size: a.Size, Digest: a.Digest}
+	r := &Record{Name: a.Name, Container: string(a.Container), Size: a.Size, Digest: a.Digest, art: a}
 	if a.Listing != nil {
 		r.ListingID, r.ListingDigest = a.Listing.ID, a.Listing.Digest
 		at := a.Listing.CreatedAt
@@ -82,9 +85,14 @@ func (d *DigestReader) Read(p []byte) (int, error) {
 // Sum is the hex sha256 of what was read.
 func (d *DigestReader) Sum() string { return hex.EncodeToString(d.h.Sum(nil)) }
 
-// AddFile records one file read from the artifact. Files are read in path
-// order, so the digest does not depend on anything but their contents.
+// AddFile records one file read from the artifact: n bytes from its
+// start, whose sha256 is sha (hex), the whole file when n is its size.
+// Files are read in path order, so the digest does not depend on anything
+// but their contents.
 func (r *Record) AddFile(path, sha string, n int64) {
+	if r.art != nil {
+		r.art.FileRead(path, n, sha)
+	}
 	if r.files == nil {
 		r.files = sha256.New()
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 
 	"github.com/inferencex/ingest/schema"
 )
@@ -61,6 +62,7 @@ type Artifact struct {
 	candidates []schema.ArtifactListing // listing entries with this name
 	fast       bool                     // serve folders through openat2 (see fdFolder)
 	dirents    *direntBufs              // the tree's directory-listing buffers (nil: allocate)
+	sink       atomic.Pointer[readSink] // where files read in full are reported (Digesting.Watch)
 
 	mu     sync.Mutex
 	fsys   fs.FS

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -32,12 +33,24 @@ const maxDigestWorkers = 4
 type Digesting struct {
 	root      string
 	withTimes bool
-	use       chan FileIndex
+	use       chan hashing
 	useOnce   sync.Once
+	waited    chan struct{} // closed by Wait: a deferred digest hashes then
+	waitOnce  sync.Once
+	stopped   chan struct{} // closed by Stop
+	stopOnce  sync.Once
+	reads     readSums // files the ingest read in full (Watch)
 	done      chan struct{}
 	sum       []byte
 	index     []byte
 	err       error
+}
+
+// hashing is how the files are to be hashed: the earlier index, and
+// whether to wait for Wait (and the files read meanwhile) first.
+type hashing struct {
+	known    FileIndex
+	deferred bool
 }
 
 // StartDigest starts computing the digest of the tree at dir in the
@@ -51,7 +64,7 @@ func StartDigest(ctx context.Context, dir string) *Digesting {
 		close(d.done)
 		return d
 	}
-	d := &Digesting{root: abs, withTimes: !hasListing(abs), use: make(chan FileIndex, 1), done: make(chan struct{})}
+	d := &Digesting{root: abs, withTimes: !hasListing(abs), use: make(chan hashing, 1), waited: make(chan struct{}), stopped: make(chan struct{}), done: make(chan struct{})}
 	go d.run(ctx)
 	return d
 }
@@ -61,10 +74,18 @@ func StartDigest(ctx context.Context, dir string) *Digesting {
 // are those it records is not read again. Hashing starts once Use is
 // called; only the first call counts. An index that does not decode is
 // ignored.
-func (d *Digesting) Use(index []byte) {
+func (d *Digesting) Use(index []byte) { d.start(index, false) }
+
+// Defer is Use for a digest that nothing needs before the ingest has read
+// the tree (a first ingest, or one that reads in full anyway): hashing
+// waits for Wait, and then takes the sum of every file the ingest reported
+// read in full (Watch) with the size the walk saw, reading only the rest.
+func (d *Digesting) Defer(index []byte) { d.start(index, true) }
+
+func (d *Digesting) start(index []byte, deferred bool) {
 	d.useOnce.Do(func() {
 		if d.use != nil {
-			d.use <- decodeFileIndex(index)
+			d.use <- hashing{known: decodeFileIndex(index), deferred: deferred}
 		}
 	})
 }
@@ -74,6 +95,9 @@ func (d *Digesting) Use(index []byte) {
 // nobody did.
 func (d *Digesting) Wait(ctx context.Context) (sum, index []byte, err error) {
 	d.Use(nil)
+	if d.waited != nil {
+		d.waitOnce.Do(func() { close(d.waited) })
+	}
 	select {
 	case <-d.done:
 		return d.sum, d.index, d.err
@@ -81,6 +105,17 @@ func (d *Digesting) Wait(ctx context.Context) (sum, index []byte, err error) {
 		return nil, nil, context.Cause(ctx)
 	}
 }
+
+// Stop abandons a digest nobody will wait for (an ingest that failed): a
+// deferred one would otherwise wait for ever. Wait then fails.
+func (d *Digesting) Stop() {
+	if d.stopped != nil {
+		d.stopOnce.Do(func() { close(d.stopped) })
+	}
+}
+
+// errStopped is Wait's error after Stop.
+var errStopped = errors.New("digest abandoned")
 
 func (d *Digesting) run(ctx context.Context) {
 	defer close(d.done)
@@ -90,14 +125,29 @@ func (d *Digesting) run(ctx context.Context) {
 		d.err = fmt.Errorf("digest of %s: %w", d.root, err)
 		return
 	}
-	var known FileIndex
+	var how hashing
 	select {
-	case known = <-d.use:
+	case how = <-d.use:
+	case <-d.stopped:
+		d.err = errStopped
+		return
 	case <-ctx.Done():
 		d.err = context.Cause(ctx)
 		return
 	}
-	if err := hashFiles(ctx, d.root, entries, known); err != nil {
+	if how.deferred {
+		select {
+		case <-d.waited:
+		case <-d.stopped:
+			d.err = errStopped
+			return
+		case <-ctx.Done():
+			d.err = context.Cause(ctx)
+			return
+		}
+		takeReadSums(entries, d.reads.take())
+	}
+	if err := hashFiles(ctx, d.root, entries, how.known); err != nil {
 		d.err = fmt.Errorf("digest of %s: %w", d.root, err)
 		return
 	}
@@ -155,6 +205,23 @@ type digestEntry struct {
 	mod    int64    // nanoseconds, when modification times count
 	target string
 	sum    [sha256.Size]byte
+	summed bool // sum is known already (takeReadSums)
+}
+
+// takeReadSums fills in the sums of the files the ingest read in full, as
+// reported (Artifact.FileRead): those whose size is the one the walk saw.
+// The file index then pairs the walk's metadata with that sum; a file
+// changed after the walk has other times now, and is read again next time.
+func takeReadSums(entries []digestEntry, reads map[string]readSum) {
+	if len(reads) == 0 {
+		return
+	}
+	for i := range entries {
+		e := &entries[i]
+		if r, ok := reads[e.path]; ok && e.kind == 'f' && r.size == e.stat.size {
+			e.sum, e.summed = r.sum, true
+		}
+	}
 }
 
 // walkTree lists dir (rel below the root) depth first, in name order.
@@ -211,7 +278,7 @@ func hashFiles(ctx context.Context, root string, entries []digestEntry, known Fi
 	var todo []int
 	for i := range entries {
 		e := &entries[i]
-		if e.kind != 'f' {
+		if e.kind != 'f' || e.summed {
 			continue
 		}
 		if k, ok := known[e.path]; ok && e.stat.full && k.stat == e.stat {

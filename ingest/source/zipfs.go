@@ -114,7 +114,9 @@ func loadZip(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) (open
 		return nil
 	}
 	a.Size = size
-	a.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	sum := h.Sum(nil)
+	a.Digest = "sha256:" + hex.EncodeToString(sum)
+	a.zipRead(size, sum)
 	a.Listing = matchListing(a.Name, a.Digest, listing)
 	if a.Listing != nil && isSHA256Digest(a.Listing.Digest) && !strings.EqualFold(a.Listing.Digest, a.Digest) {
 		a.Err = fmt.Errorf("artifact %s: digest mismatch: listing says %s, zip is %s", a.Name, a.Listing.Digest, a.Digest)
