@@ -7,12 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -222,127 +219,4 @@ func takeReadSums(entries []digestEntry, reads map[string]readSum) {
 			e.sum, e.summed = r.sum, true
 		}
 	}
-}
-
-// walkTree lists dir (rel below the root) depth first, in name order.
-func walkTree(dir, rel string, withTimes bool, out *[]digestEntry) error {
-	list, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, d := range list {
-		p := d.Name()
-		if rel != "" {
-			p = rel + "/" + p
-		}
-		full := filepath.Join(dir, d.Name())
-		e := digestEntry{path: p}
-		typ := d.Type()
-		switch {
-		case typ.IsDir():
-			e.kind = 'd'
-		case typ.IsRegular():
-			e.kind = 'f'
-		case typ&fs.ModeSymlink != 0:
-			e.kind = 'l'
-			if e.target, err = os.Readlink(full); err != nil {
-				return err
-			}
-		default:
-			e.kind = 'o'
-		}
-		if e.kind == 'f' {
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			e.stat = statOf(info)
-			if withTimes {
-				e.mod = info.ModTime().UnixNano()
-			}
-		}
-		*out = append(*out, e)
-		if e.kind == 'd' {
-			if err := walkTree(full, p, withTimes, out); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// hashFiles fills in the sha256 of every regular file, a few files at a
-// time: from known when it records the file with the metadata the walk
-// read, else by reading it.
-func hashFiles(ctx context.Context, root string, entries []digestEntry, known FileIndex) error {
-	var todo []int
-	for i := range entries {
-		e := &entries[i]
-		if e.kind != 'f' || e.summed {
-			continue
-		}
-		if k, ok := known[e.path]; ok && e.stat.full && k.stat == e.stat {
-			e.sum = k.sum
-			continue
-		}
-		todo = append(todo, i)
-	}
-	var next atomic.Int64
-	workers := max(1, min(runtime.GOMAXPROCS(0), maxDigestWorkers, len(todo)))
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			buf := make([]byte, 64<<10)
-			for {
-				n := int(next.Add(1)) - 1
-				if n >= len(todo) || ctx.Err() != nil {
-					return
-				}
-				e := &entries[todo[n]]
-				if err := hashFile(filepath.Join(root, filepath.FromSlash(e.path)), e, buf); err != nil {
-					errs[w] = err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return context.Cause(ctx)
-	}
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
-// hashFile reads one file through sha256. The digest takes the size read,
-// which for a file that grew or shrank since the walk is the truth.
-func hashFile(name string, e *digestEntry, buf []byte) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	h := sha256.New()
-	var size int64
-	for {
-		n, err := f.Read(buf)
-		h.Write(buf[:n])
-		size += int64(n)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if size != e.stat.size {
-		e.stat = fileStat{size: size} // changed while read: never indexed
-	}
-	h.Sum(e.sum[:0])
-	return nil
 }
