@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -136,11 +135,15 @@ func (d *Digesting) run(ctx context.Context) {
 		select {
 		case <-d.waited:
 		case <-d.stopped:
-			d.err = errStopped
-			return
 		case <-ctx.Done():
 			d.err = context.Cause(ctx)
 			return
+		}
+		select {
+		case <-d.stopped: // stopped before (or as) anyone waited
+			d.err = errStopped
+			return
+		default:
 		}
 		takeReadSums(entries, d.reads.take())
 	}
@@ -160,23 +163,22 @@ const racyWindow = 2 * time.Second
 
 func combine(entries []digestEntry) []byte {
 	h := sha256.New()
-	var num [8]byte
+	var b []byte // one entry's bytes, reused
 	for _, e := range entries {
-		io.WriteString(h, e.path)
-		h.Write([]byte{0, e.kind})
+		b = append(b[:0], e.path...)
+		b = append(b, 0, e.kind)
 		switch e.kind {
 		case 'f':
-			binary.BigEndian.PutUint64(num[:], uint64(e.stat.size))
-			h.Write(num[:])
-			h.Write(e.sum[:])
+			b = binary.BigEndian.AppendUint64(b, uint64(e.stat.size))
+			b = append(b, e.sum[:]...)
 		case 'l':
-			io.WriteString(h, e.target)
+			b = append(b, e.target...)
 		}
 		if e.mod != 0 {
-			binary.BigEndian.PutUint64(num[:], uint64(e.mod))
-			h.Write(num[:])
+			b = binary.BigEndian.AppendUint64(b, uint64(e.mod))
 		}
-		h.Write([]byte{'\n'})
+		b = append(b, '\n')
+		h.Write(b)
 	}
 	return h.Sum(nil)
 }
@@ -198,11 +200,11 @@ func hasListing(root string) bool {
 type digestEntry struct {
 	path   string
 	kind   byte
+	summed bool     // sum is known already (takeReadSums)
 	stat   fileStat // regular files: as read by the walk (size only where the OS gives no more)
 	mod    int64    // nanoseconds, when modification times count
 	target string
 	sum    [sha256.Size]byte
-	summed bool // sum is known already (takeReadSums)
 }
 
 // takeReadSums fills in the sums of the files the ingest read in full, as

@@ -33,12 +33,24 @@ const fileIndexMagic = "ingest-file-index-1\n"
 // file, its path, size, times, inode and device as varints, then its
 // sha256.
 func encodeFileIndex(entries []digestEntry, cutoff int64) []byte {
-	b := []byte(fileIndexMagic)
-	for _, e := range entries {
-		s := e.stat
-		if e.kind != 'f' || !s.full || s.mtime >= cutoff || s.ctime >= cutoff {
+	indexed := func(e *digestEntry) bool {
+		s := &e.stat
+		return e.kind == 'f' && s.full && s.mtime < cutoff && s.ctime < cutoff
+	}
+	size := len(fileIndexMagic)
+	for i := range entries {
+		if e := &entries[i]; indexed(e) {
+			size += binary.MaxVarintLen64*6 + len(e.path) + sha256.Size
+		}
+	}
+	b := make([]byte, 0, size) // one allocation: the index of a large tree is megabytes
+	b = append(b, fileIndexMagic...)
+	for i := range entries {
+		e := &entries[i]
+		if !indexed(e) {
 			continue
 		}
+		s := e.stat
 		b = binary.AppendUvarint(b, uint64(len(e.path)))
 		b = append(b, e.path...)
 		b = binary.AppendVarint(b, s.size)

@@ -4,15 +4,24 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
-// readSums are the sha256 sums of files an ingest read in full, by path
-// relative to the tree's root, for a digest whose hashing waits for the
-// ingest (Digesting.Defer): such a file is not read a second time.
+// readSums are the sha256 sums of files an ingest read in full, for a
+// digest whose hashing waits for the ingest (Digesting.Defer): such a file
+// is not read a second time. They are keyed by artifact and file, which
+// costs no new string per file.
 type readSums struct {
 	mu sync.Mutex
-	m  map[string]readSum
+	m  map[readKey]readSum
+}
+
+// readKey names a file read: its artifact's sink and its path in the
+// artifact ("" for a zip, read whole).
+type readKey struct {
+	sink *readSink
+	file string
 }
 
 type readSum struct {
@@ -20,29 +29,37 @@ type readSum struct {
 	sum  [sha256.Size]byte
 }
 
-func (r *readSums) add(path string, size int64, sum [sha256.Size]byte) {
+func (r *readSums) add(k readKey, size int64, sum [sha256.Size]byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.m == nil {
-		r.m = map[string]readSum{}
+		r.m = map[readKey]readSum{}
 	}
-	r.m[path] = readSum{size: size, sum: sum}
+	r.m[k] = readSum{size: size, sum: sum}
 }
 
-// take returns the sums and forgets them.
+// take returns the sums by path relative to the root, and forgets them.
 func (r *readSums) take() map[string]readSum {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	m := r.m
 	r.m = nil
-	return m
+	r.mu.Unlock()
+	out := make(map[string]readSum, len(m))
+	for k, v := range m {
+		p := k.sink.name
+		if k.file != "" {
+			p += "/" + k.file
+		}
+		out[p] = v
+	}
+	return out
 }
 
 // readSink is where an artifact reports the files read from it: the tree
-// digest's sums, and the artifact's path below the digest's root.
+// digest's sums, and the artifact's entry in the digest's root.
 type readSink struct {
 	sums *readSums
-	rel  string
+	name string
 }
 
 // Watch makes the digest learn the sha256 of each file that t's artifacts
@@ -55,11 +72,11 @@ func (d *Digesting) Watch(t *Tree) {
 		return
 	}
 	for _, a := range t.Artifacts {
-		rel, err := filepath.Rel(d.root, a.Path)
-		if err != nil || !filepath.IsLocal(rel) {
+		dir, name := filepath.Split(a.Path)
+		if filepath.Clean(dir) != d.root || name == "" || strings.ContainsRune(name, '/') {
 			continue
 		}
-		a.sink.Store(&readSink{sums: &d.reads, rel: filepath.ToSlash(rel)})
+		a.sink.Store(&readSink{sums: &d.reads, name: name})
 	}
 }
 
@@ -70,16 +87,17 @@ func (d *Digesting) Watch(t *Tree) {
 // zip itself, which loading the artifact reports.
 func (a *Artifact) FileRead(file string, n int64, sumHex string) {
 	s := a.sink.Load()
-	if s == nil || a.Container != ContainerDir {
+	if s == nil || a.Container != ContainerDir || file == "" {
 		return
 	}
 	var sum [sha256.Size]byte
-	if b, err := hex.DecodeString(sumHex); err != nil || len(b) != len(sum) {
+	if len(sumHex) != 2*len(sum) {
 		return
-	} else {
-		copy(sum[:], b)
 	}
-	s.sums.add(s.rel+"/"+file, n, sum)
+	if _, err := hex.Decode(sum[:], []byte(sumHex)); err != nil {
+		return
+	}
+	s.sums.add(readKey{sink: s, file: file}, n, sum)
 }
 
 // zipRead reports the sha256 of a zip artifact read in full by its load.
@@ -88,5 +106,5 @@ func (a *Artifact) zipRead(size int64, sum []byte) {
 	if s == nil || len(sum) != sha256.Size {
 		return
 	}
-	s.sums.add(s.rel, size, [sha256.Size]byte(sum))
+	s.sums.add(readKey{sink: s}, size, [sha256.Size]byte(sum))
 }
