@@ -19,7 +19,6 @@ import (
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/report"
-	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/schema"
 )
@@ -117,12 +116,14 @@ func ingestPrepared(ctx context.Context, env Env, opts *ingestOpts, log *zap.Log
 	if err != nil {
 		return fail(env, "%v", err)
 	}
+	tree := openTree(ctx, dir, deps.Build != nil, log)
 	st, err := openIngestStore(ctx, opts, log, missingHint)
 	if err != nil {
+		tree.discard()
 		return fail(env, "%v", cancelled(ctx, err))
 	}
 	defer st.Close()
-	_, code := ingestDir(ctx, env, opts, log, cfg, deps, st, dir)
+	_, code := ingestDir(ctx, env, opts, log, cfg, deps, st, tree)
 	return code
 }
 
@@ -146,25 +147,29 @@ func prepareIngest(opts *ingestOpts, env Env) (*zap.Logger, ingest.Config, int) 
 	return log, cfg, ExitOK
 }
 
-// ingestDir ingests the run tree at dir into st: the one ingest path of
-// load, demo and run. It returns the summary (nil when the ingest never started)
+// ingestDir ingests the run tree being opened into st: the one ingest path
+// of load, demo and run. It returns the summary (nil when the ingest never started)
 // and the exit code.
-func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, cfg ingest.Config, deps ingest.Deps, st *store.Store, dir string) (*schema.Summary, int) {
+func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, cfg ingest.Config, deps ingest.Deps, st *store.Store, opening *openingTree) (*schema.Summary, int) {
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
 	if cfg.Target == "" {
 		cfg.Target = databaseName(opts.dbURL.String())
 	}
-	opened := time.Now()
-	if deps.Build != nil && cfg.TreeDigest == nil {
-		cfg.TreeDigest = source.StartDigest(ctx, dir) // hashed while the tree is opened and read
+	if cfg.TreeDigest == nil {
+		cfg.TreeDigest = opening.digest
+	} else if opening.digest != nil {
+		opening.digest.Stop()
 	}
-	tree, err := source.Open(ctx, dir, log)
+	tree, err := opening.wait()
 	if err != nil {
+		if opening.digest != nil {
+			opening.digest.Stop()
+		}
 		return nil, fail(env, "%v", cancelled(ctx, err))
 	}
 	defer tree.Close()
-	log.Info("run tree opened", zap.String("dir", dir), zap.Int("artifacts", len(tree.Artifacts)),
-		zap.Bool("listing", tree.HasListing), zap.Duration("took", time.Since(opened)))
+	log.Info("run tree opened", zap.String("dir", opening.dir), zap.Int("artifacts", len(tree.Artifacts)),
+		zap.Bool("listing", tree.HasListing), zap.Duration("took", opening.took))
 
 	stopProfile, err := startCPUProfile(env.Getenv("INGEST_CPU_PROFILE"))
 	if err != nil {

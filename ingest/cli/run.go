@@ -90,7 +90,7 @@ func runRun(ctx context.Context, env Env, args []string) int {
 	cfg.Meta = cfg.Meta.Merge(res.Meta)
 	cfg.MergeMeta = cfg.MergeMeta.Merge(res.Merge.Meta)
 
-	sum, code := ingestDir(ctx, env, opts, log, cfg, deps, st, res.Dir)
+	sum, code := ingestDir(ctx, env, opts, log, cfg, deps, st, openTree(ctx, res.Dir, deps.Build != nil, log))
 	if sum == nil {
 		return code
 	}
