@@ -85,13 +85,16 @@ func answerUnchanged(ctx context.Context, cfg Config, start schema.RunStart, sum
 		in.use(nil, false)
 		return nil, false, err
 	}
-	// Without a prior ingest to compare with, the digest is only recorded:
-	// it is computed after the stages, from the files they read.
 	compare := !cfg.Reread &&
 		// "run date unknown: using the ingest time": each ingest says another time
 		!(start.CreatedAtIsFallback && start.Meta.CreatedAt.Equal(start.StartedAt)) &&
 		prior.IngestID != 0 && prior.InputDigest != nil && prior.DataUnchanged && prior.Summary != nil
-	in.use(prior.InputFiles, !compare)
+	// A digest nothing compares with now is only recorded. Without an
+	// earlier file index to take unchanged files from, it is computed after
+	// the stages from the files they read (each file is then read once);
+	// with one, at once (only changed files are read, and the walk is not
+	// held until the end).
+	in.use(prior.InputFiles, !compare && prior.InputFiles == nil)
 	if !compare {
 		return nil, false, nil
 	}
