@@ -16,6 +16,20 @@ import (
 // has them; Linux walks and hashes with raw system calls instead
 // (digest_walk_linux.go), with the same results, and tests compare the two.
 
+// entryKind is the digest's kind of an entry of type mode: 'd' folder,
+// 'f' regular file, 'l' symbolic link, 'o' anything else.
+func entryKind(mode fs.FileMode) byte {
+	switch {
+	case mode.IsDir():
+		return 'd'
+	case mode.IsRegular():
+		return 'f'
+	case mode&fs.ModeSymlink != 0:
+		return 'l'
+	}
+	return 'o'
+}
+
 // walkTreePortable lists dir (rel below the root) depth first, in name
 // order.
 func walkTreePortable(dir, rel string, withTimes bool, out *[]digestEntry) error {
@@ -29,20 +43,11 @@ func walkTreePortable(dir, rel string, withTimes bool, out *[]digestEntry) error
 			p = rel + "/" + p
 		}
 		full := filepath.Join(dir, d.Name())
-		e := digestEntry{path: p}
-		typ := d.Type()
-		switch {
-		case typ.IsDir():
-			e.kind = 'd'
-		case typ.IsRegular():
-			e.kind = 'f'
-		case typ&fs.ModeSymlink != 0:
-			e.kind = 'l'
+		e := digestEntry{path: p, kind: entryKind(d.Type())}
+		if e.kind == 'l' {
 			if e.target, err = os.Readlink(full); err != nil {
 				return err
 			}
-		default:
-			e.kind = 'o'
 		}
 		if e.kind == 'f' {
 			info, err := d.Info()

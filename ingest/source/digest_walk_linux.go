@@ -76,18 +76,10 @@ func (w rawWalk) list(fd int, sub, prefix string) error {
 			}
 			mode, stated = statMode(st.Mode), true
 		}
-		switch {
-		case mode.IsDir():
-			e.kind = 'd'
-		case mode.IsRegular():
-			e.kind = 'f'
-		case mode&fs.ModeSymlink != 0:
-			e.kind = 'l'
+		if e.kind = entryKind(mode); e.kind == 'l' {
 			if e.target, err = readlinkAt(fd, d.name); err != nil {
 				return &fs.PathError{Op: "readlink", Path: w.path(sub, d.name), Err: err}
 			}
-		default:
-			e.kind = 'o'
 		}
 		if e.kind == 'f' {
 			if !stated {
