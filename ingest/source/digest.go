@@ -211,13 +211,20 @@ type digestEntry struct {
 // reported (Artifact.FileRead): those whose size is the one the walk saw.
 // The file index then pairs the walk's metadata with that sum; a file
 // changed after the walk has other times now, and is read again next time.
-func takeReadSums(entries []digestEntry, reads map[string]readSum) {
+func takeReadSums(entries []digestEntry, reads map[readKey]readSum) {
 	if len(reads) == 0 {
 		return
 	}
+	sinks := map[string]*readSink{}
+	for k := range reads {
+		sinks[k.sink.name] = k.sink
+	}
 	for i := range entries {
 		e := &entries[i]
-		if r, ok := reads[e.path]; ok && e.kind == 'f' && r.size == e.stat.size {
+		if e.kind != 'f' {
+			continue
+		}
+		if r, ok := lookup(reads, sinks, e.path); ok && r.size == e.stat.size {
 			e.sum, e.summed = r.sum, true
 		}
 	}

@@ -38,21 +38,26 @@ func (r *readSums) add(k readKey, size int64, sum [sha256.Size]byte) {
 	r.m[k] = readSum{size: size, sum: sum}
 }
 
-// take returns the sums by path relative to the root, and forgets them.
-func (r *readSums) take() map[string]readSum {
+// take returns the sums and forgets them.
+func (r *readSums) take() map[readKey]readSum {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	m := r.m
 	r.m = nil
-	r.mu.Unlock()
-	out := make(map[string]readSum, len(m))
-	for k, v := range m {
-		p := k.sink.name
-		if k.file != "" {
-			p += "/" + k.file
-		}
-		out[p] = v
+	return m
+}
+
+// lookup finds the sum reported for the tree entry at path (relative to
+// the root): a zip's own, or a file's of a folder artifact, whose sinks
+// are found by their entry's name. It builds no string.
+func lookup(reads map[readKey]readSum, sinks map[string]*readSink, path string) (readSum, bool) {
+	name, file, _ := strings.Cut(path, "/")
+	s := sinks[name]
+	if s == nil {
+		return readSum{}, false
 	}
-	return out
+	r, ok := reads[readKey{sink: s, file: file}]
+	return r, ok
 }
 
 // readSink is where an artifact reports the files read from it: the tree

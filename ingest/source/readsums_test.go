@@ -99,7 +99,12 @@ func TestDeferredDigestTakesReadSums(t *testing.T) {
 		d := StartDigest(ctx, dir)
 		d.Watch(tree)
 		require.NoError(t, artifactNamed(t, tree, "bmk_z").Load())
-		require.Contains(t, d.reads.take(), "bmk_z.zip")
+		reads := d.reads.take()
+		require.Len(t, reads, 1)
+		for k := range reads {
+			require.Equal(t, readKey{sink: artifactNamed(t, tree, "bmk_z").sink.Load()}, k, "the zip itself is reported")
+			require.Equal(t, "bmk_z.zip", k.sink.name)
+		}
 		d.Stop()
 	})
 
