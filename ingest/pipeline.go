@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -159,6 +160,12 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		w.SetInputDigest(digest, index)
 	}
 	commitStarted := time.Now()
+	// What the stages read and built is garbage now, and the ledger row
+	// about to be encoded and sent (artifact records, file index) takes
+	// megabytes more: returning the garbage first keeps the ledger write
+	// from raising the process's peak memory (about 5-10 MB on a
+	// 5000-point run, for one collection).
+	debug.FreeOSMemory()
 	if err := w.Finish(ctx, sum, runstate.EncodeRecords(records), cfg.DryRun); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
