@@ -155,16 +155,16 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 	if cfg.Target == "" {
 		cfg.Target = databaseName(opts.dbURL.String())
 	}
+	if opening.digest != nil {
+		// Stopped unless the ingest waited for it (an ingest that never
+		// starts, or a caller's own TreeDigest).
+		defer opening.digest.Stop()
+	}
 	if cfg.TreeDigest == nil {
 		cfg.TreeDigest = opening.digest
-	} else if opening.digest != nil {
-		opening.digest.Stop()
 	}
 	tree, err := opening.wait()
 	if err != nil {
-		if opening.digest != nil {
-			opening.digest.Stop()
-		}
 		return nil, fail(env, "%v", cancelled(ctx, err))
 	}
 	defer tree.Close()
