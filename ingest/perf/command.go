@@ -50,6 +50,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 		dbURL    string
 		repeat   int
 		bin      string
+		baseline string
 	)
 	g := &cfg.Gen
 	fs.IntVar(&cfg.Runs, "runs", 1, "number of generated runs (distinct run ids and seeds)")
@@ -69,6 +70,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	fs.StringVar(&logLevel, "log-level", "warn", "level of the ingest's log lines on stderr")
 	fs.IntVar(&repeat, "processes", 0, "instead: generate one run and, this many times, `ingest load` it into a fresh database and again, as separate processes; print the median wall time, peak RSS and stage times")
 	fs.StringVar(&bin, "ingest", "", "with -processes: the ingest binary (default: go build ./cmd/ingest)")
+	fs.StringVar(&baseline, "baseline", "", "with -processes: another ingest binary, measured side by side (alternated in every repeat) and compared")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -86,6 +88,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return usage("-processes must not be negative")
 	case repeat > 0 && cfg.Runs != 1:
 		return usage("-processes loads one run: -runs must be 1")
+	case baseline != "" && repeat == 0:
+		return usage("-baseline compares `ingest load` processes: it needs -processes")
 	case cfg.Runs < 1:
 		return usage("-runs must be at least 1")
 	case g.Points < 1:
@@ -108,7 +112,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	}
 
 	if repeat > 0 {
-		return runProcesses(ctx, ProcessConfig{Gen: cfg.Gen, Repeat: repeat, Bin: bin, AdminURL: cfg.AdminURL,
+		return runProcesses(ctx, ProcessConfig{Gen: cfg.Gen, Repeat: repeat, Bin: bin, Baseline: baseline, AdminURL: cfg.AdminURL,
 			Keep: cfg.Keep, Dir: cfg.Dir, Log: cfg.Log}, format, env)
 	}
 	res, err := Run(ctx, cfg)

@@ -29,7 +29,11 @@ type ProcessConfig struct {
 	// each gets a first ingest and a rerun.
 	Repeat int
 	// Bin is the ingest binary; empty builds ./cmd/ingest with `go build`.
-	Bin      string
+	Bin string
+	// Baseline, when set, is another ingest binary measured side by side
+	// with Bin: each repeat loads the tree with both, in alternating order,
+	// so that a machine whose speed drifts affects both alike.
+	Baseline string
 	AdminURL string
 	Keep     bool
 	Dir      string
@@ -46,8 +50,20 @@ type ProcessResult struct {
 	First     []ProcessRun
 	Rerun     []ProcessRun
 	// Reread are reruns with --reread: read and compared in full.
-	Reread   []ProcessRun
+	Reread []ProcessRun
+	// Baseline holds the same runs of the baseline binary, when one was
+	// given.
+	Baseline *ProcessRuns
 	Problems []string
+}
+
+// ProcessRuns are one binary's first ingests, reruns and --reread reruns.
+type ProcessRuns struct {
+	First, Rerun, Reread []ProcessRun
+}
+
+func (r *ProcessRuns) add(runs [3]ProcessRun) {
+	r.First, r.Rerun, r.Reread = append(r.First, runs[0]), append(r.Rerun, runs[1]), append(r.Reread, runs[2])
 }
 
 // ProcessRun is one `ingest load` process: its wall time (start to exit),
@@ -75,6 +91,11 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 		cfg.AdminURL = DefaultAdminURL
 	}
 	res := &ProcessResult{Config: cfg}
+	if cfg.Baseline != "" {
+		if info, err := os.Stat(cfg.Baseline); err != nil || info.IsDir() {
+			return nil, fmt.Errorf("baseline %q is not an ingest binary", cfg.Baseline)
+		}
+	}
 	dir, err := os.MkdirTemp(cfg.Dir, "ingest-bench-")
 	if err != nil {
 		return nil, fmt.Errorf("trees directory: %w", err)
@@ -97,14 +118,38 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 	if res.TreeBytes, err = treeBytes(tree); err != nil {
 		return nil, err
 	}
-	for i := range cfg.Repeat {
-		runs, problems, err := loadThrice(ctx, cfg, tree, res.Designed, i)
-		if err != nil {
-			return nil, err
-		}
-		res.First, res.Rerun, res.Reread = append(res.First, runs[0]), append(res.Rerun, runs[1]), append(res.Reread, runs[2])
-		res.Problems = append(res.Problems, problems...)
+	var this ProcessRuns
+	if cfg.Baseline != "" {
+		res.Baseline = &ProcessRuns{}
 	}
+	for i := range cfg.Repeat {
+		type side struct {
+			bin, label string
+			runs       *ProcessRuns
+		}
+		sides := []side{{cfg.Bin, "", &this}}
+		if res.Baseline != nil {
+			base := side{cfg.Baseline, "baseline, ", res.Baseline}
+			if i%2 == 0 {
+				sides = []side{base, sides[0]}
+			} else {
+				sides = append(sides, base)
+			}
+		}
+		for _, sd := range sides {
+			c := cfg
+			c.Bin = sd.bin
+			runs, problems, err := loadThrice(ctx, c, tree, res.Designed, i)
+			if err != nil {
+				return nil, fmt.Errorf("%s%w", sd.label, err)
+			}
+			sd.runs.add(runs)
+			for _, p := range problems {
+				res.Problems = append(res.Problems, sd.label+p)
+			}
+		}
+	}
+	res.First, res.Rerun, res.Reread = this.First, this.Rerun, this.Reread
 	return res, nil
 }
 

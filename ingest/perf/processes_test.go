@@ -2,6 +2,8 @@ package perf
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -68,4 +70,47 @@ func TestMedian(t *testing.T) {
 	} {
 		require.Equal(t, c.want, median(c.in), "%v", c.in)
 	}
+}
+
+// With a baseline binary, every repeat loads the tree with both binaries
+// (alternating which goes first), checks both, and the report compares
+// them side by side.
+func TestRunProcessesWithBaseline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the ingest binary")
+	}
+	bin := filepath.Join(t.TempDir(), "ingest")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/inferencex/ingest/cmd/ingest").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	admin := pgtest.New(t)
+	cfg := ProcessConfig{Gen: generate.Options{Points: 20, Seed: 5, Evals: 2, EvalDocs: 2}, Repeat: 3,
+		Bin: bin, Baseline: bin, AdminURL: admin, Dir: t.TempDir()}
+	res, err := RunProcesses(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Empty(t, res.Problems)
+	require.NotNil(t, res.Baseline)
+	for _, runs := range []*ProcessRuns{{First: res.First, Rerun: res.Rerun, Reread: res.Reread}, res.Baseline} {
+		require.Len(t, runs.First, 3)
+		require.Len(t, runs.Rerun, 3)
+		require.Len(t, runs.Reread, 3)
+		for _, r := range runs.Rerun {
+			require.Equal(t, []string{"unchanged"}, stageKeys(r), "a rerun of either binary is answered from the ledger")
+		}
+	}
+	var text strings.Builder
+	require.NoError(t, RenderProcesses(&text, res, "md"))
+	require.Contains(t, text.String(), "| ingest load | wall, median (min–max) | peak RSS, median (max) | baseline wall | baseline peak RSS | wall, this / baseline |")
+	require.Contains(t, text.String(), "baseline: "+bin)
+
+	_, err = RunProcesses(context.Background(), ProcessConfig{Gen: cfg.Gen, Repeat: 1, Bin: bin,
+		Baseline: filepath.Join(t.TempDir(), "missing"), AdminURL: admin, Dir: t.TempDir()})
+	require.ErrorContains(t, err, "is not an ingest binary")
+}
+
+func stageKeys(r ProcessRun) []string {
+	var keys []string
+	for k := range r.Stages {
+		keys = append(keys, k)
+	}
+	return keys
 }

@@ -25,18 +25,27 @@ func RenderProcesses(w io.Writer, r *ProcessResult, format string) error {
 		describe(Config{Runs: 1, Gen: r.Config.Gen}), r.Config.Repeat)
 	fmt.Fprintf(&b, "tree: %s artifacts, %s MB\n\n", group(int64(r.Artifacts)), mb(r.TreeBytes))
 
-	rows := [][]string{{"ingest load", "wall, median (min–max)", "peak RSS, median (max)"}}
-	for _, p := range []struct {
-		name string
-		runs []ProcessRun
-	}{{"first", r.First}, {"rerun", r.Rerun}, {"rerun --reread", r.Reread}} {
-		walls, rss := make([]time.Duration, len(p.runs)), make([]time.Duration, len(p.runs))
-		for i, x := range p.runs {
-			walls[i], rss[i] = x.Wall, time.Duration(x.MaxRSS)
+	this := ProcessRuns{First: r.First, Rerun: r.Rerun, Reread: r.Reread}
+	if r.Baseline != nil {
+		bin := r.Config.Bin
+		if bin == "" {
+			bin = "go build ./cmd/ingest"
 		}
-		rows = append(rows, []string{p.name,
-			fmt.Sprintf("%s (%s–%s)", secs(median(walls)), secs(slices.Min(walls)), secs(slices.Max(walls))),
-			fmt.Sprintf("%s (%s)", mib(int64(median(rss))), mib(int64(slices.Max(rss))))})
+		fmt.Fprintf(&b, "this build: %s; baseline: %s (each repeat loads with both; the baseline goes first in repeats 1, 3, …)\n\n",
+			bin, r.Config.Baseline)
+	}
+	rows := [][]string{{"ingest load", "wall, median (min–max)", "peak RSS, median (max)"}}
+	if r.Baseline != nil {
+		rows[0] = append(rows[0], "baseline wall", "baseline peak RSS", "wall, this / baseline")
+	}
+	for _, p := range this.phases() {
+		walls, rss := p.stats()
+		row := []string{p.name, walls.spread(secs), rss.peak()}
+		if r.Baseline != nil {
+			bw, brss := r.Baseline.phase(p.name).stats()
+			row = append(row, bw.spread(secs), brss.peak(), fmt.Sprintf("%.2f", float64(median(walls))/float64(max(median(bw), 1))))
+		}
+		rows = append(rows, row)
 	}
 	table(&b, rows, md)
 	b.WriteString("\n")
@@ -83,4 +92,52 @@ func medianStage(runs []ProcessRun, stage string) time.Duration {
 		ds[i] = x.Stages[stage]
 	}
 	return median(ds)
+}
+
+// phase is one kind of `ingest load` of a binary: its runs.
+type phase struct {
+	name string
+	runs []ProcessRun
+}
+
+func (r *ProcessRuns) phases() []phase {
+	return []phase{{"first", r.First}, {"rerun", r.Rerun}, {"rerun --reread", r.Reread}}
+}
+
+func (r *ProcessRuns) phase(name string) phase {
+	for _, p := range r.phases() {
+		if p.name == name {
+			return p
+		}
+	}
+	return phase{name: name}
+}
+
+// durations are measurements of one phase (RSS kept as a Duration so that
+// median serves both).
+type durations []time.Duration
+
+// stats are the phase's wall times and peak RSS values.
+func (p phase) stats() (walls, rss durations) {
+	walls, rss = make(durations, len(p.runs)), make(durations, len(p.runs))
+	for i, x := range p.runs {
+		walls[i], rss[i] = x.Wall, time.Duration(x.MaxRSS)
+	}
+	return walls, rss
+}
+
+// spread is "median (min–max)".
+func (d durations) spread(f func(time.Duration) string) string {
+	if len(d) == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%s (%s–%s)", f(median(d)), f(slices.Min(d)), f(slices.Max(d)))
+}
+
+// peak is "median (max)" of peak RSS values.
+func (d durations) peak() string {
+	if len(d) == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%s (%s)", mib(int64(median(d))), mib(int64(slices.Max(d))))
 }
