@@ -54,13 +54,14 @@ type hashing struct {
 // tree's listing decides whether modification times count; a tree whose
 // listing cannot be used is refused before its digest matters.
 func StartDigest(ctx context.Context, dir string) *Digesting {
+	d := &Digesting{use: make(chan hashing, 1), waited: make(chan struct{}), stopped: make(chan struct{}), done: make(chan struct{})}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		d := &Digesting{done: make(chan struct{}), err: fmt.Errorf("digest of %s: %w", dir, err)}
+		d.err = fmt.Errorf("digest of %s: %w", dir, err)
 		close(d.done)
 		return d
 	}
-	d := &Digesting{root: abs, withTimes: !hasListing(abs), use: make(chan hashing, 1), waited: make(chan struct{}), stopped: make(chan struct{}), done: make(chan struct{})}
+	d.root, d.withTimes = abs, !hasListing(abs)
 	go d.run(ctx)
 	return d
 }
@@ -73,17 +74,14 @@ func StartDigest(ctx context.Context, dir string) *Digesting {
 func (d *Digesting) Use(index []byte) { d.start(index, false) }
 
 // Defer is Use for a digest that nothing needs before the ingest has read
-// the tree (a first ingest, or one that reads in full anyway): hashing
-// waits for Wait, and then takes the sum of every file the ingest reported
-// read in full (Watch) with the size the walk saw, reading only the rest.
+// the tree and that has no earlier index to take files from (a first
+// ingest): hashing waits for Wait, and then takes the sum of every file
+// the ingest reported read in full (Watch) with the size the walk saw,
+// reading only the rest.
 func (d *Digesting) Defer(index []byte) { d.start(index, true) }
 
 func (d *Digesting) start(index []byte, deferred bool) {
-	d.useOnce.Do(func() {
-		if d.use != nil {
-			d.use <- hashing{known: decodeFileIndex(index), deferred: deferred}
-		}
-	})
+	d.useOnce.Do(func() { d.use <- hashing{known: decodeFileIndex(index), deferred: deferred} })
 }
 
 // Wait returns the digest and the index of the files it hashed (for Use
@@ -91,9 +89,7 @@ func (d *Digesting) start(index []byte, deferred bool) {
 // nobody did.
 func (d *Digesting) Wait(ctx context.Context) (sum, index []byte, err error) {
 	d.Use(nil)
-	if d.waited != nil {
-		d.waitOnce.Do(func() { close(d.waited) })
-	}
+	d.waitOnce.Do(func() { close(d.waited) })
 	select {
 	case <-d.done:
 		return d.sum, d.index, d.err
@@ -104,11 +100,7 @@ func (d *Digesting) Wait(ctx context.Context) (sum, index []byte, err error) {
 
 // Stop abandons a digest nobody will wait for (an ingest that failed): a
 // deferred one would otherwise wait for ever. Wait then fails.
-func (d *Digesting) Stop() {
-	if d.stopped != nil {
-		d.stopOnce.Do(func() { close(d.stopped) })
-	}
-}
+func (d *Digesting) Stop() { d.stopOnce.Do(func() { close(d.stopped) }) }
 
 // errStopped is Wait's error after Stop.
 var errStopped = errors.New("digest abandoned")

@@ -118,3 +118,23 @@ func TestDigestSeesEveryInput(t *testing.T) {
 		})
 	}
 }
+
+// TestFileIndexRoundTrip: an encoded index decodes to the metadata and
+// sums it was made of, negative times (before 1970) and large values
+// included; only full, old-enough regular files are in it.
+func TestFileIndexRoundTrip(t *testing.T) {
+	const cutoff = int64(1) << 61
+	entries := []digestEntry{
+		{path: "a", kind: 'd'},
+		{path: "a/f", kind: 'f', stat: fileStat{size: 7, mtime: -1_000_000_123, ctime: 5, ino: 1 << 63, dev: 3, full: true}, sum: [32]byte{1}},
+		{path: "a/g", kind: 'f', stat: fileStat{size: 1 << 40, mtime: cutoff - 1, ctime: 0, ino: 9, dev: 0, full: true}, sum: [32]byte{2}},
+		{path: "a/racy", kind: 'f', stat: fileStat{size: 1, mtime: cutoff, ctime: 1, full: true}},
+		{path: "a/sizeonly", kind: 'f', stat: fileStat{size: 1}},
+		{path: "l", kind: 'l', target: "a/f"},
+	}
+	got := decodeFileIndex(encodeFileIndex(entries, cutoff))
+	require.Equal(t, FileIndex{
+		"a/f": {stat: entries[1].stat, sum: entries[1].sum},
+		"a/g": {stat: entries[2].stat, sum: entries[2].sum},
+	}, got)
+}

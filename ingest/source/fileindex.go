@@ -71,29 +71,22 @@ func decodeFileIndex(b []byte) FileIndex {
 	}
 	b = b[len(fileIndexMagic):]
 	idx := FileIndex{}
+	ok := true
+	uvarint := func() uint64 {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			ok = false
+			return 0
+		}
+		b = b[n:]
+		return v
+	}
+	varint := func() int64 { // binary.AppendVarint's zig-zag form
+		u := uvarint()
+		return int64(u>>1) ^ -int64(u&1)
+	}
 	for len(b) > 0 {
-		var (
-			f  indexedFile
-			ok = true
-		)
-		uvarint := func() uint64 {
-			v, n := binary.Uvarint(b)
-			if n <= 0 {
-				ok = false
-				return 0
-			}
-			b = b[n:]
-			return v
-		}
-		varint := func() int64 {
-			v, n := binary.Varint(b)
-			if n <= 0 {
-				ok = false
-				return 0
-			}
-			b = b[n:]
-			return v
-		}
+		var f indexedFile
 		n := uvarint()
 		if !ok || n > uint64(len(b)) {
 			return nil

@@ -107,6 +107,10 @@ func (s *Store) recordsInputs(ctx context.Context) (bool, error) {
 	if err := s.pool.QueryRow(ctx, qHasDataChanges).Scan(&ok); err != nil {
 		return false, s.opts.explain("look for the data_changes table", err)
 	}
-	s.unchanged.Store(map[bool]int32{true: 1, false: 2}[ok])
+	known := int32(2)
+	if ok {
+		known = 1
+	}
+	s.unchanged.Store(known)
 	return ok, nil
 }
