@@ -7,9 +7,10 @@ import (
 )
 
 // parseListingFast parses the common listing, one REST response page
-// object, in two passes instead of parseListing's seven. It handles only
-// what it is sure of: ok is false on anything else (another shape, an
-// escaped string, a number that is not a plain integer, a key that
+// object, with strictjson's validating pass and its splitters (Elements,
+// Split) instead of parseListing's seven passes. It handles only what it
+// is sure of: ok is false on anything else (another shape, an escaped key
+// or string, a number that is not a plain integer, a key that
 // encoding/json would match to a field only case-insensitively, any
 // error) and the caller runs parseListing, which then produces the same
 // listingDoc or the error, worded as ever. FuzzListingFastMatchesSlow
@@ -57,32 +58,88 @@ func parseListingFast(data []byte, requireID bool) (listingDoc, bool) {
 	if b.addRun(run) != nil {
 		return listingDoc{}, false
 	}
-	i := skipWS(list, 1)
-	if i < len(list) && list[i] == ']' {
-		return b.finish(), true
-	}
-	for i < len(list) {
+	var fields []strictjson.Member
+	for _, obj := range strictjson.Elements(list, make([][]byte, 0, countObjects(list))) {
 		var w wireArtifact
-		if i, ok = fastArtifact(list, i, &w); !ok {
-			return listingDoc{}, false
-		}
-		if b.add(&w) != nil {
-			return listingDoc{}, false
-		}
-		i = skipWS(list, i)
-		if i >= len(list) {
-			return listingDoc{}, false
-		}
-		switch list[i] {
-		case ',':
-			i = skipWS(list, i+1)
-		case ']':
-			return b.finish(), true
-		default:
+		if fields, ok = fastArtifact(obj, fields[:0], &w); !ok || b.add(&w) != nil {
 			return listingDoc{}, false
 		}
 	}
-	return listingDoc{}, false
+	return b.finish(), true
+}
+
+// fastArtifact decodes the artifact object obj into w as encoding/json
+// would (members is a buffer for its members), refusing what it is not
+// sure of: an escaped key, a value that is not a plain literal of its
+// field's type, or a key that might match a field only case-insensitively.
+func fastArtifact(obj []byte, members []strictjson.Member, w *wireArtifact) ([]strictjson.Member, bool) {
+	if obj[0] != '{' {
+		return members, false
+	}
+	members = strictjson.Split(obj, members)
+	for _, m := range members {
+		if m.KeyEscaped {
+			return members, false
+		}
+		var ok bool
+		switch v := m.Value; string(m.Key) {
+		case "id":
+			ok = intValue(v, &w.ID)
+		case "size_in_bytes":
+			ok = intValue(v, &w.SizeInBytes)
+		case "name":
+			ok = stringValue(v, &w.Name)
+		case "archive_download_url":
+			ok = stringValue(v, &w.ArchiveDownloadURL)
+		case "created_at":
+			ok = stringPtrValue(v, &w.CreatedAt)
+		case "digest":
+			ok = stringPtrValue(v, &w.Digest)
+		case "expired":
+			ok = boolValue(v, &w.Expired)
+		case "workflow_run":
+			w.WorkflowRun, ok = fastWorkflowRun(v)
+		default:
+			ok = !foldsToField(m.Key, artifactFields)
+		}
+		if !ok {
+			return members, false
+		}
+	}
+	return members, true
+}
+
+// fastWorkflowRun decodes a workflow_run value (null or an object) as
+// fastArtifact does.
+func fastWorkflowRun(v []byte) (*wireWorkflowRun, bool) {
+	switch v[0] {
+	case 'n':
+		return nil, true
+	case '{':
+	default:
+		return nil, false
+	}
+	w := new(wireWorkflowRun)
+	for _, m := range strictjson.Split(v, nil) {
+		if m.KeyEscaped {
+			return nil, false
+		}
+		var ok bool
+		switch string(m.Key) {
+		case "id":
+			ok = intValue(m.Value, &w.ID)
+		case "head_branch":
+			ok = stringValue(m.Value, &w.HeadBranch)
+		case "head_sha":
+			ok = stringValue(m.Value, &w.HeadSHA)
+		default:
+			ok = !foldsToField(m.Key, wfRunFields)
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	return w, true
 }
 
 // Field names (json tags) of wirePage, wireArtifact and wireWorkflowRun.
@@ -91,117 +148,6 @@ var (
 	artifactFields = []string{"id", "name", "created_at", "size_in_bytes", "digest", "expired", "archive_download_url", "workflow_run"}
 	wfRunFields    = []string{"id", "head_branch", "head_sha"}
 )
-
-// fastArtifact decodes the artifact object whose '{' is at data[i] into w
-// as encoding/json would, and returns the index after its '}'.
-func fastArtifact(data []byte, i int, w *wireArtifact) (int, bool) {
-	return fastObject(data, i, artifactFields, func(key string, v []byte, i int) (int, bool) {
-		switch key {
-		case "id":
-			return intField(v, i, &w.ID)
-		case "size_in_bytes":
-			return intField(v, i, &w.SizeInBytes)
-		case "name":
-			return stringField(v, i, &w.Name)
-		case "archive_download_url":
-			return stringField(v, i, &w.ArchiveDownloadURL)
-		case "created_at":
-			return stringPtrField(v, i, &w.CreatedAt)
-		case "digest":
-			return stringPtrField(v, i, &w.Digest)
-		case "expired":
-			return boolField(v, i, &w.Expired)
-		case "workflow_run":
-			switch {
-			case hasLiteral(v, i, "null"):
-				w.WorkflowRun = nil
-				return i + 4, true
-			case i < len(v) && v[i] == '{':
-				wr := new(wireWorkflowRun)
-				w.WorkflowRun = wr
-				return fastWorkflowRun(v, i, wr)
-			}
-		}
-		return i, false
-	})
-}
-
-// fastWorkflowRun decodes a workflow_run object as fastArtifact does.
-func fastWorkflowRun(data []byte, i int, w *wireWorkflowRun) (int, bool) {
-	return fastObject(data, i, wfRunFields, func(key string, v []byte, i int) (int, bool) {
-		switch key {
-		case "id":
-			return intField(v, i, &w.ID)
-		case "head_branch":
-			return stringField(v, i, &w.HeadBranch)
-		case "head_sha":
-			return stringField(v, i, &w.HeadSHA)
-		}
-		return i, false
-	})
-}
-
-// fastObject walks the object whose '{' is at data[i], in a document that
-// strictjson validated (so without duplicate keys), calling field for each
-// member whose key is one of fields, with the index of its value; field
-// returns the index after the value. Other members are skipped, as
-// encoding/json ignores unknown fields, unless their key might match a
-// field case-insensitively. Escaped keys are refused.
-func fastObject(data []byte, i int, fields []string, field func(key string, data []byte, i int) (int, bool)) (int, bool) {
-	if i >= len(data) || data[i] != '{' {
-		return i, false
-	}
-	i = skipWS(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(data) || data[i] != '"' {
-			return i, false
-		}
-		end := plainStringEnd(data, i)
-		if end < 0 {
-			return i, false
-		}
-		key := data[i+1 : end-1]
-		i = skipWS(data, end)
-		if i >= len(data) || data[i] != ':' {
-			return i, false
-		}
-		i = skipWS(data, i+1)
-		known := ""
-		for _, f := range fields {
-			if string(key) == f {
-				known = f
-				break
-			}
-		}
-		var ok bool
-		switch {
-		case known != "":
-			i, ok = field(known, data, i)
-		case foldsToField(key, fields):
-			return i, false
-		default:
-			i, ok = skipValue(data, i)
-		}
-		if !ok {
-			return i, false
-		}
-		i = skipWS(data, i)
-		if i >= len(data) {
-			return i, false
-		}
-		switch data[i] {
-		case ',':
-			i = skipWS(data, i+1)
-		case '}':
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-}
 
 // foldsToField reports whether key might name one of fields in a
 // case-insensitive match: any key that is not ASCII, or that equals a

@@ -12,6 +12,8 @@ import (
 type Member struct {
 	Key   []byte
 	Value []byte
+	// KeyEscaped: the key was written with escapes (Key is unescaped).
+	KeyEscaped bool
 }
 
 // maxMembersDepth is the nesting beyond which Members gives up, leaving the
@@ -121,7 +123,7 @@ func (v *validator) object(top bool) bool {
 			return false
 		}
 		if top {
-			v.members = append(v.members, Member{Key: key, Value: v.data[vstart:v.i]})
+			v.members = append(v.members, Member{Key: key, Value: v.data[vstart:v.i], KeyEscaped: escaped})
 		}
 		switch v.next() {
 		case ',':
@@ -307,15 +309,36 @@ func Split(obj []byte, dst []Member) []Member {
 		}
 		end := skipString(obj, i+1)
 		key := obj[i+1 : end-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
+		escaped := bytes.IndexByte(key, '\\') >= 0
+		if escaped {
 			key = unescape(key)
 		}
 		i = skipSpace(obj, end)
 		i = skipSpace(obj, i+1) // past ':'
 		vend := skipValue(obj, i)
-		dst = append(dst, Member{Key: key, Value: obj[i:vend]})
+		dst = append(dst, Member{Key: key, Value: obj[i:vend], KeyEscaped: escaped})
 		i = skipSpace(obj, vend)
 		if i >= len(obj) || obj[i] != ',' {
+			return dst
+		}
+		i++
+	}
+}
+
+// Elements appends the elements of arr, a JSON array that Members
+// validated (alone or inside a larger document), to dst. Like Split, it
+// checks nothing.
+func Elements(arr []byte, dst [][]byte) [][]byte {
+	i := skipSpace(arr, 0) + 1 // past '['
+	for {
+		i = skipSpace(arr, i)
+		if i >= len(arr) || arr[i] == ']' {
+			return dst
+		}
+		end := skipValue(arr, i)
+		dst = append(dst, arr[i:end])
+		i = skipSpace(arr, end)
+		if i >= len(arr) || arr[i] != ',' {
 			return dst
 		}
 		i++

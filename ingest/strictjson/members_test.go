@@ -3,6 +3,7 @@ package strictjson
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -57,8 +58,11 @@ func FuzzMembers(f *testing.F) {
 			if !bytes.Equal(want[string(m.Key)], m.Value) {
 				t.Fatalf("%q: member %q = %q, want %q", data, m.Key, m.Value, want[string(m.Key)])
 			}
-			if i >= len(split) || !bytes.Equal(split[i].Key, m.Key) || !bytes.Equal(split[i].Value, m.Value) {
-				t.Fatalf("%q: Split %q, Members %q", data, split, members)
+			if i >= len(split) || !bytes.Equal(split[i].Key, m.Key) || !bytes.Equal(split[i].Value, m.Value) || split[i].KeyEscaped != m.KeyEscaped {
+				t.Fatalf("%q: Split %+v, Members %+v", data, split, members)
+			}
+			if !m.KeyEscaped && !bytes.Contains(data, []byte(`"`+string(m.Key)+`"`)) {
+				t.Fatalf("%q: key %q, not escaped, is not in the document as written", data, m.Key)
 			}
 			if m.Value[0] == '"' {
 				var s string
@@ -71,7 +75,33 @@ func FuzzMembers(f *testing.F) {
 			}
 		}
 		if len(split) != len(members) {
-			t.Fatalf("%q: Split %q, Members %q", data, split, members)
+			t.Fatalf("%q: Split %+v, Members %+v", data, split, members)
 		}
 	})
+}
+
+// Elements splits a validated array into its elements, whatever their
+// kind and spacing.
+func TestElements(t *testing.T) {
+	for _, tc := range []struct {
+		arr  string
+		want []string
+	}{
+		{`[]`, nil},
+		{` [ ] `, nil},
+		{`[1]`, []string{`1`}},
+		{`[ {"a": [1, {"b": "]"}]} , "x\"]" ,null,-2.5e3, [[]] ]`, []string{`{"a": [1, {"b": "]"}]}`, `"x\"]"`, `null`, `-2.5e3`, `[[]]`}},
+	} {
+		var c Checker
+		if _, ok := c.Members([]byte(`{"k": `+tc.arr+`}`), nil); !ok {
+			t.Fatalf("Members refuses %q", tc.arr)
+		}
+		var got []string
+		for _, e := range Elements([]byte(tc.arr), nil) {
+			got = append(got, string(e))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Fatalf("Elements(%s) = %q, want %q", tc.arr, got, tc.want)
+		}
+	}
 }
