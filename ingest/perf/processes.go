@@ -47,17 +47,16 @@ type ProcessResult struct {
 	Designed  generate.Manifest
 	Artifacts int
 	TreeBytes int64
-	First     []ProcessRun
-	Rerun     []ProcessRun
-	// Reread are reruns with --reread: read and compared in full.
-	Reread []ProcessRun
+	// ProcessRuns are the runs of the binary measured (Config.Bin).
+	ProcessRuns
 	// Baseline holds the same runs of the baseline binary, when one was
 	// given.
 	Baseline *ProcessRuns
 	Problems []string
 }
 
-// ProcessRuns are one binary's first ingests, reruns and --reread reruns.
+// ProcessRuns are one binary's first ingests, reruns (answered from the
+// ledger) and --reread reruns (read and compared in full).
 type ProcessRuns struct {
 	First, Rerun, Reread []ProcessRun
 }
@@ -118,7 +117,6 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 	if res.TreeBytes, err = treeBytes(tree); err != nil {
 		return nil, err
 	}
-	var this ProcessRuns
 	if cfg.Baseline != "" {
 		res.Baseline = &ProcessRuns{}
 	}
@@ -127,7 +125,7 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 			bin, label string
 			runs       *ProcessRuns
 		}
-		sides := []side{{cfg.Bin, "", &this}}
+		sides := []side{{cfg.Bin, "", &res.ProcessRuns}}
 		if res.Baseline != nil {
 			base := side{cfg.Baseline, "baseline, ", res.Baseline}
 			if i%2 == 0 {
@@ -149,7 +147,6 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 			}
 		}
 	}
-	res.First, res.Rerun, res.Reread = this.First, this.Rerun, this.Reread
 	return res, nil
 }
 

@@ -89,7 +89,7 @@ func TestRunProcessesWithBaseline(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, res.Problems)
 	require.NotNil(t, res.Baseline)
-	for _, runs := range []*ProcessRuns{{First: res.First, Rerun: res.Rerun, Reread: res.Reread}, res.Baseline} {
+	for _, runs := range []*ProcessRuns{&res.ProcessRuns, res.Baseline} {
 		require.Len(t, runs.First, 3)
 		require.Len(t, runs.Rerun, 3)
 		require.Len(t, runs.Reread, 3)

@@ -25,7 +25,6 @@ func RenderProcesses(w io.Writer, r *ProcessResult, format string) error {
 		describe(Config{Runs: 1, Gen: r.Config.Gen}), r.Config.Repeat)
 	fmt.Fprintf(&b, "tree: %s artifacts, %s MB\n\n", group(int64(r.Artifacts)), mb(r.TreeBytes))
 
-	this := ProcessRuns{First: r.First, Rerun: r.Rerun, Reread: r.Reread}
 	if r.Baseline != nil {
 		bin := r.Config.Bin
 		if bin == "" {
@@ -38,7 +37,7 @@ func RenderProcesses(w io.Writer, r *ProcessResult, format string) error {
 	if r.Baseline != nil {
 		rows[0] = append(rows[0], "baseline wall", "baseline peak RSS", "wall, this / baseline")
 	}
-	for _, p := range this.phases() {
+	for _, p := range r.phases() {
 		walls, rss := p.stats()
 		row := []string{p.name, walls.spread(secs), rss.peak()}
 		if r.Baseline != nil {
