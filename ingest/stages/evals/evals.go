@@ -46,15 +46,13 @@ type evalCandidate struct {
 	key      schema.EvalKey
 }
 
-// Run is the evals stage. Its unit is the eval_results row: every task
-// row of a per-config directory and every row of the aggregate is one
-// item. Per-config directories are read first (newest upload first), then
-// the aggregate; the first description of a natural key is staged, later
-// ones in this ingest count as duplicates. Samples of the staged
-// per-config rows are then streamed into COPY.
-func Run(ctx context.Context, w Writer, env *runstate.Env) error {
-	return Read(env).Write(ctx, w)
-}
+// The evals stage's unit is the eval_results row: every task row of a
+// per-config directory and every row of the aggregate is one item.
+// Per-config directories are read first (newest upload first), then the
+// aggregate; the first description of a natural key is staged, later ones
+// in this ingest count as duplicates. Samples of the staged per-config
+// rows are then streamed into COPY. The stage runs in two halves, Read
+// then Rows.Write.
 
 // Read is the stage's first half, which needs no database: it reads the
 // eval rows of the per-config directories and the aggregate, resolves their
