@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap/zaptest"
 
-	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 	"github.com/inferencex/ingest/schema"
 )
@@ -21,10 +19,8 @@ import (
 // run's ingest afterwards does not change that.
 func TestPriorIngestSeesWritesDuringTheRun(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
-	require.NoError(t, err)
-	defer st.Close()
-	_, _, err = st.MigrateUp(ctx)
+	st := openStore(t, pgtest.New(t))
+	_, _, err := st.MigrateUp(ctx)
 	require.NoError(t, err)
 
 	ingest := func(runID int64, during func()) {
