@@ -2,14 +2,10 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/inferencex/ingest/ingest/telemetry"
 )
@@ -19,8 +15,8 @@ var ErrNoTelemetry = errors.New("no telemetry stored for this run")
 
 // ExportTelemetry streams the stored samples of a run — the given attempt,
 // or with attempt 0 the newest attempt that has series — to each, in key
-// order (series, GPU, time), from one query whose rows pgx reads as they
-// arrive. The row passed to each is reused: copy what you keep. It returns
+// order (series, GPU, time), from one query over the sample chunks whose
+// rows pgx reads as they arrive; one GPU of one series is held at a time. The row passed to each is reused: copy what you keep. It returns
 // the attempt exported.
 func (s *Store) ExportTelemetry(ctx context.Context, runID int64, attempt int, each func(*telemetry.ExportRow) error) (int, error) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead})
@@ -54,78 +50,42 @@ func (s *Store) ExportTelemetry(ctx context.Context, runID int64, attempt int, e
 	if err := rows.Err(); err != nil {
 		return att, fmt.Errorf("export telemetry: series: %w", err)
 	}
-	rows, err = tx.Query(ctx, qExportSamples, runID, att)
+	rows, err = tx.Query(ctx, qExportChunks, runID, att)
 	if err != nil {
 		return att, fmt.Errorf("export telemetry: samples: %w", err)
 	}
 	defer rows.Close()
-	isBinary := true
-	for _, fd := range rows.FieldDescriptions() {
-		isBinary = isBinary && fd.Format == pgx.BinaryFormatCode
-	}
 	var (
-		row     telemetry.ExportRow
-		at      time.Time
-		metrics [telemetry.NumMetrics]pgtype.Float4
-		dest          = []any{&row.SeriesID, &row.GPU, &at}
-		last    int64 = -1
+		g    gpuSamples
+		c    sampleChunk
+		dest = []any{&c.series, &c.gpu, &c.at}
 	)
-	for i := range metrics {
-		dest = append(dest, &metrics[i])
+	for m := range c.metrics {
+		dest = append(dest, &c.metrics[m])
+	}
+	emit := func() error {
+		if g.n() == 0 {
+			return nil
+		}
+		m := series[g.series]
+		return g.emit(&telemetry.ExportRow{SeriesID: g.series, Artifact: m.artifact, File: m.file, Host: m.host, GPU: g.gpu}, each)
 	}
 	for rows.Next() {
-		if isBinary {
-			// Decode the binary wire values in place: no per-row allocation.
-			if err := decodeSampleRow(rows.RawValues(), &row); err != nil {
-				return att, fmt.Errorf("export telemetry: samples: %w", err)
-			}
-		} else {
-			if err := rows.Scan(dest...); err != nil {
-				return att, fmt.Errorf("export telemetry: samples: %w", err)
-			}
-			row.SampledAt = at.UnixMicro()
-			for i, m := range metrics {
-				row.Metrics[i], row.Valid[i] = m.Float32, m.Valid
-			}
+		if err := rows.Scan(dest...); err != nil {
+			return att, fmt.Errorf("export telemetry: samples: %w", err)
 		}
-		if row.SeriesID != last {
-			m := series[row.SeriesID]
-			row.Artifact, row.File, row.Host = m.artifact, m.file, m.host
-			last = row.SeriesID
+		if c.series != g.series || c.gpu != g.gpu {
+			if err := emit(); err != nil {
+				return att, err
+			}
+			g.reset(c.series, c.gpu)
 		}
-		if err := each(&row); err != nil {
-			return att, err
+		if err := g.add(&c); err != nil {
+			return att, fmt.Errorf("export telemetry: series %d GPU %d: %w", c.series, c.gpu, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return att, fmt.Errorf("export telemetry: samples: %w", err)
 	}
-	return att, nil
-}
-
-// decodeSampleRow reads one qExportSamples row in PostgreSQL's binary
-// format: int8 series, int2 GPU, timestamptz (µs since 2000-01-01) and
-// float4 metrics (NULL is a nil value).
-func decodeSampleRow(vals [][]byte, row *telemetry.ExportRow) error {
-	if len(vals) != 3+telemetry.NumMetrics || len(vals[0]) != 8 || len(vals[1]) != 2 || len(vals[2]) != 8 {
-		return errors.New("unexpected binary row layout")
-	}
-	row.SeriesID = int64(binary.BigEndian.Uint64(vals[0]))
-	row.GPU = int16(binary.BigEndian.Uint16(vals[1]))
-	row.SampledAt = int64(binary.BigEndian.Uint64(vals[2])) + pgEpochMicros
-	for i := range telemetry.NumMetrics {
-		v := vals[3+i]
-		switch len(v) {
-		case 0:
-			if v != nil {
-				return errors.New("empty float4 value")
-			}
-			row.Valid[i] = false
-		case 4:
-			row.Metrics[i], row.Valid[i] = math.Float32frombits(binary.BigEndian.Uint32(v)), true
-		default:
-			return fmt.Errorf("float4 value of %d bytes", len(v))
-		}
-	}
-	return nil
+	return att, emit()
 }

@@ -35,10 +35,11 @@ func jsonNum(expr string) string {
 // be sent before their series rows.
 const qReserveSeriesIDs = `SELECT nextval(pg_get_serial_sequence('gpu_metric_series', 'id')) FROM generate_series(1, $1)`
 
-// sampleCopy is the COPY the samples are streamed by (binary format).
-const sampleCopy = `COPY gpu_metric_samples (series_id, gpu_index, sampled_at, power_w, temperature_c,
-	sm_clock_mhz, mem_clock_mhz, gpu_util_pct, mem_util_pct, edge_temp_c, mem_temp_c,
-	gfx_voltage_mv, soc_voltage_mv, mem_voltage_mv, fclk_mhz, socclk_mhz, mm_activity_pct)
+// sampleCopy is the COPY the samples are streamed by, in chunks (binary
+// format).
+const sampleCopy = `COPY gpu_metric_sample_chunks (series_id, gpu_index, chunk, sample_count, sampled_at,
+	power_w, temperature_c, sm_clock_mhz, mem_clock_mhz, gpu_util_pct, mem_util_pct, edge_temp_c,
+	mem_temp_c, gfx_voltage_mv, soc_voltage_mv, mem_voltage_mv, fclk_mhz, socclk_mhz, mm_activity_pct)
 FROM STDIN (FORMAT binary)`
 
 // qDeleteSeries removes series whose file changed; their samples go with
@@ -81,14 +82,15 @@ FROM gpu_metric_series m
 JOIN workflow_runs w ON w.id = m.workflow_run_id
 WHERE w.github_run_id = $1 AND w.run_attempt = $2`
 
-// qExportSamples reads the samples of one workflow run attempt in key order.
-const qExportSamples = `
-SELECT s.series_id, s.gpu_index, s.sampled_at,
-	s.power_w, s.temperature_c, s.sm_clock_mhz, s.mem_clock_mhz, s.gpu_util_pct, s.mem_util_pct,
-	s.edge_temp_c, s.mem_temp_c, s.gfx_voltage_mv, s.soc_voltage_mv, s.mem_voltage_mv,
-	s.fclk_mhz, s.socclk_mhz, s.mm_activity_pct
-FROM gpu_metric_samples s
-WHERE s.series_id IN (
+// qExportChunks reads the sample chunks of one workflow run attempt in key
+// order (series, GPU, chunk).
+const qExportChunks = `
+SELECT c.series_id, c.gpu_index, c.sampled_at,
+	c.power_w, c.temperature_c, c.sm_clock_mhz, c.mem_clock_mhz, c.gpu_util_pct, c.mem_util_pct,
+	c.edge_temp_c, c.mem_temp_c, c.gfx_voltage_mv, c.soc_voltage_mv, c.mem_voltage_mv,
+	c.fclk_mhz, c.socclk_mhz, c.mm_activity_pct
+FROM gpu_metric_sample_chunks c
+WHERE c.series_id IN (
 	SELECT m.id FROM gpu_metric_series m JOIN workflow_runs w ON w.id = m.workflow_run_id
 	WHERE w.github_run_id = $1 AND w.run_attempt = $2)
-ORDER BY s.series_id, s.gpu_index, s.sampled_at`
+ORDER BY c.series_id, c.gpu_index, c.chunk`

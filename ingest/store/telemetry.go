@@ -82,10 +82,10 @@ func (t *RunTx) ReserveSeriesIDs(ctx context.Context, n int) ([]int64, error) {
 	return ids, nil
 }
 
-// CopySamples streams sample batches into gpu_metric_samples with one
-// binary COPY. next is called until it reports no more batches; each batch
-// is encoded straight from its Arrow arrays and released. It returns the
-// number of rows PostgreSQL stored.
+// CopySamples streams sample batches into gpu_metric_sample_chunks with
+// one binary COPY. next is called until it reports no more batches; each
+// batch is encoded straight from its Arrow arrays (a chunk row per GPU of
+// the batch) and released. It returns the number of samples stored.
 func (t *RunTx) CopySamples(ctx context.Context, next func() (telemetry.SampleBatch, bool, error)) (int64, error) {
 	enc := newSampleEncoder(next)
 	defer enc.close()
@@ -96,10 +96,10 @@ func (t *RunTx) CopySamples(ctx context.Context, next func() (telemetry.SampleBa
 		}
 		return 0, t.explain("copy samples", err)
 	}
-	if tag.RowsAffected() != enc.rows {
-		return 0, fmt.Errorf("copy samples: sent %d rows, PostgreSQL stored %d", enc.rows, tag.RowsAffected())
+	if tag.RowsAffected() != enc.chunks {
+		return 0, fmt.Errorf("copy samples: sent %d chunks, PostgreSQL stored %d", enc.chunks, tag.RowsAffected())
 	}
-	return tag.RowsAffected(), nil
+	return enc.rows, nil
 }
 
 // WriteSeries deletes the series being replaced, inserts the new series
