@@ -117,18 +117,69 @@ func computeFacts(gpus map[int16]*gpuTrack, w *Window) Facts {
 		f.HasPower = true
 	}
 	if len(inWindow) > 0 {
-		slices.Sort(inWindow)
+		// Selection, not a sort: the two percentiles need four order
+		// statistics, found in linear time.
 		f.P50PowerW = percentile(inWindow, 0.5)
 		f.P90PowerW = percentile(inWindow, 0.9)
 	}
 	return f
 }
 
-// percentile of sorted values, linear interpolation at p·(N−1).
-func percentile(sorted []float32, p float64) float64 {
-	pos := p * float64(len(sorted)-1)
+// percentile of values, linear interpolation at p·(N−1). It reorders
+// values (a partial sort).
+func percentile(values []float32, p float64) float64 {
+	pos := p * float64(len(values)-1)
 	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(sorted)-1)
 	frac := pos - float64(lo)
-	return float64(sorted[lo]) + (float64(sorted[hi])-float64(sorted[lo]))*frac
+	a := float64(nth(values, lo))
+	if frac == 0 || lo+1 >= len(values) {
+		return a
+	}
+	b := float64(slices.Min(values[lo+1:]))
+	return a + (b-a)*frac
+}
+
+// nth reorders v so that v[k] is the value a sort would put there, with
+// nothing greater before it and nothing smaller after it, and returns it
+// (quickselect with a median-of-three pivot; v holds no NaN).
+func nth(v []float32, k int) float32 {
+	lo, hi := 0, len(v)-1
+	for hi > lo {
+		mid := lo + (hi-lo)/2
+		// median of three to v[mid]
+		if v[mid] < v[lo] {
+			v[mid], v[lo] = v[lo], v[mid]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[hi] < v[mid] {
+			v[hi], v[mid] = v[mid], v[hi]
+		}
+		pivot := v[mid]
+		// Hoare partition: v[lo..j] ≤ pivot ≤ v[i..hi].
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k] // between j and i: equal to the pivot
+		}
+	}
+	return v[k]
 }

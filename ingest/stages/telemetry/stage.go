@@ -46,8 +46,9 @@ type seriesJob struct {
 	stored   []tel.StoredSeries
 	size     int64
 	fileSHA  string
-	// readErr is set when the file could not be read in the hash pass.
-	readErr string
+	// readErr is set when the file could not be read in the hash pass,
+	// hostsErr when a zipped DCGM bundle's hosts could not be scanned.
+	readErr, hostsErr string
 }
 
 // items is how many report items the job stands for: one per series (a
@@ -277,17 +278,11 @@ feed:
 			continue
 		}
 		rec := st.record(a)
-		j.stored = st.stored[a.Name+"\x00"+j.file.path]
-		if j.file.dcgm && j.zipKnown {
-			// The bundle's hosts: its stored series when the zip is the one
-			// they were read from, else a scan of the file (it will be parsed).
-			if storedAll(j.stored, j.digest) {
-				j.hosts = make([]string, len(j.stored))
-			} else if err := st.scanHosts(j); err != nil {
-				st.env.Sum.Details.PowerSeriesRead++
-				st.fail(a.Name, j.file.path, err.Error(), 1)
-				continue
-			}
+		j.stored = st.storedOf(j)
+		if j.hostsErr != "" {
+			st.env.Sum.Details.PowerSeriesRead++
+			st.fail(a.Name, j.file.path, j.hostsErr, 1)
+			continue
 		}
 		st.env.Sum.Details.PowerSeriesRead += j.items()
 		if j.fileSHA != "" { // a zip's CSV is identified by the zip's digest, not read here
@@ -345,6 +340,9 @@ func (st *telemetryStage) hash(j *seriesJob, buf []byte) {
 		field(h, []byte(j.file.path))
 		j.zipKnown = true
 		st.digestSidecars(j, fsys, h)
+		if j.file.dcgm && j.readErr == "" {
+			st.bundleHosts(j)
+		}
 		return
 	}
 	f, err := fsys.Open(j.file.path)
@@ -437,6 +435,22 @@ func storedAll(stored []tel.StoredSeries, digest []byte) bool {
 	return true
 }
 
+// storedOf is the series stored from a job's file.
+func (st *telemetryStage) storedOf(j *seriesJob) []tel.StoredSeries {
+	return st.stored[j.src.artifact.Name+"\x00"+j.file.path]
+}
+
+// bundleHosts sets the hosts of a DCGM bundle in a zip: its stored series
+// when the zip is the one they were read from, else a scan of the file
+// (it will be parsed). Run by the hash workers.
+func (st *telemetryStage) bundleHosts(j *seriesJob) {
+	if stored := st.storedOf(j); storedAll(stored, j.digest) {
+		j.hosts = make([]string, len(stored))
+	} else if err := st.scanHosts(j); err != nil {
+		j.hostsErr = err.Error()
+	}
+}
+
 // scanHosts reads a DCGM bundle the hash pass did not (it is in a zip)
 // for its hosts: one series each.
 func (st *telemetryStage) scanHosts(j *seriesJob) error {
@@ -507,68 +521,174 @@ func (st *telemetryStage) copyNew(ctx context.Context, w Writer) (int64, error) 
 	return n, parseErr
 }
 
+// parseAll parses the new files on parseWorkers goroutines and hands
+// their series to out in the order of the jobs, so ids, rows and failures
+// come out as from one parser. At most parseWindow files are parsed or
+// waiting at a time; an artifact is released once its last job is sent.
 func (st *telemetryStage) parseAll(ctx context.Context, out chan<- tel.SampleBatch) error {
 	defer close(out)
 	mem := telemetryAllocator(st.env.Deps)
 	// A sample more than a day past the ingest's clock is impossible.
 	notAfter := st.env.Deps.Now().Add(24 * time.Hour).UnixMicro()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	results := make([]chan parsedFile, len(st.fresh))
+	remaining := map[*source.Artifact]int{}
+	for i, j := range st.fresh {
+		results[i] = make(chan parsedFile, 1)
+		remaining[j.src.artifact]++
+	}
+	window := make(chan struct{}, parseWindow)
+	todo := make(chan int)
+	var wg sync.WaitGroup
+	for range min(parseWorkers, len(st.fresh)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range todo {
+				results[i] <- st.parseFile(st.fresh[i], tel.Options{Mem: mem, UTCOffset: st.fresh[i].offset,
+					Window: st.fresh[i].window, NotAfter: notAfter})
+			}
+		}()
+	}
+	go func() {
+		defer close(todo)
+		for i := range st.fresh {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case todo <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	defer func() {
+		// On an early return: stop the feeder, let the workers finish and
+		// release what they parsed and nobody sent.
+		cancel()
+		wg.Wait()
+		for _, r := range results {
+			select {
+			case p := <-r:
+				tel.ReleaseAll(p.series)
+			default:
+			}
+		}
+	}()
+
 	next := 0
-	var prev *source.Artifact
-	for _, j := range st.fresh {
+	for i, j := range st.fresh {
+		var p parsedFile
+		select {
+		case p = <-results[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		err := st.sendFile(ctx, j, p, &next, out)
+		<-window
 		a := j.src.artifact
-		if prev != nil && prev != a {
-			st.releaseOpen() // jobs of one artifact are consecutive
+		if remaining[a]--; remaining[a] == 0 {
+			st.release(a)
 		}
-		prev = a
-		fsys, err := st.fsOf(a)
 		if err != nil {
-			st.fail(a.Name, j.file.path, err.Error(), j.items())
-			continue
+			return err
 		}
-		f, err := fsys.Open(j.file.path)
-		if err != nil {
-			st.fail(a.Name, j.file.path, fmt.Sprintf("cannot open: %v", err), j.items())
-			continue
-		}
-		series, perr := tel.Parse(f, tel.Options{Mem: mem, UTCOffset: j.offset, Window: j.window, NotAfter: notAfter})
-		f.Close()
-		if perr != nil {
-			st.fail(a.Name, j.file.path, perr.Error(), j.items())
-			continue
-		}
-		if int64(len(series)) != j.items() {
-			// The host scan and the parser disagree: count the file as
-			// the items the scan announced, all failed.
-			tel.ReleaseAll(series)
-			st.fail(a.Name, j.file.path, fmt.Sprintf("%d series parsed, %d hosts scanned", len(series), j.items()), j.items())
-			continue
-		}
-		if len(series) > len(st.ids)-next {
-			tel.ReleaseAll(series)
-			return fmt.Errorf("artifact %s: file %s: %d series, %d ids left", a.Name, j.file.path, len(series), len(st.ids)-next)
-		}
-		for _, s := range j.stored {
-			st.replace = append(st.replace, s.ID)
-		}
-		for _, s := range series {
-			id := st.ids[next]
-			next++
-			st.addSeries(j, s, id)
-			batches := s.Batches
-			s.Batches = nil
-			for i, rec := range batches {
-				select {
-				case out <- tel.SampleBatch{SeriesID: id, Rec: rec}:
-				case <-ctx.Done():
-					for _, r := range batches[i:] {
-						r.Release()
-					}
-					return ctx.Err()
+	}
+	return nil
+}
+
+// parseWorkers parse telemetry files in parallel: parsing, not
+// PostgreSQL, is the stage's limit since samples are stored as chunks.
+// parseWindow bounds the files parsed and not yet sent (memory).
+const (
+	parseWorkers = 2
+	parseWindow  = parseWorkers + 1
+)
+
+// parsedFile is a job's outcome: its series, or why the file failed.
+type parsedFile struct {
+	series []*tel.Series
+	failed string
+}
+
+// parseFile opens and parses one job's file.
+func (st *telemetryStage) parseFile(j *seriesJob, opt tel.Options) parsedFile {
+	fsys, err := st.fsOf(j.src.artifact)
+	if err != nil {
+		return parsedFile{failed: err.Error()}
+	}
+	f, err := fsys.Open(j.file.path)
+	if err != nil {
+		return parsedFile{failed: fmt.Sprintf("cannot open: %v", err)}
+	}
+	series, perr := tel.Parse(f, opt)
+	f.Close()
+	if perr != nil {
+		return parsedFile{failed: perr.Error()}
+	}
+	return parsedFile{series: series}
+}
+
+// sendFile records a parsed file (or its failure) and sends its batches;
+// next is the index of the next free series id.
+func (st *telemetryStage) sendFile(ctx context.Context, j *seriesJob, p parsedFile, next *int, out chan<- tel.SampleBatch) error {
+	a := j.src.artifact
+	if p.failed != "" {
+		st.fail(a.Name, j.file.path, p.failed, j.items())
+		return nil
+	}
+	series := p.series
+	if int64(len(series)) != j.items() {
+		// The host scan and the parser disagree: count the file as the
+		// items the scan announced, all failed.
+		tel.ReleaseAll(series)
+		st.fail(a.Name, j.file.path, fmt.Sprintf("%d series parsed, %d hosts scanned", len(series), j.items()), j.items())
+		return nil
+	}
+	if len(series) > len(st.ids)-*next {
+		tel.ReleaseAll(series)
+		return fmt.Errorf("artifact %s: file %s: %d series, %d ids left", a.Name, j.file.path, len(series), len(st.ids)-*next)
+	}
+	for _, s := range j.stored {
+		st.replace = append(st.replace, s.ID)
+	}
+	for k, s := range series {
+		id := st.ids[*next]
+		*next++
+		st.addSeries(j, s, id)
+		batches := s.Batches
+		s.Batches = nil
+		for b, rec := range batches {
+			select {
+			case out <- tel.SampleBatch{SeriesID: id, Rec: rec}:
+			case <-ctx.Done():
+				for _, r := range batches[b:] {
+					r.Release()
 				}
+				tel.ReleaseAll(series[k+1:])
+				return ctx.Err()
 			}
 		}
 	}
 	return nil
+}
+
+// release closes one artifact the stage opened.
+func (st *telemetryStage) release(a *source.Artifact) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.open[a] {
+		return
+	}
+	delete(st.open, a)
+	if err := a.Release(); err != nil {
+		st.env.Log.Debug("release telemetry artifact", zap.String("artifact", a.Name), zap.Error(err))
+	}
 }
 
 // addSeries records a parsed series: its row, its links and the
