@@ -5,9 +5,8 @@
 // average and percentile power.
 //
 // A CSV is never held as rows of strings: the header is read and checked
-// first, then arrow-go's CSV reader decodes the body in chunks against an
-// explicit schema, and
-// each chunk is converted into the canonical sample batch (SampleSchema)
-// with typed loops and released. A series is returned whole, so a file that
-// fails halfway never yields samples.
+// first, then encoding/csv streams the body one reused row at a time, and
+// each row is converted with typed code into the canonical sample batches
+// (SampleSchema). A series is returned whole, so a file that fails halfway
+// never yields samples.
 package telemetry

@@ -3,8 +3,6 @@ package telemetry
 import (
 	"fmt"
 	"strings"
-
-	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // role is what the reader does with one CSV column.
@@ -23,17 +21,19 @@ type column struct {
 	name   string
 	role   role
 	metric int // for roleMetric
+	// numeric: the cells are bare numbers (see numericColumn)
+	numeric bool
 }
 
-// layout is a checked header: the format, what each column is, and the
-// explicit Arrow schema the body is read with.
+// layout is a checked header: the format and what each column is.
 type layout struct {
 	format  Format
 	vendor  Vendor
 	columns []column
-	schema  *arrow.Schema
 	// indexes of the key columns in columns (-1 when absent)
 	time, gpu, host, power, hotspot, edge int
+	// metricCol is the column of each metric (-1: none)
+	metricCol [NumMetrics]int
 	// metricHeader is the header name of each metric's column, for
 	// errors ("" where a metric has no column).
 	metricHeader [NumMetrics]string
@@ -114,7 +114,9 @@ func parseHeader(line string) (*layout, error) {
 	default:
 		return nil, fmt.Errorf("unknown telemetry header (neither nvidia-smi, amd-smi nor DCGM samples): %q", clip(line))
 	}
-	fields := make([]arrow.Field, len(names))
+	for m := range l.metricCol {
+		l.metricCol[m] = -1
+	}
 	seen := map[string]int{} // known column → its 1-based position
 	for i, n := range names {
 		c := column{name: n}
@@ -128,8 +130,11 @@ func parseHeader(line string) (*layout, error) {
 			c.role, c.metric = k.role, k.metric
 			seen[n] = i + 1
 		}
+		c.numeric = numericColumn(l.format, c.role)
 		l.columns = append(l.columns, c)
-		fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: rawType(l.format, c.role), Nullable: true}
+		if c.role == roleMetric {
+			l.metricCol[c.metric] = i
+		}
 		switch {
 		case c.role == roleTime:
 			l.time = i
@@ -164,25 +169,24 @@ func parseHeader(line string) (*layout, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%s header lacks the %s column: %q", l.format, strings.Join(missing, ", "), clip(line))
 	}
-	l.schema = arrow.NewSchema(fields, nil)
 	return l, nil
 }
 
-// rawType is the Arrow type a column is read as. nvidia-smi writes units
-// inside the cells ("187.80 W"), so its columns are read as strings and
-// converted by the ingest; amd-smi and DCGM write bare numbers, which
-// arrow parses. Columns the ingest does not keep are read as strings (the
-// reader has no skip type) and dropped with the raw batch.
-func rawType(f Format, r role) arrow.DataType {
+// numericColumn: the column's cells are bare numbers, parsed as such
+// (amd-smi and DCGM, but for amd-smi's timestamp: epoch seconds,
+// milliseconds or ISO-8601). nvidia-smi writes units inside the cells
+// ("187.80 W"): its cells are read as text and converted. Columns the
+// ingest does not keep, and hostnames, are text.
+func numericColumn(f Format, r role) bool {
 	switch {
 	case r == roleIgnore, r == roleHost:
-		return arrow.BinaryTypes.String
+		return false
 	case f == FormatNVIDIASMI:
-		return arrow.BinaryTypes.String
+		return false
 	case r == roleTime && f == FormatAMDSMI:
-		return arrow.BinaryTypes.String // epoch seconds, milliseconds or ISO-8601
+		return false
 	}
-	return arrow.PrimitiveTypes.Float64
+	return true
 }
 
 func clip(s string) string {

@@ -3,27 +3,25 @@ package telemetry
 import (
 	"bufio"
 	"bytes"
-	stdcsv "encoding/csv"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// DefaultChunk is the number of CSV rows per record batch.
+// DefaultChunk is the number of samples per record batch of a GPU.
 const DefaultChunk = 8192
 
 // Options tune one Parse.
 type Options struct {
 	// Mem allocates every Arrow buffer; nil means memory.DefaultAllocator.
 	Mem memory.Allocator
-	// Chunk is the number of rows per batch read and per sample batch kept.
+	// Chunk is the number of samples per batch kept (per GPU).
 	Chunk int
 	// UTCOffset is the collector's offset from UTC: nvidia-smi and naive
 	// ISO timestamps are local wall-clock times, UTC = local − offset.
@@ -98,29 +96,22 @@ func Parse(r io.Reader, opt Options) (series []*Series, err error) {
 			c.release()
 		}
 	}()
-	// arrow's CSV reader panics on some malformed input its checks miss;
-	// the file is then malformed, not the program.
-	defer func() {
-		if p := recover(); p != nil {
-			series, err = nil, &ParseError{Reason: fmt.Sprintf("malformed CSV: %v", p)}
+	rdr := csv.NewReader(br)
+	rdr.ReuseRecord = true
+	rdr.FieldsPerRecord = len(l.columns)
+	for {
+		rec, rerr := rdr.Read()
+		if errors.Is(rerr, io.EOF) {
+			break
 		}
-	}()
-	rdr := csv.NewReader(br, l.schema, csv.WithHeader(false), csv.WithChunk(opt.Chunk),
-		csv.WithAllocator(opt.Mem), csv.WithComma(','), csv.WithNullReader(true, "", "N/A", "[N/A]"))
-	defer rdr.Release()
-	line := int64(1) // lines consumed so far (approximate when blank lines are skipped)
-	for rdr.Next() {
-		rec := rdr.RecordBatch()
-		if rerr := rdr.Err(); rerr != nil {
-			return nil, csvError(rerr, line, rec.NumRows())
+		if rerr != nil {
+			return nil, csvError(rerr)
 		}
-		if cerr := c.add(rec, line); cerr != nil {
+		// The reader starts after the header: its line 1 is file line 2.
+		line, _ := rdr.FieldPos(0)
+		if cerr := c.add(rec, int64(line)+1); cerr != nil {
 			return nil, cerr
 		}
-		line += rec.NumRows()
-	}
-	if rerr := rdr.Err(); rerr != nil {
-		return nil, csvError(rerr, line, 0)
 	}
 	return c.finish()
 }
@@ -142,9 +133,9 @@ func checkFirstRow(br *bufio.Reader, fields int) error {
 		if len(bytes.TrimSpace(b)) == 0 {
 			return nil // no data row here (or a blank line): nothing to check
 		}
-		rec, rerr := stdcsv.NewReader(bytes.NewReader(b)).Read()
+		rec, rerr := csv.NewReader(bytes.NewReader(b)).Read()
 		if rerr != nil {
-			var pe *stdcsv.ParseError
+			var pe *csv.ParseError
 			if errors.As(rerr, &pe) {
 				return parseErr(2, "%v", pe.Err)
 			}
@@ -158,30 +149,30 @@ func checkFirstRow(br *bufio.Reader, fields int) error {
 }
 
 // csvError names the line of a CSV read error.
-func csvError(err error, before, rows int64) error {
-	var pe *stdcsv.ParseError
+func csvError(err error) error {
+	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		// The reader starts after the header: its line 1 is file line 2.
 		return parseErr(int64(pe.Line)+1, "%v", pe.Err)
 	}
-	if errors.Is(err, csv.ErrMismatchFields) {
-		return parseErr(before+1, "row has a different number of fields than the header")
-	}
-	if rows > 0 {
-		return &ParseError{Reason: fmt.Sprintf("lines %d–%d: invalid number: %v", before+1, before+rows, err)}
-	}
 	return &ParseError{Reason: err.Error()}
 }
 
-// converter turns raw record batches into canonical sample batches, one
-// builder per host.
+// converter turns CSV rows into canonical sample batches, one builder per
+// host.
 type converter struct {
 	l     *layout
 	opt   Options
 	hosts map[string]*seriesBuilder
 	one   *seriesBuilder
+	// cur is the builder of the DCGM row before (rows come host by host)
+	cur *seriesBuilder
 	// the file's first sample time and its line (firstLine 0: none yet)
 	first, firstLine int64
+	// num holds the row's numeric cells (amd-smi, DCGM), null[i] when
+	// cell i is a sentinel.
+	num  []float64
+	null []bool
 }
 
 // checkTime fails a sample time that is impossible: before MinSampleTime,
@@ -206,7 +197,8 @@ func (c *converter) checkTime(line, us int64) error {
 }
 
 func newConverter(l *layout, opt Options) *converter {
-	return &converter{l: l, opt: opt, hosts: map[string]*seriesBuilder{}}
+	return &converter{l: l, opt: opt, hosts: map[string]*seriesBuilder{},
+		num: make([]float64, len(l.columns)), null: make([]bool, len(l.columns))}
 }
 
 func (c *converter) builder(host string) *seriesBuilder {
@@ -254,215 +246,206 @@ func (c *converter) finish() ([]*Series, error) {
 	return out, nil
 }
 
-// add converts one raw batch; before is the number of file lines before it.
-func (c *converter) add(rec arrow.RecordBatch, before int64) error {
+// add converts one row of file line line.
+func (c *converter) add(rec []string, line int64) error {
 	switch c.l.format {
 	case FormatNVIDIASMI:
-		return c.addNVIDIA(rec, before)
+		return c.addNVIDIA(rec, line)
 	case FormatAMDSMI:
-		return c.addAMD(rec, before)
+		return c.addAMD(rec, line)
 	default:
-		return c.addDCGM(rec, before)
+		return c.addDCGM(rec, line)
 	}
 }
 
-// metricColumns gives the arrays of the metric columns, as A (nil where a
-// metric has no column).
-func metricColumns[A arrow.Array](l *layout, rec arrow.RecordBatch) [NumMetrics]A {
-	var out [NumMetrics]A
-	for i, col := range l.columns {
-		if col.role == roleMetric {
-			out[col.metric] = rec.Column(i).(A)
+// nullCell: a cell that holds no value ("N/A" and "[N/A]" are the
+// collectors' sentinels).
+func nullCell(s string) bool { return s == "" || s == "N/A" || s == "[N/A]" }
+
+// numbers reads the row's numeric cells (the columns the layout reads as
+// numbers), as written: a sentinel is null, anything else must parse.
+func (c *converter) numbers(rec []string, line int64) error {
+	for i, col := range c.l.columns {
+		if !col.numeric {
+			continue
 		}
+		if c.null[i] = nullCell(rec[i]); c.null[i] {
+			continue
+		}
+		v, err := strconv.ParseFloat(rec[i], 64)
+		if err != nil {
+			return parseErr(line, "invalid number: %v", err)
+		}
+		c.num[i] = v
 	}
-	return out
+	return nil
 }
 
-func (c *converter) addNVIDIA(rec arrow.RecordBatch, before int64) error {
-	ts := rec.Column(c.l.time).(*array.String)
-	gpu := rec.Column(c.l.gpu).(*array.String)
-	metrics := metricColumns[*array.String](c.l, rec)
+func (c *converter) addNVIDIA(rec []string, line int64) error {
+	l := c.l
 	b := c.builder("")
-	offset := c.opt.UTCOffset.Microseconds()
 	var vals [NumMetrics]float32
 	var valid [NumMetrics]bool
-	for i := 0; i < int(rec.NumRows()); i++ {
-		line := before + int64(i) + 1
-		if ts.IsNull(i) {
-			return parseErr(line, "empty timestamp")
+	ts := rec[l.time]
+	if nullCell(ts) {
+		return parseErr(line, "empty timestamp")
+	}
+	t, ok := parseNVIDIATime(ts)
+	if !ok {
+		return parseErr(line, "invalid timestamp %q", clip(strings.TrimSpace(ts)))
+	}
+	gpu := rec[l.gpu]
+	if nullCell(gpu) {
+		return parseErr(line, "empty GPU index")
+	}
+	g, ok := parseGPUIndex(gpu)
+	if !ok {
+		return parseErr(line, "invalid GPU index %q", clip(strings.TrimSpace(gpu)))
+	}
+	t -= c.opt.UTCOffset.Microseconds()
+	if err := c.checkTime(line, t); err != nil {
+		return err
+	}
+	for m, i := range l.metricCol {
+		if i < 0 || nullCell(rec[i]) {
+			continue
 		}
-		t, ok := parseNVIDIATime(ts.Value(i))
-		if !ok {
-			return parseErr(line, "invalid timestamp %q", clip(strings.TrimSpace(ts.Value(i))))
+		cell := rec[i]
+		v, st := parseUnitFloat(cell)
+		if m != MetricPower && (st == cellNonFinite || st == cellOK && !fitsReal(v)) {
+			return outOfRange(line, l.metricHeader[m], strings.TrimSpace(cell))
 		}
-		if gpu.IsNull(i) {
-			return parseErr(line, "empty GPU index")
+		if m != MetricPower && st == cellBad {
+			// Text that is neither a number nor a sentinel is never
+			// stored as "no value".
+			return parseErr(line, "field %s: %q is not a number", l.metricHeader[m], clip(strings.TrimSpace(cell)))
 		}
-		g, ok := parseGPUIndex(gpu.Value(i))
-		if !ok {
-			return parseErr(line, "invalid GPU index %q", clip(strings.TrimSpace(gpu.Value(i))))
-		}
-		t -= offset
-		if err := c.checkTime(line, t); err != nil {
-			return err
-		}
-		for m, col := range metrics {
-			valid[m] = false
-			if col == nil || col.IsNull(i) {
-				continue
-			}
-			v, st := parseUnitFloat(col.Value(i))
-			if m != MetricPower && (st == cellNonFinite || st == cellOK && !fitsReal(v)) {
-				return outOfRange(line, c.l.metricHeader[m], strings.TrimSpace(col.Value(i)))
-			}
-			if m != MetricPower && st == cellBad {
-				// Text that is neither a number nor a sentinel is never
-				// stored as "no value".
-				return parseErr(line, "field %s: %q is not a number", c.l.metricHeader[m], clip(strings.TrimSpace(col.Value(i))))
-			}
-			if m == MetricPower {
-				switch st {
-				case cellBad:
-					return parseErr(line, "non-numeric power %q", clip(strings.TrimSpace(col.Value(i))))
-				case cellNonFinite:
-					return parseErr(line, "non-finite power %q", clip(strings.TrimSpace(col.Value(i))))
-				case cellOK:
-					if why := checkPower(v); why != "" {
-						return parseErr(line, "%s", why)
-					}
+		if m == MetricPower {
+			switch st {
+			case cellBad:
+				return parseErr(line, "non-numeric power %q", clip(strings.TrimSpace(cell)))
+			case cellNonFinite:
+				return parseErr(line, "non-finite power %q", clip(strings.TrimSpace(cell)))
+			case cellOK:
+				if why := checkPower(v); why != "" {
+					return parseErr(line, "%s", why)
 				}
 			}
-			if st == cellOK {
-				vals[m], valid[m] = float32(v), true
-			}
 		}
-		if err := b.append(line, g, t, &vals, &valid); err != nil {
-			return err
+		if st == cellOK {
+			vals[m], valid[m] = float32(v), true
 		}
 	}
-	return nil
+	return b.append(line, g, t, &vals, &valid)
 }
 
-func (c *converter) addAMD(rec arrow.RecordBatch, before int64) error {
-	ts := rec.Column(c.l.time).(*array.String)
-	gpu := rec.Column(c.l.gpu).(*array.Float64)
-	metrics := metricColumns[*array.Float64](c.l, rec)
-	var hotspot *array.Float64
-	if c.l.hotspot >= 0 {
-		hotspot = rec.Column(c.l.hotspot).(*array.Float64)
+func (c *converter) addAMD(rec []string, line int64) error {
+	l := c.l
+	if err := c.numbers(rec, line); err != nil {
+		return err
 	}
-	b := c.builder("")
+	ts := rec[l.time]
+	if nullCell(ts) {
+		return parseErr(line, "empty timestamp")
+	}
+	t, ok := parseEpochOrISO(ts, c.opt.UTCOffset)
+	if !ok {
+		return parseErr(line, "invalid timestamp %q", clip(strings.TrimSpace(ts)))
+	}
+	if c.null[l.gpu] {
+		return parseErr(line, "empty GPU index")
+	}
+	g, ok := floatGPUIndex(c.num[l.gpu])
+	if !ok {
+		return parseErr(line, "invalid GPU index %v", c.num[l.gpu])
+	}
+	if err := c.checkTime(line, t); err != nil {
+		return err
+	}
 	var vals [NumMetrics]float32
 	var valid [NumMetrics]bool
-	for i := 0; i < int(rec.NumRows()); i++ {
-		line := before + int64(i) + 1
-		if ts.IsNull(i) {
-			return parseErr(line, "empty timestamp")
-		}
-		t, ok := parseEpochOrISO(ts.Value(i), c.opt.UTCOffset)
-		if !ok {
-			return parseErr(line, "invalid timestamp %q", clip(strings.TrimSpace(ts.Value(i))))
-		}
-		if gpu.IsNull(i) {
-			return parseErr(line, "empty GPU index")
-		}
-		g, ok := floatGPUIndex(gpu.Value(i))
-		if !ok {
-			return parseErr(line, "invalid GPU index %v", gpu.Value(i))
-		}
-		if err := c.checkTime(line, t); err != nil {
-			return err
-		}
-		if err := floatMetrics(c.l, metrics, i, line, &vals, &valid); err != nil {
-			return err
-		}
-		if hotspot != nil && hotspot.IsValid(i) && !fitsReal(hotspot.Value(i)) {
-			return outOfRange(line, c.l.columns[c.l.hotspot].name, formatFloat(hotspot.Value(i)))
-		}
-		if hotspot != nil && hotspot.IsValid(i) {
-			vals[MetricTemperature], valid[MetricTemperature] = float32(hotspot.Value(i)), true
-		} else if valid[MetricEdgeTemp] {
-			vals[MetricTemperature], valid[MetricTemperature] = vals[MetricEdgeTemp], true
-		}
-		if err := b.append(line, g, t, &vals, &valid); err != nil {
-			return err
-		}
+	if err := c.metrics(line, &vals, &valid); err != nil {
+		return err
 	}
-	return nil
+	if h := l.hotspot; h >= 0 && !c.null[h] {
+		if !fitsReal(c.num[h]) {
+			return outOfRange(line, l.columns[h].name, formatFloat(c.num[h]))
+		}
+		vals[MetricTemperature], valid[MetricTemperature] = float32(c.num[h]), true
+	} else if valid[MetricEdgeTemp] {
+		vals[MetricTemperature], valid[MetricTemperature] = vals[MetricEdgeTemp], true
+	}
+	return c.builder("").append(line, g, t, &vals, &valid)
 }
 
 // dcgmBlank is DCGM's blank sentinel for integer fields.
 const dcgmBlank = 2147483632
 
-func (c *converter) addDCGM(rec arrow.RecordBatch, before int64) error {
-	ts := rec.Column(c.l.time).(*array.Float64)
-	gpu := rec.Column(c.l.gpu).(*array.Float64)
-	host := rec.Column(c.l.host).(*array.String)
-	metrics := metricColumns[*array.Float64](c.l, rec)
+func (c *converter) addDCGM(rec []string, line int64) error {
+	l := c.l
+	if err := c.numbers(rec, line); err != nil {
+		return err
+	}
+	ts := c.num[l.time]
+	if c.null[l.time] || !finite(ts) || ts <= 1e9 {
+		return parseErr(line, "invalid timestamp_unix")
+	}
+	if ts >= 1e12 { // past year 33000: not seconds, and no microsecond count
+		return parseErr(line, "impossible timestamp_unix %v", ts)
+	}
+	if c.null[l.gpu] {
+		return parseErr(line, "empty gpu_index")
+	}
+	g, ok := floatGPUIndex(c.num[l.gpu])
+	if !ok {
+		return parseErr(line, "invalid gpu_index %v", c.num[l.gpu])
+	}
+	host := rec[l.host]
+	if nullCell(host) || strings.TrimSpace(host) == "" {
+		return parseErr(line, "empty hostname")
+	}
+	h := strings.TrimSpace(host)
+	b := c.cur
+	if b == nil || b.host != h {
+		// The host names a series in the database: it must be text
+		// PostgreSQL can store.
+		if why := TextProblem(h); why != "" {
+			return parseErr(line, "hostname %q: %s", clip(h), why)
+		}
+		b = c.builder(h)
+		c.cur = b
+	}
+	us := roundInt(ts*1000) * 1000
+	if err := c.checkTime(line, us); err != nil {
+		return err
+	}
 	var vals [NumMetrics]float32
 	var valid [NumMetrics]bool
-	var b *seriesBuilder
-	for i := 0; i < int(rec.NumRows()); i++ {
-		line := before + int64(i) + 1
-		if ts.IsNull(i) || !finite(ts.Value(i)) || ts.Value(i) <= 1e9 {
-			return parseErr(line, "invalid timestamp_unix")
-		}
-		if ts.Value(i) >= 1e12 { // past year 33000: not seconds, and no microsecond count
-			return parseErr(line, "impossible timestamp_unix %v", ts.Value(i))
-		}
-		if gpu.IsNull(i) {
-			return parseErr(line, "empty gpu_index")
-		}
-		g, ok := floatGPUIndex(gpu.Value(i))
-		if !ok {
-			return parseErr(line, "invalid gpu_index %v", gpu.Value(i))
-		}
-		if host.IsNull(i) || strings.TrimSpace(host.Value(i)) == "" {
-			return parseErr(line, "empty hostname")
-		}
-		h := strings.TrimSpace(host.Value(i))
-		if b == nil || b.host != h {
-			// The host names a series in the database: it must be
-			// text PostgreSQL can store.
-			if why := TextProblem(h); why != "" {
-				return parseErr(line, "hostname %q: %s", clip(h), why)
-			}
-			b = c.builder(h)
-		}
-		us := roundInt(ts.Value(i)*1000) * 1000
-		if err := c.checkTime(line, us); err != nil {
-			return err
-		}
-		if err := floatMetrics(c.l, metrics, i, line, &vals, &valid); err != nil {
-			return err
-		}
-		if valid[MetricTemperature] && (vals[MetricTemperature] >= dcgmBlank || vals[MetricTemperature] < -273.15) {
-			valid[MetricTemperature] = false
-		}
-		if err := b.append(line, g, us, &vals, &valid); err != nil {
-			return err
-		}
+	if err := c.metrics(line, &vals, &valid); err != nil {
+		return err
 	}
-	return nil
+	if valid[MetricTemperature] && (vals[MetricTemperature] >= dcgmBlank || vals[MetricTemperature] < -273.15) {
+		valid[MetricTemperature] = false
+	}
+	return b.append(line, g, us, &vals, &valid)
 }
 
-// floatMetrics reads the metrics of row i of an amd-smi or DCGM batch: a
-// null cell (a sentinel) is null; the power must be finite and possible,
-// every other metric must fit its real column (values.go).
-func floatMetrics(l *layout, metrics [NumMetrics]*array.Float64, i int, line int64, vals *[NumMetrics]float32, valid *[NumMetrics]bool) error {
-	for m, col := range metrics {
-		valid[m] = false
-		if col == nil || col.IsNull(i) {
+// metrics reads the metrics of an amd-smi or DCGM row from its numeric
+// cells: a sentinel is null; the power must be finite and possible, every
+// other metric must fit its real column (values.go).
+func (c *converter) metrics(line int64, vals *[NumMetrics]float32, valid *[NumMetrics]bool) error {
+	for m, i := range c.l.metricCol {
+		if i < 0 || c.null[i] {
 			continue
 		}
-		v := col.Value(i)
+		v := c.num[i]
 		if m == MetricPower {
 			if why := checkPower(v); why != "" {
 				return parseErr(line, "%s", why)
 			}
 		}
 		if !fitsReal(v) {
-			return outOfRange(line, l.metricHeader[m], formatFloat(v))
+			return outOfRange(line, c.l.metricHeader[m], formatFloat(v))
 		}
 		vals[m], valid[m] = float32(v), true
 	}

@@ -104,7 +104,7 @@ func TestParseMalformed(t *testing.T) {
 		{"bad-header.csv", "line 1: unknown telemetry header"},
 		{"bad-ragged.csv", "line 3: wrong number of fields"},
 		{"bad-power.csv", `line 3: non-numeric power "lots W"`},
-		{"bad-power-amd.csv", `lines 2–2: invalid number: strconv.ParseFloat: parsing "12x"`},
+		{"bad-power-amd.csv", `line 2: invalid number: strconv.ParseFloat: parsing "12x"`},
 		{"bad-timestamp.csv", "line 2: invalid timestamp"},
 		{"bad-header-only.csv", "no usable power samples"},
 		{"bad-empty.csv", "empty telemetry file"},
