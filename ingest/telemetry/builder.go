@@ -31,6 +31,8 @@ type gpuTrack struct {
 	tsB     *array.TimestampBuilder
 	mB      [NumMetrics]*array.Float32Builder
 	pending int
+	// room is how many more samples the builders have reserved space for
+	room    int
 	batches []arrow.RecordBatch
 
 	ts       []int64
@@ -105,19 +107,23 @@ func (b *seriesBuilder) append(line int64, gpu int16, ts int64, vals *[NumMetric
 	}
 	t.ts = append(t.ts, ts)
 	t.power = append(t.power, vals[MetricPower])
-	if t.pending == 0 {
-		t.bld.Reserve(min(gpuReserve, b.opt.Chunk))
+	if t.room == 0 {
+		// Reserve for the batch by doubling up to the chunk size, then
+		// append without a capacity check per value.
+		t.room = min(max(t.pending, gpuReserve), b.opt.Chunk-t.pending)
+		t.bld.Reserve(t.room)
 	}
-	t.gpuB.Append(gpu)
-	t.tsB.Append(arrow.Timestamp(ts))
+	t.gpuB.UnsafeAppend(gpu)
+	t.tsB.UnsafeAppend(arrow.Timestamp(ts))
 	for m, mb := range t.mB {
 		if valid[m] {
-			mb.Append(vals[m])
+			mb.UnsafeAppend(vals[m])
 		} else {
-			mb.AppendNull()
+			mb.UnsafeAppendBoolToBitmap(false)
 		}
 	}
 	t.pending++
+	t.room--
 	if t.pending >= b.opt.Chunk {
 		t.flush()
 	}
@@ -137,7 +143,7 @@ func (t *gpuTrack) flush() {
 		return
 	}
 	t.batches = append(t.batches, t.bld.NewRecordBatch())
-	t.pending = 0
+	t.pending, t.room = 0, 0
 }
 
 func (b *seriesBuilder) release() {
