@@ -29,7 +29,7 @@ func requireDemoTelemetry(t *testing.T, e *env, sum *schema.Summary, rerun bool)
 	}
 	require.EqualValues(t, 7, sum.Stats.PowerPublicationPoints)
 	require.Contains(t, sum.Failures, schema.Failure{Category: schema.CategoryPower, Artifact: conc16Telemetry,
-		File: "gpu_metrics.csv", Reason: "line 785: wrong number of fields"})
+		File: "gpu_metrics.csv", Reason: "line 785: row has 3 fields, the header 8"})
 	require.Len(t, sum.PowerWarnings, 1)
 	w := sum.PowerWarnings[0]
 	require.Equal(t, conc32Telemetry, w.Artifact)

@@ -132,7 +132,7 @@ func TestTelemetryFirstIngestAndRerun(t *testing.T) {
 		fails = append(fails, fmt.Sprintf("%s|%s|%s|%s", f.Category, f.Artifact, f.File, f.Reason))
 	}
 	require.Equal(t, []string{
-		"power|gpu_metrics_s3|gpu_metrics.csv|line 26: wrong number of fields",
+		"power|gpu_metrics_s3|gpu_metrics.csv|line 26: row has 2 fields, the header 8",
 		"run|required-power-sweep-manifest|sweep_manifest.json|required power point s3 conc 16: no stored telemetry series",
 	}, fails)
 	var warns []string

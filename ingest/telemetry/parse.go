@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -87,9 +86,6 @@ func Parse(r io.Reader, opt Options) (series []*Series, err error) {
 	if err != nil {
 		return nil, &ParseError{Line: 1, Reason: err.Error()}
 	}
-	if err := checkFirstRow(br, len(l.columns)); err != nil {
-		return nil, err
-	}
 	c := newConverter(l, opt)
 	defer func() {
 		if err != nil {
@@ -105,7 +101,7 @@ func Parse(r io.Reader, opt Options) (series []*Series, err error) {
 			break
 		}
 		if rerr != nil {
-			return nil, csvError(rerr)
+			return nil, csvError(rerr, len(rec), len(l.columns))
 		}
 		// The reader starts after the header: its line 1 is file line 2.
 		line, _ := rdr.FieldPos(0)
@@ -116,43 +112,15 @@ func Parse(r io.Reader, opt Options) (series []*Series, err error) {
 	return c.finish()
 }
 
-// checkFirstRow checks that the first data row has as many fields as the
-// header. encoding/csv holds every later row to the first row's count,
-// but arrow's reader does not check the first row against its schema
-// before appending it (a short first row would corrupt the batch).
-func checkFirstRow(br *bufio.Reader, fields int) error {
-	for n := 1; ; n++ {
-		b, err := br.Peek(min(n*4096, br.Size()))
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 && err == nil && len(b) < br.Size() {
-			continue
-		}
-		if i >= 0 {
-			b = b[:i+1]
-		}
-		if len(bytes.TrimSpace(b)) == 0 {
-			return nil // no data row here (or a blank line): nothing to check
-		}
-		rec, rerr := csv.NewReader(bytes.NewReader(b)).Read()
-		if rerr != nil {
-			var pe *csv.ParseError
-			if errors.As(rerr, &pe) {
-				return parseErr(2, "%v", pe.Err)
-			}
-			return nil
-		}
-		if len(rec) != fields {
-			return parseErr(2, "row has %d fields, the header %d", len(rec), fields)
-		}
-		return nil
-	}
-}
-
-// csvError names the line of a CSV read error.
-func csvError(err error) error {
+// csvError names the line of a CSV read error; a ragged row (fields
+// given, the header's count want) says how many fields it has.
+func csvError(err error, fields, want int) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		// The reader starts after the header: its line 1 is file line 2.
+		if errors.Is(pe.Err, csv.ErrFieldCount) {
+			return parseErr(int64(pe.Line)+1, "row has %d fields, the header %d", fields, want)
+		}
 		return parseErr(int64(pe.Line)+1, "%v", pe.Err)
 	}
 	return &ParseError{Reason: err.Error()}

@@ -102,7 +102,7 @@ func TestParseRealExcerptFacts(t *testing.T) {
 func TestParseMalformed(t *testing.T) {
 	cases := []struct{ file, want string }{
 		{"bad-header.csv", "line 1: unknown telemetry header"},
-		{"bad-ragged.csv", "line 3: wrong number of fields"},
+		{"bad-ragged.csv", "line 3: row has 2 fields, the header 3"},
 		{"bad-power.csv", `line 3: non-numeric power "lots W"`},
 		{"bad-power-amd.csv", `line 2: invalid number: strconv.ParseFloat: parsing "12x"`},
 		{"bad-timestamp.csv", "line 2: invalid timestamp"},
