@@ -523,8 +523,9 @@ func (st *telemetryStage) copyNew(ctx context.Context, w Writer) (int64, error) 
 
 // parseAll parses the new files on parseWorkers goroutines and hands
 // their series to out in the order of the jobs, so ids, rows and failures
-// come out as from one parser. At most parseWindow files are parsed or
-// waiting at a time; an artifact is released once its last job is sent.
+// come out as from one parser. Files parsed or waiting to be sent are
+// bounded by a budget (parseBudget); an artifact is released once its last
+// job is sent.
 func (st *telemetryStage) parseAll(ctx context.Context, out chan<- tel.SampleBatch) error {
 	defer close(out)
 	mem := telemetryAllocator(st.env.Deps)
@@ -539,7 +540,8 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- tel.SampleBat
 		results[i] = make(chan parsedFile, 1)
 		remaining[j.src.artifact]++
 	}
-	window := make(chan struct{}, parseWindow)
+	budget := newParseBudget()
+	sizes := make([]int64, len(st.fresh))
 	todo := make(chan int)
 	var wg sync.WaitGroup
 	for range min(parseWorkers, len(st.fresh)) {
@@ -554,10 +556,9 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- tel.SampleBat
 	}
 	go func() {
 		defer close(todo)
-		for i := range st.fresh {
-			select {
-			case window <- struct{}{}:
-			case <-ctx.Done():
+		for i, j := range st.fresh {
+			sizes[i] = st.inputSize(j)
+			if budget.acquire(ctx, sizes[i]) != nil {
 				return
 			}
 			select {
@@ -590,7 +591,7 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- tel.SampleBat
 			return ctx.Err()
 		}
 		err := st.sendFile(ctx, j, p, &next, out)
-		<-window
+		budget.release(sizes[i])
 		a := j.src.artifact
 		if remaining[a]--; remaining[a] == 0 {
 			st.release(a)
@@ -604,13 +605,71 @@ func (st *telemetryStage) parseAll(ctx context.Context, out chan<- tel.SampleBat
 
 // parseWorkers parse telemetry files in parallel: parsing, not
 // PostgreSQL, is the stage's limit since samples are stored as chunks.
-// parseWindow bounds the files parsed and not yet sent (memory: a DCGM
-// bundle's series are held whole until sent). A third file in the window
-// gained nothing measurable.
-const (
-	parseWorkers = 2
-	parseWindow  = parseWorkers
-)
+const parseWorkers = 2
+
+// parseBudgetBytes bounds the telemetry parsed and not yet sent, in file
+// bytes: a file's series are held whole until sent (about its own size in
+// Arrow buffers), so a second file is parsed alongside only while both fit.
+// A file larger than the budget is parsed alone.
+const parseBudgetBytes = 64 << 20
+
+// parseBudget admits files to the parse workers: at most parseWorkers at a
+// time, and more than one only within parseBudgetBytes. One goroutine
+// acquires, the sender releases.
+type parseBudget struct {
+	mu       sync.Mutex
+	files    int
+	inflight int64
+	wake     chan struct{}
+}
+
+func newParseBudget() *parseBudget { return &parseBudget{wake: make(chan struct{}, 1)} }
+
+func (b *parseBudget) acquire(ctx context.Context, size int64) error {
+	for {
+		b.mu.Lock()
+		if b.files == 0 || b.files < parseWorkers && b.inflight+size <= parseBudgetBytes {
+			b.files++
+			b.inflight += size
+			b.mu.Unlock()
+			return nil
+		}
+		b.mu.Unlock()
+		select {
+		case <-b.wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (b *parseBudget) release(size int64) {
+	b.mu.Lock()
+	b.files--
+	b.inflight -= size
+	b.mu.Unlock()
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// inputSize is the size of a job's file: as the hash pass read it, else
+// (a zip member) as its directory gives it; 0 when unknown.
+func (st *telemetryStage) inputSize(j *seriesJob) int64 {
+	if j.size > 0 {
+		return j.size
+	}
+	fsys, err := st.fsOf(j.src.artifact)
+	if err != nil {
+		return 0
+	}
+	info, err := fs.Stat(fsys, j.file.path)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
+}
 
 // parsedFile is a job's outcome: its series, or why the file failed.
 type parsedFile struct {
