@@ -5,7 +5,8 @@
 // average and percentile power.
 //
 // A CSV is never held as rows of strings: the header is read and checked
-// first, then encoding/csv streams the body one reused row at a time, and
+// first, then the body is streamed one reused row at a time (rows.go: as
+// encoding/csv reads it, lines without quotes split directly), and
 // each row is converted with typed code into the canonical sample batches
 // (SampleSchema). A series is returned whole, so a file that fails halfway
 // never yields samples.

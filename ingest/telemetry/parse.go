@@ -92,11 +92,9 @@ func Parse(r io.Reader, opt Options) (series []*Series, err error) {
 			c.release()
 		}
 	}()
-	rdr := csv.NewReader(br)
-	rdr.ReuseRecord = true
-	rdr.FieldsPerRecord = len(l.columns)
+	rdr := newRowReader(br, len(l.columns))
 	for {
-		rec, rerr := rdr.Read()
+		rec, line, rerr := rdr.Read()
 		if errors.Is(rerr, io.EOF) {
 			break
 		}
@@ -104,7 +102,6 @@ func Parse(r io.Reader, opt Options) (series []*Series, err error) {
 			return nil, csvError(rerr, len(rec), len(l.columns))
 		}
 		// The reader starts after the header: its line 1 is file line 2.
-		line, _ := rdr.FieldPos(0)
 		if cerr := c.add(rec, int64(line)+1); cerr != nil {
 			return nil, cerr
 		}
@@ -123,7 +120,7 @@ func csvError(err error, fields, want int) error {
 		}
 		return parseErr(int64(pe.Line)+1, "%v", pe.Err)
 	}
-	return &ParseError{Reason: err.Error()}
+	return &ParseError{Reason: fmt.Sprintf("read: %v", err)}
 }
 
 // converter turns CSV rows into canonical sample batches, one builder per
