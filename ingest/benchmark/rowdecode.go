@@ -26,7 +26,10 @@ type rowDecoder struct {
 	// strs interns keys and short string values: rows from one producer
 	// repeat them, and a string is immutable, so rows may share them.
 	strs map[string]string
-	chk  strictjson.Checker
+	// spare is a row handed back by Reader.Recycle: the next row decoded
+	// on the fast path fills it instead of a new map.
+	spare map[string]any
+	chk   strictjson.Checker
 	// disabled turns the fast path off (tests compare it with the rest).
 	disabled bool
 }
@@ -46,6 +49,8 @@ const (
 	maxInternLen = 40
 	// maxKeptBuf bounds the unescape buffer kept for the next string.
 	maxKeptBuf = 1 << 20
+	// maxSpareKeys bounds the size of a row kept for reuse.
+	maxSpareKeys = 1024
 )
 
 // smallInts are the boxed values of the integers 0..1024, which rows use
@@ -177,7 +182,12 @@ func (d *rowDecoder) object() (map[string]any, bool) {
 		break
 	}
 	members := d.members[base:]
-	m := make(map[string]any, len(members))
+	var m map[string]any
+	if d.depth == 1 && d.spare != nil { // the row itself: reuse a spare one
+		m, d.spare = d.spare, nil
+	} else {
+		m = make(map[string]any, len(members))
+	}
 	for _, kv := range members {
 		m[kv.key] = kv.val
 	}

@@ -134,6 +134,7 @@ func (s *parseWorker) readFile(ctx context.Context, pa runstate.Planned, fsys fs
 		benchmark.FillISLOSLFromNames(row, file, a.Name)
 		benchmark.RepairLegacyTPURow(s.run.SourceRunID, row)
 		staged, ok := s.normalize(a.Name, file, e.Index, row)
+		s.reader.Recycle(row) // the point holds nothing of the row's map
 		if !ok {
 			return nil
 		}
