@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/inferencex/ingest/schema"
@@ -27,7 +28,11 @@ func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *open
 		a.Files = append(a.Files, name)
 		a.Size += size
 	}
-	folder, err := listFolder(a.Path, a.fast, a.dirents, reject, add)
+	var walked *walkListing
+	if s := a.sink.Load(); s != nil {
+		walked = s.listing
+	}
+	folder, err := listFolder(a.Path, a.fast, a.dirents, walked, reject, add)
 	if err != nil {
 		a.Files, a.Size = nil, 0
 		a.Err = fmt.Errorf("artifact %s: list folder: %w", a.Name, err)
@@ -43,13 +48,21 @@ func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *open
 	return folder
 }
 
-// listFolder opens a folder and lists it, with the fast path when it can.
-func listFolder(dir string, fastPath bool, bufs *direntBufs, reject func(name, reason string), add func(name string, size int64)) (*openedArtifact, error) {
+// listFolder opens a folder and lists it, with the fast path when it can;
+// there, a folder the tree's digest walked clean takes its files from the
+// walk (walked, nil when the tree is not watched).
+func listFolder(dir string, fastPath bool, bufs *direntBufs, walked *walkListing, reject func(name, reason string), add func(name string, size int64)) (*openedArtifact, error) {
 	fast, ok, err := openFdFolder(dir, fastPath)
 	if err != nil {
 		return nil, err
 	}
 	if ok {
+		if files, ok := walked.folder(filepath.Base(dir)); ok {
+			for _, f := range files {
+				add(f.name, f.size)
+			}
+			return &openedArtifact{backend: fast, closer: fast}, nil
+		}
 		if err := fast.list(bufs, reject, add); err != nil {
 			fast.Close()
 			return nil, err

@@ -63,13 +63,16 @@ func lookup(reads map[readKey]readSum, sinks map[string]*readSink, path string) 
 // readSink is where an artifact reports the files read from it: the tree
 // digest's sums, and the artifact's entry in the digest's root.
 type readSink struct {
-	sums *readSums
-	name string
+	sums    *readSums
+	name    string
+	listing *walkListing // the digest walk's folders (walkListing)
 }
 
 // Watch makes the digest learn the sha256 of each file that t's artifacts
 // report read in full (Artifact.FileRead), and of each zip as it is
-// loaded, so that a deferred digest (Defer) does not read them again.
+// loaded, so that a deferred digest (Defer) does not read them again. A
+// folder artifact loaded afterwards takes its files from the digest's walk
+// rather than listing the folder again (walkListing).
 // Call it before the artifacts are read; a file reported before is simply
 // hashed by the digest. A tree with another root is not watched.
 func (d *Digesting) Watch(t *Tree) {
@@ -81,7 +84,7 @@ func (d *Digesting) Watch(t *Tree) {
 		if filepath.Clean(dir) != d.root || name == "" || strings.ContainsRune(name, '/') {
 			continue
 		}
-		a.sink.Store(&readSink{sums: &d.reads, name: name})
+		a.sink.Store(&readSink{sums: &d.reads, name: name, listing: d.listing})
 	}
 }
 

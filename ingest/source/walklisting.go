@@ -1,0 +1,75 @@
+package source
+
+import "strings"
+
+// walkListing is the digest walk's view of the folders at the tree's root:
+// a folder artifact of a watched tree (Digesting.Watch) takes its files
+// and their sizes from it instead of listing the folder again, which on a
+// run of thousands of one-file folders was a directory read and a stat per
+// folder more. It is complete once done is closed; folders is nil when the
+// walk failed. A folder holding anything the listing would reject or look
+// at twice (a link, a special file, a name with a problem) is left out:
+// its artifact lists itself, with the listing's own words.
+type walkListing struct {
+	done    chan struct{}
+	folders map[string][]walkedFile // root folder name → its regular files
+}
+
+// walkedFile is a regular file of a folder as the walk saw it: its path
+// relative to the folder, and its size.
+type walkedFile struct {
+	name string
+	size int64
+}
+
+func newWalkListing() *walkListing { return &walkListing{done: make(chan struct{})} }
+
+// set records the walk's entries (entries are depth first, so a root
+// folder's entries follow it) and completes the listing. The paths are
+// shared with entries, whose paths never change; sizes are copied, since
+// hashing may later update an entry.
+func (l *walkListing) set(entries []digestEntry) {
+	defer close(l.done)
+	folders := make(map[string][]walkedFile)
+	files := make([]walkedFile, 0, len(entries))
+	for i := 0; i < len(entries); {
+		e := entries[i]
+		i++
+		if e.kind != 'd' || strings.IndexByte(e.path, '/') >= 0 {
+			continue // a root file or link, or the inside of a folder left out
+		}
+		prefix := e.path + "/"
+		start, clean := len(files), true
+		for ; i < len(entries) && strings.HasPrefix(entries[i].path, prefix); i++ {
+			c := &entries[i]
+			rel := c.path[len(prefix):]
+			switch {
+			case !clean:
+			case (c.kind != 'f' && c.kind != 'd') || entryNameProblem(rel) != "":
+				clean = false
+			case c.kind == 'f':
+				files = append(files, walkedFile{name: rel, size: c.stat.size})
+			}
+		}
+		if clean {
+			folders[e.path] = files[start:len(files):len(files)]
+		} else {
+			files = files[:start]
+		}
+	}
+	l.folders = folders
+}
+
+// fail completes the listing without folders: every artifact lists itself.
+func (l *walkListing) fail() { close(l.done) }
+
+// folder waits for the walk and returns the files of the root folder name;
+// ok is false when the folder must list itself.
+func (l *walkListing) folder(name string) (files []walkedFile, ok bool) {
+	if l == nil {
+		return nil, false
+	}
+	<-l.done
+	files, ok = l.folders[name]
+	return files, ok
+}
