@@ -4,6 +4,7 @@ package source
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,8 +74,7 @@ func TestWatchedFoldersListAsUnwatched(t *testing.T) {
 		for _, f := range a.Files {
 			require.Equal(t, readString(t, artifactFS(t, plain, a.Name), f), readString(t, fsys, f))
 		}
-		_, err := fs.ReadDir(fsys, ".")
-		require.NoError(t, err, a.Name)
+		require.Equal(t, walkFS(t, artifactFS(t, plain, a.Name)), walkFS(t, fsys), a.Name)
 	}
 	// Only the clean folders come from the walk.
 	var fromWalk []string
@@ -85,10 +85,33 @@ func TestWatchedFoldersListAsUnwatched(t *testing.T) {
 	require.Equal(t, []walkedFile{{"a.json", 11}, {"sub/b.json", 6}}, d.listing.folders["bmk_a"])
 }
 
+// walkFS describes every entry of fsys as fs.WalkDir and fs.Stat see it.
+func walkFS(t *testing.T, fsys fs.FS) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		info, err := fs.Stat(fsys, p)
+		require.NoError(t, err)
+		out = append(out, fmt.Sprintf("%s %s %v %s %v %d", p, d.Name(), d.IsDir(), info.Name(), info.Mode(), sizeOfFile(info)))
+		return nil
+	}))
+	return out
+}
+
+// sizeOfFile is a file's size, 0 for a folder (whose size the file
+// system decides).
+func sizeOfFile(info fs.FileInfo) int64 {
+	if info.IsDir() {
+		return 0
+	}
+	return info.Size()
+}
+
 // TestWatchedFolderListsTheWalk: the walk's listing is a snapshot (that of
 // the digest, which is what the ingest's inputs are recorded as); a file
 // added to a folder after the walk is not listed, a file removed after it
-// fails as it is opened.
+// fails as it is opened, and a folder turned into a link is not followed.
 func TestWatchedFolderListsTheWalk(t *testing.T) {
 	t.Parallel()
 	dir := oddTree(t)
@@ -100,6 +123,16 @@ func TestWatchedFolderListsTheWalk(t *testing.T) {
 	require.Equal(t, []string{"a.json", "sub/b.json"}, a.Files)
 	_, err := fs.ReadFile(artifactFS(t, watched, "bmk_a"), "a.json")
 	require.ErrorIs(t, err, fs.ErrNotExist)
+
+	// A folder swapped for a link after the walk is not followed.
+	elsewhere := t.TempDir()
+	writeFile(t, filepath.Join(elsewhere, "c.json"), `"outside"`)
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "bmk_a.b")))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(dir, "bmk_a.b")))
+	fsys := artifactFS(t, watched, "bmk_a.b") // loaded and served at once, as the stages do
+	require.Equal(t, []string{"c.json"}, watched.Artifact("bmk_a.b").Files)
+	_, err = fs.ReadFile(fsys, "c.json")
+	require.ErrorIs(t, err, syscall.ELOOP)
 }
 
 // TestFailedWalkListsEveryFolder: when the digest's walk fails, every
