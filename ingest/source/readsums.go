@@ -94,8 +94,7 @@ func (d *Digesting) Watch(t *Tree) {
 // walk saw. Files of a zip are not the tree's files: the digest hashes the
 // zip itself, which loading the artifact reports.
 func (a *Artifact) FileRead(file string, n int64, sumHex string) {
-	s := a.sink.Load()
-	if s == nil || a.Container != ContainerDir || file == "" {
+	if a.sink.Load() == nil {
 		return
 	}
 	var sum [sha256.Size]byte
@@ -103,6 +102,15 @@ func (a *Artifact) FileRead(file string, n int64, sumHex string) {
 		return
 	}
 	if _, err := hex.Decode(sum[:], []byte(sumHex)); err != nil {
+		return
+	}
+	a.FileReadDigest(file, n, sum)
+}
+
+// FileReadDigest is FileRead with the sha256 itself.
+func (a *Artifact) FileReadDigest(file string, n int64, sum [sha256.Size]byte) {
+	s := a.sink.Load()
+	if s == nil || a.Container != ContainerDir || file == "" {
 		return
 	}
 	s.sums.add(readKey{sink: s, file: file}, n, sum)
