@@ -25,9 +25,8 @@ type walkedFile struct {
 func newWalkListing() *walkListing { return &walkListing{done: make(chan struct{})} }
 
 // set records the walk's entries (entries are depth first, so a root
-// folder's entries follow it) and completes the listing. The paths are
-// shared with entries, whose paths never change; sizes are copied, since
-// hashing may later update an entry.
+// folder's entries follow it) and completes the listing. Sizes are copied,
+// since hashing may later update an entry.
 func (l *walkListing) set(entries []digestEntry) {
 	defer close(l.done)
 	folders := make(map[string][]walkedFile)
@@ -48,7 +47,9 @@ func (l *walkListing) set(entries []digestEntry) {
 			case (c.kind != 'f' && c.kind != 'd') || entryNameProblem(rel) != "":
 				clean = false
 			case c.kind == 'f':
-				files = append(files, walkedFile{name: rel, size: c.stat.size})
+				// A copy: the artifact keeps its file names for the whole
+				// ingest, the walk's paths (its folder's name first) need not.
+				files = append(files, walkedFile{name: strings.Clone(rel), size: c.stat.size})
 			}
 		}
 		if clean {
