@@ -107,7 +107,7 @@ func (e *Element) Decode() (map[string]any, error) {
 func (rd *Reader) ReadElements(r io.Reader, shape Shape, fn ElementFunc) (rows int, err error) {
 	s := &rd.s
 	s.r.Reset(r)
-	s.buf.Reset()
+	s.buf = s.buf[:0]
 	s.offset, s.bom = 0, false
 	first, err := s.skipSpace()
 	if err != nil {
