@@ -77,6 +77,7 @@ func TestWatchedFoldersListAsUnwatched(t *testing.T) {
 		require.Equal(t, walkFS(t, artifactFS(t, plain, a.Name)), walkFS(t, fsys), a.Name)
 	}
 	// Only the clean folders come from the walk.
+	d.listing.folder("bmk_a")
 	var fromWalk []string
 	for name := range d.listing.folders {
 		fromWalk = append(fromWalk, name)
@@ -109,13 +110,15 @@ func sizeOfFile(info fs.FileInfo) int64 {
 }
 
 // TestWatchedFolderListsTheWalk: the walk's listing is a snapshot (that of
-// the digest, which is what the ingest's inputs are recorded as); a file
+// the digest, which is what the ingest's inputs are recorded as), indexed
+// when a folder first asks for it; a file
 // added to a folder after the walk is not listed, a file removed after it
 // fails as it is opened, and a folder turned into a link is not followed.
 func TestWatchedFolderListsTheWalk(t *testing.T) {
 	t.Parallel()
 	dir := oddTree(t)
-	watched, _ := watchedTree(t, dir)
+	watched, d := watchedTree(t, dir)
+	require.Nil(t, d.listing.folders, "indexed before any folder asked")
 	writeFile(t, filepath.Join(dir, "bmk_a", "late.json"), `{}`)
 	require.NoError(t, os.Remove(filepath.Join(dir, "bmk_a", "a.json")))
 	a := watched.Artifact("bmk_a")
@@ -148,6 +151,8 @@ func TestFailedWalkListsEveryFolder(t *testing.T) {
 	require.NoError(t, os.Chmod(locked, 0))
 	t.Cleanup(func() { os.Chmod(locked, 0o755) })
 	watched, d := watchedTree(t, dir)
+	_, ok := d.listing.folder("bmk_a")
+	require.False(t, ok)
 	require.Nil(t, d.listing.folders)
 	a := watched.Artifact("bmk_a")
 	require.NoError(t, a.Load())
