@@ -2,7 +2,6 @@ package schema
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"strconv"
 )
 
@@ -31,8 +30,7 @@ func (e *EvalResult) Key() string {
 		strconv.Itoa(c.NumPrefillGPU), strconv.Itoa(c.NumDecodeGPU),
 		e.Task, optInt(e.ISL), optInt(e.OSL), optInt(e.Conc),
 	}
-	enc, _ := json.Marshal(parts) // a []string always marshals
-	return string(enc)
+	return jsonStrings(parts)
 }
 
 // EvalKey identifies an eval row within one ingest (a hash of its Key); its

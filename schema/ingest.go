@@ -82,8 +82,53 @@ func (p *BenchmarkPoint) Key() string {
 		strconv.Itoa(c.NumPrefillGPU), strconv.Itoa(c.NumDecodeGPU),
 		p.BenchmarkType, optInt(p.ISL), optInt(p.OSL), strconv.Itoa(p.Conc), p.OffloadMode, optString(p.RecipeFingerprint),
 	}
-	enc, _ := json.Marshal(parts) // a []string always marshals
-	return string(enc)
+	return jsonStrings(parts)
+}
+
+// jsonStrings is the JSON array of parts exactly as json.Marshal writes
+// it, without its reflection for the usual parts: printable ASCII with
+// nothing to escape, and optString's null sentinel. Any other part takes
+// json.Marshal.
+func jsonStrings(parts []string) string {
+	if parts == nil {
+		return "null"
+	}
+	n := 2
+	for _, p := range parts {
+		if p != nullSentinel && !plainJSON(p) {
+			enc, _ := json.Marshal(parts) // a []string always marshals
+			return string(enc)
+		}
+		n += len(p) + 3
+	}
+	b := make([]byte, 0, n+len(parts)*5)
+	b = append(b, '[')
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if p == nullSentinel {
+			b = append(b, `"\u0000null"`...)
+			continue
+		}
+		b = append(b, '"')
+		b = append(b, p...)
+		b = append(b, '"')
+	}
+	return string(append(b, ']'))
+}
+
+// plainJSON reports whether json.Marshal writes s between quotes as it is:
+// printable ASCII but the quote, the backslash and the characters it
+// escapes for HTML (<, >, &).
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 func optInt(v *int) string {
@@ -93,9 +138,13 @@ func optInt(v *int) string {
 	return strconv.Itoa(*v)
 }
 
+// nullSentinel stands for an absent string in a key (json.Marshal writes
+// it "\u0000null").
+const nullSentinel = "\x00null"
+
 func optString(v *string) string {
 	if v == nil {
-		return "\x00null"
+		return nullSentinel
 	}
 	return *v
 }

@@ -43,12 +43,10 @@ func applyPowerContract(cat *catalog.Catalog, row map[string]any, c *capturedMet
 
 	powerInvalid := m["power_valid"] == float64(0)
 	cpuValid := m["cpu_power_valid"] == float64(1)
-	for _, key := range cat.MeasuredPowerKeys() {
-		if powerInvalid || (cat.IsCPUPowerKey(key) && !cpuValid) {
-			delete(m, key)
-			delete(c.nonFinite, key)
-			delete(c.wrongType, key)
-		}
+	for key := range cat.WithheldPowerKeys(powerInvalid, cpuValid) {
+		delete(m, key)
+		delete(c.nonFinite, key)
+		delete(c.wrongType, key)
 	}
 	return powerInvalid
 }

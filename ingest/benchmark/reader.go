@@ -59,6 +59,18 @@ func NewReader() *Reader {
 	return &Reader{s: rowScanner{r: bufio.NewReaderSize(nil, 64<<10)}}
 }
 
+// Recycle hands back a row decoded by this reader (Element.Decode) that the
+// caller no longer uses, nor anything that holds it: its storage is reused
+// for a later row. The values it held (strings, nested objects and arrays)
+// are not reused and stay valid.
+func (rd *Reader) Recycle(row map[string]any) {
+	if row == nil || len(row) > maxSpareKeys {
+		return
+	}
+	clear(row)
+	rd.s.dec.spare = row
+}
+
 // ReadRows is the package function ReadRows with this reader's buffers.
 func (rd *Reader) ReadRows(r io.Reader, shape Shape, fn RowFunc) (rows int, err error) {
 	return rd.ReadElements(r, shape, func(e *Element) error {
@@ -95,7 +107,7 @@ func (e *Element) Decode() (map[string]any, error) {
 func (rd *Reader) ReadElements(r io.Reader, shape Shape, fn ElementFunc) (rows int, err error) {
 	s := &rd.s
 	s.r.Reset(r)
-	s.buf.Reset()
+	s.buf = s.buf[:0]
 	s.offset, s.bom = 0, false
 	first, err := s.skipSpace()
 	if err != nil {

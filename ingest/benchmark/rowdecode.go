@@ -26,7 +26,16 @@ type rowDecoder struct {
 	// strs interns keys and short string values: rows from one producer
 	// repeat them, and a string is immutable, so rows may share them.
 	strs map[string]string
-	chk  strictjson.Checker
+	// seq holds the strings interned for the row before, in the order they
+	// came, and n counts those of this row: rows from one producer repeat
+	// their keys (and many values) in the same order, so the string at the
+	// same place is compared before the intern map is asked.
+	seq []string
+	n   int
+	// spare is a row handed back by Reader.Recycle: the next row decoded
+	// on the fast path fills it instead of a new map.
+	spare map[string]any
+	chk   strictjson.Checker
 	// disabled turns the fast path off (tests compare it with the rest).
 	disabled bool
 }
@@ -46,6 +55,10 @@ const (
 	maxInternLen = 40
 	// maxKeptBuf bounds the unescape buffer kept for the next string.
 	maxKeptBuf = 1 << 20
+	// maxSeq bounds the strings of a row remembered by place.
+	maxSeq = 1024
+	// maxSpareKeys bounds the size of a row kept for reuse.
+	maxSpareKeys = 1024
 )
 
 // smallInts are the boxed values of the integers 0..1024, which rows use
@@ -67,7 +80,7 @@ func (d *rowDecoder) decodeFast(data []byte) (row map[string]any, ok bool) {
 	}
 	clear(d.members)
 	clear(d.items)
-	d.data, d.i, d.depth = data, 0, 0
+	d.data, d.i, d.depth, d.n = data, 0, 0, 0
 	d.members, d.items = d.members[:0], d.items[:0]
 	defer func() { d.data = nil }()
 	d.skipSpace()
@@ -177,7 +190,12 @@ func (d *rowDecoder) object() (map[string]any, bool) {
 		break
 	}
 	members := d.members[base:]
-	m := make(map[string]any, len(members))
+	var m map[string]any
+	if d.depth == 1 && d.spare != nil { // the row itself: reuse a spare one
+		m, d.spare = d.spare, nil
+	} else {
+		m = make(map[string]any, len(members))
+	}
 	for _, kv := range members {
 		m[kv.key] = kv.val
 	}
@@ -314,15 +332,26 @@ func (d *rowDecoder) makeString(b []byte, intern bool) string {
 	if !intern || len(b) > maxInternLen {
 		return string(b)
 	}
-	if s, ok := d.strs[string(b)]; ok {
-		return s
+	n := d.n
+	d.n++
+	if n < len(d.seq) && d.seq[n] == string(b) {
+		return d.seq[n]
 	}
-	s := string(b)
-	if d.strs == nil {
-		d.strs = make(map[string]string, 256)
+	s, ok := d.strs[string(b)]
+	if !ok {
+		s = string(b)
+		if d.strs == nil {
+			d.strs = make(map[string]string, 256)
+		}
+		if len(d.strs) < maxInterned {
+			d.strs[s] = s
+		}
 	}
-	if len(d.strs) < maxInterned {
-		d.strs[s] = s
+	switch {
+	case n < len(d.seq):
+		d.seq[n] = s
+	case n == len(d.seq) && n < maxSeq:
+		d.seq = append(d.seq, s)
 	}
 	return s
 }

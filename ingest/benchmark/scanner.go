@@ -2,7 +2,6 @@ package benchmark
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +10,8 @@ import (
 // rowScanner tokenises just enough JSON to find element boundaries.
 type rowScanner struct {
 	r      *bufio.Reader
-	buf    bytes.Buffer // the value being collected; reused between rows
-	offset int64        // bytes consumed so far
+	buf    []byte // the value being collected; reused between rows
+	offset int64  // bytes consumed so far
 	bom    bool
 	dec    rowDecoder
 }
@@ -21,34 +20,34 @@ type rowScanner struct {
 // up to the ',' or ']' that ends it at nesting depth 0. delim is that byte,
 // or 0 when the input ended first. elem is valid until the next scan.
 func (s *rowScanner) scanElement(first byte) (elem []byte, delim byte, err error) {
-	s.buf.Reset()
+	s.buf = s.buf[:0]
 	var st scanState
 	st.afterToken = isTokenByte(first)
 	done, keep := st.step(first, untilDelim)
 	if keep {
-		s.buf.WriteByte(first)
+		s.buf = append(s.buf, first)
 	}
 	if done {
-		return s.buf.Bytes(), first, nil
+		return s.buf, first, nil
 	}
 	end, complete, err := s.scanValue(&st, untilDelim)
 	if err != nil || !complete {
 		return nil, 0, err
 	}
-	return s.buf.Bytes(), end, nil
+	return s.buf, end, nil
 }
 
 // scanObject collects a top-level object whose '{' is consumed, up to its
 // matching '}'. complete is false when the input ended first.
 func (s *rowScanner) scanObject() (elem []byte, complete bool, err error) {
-	s.buf.Reset()
-	s.buf.WriteByte('{')
+	s.buf = s.buf[:0]
+	s.buf = append(s.buf, '{')
 	st := scanState{depth: 1}
 	_, complete, err = s.scanValue(&st, untilClose)
 	if err != nil || !complete {
 		return nil, complete, err
 	}
-	return s.buf.Bytes(), true, nil
+	return s.buf, true, nil
 }
 
 func (s *rowScanner) readByte() (byte, error) {
@@ -247,9 +246,9 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 				// after a number or literal keeps one space, so `1 2` does
 				// not become `12`. The rest of the run in this chunk is
 				// skipped at once.
-				s.buf.Write(chunk[start:i])
+				s.buf = append(s.buf, chunk[start:i]...)
 				if st.afterToken && !st.spaced {
-					s.buf.WriteByte(' ')
+					s.buf = append(s.buf, ' ')
 					st.spaced = true
 				}
 				for i+1 < len(chunk) && isSpace(chunk[i+1]) {
@@ -275,19 +274,19 @@ func (s *rowScanner) scanValue(st *scanState, mode scanMode) (end byte, complete
 			if keep {
 				n = i + 1
 			}
-			s.buf.Write(chunk[start:n])
+			s.buf = append(s.buf, chunk[start:n]...)
 			s.offset += int64(i + 1)
 			if _, err := s.r.Discard(i + 1); err != nil {
 				return 0, false, fmt.Errorf("read: %w", err)
 			}
 			return c, true, nil
 		}
-		s.buf.Write(chunk[start:])
+		s.buf = append(s.buf, chunk[start:]...)
 		s.offset += int64(len(chunk))
 		if _, err := s.r.Discard(len(chunk)); err != nil {
 			return 0, false, fmt.Errorf("read: %w", err)
 		}
-		if s.buf.Len() > maxRowBytes {
+		if len(s.buf) > maxRowBytes {
 			return 0, false, fmt.Errorf("row is larger than %d MiB", maxRowBytes>>20)
 		}
 	}

@@ -29,6 +29,7 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"iter"
 	"sort"
 )
 
@@ -51,6 +52,7 @@ type Catalog struct {
 	metricKeys       map[string]bool // every known metric key, power included
 	nonMetricKeys    map[string]bool
 	measuredPower    []string // in file order
+	cpuMeasured      []string // the CPU-side ones of measuredPower, in file order
 	cpuPower         map[string]bool
 }
 
@@ -121,6 +123,27 @@ func (c *Catalog) IsNonMetricKey(key string) bool { return c.nonMetricKeys[key] 
 // are withheld when a row's power verdict is not valid, in catalog order.
 func (c *Catalog) MeasuredPowerKeys() []string {
 	return append([]string(nil), c.measuredPower...)
+}
+
+// WithheldPowerKeys yields the measured power keys a row's verdicts
+// withhold: every one when its power verdict is not valid, else the
+// CPU-side ones unless its CPU verdict is valid (none then), in catalog
+// order.
+func (c *Catalog) WithheldPowerKeys(powerInvalid, cpuValid bool) iter.Seq[string] {
+	keys := c.cpuMeasured
+	switch {
+	case powerInvalid:
+		keys = c.measuredPower
+	case cpuValid:
+		keys = nil
+	}
+	return func(yield func(string) bool) {
+		for _, k := range keys {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }
 
 // IsCPUPowerKey reports whether key is a CPU-side measured power key; those

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -268,4 +269,24 @@ func TestLoadMalformedExtension(t *testing.T) {
 func TestEmbeddedFileIsValidJSON(t *testing.T) {
 	t.Parallel()
 	require.True(t, json.Valid(embedded))
+}
+
+// TestWithheldPowerKeys: the keys a row's verdicts withhold are the
+// measured keys the power contract names: all of them without a valid
+// power verdict, else the CPU-side ones without a valid CPU verdict.
+func TestWithheldPowerKeys(t *testing.T) {
+	t.Parallel()
+	c := mustDefault(t)
+	for _, powerInvalid := range []bool{false, true} {
+		for _, cpuValid := range []bool{false, true} {
+			var want []string
+			for _, k := range c.MeasuredPowerKeys() {
+				if powerInvalid || (c.IsCPUPowerKey(k) && !cpuValid) {
+					want = append(want, k)
+				}
+			}
+			require.Equal(t, want, slices.Collect(c.WithheldPowerKeys(powerInvalid, cpuValid)), "power invalid %v, cpu valid %v", powerInvalid, cpuValid)
+		}
+	}
+	require.NotEmpty(t, slices.Collect(c.WithheldPowerKeys(false, false)))
 }

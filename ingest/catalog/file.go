@@ -187,6 +187,11 @@ func build(f *file) (*Catalog, error) {
 		}
 		c.cpuPower[k] = true
 	}
+	for _, k := range c.measuredPower {
+		if c.cpuPower[k] {
+			c.cpuMeasured = append(c.cpuMeasured, k)
+		}
+	}
 	if err := addKeys(c.nonMetricKeys, f.NonMetricKeys, "non_metric_keys"); err != nil {
 		return nil, err
 	}

@@ -35,7 +35,8 @@ type Digesting struct {
 	waitOnce  sync.Once
 	stopped   chan struct{} // closed by Stop
 	stopOnce  sync.Once
-	reads     readSums // files the ingest read in full (Watch)
+	reads     readSums     // files the ingest read in full (Watch)
+	listing   *walkListing // the walk's folders, for the artifacts (Watch)
 	done      chan struct{}
 	sum       []byte
 	index     []byte
@@ -54,10 +55,12 @@ type hashing struct {
 // tree's listing decides whether modification times count; a tree whose
 // listing cannot be used is refused before its digest matters.
 func StartDigest(ctx context.Context, dir string) *Digesting {
-	d := &Digesting{use: make(chan hashing, 1), waited: make(chan struct{}), stopped: make(chan struct{}), done: make(chan struct{})}
+	d := &Digesting{use: make(chan hashing, 1), waited: make(chan struct{}), stopped: make(chan struct{}),
+		listing: newWalkListing(), done: make(chan struct{})}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		d.err = fmt.Errorf("digest of %s: %w", dir, err)
+		d.listing.fail()
 		close(d.done)
 		return d
 	}
@@ -110,9 +113,11 @@ func (d *Digesting) run(ctx context.Context) {
 	walked := time.Now()
 	var entries []digestEntry
 	if err := walkTree(d.root, "", d.withTimes, &entries); err != nil {
+		d.listing.fail()
 		d.err = fmt.Errorf("digest of %s: %w", d.root, err)
 		return
 	}
+	d.listing.set(entries)
 	var how hashing
 	select {
 	case how = <-d.use:

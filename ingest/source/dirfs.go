@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/inferencex/ingest/schema"
@@ -27,7 +28,11 @@ func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *open
 		a.Files = append(a.Files, name)
 		a.Size += size
 	}
-	folder, err := listFolder(a.Path, a.fast, a.dirents, reject, add)
+	var walked *walkListing
+	if s := a.sink.Load(); s != nil {
+		walked = s.listing
+	}
+	folder, err := listFolder(a.Path, a.fast, a.dirents, walked, a.root, reject, add)
 	if err != nil {
 		a.Files, a.Size = nil, 0
 		a.Err = fmt.Errorf("artifact %s: list folder: %w", a.Name, err)
@@ -44,7 +49,19 @@ func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *open
 }
 
 // listFolder opens a folder and lists it, with the fast path when it can.
-func listFolder(dir string, fastPath bool, bufs *direntBufs, reject func(name, reason string), add func(name string, size int64)) (*openedArtifact, error) {
+// There, a folder the tree's digest walked clean takes its files from the
+// walk (walked, nil when the tree is not watched) and is served through
+// the tree's root (treeRoot, see subFolder) without being opened itself.
+func listFolder(dir string, fastPath bool, bufs *direntBufs, walked *walkListing, treeRoot *fdFolder, reject func(name, reason string), add func(name string, size int64)) (*openedArtifact, error) {
+	if fastPath && treeRoot != nil {
+		name := filepath.Base(dir)
+		if files, ok := walked.folder(name); ok {
+			for _, f := range files {
+				add(f.name, f.size)
+			}
+			return &openedArtifact{backend: subFolder{root: treeRoot, name: name}, closer: noClose{}}, nil
+		}
+	}
 	fast, ok, err := openFdFolder(dir, fastPath)
 	if err != nil {
 		return nil, err

@@ -63,13 +63,16 @@ func lookup(reads map[readKey]readSum, sinks map[string]*readSink, path string) 
 // readSink is where an artifact reports the files read from it: the tree
 // digest's sums, and the artifact's entry in the digest's root.
 type readSink struct {
-	sums *readSums
-	name string
+	sums    *readSums
+	name    string
+	listing *walkListing // the digest walk's folders (walkListing)
 }
 
 // Watch makes the digest learn the sha256 of each file that t's artifacts
 // report read in full (Artifact.FileRead), and of each zip as it is
-// loaded, so that a deferred digest (Defer) does not read them again.
+// loaded, so that a deferred digest (Defer) does not read them again. A
+// folder artifact loaded afterwards takes its files from the digest's walk
+// rather than listing the folder again (walkListing).
 // Call it before the artifacts are read; a file reported before is simply
 // hashed by the digest. A tree with another root is not watched.
 func (d *Digesting) Watch(t *Tree) {
@@ -81,7 +84,7 @@ func (d *Digesting) Watch(t *Tree) {
 		if filepath.Clean(dir) != d.root || name == "" || strings.ContainsRune(name, '/') {
 			continue
 		}
-		a.sink.Store(&readSink{sums: &d.reads, name: name})
+		a.sink.Store(&readSink{sums: &d.reads, name: name, listing: d.listing})
 	}
 }
 
@@ -91,8 +94,7 @@ func (d *Digesting) Watch(t *Tree) {
 // walk saw. Files of a zip are not the tree's files: the digest hashes the
 // zip itself, which loading the artifact reports.
 func (a *Artifact) FileRead(file string, n int64, sumHex string) {
-	s := a.sink.Load()
-	if s == nil || a.Container != ContainerDir || file == "" {
+	if a.sink.Load() == nil {
 		return
 	}
 	var sum [sha256.Size]byte
@@ -100,6 +102,15 @@ func (a *Artifact) FileRead(file string, n int64, sumHex string) {
 		return
 	}
 	if _, err := hex.Decode(sum[:], []byte(sumHex)); err != nil {
+		return
+	}
+	a.FileReadDigest(file, n, sum)
+}
+
+// FileReadDigest is FileRead with the sha256 itself.
+func (a *Artifact) FileReadDigest(file string, n int64, sum [sha256.Size]byte) {
+	s := a.sink.Load()
+	if s == nil || a.Container != ContainerDir || file == "" {
 		return
 	}
 	s.sums.add(readKey{sink: s, file: file}, n, sum)

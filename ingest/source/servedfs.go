@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -22,8 +23,10 @@ type backend interface {
 // serves exactly those files and the directories that lead to them, and
 // nothing else the container may hold.
 type servedFS struct {
-	files   map[string]bool
-	dirs    map[string][]string // directory → sorted child base names
+	files []string // sorted, as Artifact.Files
+	// dirs maps each directory to its sorted child base names; it is nil
+	// when every file is at the root (most artifacts: one or a few files).
+	dirs    map[string][]string
 	backend backend
 }
 
@@ -32,15 +35,16 @@ var (
 	_ fs.StatFS    = (*servedFS)(nil)
 )
 
+// newServedFS serves files, which must be sorted and distinct (as
+// Artifact.Files are) and are kept, not copied.
 func newServedFS(files []string, b backend) *servedFS {
-	sets := map[string]map[string]struct{}{".": {}}
-	s := &servedFS{
-		files:   make(map[string]bool, len(files)),
-		dirs:    make(map[string][]string),
-		backend: b,
+	s := &servedFS{files: files, backend: b}
+	if !slices.ContainsFunc(files, func(f string) bool { return strings.IndexByte(f, '/') >= 0 }) {
+		return s // every file at the root: files are the root's children
 	}
+	s.dirs = make(map[string][]string)
+	sets := map[string]map[string]struct{}{".": {}}
 	for _, f := range files {
-		s.files[f] = true
 		// Register f in its parent, and each new parent in its own parent;
 		// a parent seen before has its chain registered already.
 		for child := f; child != "."; child = path.Dir(child) {
@@ -66,14 +70,14 @@ func (s *servedFS) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	if children, ok := s.dirs[name]; ok {
+	if children, ok := s.children(name); ok {
 		info, err := s.backend.statDir(name)
 		if err != nil {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 		}
 		return &servedDir{fs: s, name: name, info: info, children: children}, nil
 	}
-	if !s.files[name] {
+	if !s.isFile(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
 	f, err := s.backend.openFile(name)
@@ -81,6 +85,21 @@ func (s *servedFS) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	return f, nil
+}
+
+// children returns the sorted child base names of the directory name.
+func (s *servedFS) children(name string) ([]string, bool) {
+	if s.dirs == nil {
+		return s.files, name == "."
+	}
+	c, ok := s.dirs[name]
+	return c, ok
+}
+
+// isFile reports whether name is one of the files served.
+func (s *servedFS) isFile(name string) bool {
+	_, ok := slices.BinarySearch(s.files, name)
+	return ok
 }
 
 func (s *servedFS) Stat(name string) (fs.FileInfo, error) {
@@ -95,10 +114,10 @@ func (s *servedFS) Stat(name string) (fs.FileInfo, error) {
 }
 
 func (s *servedFS) stat(name string) (fs.FileInfo, error) {
-	if _, ok := s.dirs[name]; ok {
+	if _, ok := s.children(name); ok {
 		return s.backend.statDir(name)
 	}
-	if s.files[name] {
+	if s.isFile(name) {
 		return s.backend.statFile(name)
 	}
 	return nil, fs.ErrNotExist
@@ -108,10 +127,10 @@ func (s *servedFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
 	}
-	children, ok := s.dirs[name]
+	children, ok := s.children(name)
 	if !ok {
 		err := fs.ErrNotExist
-		if s.files[name] {
+		if s.isFile(name) {
 			err = errNotDir
 		}
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}

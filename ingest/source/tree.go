@@ -79,10 +79,11 @@ func Open(ctx context.Context, dir string, log *zap.Logger) (*Tree, error) {
 	for _, e := range t.Listing {
 		byName[e.Name] = append(byName[e.Name], e)
 	}
-	fast := haveOpenat2(abs)
+	root := openRootFolder(abs)
+	fast := root != nil
 	dirents := new(direntBufs)
 	for _, a := range found.artifacts {
-		a.fast, a.dirents = fast, dirents
+		a.fast, a.root, a.dirents = fast, root, dirents
 		a.candidates = byName[a.Name]
 		a.Listing = matchListing(a.Name, "", a.candidates)
 		t.Artifacts = append(t.Artifacts, a)

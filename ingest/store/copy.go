@@ -9,7 +9,9 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// benchmarkSource adapts a row iterator to pgx.CopyFromSource.
+// benchmarkSource adapts a row iterator to pgx.CopyFromSource. pgx encodes
+// the values of a row before it asks for the next one, so the values and
+// the metrics buffer they point into are reused from row to row.
 type benchmarkSource struct {
 	next  func() (schema.StagedBenchmark, bool, error)
 	date  string
@@ -33,7 +35,7 @@ func (s *benchmarkSource) Next() bool {
 	if !ok {
 		return false
 	}
-	s.values, s.buf, s.err = stagingValues(row, s.seq, s.date, s.known, &s.enc, s.buf, s.winners)
+	s.values, s.buf, s.err = stagingValues(s.values[:0], row, s.seq, s.date, s.known, &s.enc, s.buf, s.winners)
 	s.seq++
 	return s.err == nil
 }
@@ -45,10 +47,11 @@ func (s *benchmarkSource) Err() error { return s.err }
 // digest identifies a row's point and stored values.
 type digest [16]byte
 
-// stagingValues lays a row out in stagingColumns order. A row whose digest
-// the run already has is staged without its values (unchanged): it only
-// takes part in choosing the point's winner.
-func stagingValues(r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, enc *metricsEncoder, buf []byte, w *winners) ([]any, []byte, error) {
+// stagingValues lays a row out in stagingColumns order, appended to
+// values. A row whose digest the run already has is staged without its
+// values (unchanged): it only takes part in choosing the point's winner.
+// The metrics value is buf's bytes: valid until buf is reused.
+func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, enc *metricsEncoder, buf []byte, w *winners) ([]any, []byte, error) {
 	p, c := &r.Point, r.Point.Config
 	metrics, err := enc.encode(buf[:0], p.Metrics)
 	if err != nil {
@@ -66,8 +69,6 @@ func stagingValues(r schema.StagedBenchmark, seq int32, date string, known map[d
 	var metricsValue any = metrics
 	if unchanged {
 		metricsValue, workers, reasons, audit = nil, nil, nil, nil
-	} else {
-		metricsValue = append([]byte(nil), metrics...) // buf is reused for the next row
 	}
 	var artifactID *int64
 	if r.Source.ArtifactID != 0 {
@@ -81,7 +82,7 @@ func stagingValues(r schema.StagedBenchmark, seq int32, date string, known map[d
 		w.add(k, winner{digest: d, artifact: artifact, file: file, benchmarkType: p.BenchmarkType, rank: int32(r.AttemptRank),
 			row: int32(r.Source.Row), seq: seq, aggregate: r.IsAggregate, unchanged: unchanged})
 	}
-	return []any{
+	return append(values,
 		seq, keyHash[:16], r.IsAggregate, int32(r.AttemptRank),
 		c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod, c.Disagg, c.IsMultinode,
 		int16(c.PrefillTP), int16(c.PrefillEP), c.PrefillDPAttention, int16(c.PrefillNumWorkers),
@@ -91,7 +92,7 @@ func stagingValues(r schema.StagedBenchmark, seq int32, date string, known map[d
 		metricsValue, nilIfEmpty(workers), nilIfEmpty(reasons), nilIfEmpty(audit),
 		d[:], unchanged,
 		artifact, artifactID, file, int32(r.Source.Row),
-	}, metrics, nil
+	), metrics, nil
 }
 
 // contentDigest hashes the point (its key's hash) and every value written

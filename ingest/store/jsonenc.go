@@ -21,32 +21,53 @@ func encodeMetrics(buf []byte, m map[string]any) ([]byte, error) {
 }
 
 // metricsEncoder is encodeMetrics for a stream of rows: it keeps the sorted
-// keys of the last map, which the next one (rows of a run share their
-// metric names) reuses after a lookup per key instead of sorting again.
+// keys of the last few distinct key sets, which later rows (rows of a run
+// share their metric names, a few shapes of rows interleaved) reuse after
+// a lookup per key instead of sorting again.
 type metricsEncoder struct {
-	keys []string
+	sets [][]string // most recently used first
 }
 
-// sortedKeys returns m's keys in sorted order; the slice is reused.
+// maxKeySets bounds the key sets a metricsEncoder keeps.
+const maxKeySets = 8
+
+// sortedKeys returns m's keys in sorted order; the slice is the encoder's.
 func (e *metricsEncoder) sortedKeys(m map[string]any) []string {
-	if len(e.keys) == len(m) && len(m) > 0 {
-		same := true
-		for _, k := range e.keys {
-			if _, ok := m[k]; !ok {
-				same = false
-				break
-			}
-		}
-		if same { // as many distinct keys, all of them in m: the same set
-			return e.keys
-		}
+	if len(m) == 0 {
+		return nil
 	}
-	e.keys = e.keys[:0]
+	for i, keys := range e.sets {
+		if len(keys) != len(m) || !allIn(keys, m) {
+			continue
+		}
+		// As many distinct keys, all of them in m: the same set.
+		copy(e.sets[1:i+1], e.sets[:i])
+		e.sets[0] = keys
+		return keys
+	}
+	var keys []string
+	if len(e.sets) == maxKeySets { // reuse the least recently used
+		keys = e.sets[maxKeySets-1][:0]
+		e.sets = e.sets[:maxKeySets-1]
+	}
 	for k := range m {
-		e.keys = append(e.keys, k)
+		keys = append(keys, k)
 	}
-	slices.Sort(e.keys)
-	return e.keys
+	slices.Sort(keys)
+	e.sets = append(e.sets, nil)
+	copy(e.sets[1:], e.sets)
+	e.sets[0] = keys
+	return keys
+}
+
+// allIn reports whether every key is in m.
+func allIn(keys []string, m map[string]any) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *metricsEncoder) encode(buf []byte, m map[string]any) ([]byte, error) {

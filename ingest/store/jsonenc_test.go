@@ -49,6 +49,18 @@ func TestMetricsEncoderReusesKeysOnlyForTheSameSet(t *testing.T) {
 		{"a": 1.0},
 		{"b": 1.0},
 	}
+	// Shapes interleaved, more of them than the encoder keeps.
+	for i := range 40 {
+		m := map[string]any{"x": float64(i)}
+		for k := range i % (maxKeySets + 3) {
+			m[string(rune('a'+k))] = float64(k)
+		}
+		if i%7 == 0 {
+			m["x"], m["y"] = nil, "s" // the same size, another key
+			delete(m, "x")
+		}
+		stream = append(stream, m)
+	}
 	var e metricsEncoder
 	var buf []byte
 	for _, m := range stream {

@@ -134,6 +134,7 @@ func (s *parseWorker) readFile(ctx context.Context, pa runstate.Planned, fsys fs
 		benchmark.FillISLOSLFromNames(row, file, a.Name)
 		benchmark.RepairLegacyTPURow(s.run.SourceRunID, row)
 		staged, ok := s.normalize(a.Name, file, e.Index, row)
+		s.reader.Recycle(row) // the point holds nothing of the row's map
 		if !ok {
 			return nil
 		}
@@ -169,7 +170,7 @@ func (s *parseWorker) readFile(ctx context.Context, pa runstate.Planned, fsys fs
 		s.deps.Log.Debug("finish file digest", zap.String("artifact", a.Name), zap.String("file", file), zap.Error(err))
 	}
 	sum.Details.BytesRead += dr.N
-	rec.AddFile(file, dr.Sum(), dr.N)
+	rec.AddFileDigest(file, dr.Digest(), dr.N)
 	return nil
 }
 
