@@ -121,7 +121,13 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	// PostgreSQL applies the benchmark rows; nothing else touches the
 	// summary until both are done.
 	evalRows := make(chan *evals.Rows, 1)
-	go func() { evalRows <- evals.Read(env) }()
+	go func() {
+		// The benchmark rows' garbage is returned first: the eval rows
+		// and samples would otherwise grow the heap on top of it (the
+		// process's peak memory), and PostgreSQL is busy applying.
+		debug.FreeOSMemory()
+		evalRows <- evals.Read(env)
+	}()
 	res, err := w.Apply(ctx, stats)
 	ev := <-evalRows
 	if err != nil {
