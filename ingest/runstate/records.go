@@ -82,9 +82,6 @@ func (d *DigestReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Sum is the hex sha256 of what was read.
-func (d *DigestReader) Sum() string { return hex.EncodeToString(d.h.Sum(nil)) }
-
 // Digest is the sha256 of what was read.
 func (d *DigestReader) Digest() (sum [sha256.Size]byte) {
 	d.h.Sum(sum[:0])
@@ -92,34 +89,21 @@ func (d *DigestReader) Digest() (sum [sha256.Size]byte) {
 }
 
 // AddFile records one file read from the artifact: n bytes from its
-// start, whose sha256 is sha (hex), the whole file when n is its size.
-// Files are read in path order, so the digest does not depend on anything
-// but their contents.
-func (r *Record) AddFile(path, sha string, n int64) {
+// start, whose sha256 is sum, the whole file when n is its size. Files are
+// read in path order, so the digest does not depend on anything but their
+// contents (each file hashed as "path NUL hex(sha256) NL").
+func (r *Record) AddFile(path string, sum [sha256.Size]byte, n int64) {
 	if r.art != nil {
-		r.art.FileRead(path, n, sha)
+		r.art.FileRead(path, n, sum)
 	}
-	r.addFile(path, []byte(sha), n)
-}
-
-// AddFileDigest is AddFile with the file's sha256 itself (a
-// DigestReader's Digest), which saves its hex string.
-func (r *Record) AddFileDigest(path string, sum [sha256.Size]byte, n int64) {
-	if r.art != nil {
-		r.art.FileReadDigest(path, n, sum)
-	}
-	var hexSum [2 * sha256.Size]byte
-	hex.Encode(hexSum[:], sum[:])
-	r.addFile(path, hexSum[:], n)
-}
-
-func (r *Record) addFile(path string, sha []byte, n int64) {
 	if r.files == nil {
 		r.files = sha256.New()
 	}
+	var hexSum [2 * sha256.Size]byte
+	hex.Encode(hexSum[:], sum[:])
 	io.WriteString(r.files, path)
 	r.files.Write([]byte{0})
-	r.files.Write(sha)
+	r.files.Write(hexSum[:])
 	r.files.Write([]byte{'\n'})
 	r.FilesRead++
 	r.BytesRead += n
@@ -159,7 +143,7 @@ func (r *recordedFile) Read(p []byte) (int, error) { return r.dr.Read(p) }
 // Close hashes what was not read, records the file and closes it.
 func (r *recordedFile) Close() error {
 	_, _ = io.Copy(io.Discard, r.dr)
-	r.rec.AddFileDigest(r.file, r.dr.Digest(), r.dr.N)
+	r.rec.AddFile(r.file, r.dr.Digest(), r.dr.N)
 	r.d.FilesRead++
 	r.d.BytesRead += r.dr.N
 	return r.f.Close()

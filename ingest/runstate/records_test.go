@@ -10,24 +10,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAddFileDigestIsAddFile: a record given each file's sha256 itself
-// seals to the digest of one given the hex sums, and a DigestReader's
-// Digest is its Sum.
-func TestAddFileDigestIsAddFile(t *testing.T) {
+// TestRecordFilesDigest: a DigestReader's Digest is the sha256 of what it
+// read, and a record seals to the sha256 of "path NUL hex(sha256) NL" per
+// file, in the order added (the form earlier ledgers hold).
+func TestRecordFilesDigest(t *testing.T) {
 	t.Parallel()
-	byHex, byDigest := &Record{}, &Record{}
+	rec := &Record{}
+	want := sha256.New()
 	for _, f := range []struct{ path, body string }{{"a.json", `{"conc": 4}`}, {"sub/b.json", ""}, {"c.jsonl", strings.Repeat("x\n", 5000)}} {
 		dr := NewDigestReader(strings.NewReader(f.body))
 		_, err := io.Copy(io.Discard, dr)
 		require.NoError(t, err)
 		sum := sha256.Sum256([]byte(f.body))
 		require.Equal(t, sum, dr.Digest())
-		require.Equal(t, hex.EncodeToString(sum[:]), dr.Sum())
-		byHex.AddFile(f.path, dr.Sum(), dr.N)
-		byDigest.AddFileDigest(f.path, dr.Digest(), dr.N)
+		rec.AddFile(f.path, dr.Digest(), dr.N)
+		io.WriteString(want, f.path+"\x00"+hex.EncodeToString(sum[:])+"\n")
 	}
-	byHex.Seal()
-	byDigest.Seal()
-	require.NotEmpty(t, byHex.FilesDigest)
-	require.Equal(t, byHex, byDigest)
+	rec.Seal()
+	require.Equal(t, "sha256:"+hex.EncodeToString(want.Sum(nil)), rec.FilesDigest)
+	require.EqualValues(t, 3, rec.FilesRead)
+	require.EqualValues(t, 11+10000, rec.BytesRead)
 }

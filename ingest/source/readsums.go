@@ -2,7 +2,6 @@ package source
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -89,26 +88,11 @@ func (d *Digesting) Watch(t *Tree) {
 }
 
 // FileRead reports that file (a path of Files) was read in full: n bytes
-// whose sha256 is sumHex. The tree's digest then takes that sum instead of
+// whose sha256 is sum. The tree's digest then takes that sum instead of
 // reading the file again (Digesting.Watch), provided n is the size its
 // walk saw. Files of a zip are not the tree's files: the digest hashes the
 // zip itself, which loading the artifact reports.
-func (a *Artifact) FileRead(file string, n int64, sumHex string) {
-	if a.sink.Load() == nil {
-		return
-	}
-	var sum [sha256.Size]byte
-	if len(sumHex) != 2*len(sum) {
-		return
-	}
-	if _, err := hex.Decode(sum[:], []byte(sumHex)); err != nil {
-		return
-	}
-	a.FileReadDigest(file, n, sum)
-}
-
-// FileReadDigest is FileRead with the sha256 itself.
-func (a *Artifact) FileReadDigest(file string, n int64, sum [sha256.Size]byte) {
+func (a *Artifact) FileRead(file string, n int64, sum [sha256.Size]byte) {
 	s := a.sink.Load()
 	if s == nil || a.Container != ContainerDir || file == "" {
 		return

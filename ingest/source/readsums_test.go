@@ -3,7 +3,6 @@ package source
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"path/filepath"
 	"testing"
 
@@ -35,10 +34,7 @@ func artifactNamed(t *testing.T, tree *Tree, name string) *Artifact {
 	return nil
 }
 
-func sumHex(b string) string {
-	s := sha256.Sum256([]byte(b))
-	return hex.EncodeToString(s[:])
-}
+func sumOf(b string) [sha256.Size]byte { return sha256.Sum256([]byte(b)) }
 
 // TestDeferredDigestTakesReadSums: a deferred digest equals the digest of
 // reading every file; it takes the sum of a file reported read in full
@@ -50,7 +46,7 @@ func TestDeferredDigestTakesReadSums(t *testing.T) {
 	ctx := context.Background()
 	_, dir := deferredTree(t)
 	full, _, _ := treeDigest(t, dir, nil)
-	lie := sumHex("something else")
+	lie := sumOf("something else")
 
 	for _, tc := range []struct {
 		name  string
@@ -60,8 +56,8 @@ func TestDeferredDigestTakesReadSums(t *testing.T) {
 		{"nothing reported", func(*testing.T, *Tree) {}, true},
 		{"true sums", func(t *testing.T, tree *Tree) {
 			a := artifactNamed(t, tree, "bmk_a")
-			a.FileRead("a.json", 11, sumHex(`{"conc": 4}`))
-			a.FileRead("sub/b.json", 6, sumHex(`[1, 2]`))
+			a.FileRead("a.json", 11, sumOf(`{"conc": 4}`))
+			a.FileRead("sub/b.json", 6, sumOf(`[1, 2]`))
 		}, true},
 		{"a wrong sum is believed", func(t *testing.T, tree *Tree) {
 			artifactNamed(t, tree, "bmk_a").FileRead("sub/b.json", 6, lie)

@@ -73,7 +73,7 @@ func (s *Stage) parseRunStatsFile(fsys fs.FS, artifact, file string, rec *runsta
 	defer f.Close()
 	dr := runstate.NewDigestReader(io.LimitReader(f, maxRunStatsBytes+1))
 	data, err := io.ReadAll(dr)
-	rec.AddFileDigest(file, dr.Digest(), dr.N)
+	rec.AddFile(file, dr.Digest(), dr.N)
 	s.tally.Summary().Details.FilesRead++
 	s.tally.Summary().Details.BytesRead += dr.N
 	if err != nil {

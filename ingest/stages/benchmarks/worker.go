@@ -170,7 +170,7 @@ func (s *parseWorker) readFile(ctx context.Context, pa runstate.Planned, fsys fs
 		s.deps.Log.Debug("finish file digest", zap.String("artifact", a.Name), zap.String("file", file), zap.Error(err))
 	}
 	sum.Details.BytesRead += dr.N
-	rec.AddFileDigest(file, dr.Digest(), dr.N)
+	rec.AddFile(file, dr.Digest(), dr.N)
 	return nil
 }
 

@@ -4,7 +4,7 @@ package evals
 
 import (
 	"context"
-	"encoding/hex"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"io/fs"
@@ -358,12 +358,8 @@ func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
 			s.env.Tally.Fail(schema.CategoryEvalSamples, c.artifact.Name, c.row.SamplesFile, r.stats.Summary())
 			continue // read again next time, so the failure is reported again
 		}
-		f := schema.EvalSamplesFile{Eval: c.key, File: c.row.SamplesFile, Lines: r.stats.Lines}
-		if raw, err := hex.DecodeString(r.digest); err == nil && len(raw) == len(f.Digest) {
-			copy(f.Digest[:], raw)
-			s.complete = append(s.complete, f)
-			d.EvalSampleFilesRecorded++ // qRecordSamplesFiles: every key is staged, once
-		}
+		s.complete = append(s.complete, schema.EvalSamplesFile{Eval: c.key, File: c.row.SamplesFile, Lines: r.stats.Lines, Digest: r.digest})
+		d.EvalSampleFilesRecorded++ // qRecordSamplesFiles: every key is staged, once
 	}
 	return nil
 }
@@ -382,7 +378,7 @@ type sampleWorker struct {
 type sampleFileResult struct {
 	c      *evalCandidate
 	stats  eval.SampleStats
-	digest string
+	digest [sha256.Size]byte
 	bytes  int64
 	failed string
 	// unchanged: the row already holds this very file; it was hashed, not
@@ -448,7 +444,7 @@ func (sw *sampleWorker) read(ctx context.Context, fsys fs.FS, c *evalCandidate, 
 		res.failed = err.Error()
 	}
 	_, _ = io.Copy(io.Discard, dr)
-	res.digest, res.bytes = dr.Sum(), dr.N
+	res.digest, res.bytes = dr.Digest(), dr.N
 	return nil
 }
 
@@ -464,10 +460,10 @@ func (sw *sampleWorker) unchanged(fsys fs.FS, st schema.EvalSamplesFile, res *sa
 	if _, err := io.Copy(io.Discard, dr); err != nil {
 		return false
 	}
-	if dr.Sum() != hex.EncodeToString(st.Digest[:]) {
+	if dr.Digest() != st.Digest {
 		return false
 	}
-	res.unchanged, res.digest, res.bytes = true, dr.Sum(), dr.N
+	res.unchanged, res.digest, res.bytes = true, st.Digest, dr.N
 	res.stats = eval.SampleStats{Lines: st.Lines, Good: st.Lines}
 	return true
 }

@@ -70,7 +70,7 @@ func (st *telemetryStage) requiredPower(a *source.Artifact) {
 		failRun(fmt.Sprintf("cannot read the required-power manifest: %v", err))
 		return
 	}
-	st.record(a).AddFile(sweepManifestFile, sha256Hex(b), int64(len(b)))
+	st.record(a).AddFile(sweepManifestFile, sha256.Sum256(b), int64(len(b)))
 	var m sweepManifest
 	if err := strictjson.Check(b); err != nil {
 		failRun(fmt.Sprintf("malformed required-power manifest: %v", err))
@@ -215,9 +215,4 @@ func powerProblem(p tel.RunPoint) string {
 		}
 	}
 	return ""
-}
-
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"hash"
 	"io"
@@ -45,7 +44,9 @@ type seriesJob struct {
 	zipKnown bool
 	stored   []tel.StoredSeries
 	size     int64
-	fileSHA  string
+	// fileSum is the file's sha256 when the hash pass read it (fileRead).
+	fileSum  [sha256.Size]byte
+	fileRead bool
 	// readErr is set when the file could not be read in the hash pass,
 	// hostsErr when a zipped DCGM bundle's hosts could not be scanned.
 	readErr, hostsErr string
@@ -285,8 +286,8 @@ feed:
 			continue
 		}
 		st.env.Sum.Details.PowerSeriesRead += j.items()
-		if j.fileSHA != "" { // a zip's CSV is identified by the zip's digest, not read here
-			rec.AddFile(j.file.path, j.fileSHA, j.size)
+		if j.fileRead { // a zip's CSV is identified by the zip's digest, not read here
+			rec.AddFile(j.file.path, j.fileSum, j.size)
 			st.env.Sum.Details.FilesRead++
 			st.env.Sum.Details.BytesRead += j.size
 		}
@@ -372,7 +373,8 @@ func (st *telemetryStage) hash(j *seriesJob, buf []byte) {
 		j.readErr = fmt.Sprintf("read: %v", err)
 		return
 	}
-	j.fileSHA = hex.EncodeToString(h.Sum(nil))
+	h.Sum(j.fileSum[:0])
+	j.fileRead = true
 	st.digestSidecars(j, fsys, h)
 }
 

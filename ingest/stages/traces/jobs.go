@@ -112,7 +112,7 @@ func (j *sidecarJob) hash(rec *runstate.Record) {
 			return
 		}
 		j.parts[i] = d
-		rec.AddFile(p, hex.EncodeToString(d.sha), d.size)
+		rec.AddFile(p, [sha256.Size]byte(d.sha), d.size)
 	}
 	j.digest = bundleDigest(sidecarTags, j.parts[:])
 }
@@ -142,7 +142,7 @@ func (j *logJob) hash(rec *runstate.Record) {
 			return
 		}
 		j.files = append(j.files, d)
-		rec.AddFile(p, hex.EncodeToString(d.sha), d.size)
+		rec.AddFile(p, [sha256.Size]byte(d.sha), d.size)
 	}
 	if len(j.files) == 0 {
 		j.failed = "the artifact holds no files"
