@@ -23,13 +23,7 @@ import (
 //
 //	go test ./ingest/source/ -run '^$' -bench DigestTree -benchtime 20x -count 5
 func BenchmarkDigestTree(b *testing.B) {
-	dir := os.Getenv("DIGEST_BENCH_DIR")
-	if dir == "" {
-		dir = b.TempDir()
-		if _, err := generate.Write(dir, generate.Options{Points: 5000, Evals: 500, EvalDocs: 5, Seed: 1}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	dir := benchTree(b)
 	impls := []struct {
 		name string
 		walk func(dir, rel string, withTimes bool, out *[]digestEntry) error
@@ -56,13 +50,7 @@ func BenchmarkDigestTree(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				after := rusage(b)
-				n := float64(b.N) * 1e6
-				user := time.Duration(after.Utime.Nano() - before.Utime.Nano())
-				sys := time.Duration(after.Stime.Nano() - before.Stime.Nano())
-				b.ReportMetric(float64(user)/n, "user-ms/op")
-				b.ReportMetric(float64(sys)/n, "sys-ms/op")
-				b.ReportMetric(float64(user+sys)/n, "cpu-ms/op")
+				reportCPU(b, before)
 			})
 		}
 	}
@@ -84,6 +72,31 @@ func benchDigest(dir string, index []byte, cutoff time.Time,
 		return nil, nil, err
 	}
 	return combine(entries), encodeFileIndex(entries, cutoff.UnixNano()), nil
+}
+
+// benchTree is the tree the source benchmarks read: DIGEST_BENCH_DIR, else
+// a generated 5000-point run with 500 evals (page-cached once written).
+func benchTree(b *testing.B) string {
+	if dir := os.Getenv("DIGEST_BENCH_DIR"); dir != "" {
+		return dir
+	}
+	dir := b.TempDir()
+	if _, err := generate.Write(dir, generate.Options{Points: 5000, Evals: 500, EvalDocs: 5, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// reportCPU reports the process's user, system and total CPU per
+// operation since before (a rusage taken as the loop began).
+func reportCPU(b *testing.B, before syscall.Rusage) {
+	after := rusage(b)
+	n := float64(b.N) * 1e6
+	user := time.Duration(after.Utime.Nano() - before.Utime.Nano())
+	sys := time.Duration(after.Stime.Nano() - before.Stime.Nano())
+	b.ReportMetric(float64(user)/n, "user-ms/op")
+	b.ReportMetric(float64(sys)/n, "sys-ms/op")
+	b.ReportMetric(float64(user+sys)/n, "cpu-ms/op")
 }
 
 func rusage(b *testing.B) syscall.Rusage {

@@ -5,30 +5,19 @@ package source
 import (
 	"context"
 	"io"
-	"os"
 	"testing"
-	"time"
-
-	"github.com/inferencex/ingest/fixtures/generate"
 )
 
-// BenchmarkReadTree opens a generated 5000-point run tree (with 500 evals;
-// page-cached once written), walks it as the tree's digest does, and
-// reads every file of every artifact through its FS, as the stages do,
-// reporting the process's CPU per pass. "watched": the digest watches the
-// tree, so its folders take their listing from the walk and are served
-// through the tree's root; "plain": every folder lists and opens itself.
-// Set DIGEST_BENCH_DIR to read another tree.
+// BenchmarkReadTree opens the bench tree (benchTree), walks it as the
+// tree's digest does, and reads every file of every artifact through its
+// FS, as the stages do, reporting the process's CPU per pass. "watched":
+// the digest watches the tree, so its folders take their listing from the
+// walk and are served through the tree's root; "plain": every folder lists
+// and opens itself.
 //
 //	go test ./ingest/source/ -run '^$' -bench ReadTree -benchtime 10x -count 5
 func BenchmarkReadTree(b *testing.B) {
-	dir := os.Getenv("DIGEST_BENCH_DIR")
-	if dir == "" {
-		dir = b.TempDir()
-		if _, err := generate.Write(dir, generate.Options{Points: 5000, Evals: 500, EvalDocs: 5, Seed: 1}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	dir := benchTree(b)
 	for _, watched := range []bool{true, false} {
 		name := "plain"
 		if watched {
@@ -43,10 +32,7 @@ func BenchmarkReadTree(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			after := rusage(b)
-			n := float64(b.N) * 1e6
-			cpu := time.Duration(after.Utime.Nano() - before.Utime.Nano() + after.Stime.Nano() - before.Stime.Nano())
-			b.ReportMetric(float64(cpu)/n, "cpu-ms/op")
+			reportCPU(b, before)
 		})
 	}
 }
