@@ -20,10 +20,10 @@ import (
 type rowReader struct {
 	br     *bufio.Reader
 	fields int
-	// lines read so far; the current record's line
-	lines, line int
-	rec         []string
-	raw         []byte
+	// lines read so far (the last is the current record's)
+	lines int
+	rec   []string
+	raw   []byte
 	// slow reads the rest once a quote is seen; its line 1 is file line
 	// slowBase+1 (of the body).
 	slow     *csv.Reader
@@ -43,66 +43,56 @@ func (r *rowReader) Read() ([]string, int, error) {
 		return r.readSlow()
 	}
 	for {
-		line, err := r.readLine()
-		if err != nil {
+		raw, err := r.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			r.raw = append(r.raw[:0], raw...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				raw, err = r.br.ReadSlice('\n')
+				r.raw = append(r.raw, raw...)
+			}
+			raw = r.raw
+		}
+		atEOF := errors.Is(err, io.EOF)
+		if err != nil && (!atEOF || len(raw) == 0) {
 			// io.EOF, or a read error: what the line holds is cut short
 			// (encoding/csv would parse it and drop the error).
 			return nil, 0, err
 		}
-		if bytes.IndexByte(line, '"') >= 0 {
+		r.lines++
+		if bytes.IndexByte(raw, '"') >= 0 {
+			// encoding/csv reads the line as it was read: its line
+			// endings are not normalized twice.
 			r.slowBase = r.lines - 1
-			r.slow = csv.NewReader(io.MultiReader(bytes.NewReader(bytes.Clone(line)), r.br))
+			r.slow = csv.NewReader(io.MultiReader(bytes.NewReader(bytes.Clone(raw)), r.br))
 			r.slow.ReuseRecord = true
 			r.slow.FieldsPerRecord = r.fields
 			return r.readSlow()
 		}
+		line := endLine(raw, atEOF)
 		if len(line) == 0 || len(line) == 1 && line[0] == '\n' {
 			continue // an empty line
 		}
-		r.line = r.lines
-		s := string(line)
-		s = strings.TrimSuffix(s, "\n")
 		r.rec = r.rec[:0]
-		for {
-			i := strings.IndexByte(s, ',')
-			if i < 0 {
-				r.rec = append(r.rec, s)
-				break
-			}
-			r.rec = append(r.rec, s[:i])
-			s = s[i+1:]
+		for f := range strings.SplitSeq(strings.TrimSuffix(string(line), "\n"), ",") {
+			r.rec = append(r.rec, f)
 		}
 		if len(r.rec) != r.fields {
-			return r.rec, r.line, &csv.ParseError{StartLine: r.line, Line: r.line, Column: 1, Err: csv.ErrFieldCount}
+			return r.rec, r.lines, &csv.ParseError{StartLine: r.lines, Line: r.lines, Column: 1, Err: csv.ErrFieldCount}
 		}
-		return r.rec, r.line, nil
+		return r.rec, r.lines, nil
 	}
 }
 
-// readLine reads one line as encoding/csv does: a trailing "\r\n" becomes
-// "\n", and a "\r" just before the end of the input is dropped.
-func (r *rowReader) readLine() ([]byte, error) {
-	line, err := r.br.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		r.raw = append(r.raw[:0], line...)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			line, err = r.br.ReadSlice('\n')
-			r.raw = append(r.raw, line...)
-		}
-		line = r.raw
-	}
-	if len(line) > 0 && err == io.EOF {
-		err = nil
-		if line[len(line)-1] == '\r' {
-			line = line[:len(line)-1]
-		}
-	}
-	r.lines++
-	if n := len(line); n >= 2 && line[n-2] == '\r' && line[n-1] == '\n' {
-		line[n-2] = '\n'
+// endLine treats a line's end as encoding/csv does: a "\r" just before the
+// end of the input is dropped, and a trailing "\r\n" becomes "\n".
+func endLine(line []byte, atEOF bool) []byte {
+	if n := len(line); atEOF && n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
-	return line, err
+	if n := len(line); n >= 2 && line[n-2] == '\r' && line[n-1] == '\n' {
+		line = append(line[:n-2], '\n')
+	}
+	return line
 }
 
 func (r *rowReader) readSlow() ([]string, int, error) {
