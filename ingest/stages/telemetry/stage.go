@@ -493,8 +493,8 @@ func (st *telemetryStage) idsNeeded() int {
 }
 
 // copyNew parses every new file and streams its samples into one COPY,
-// series by series: a parser goroutine hands whole parsed series (a file
-// that fails halfway sends nothing) to the store's encoder.
+// series by series: the parse workers (parseAll) hand whole parsed series
+// (a file that fails halfway sends nothing) to the store's encoder.
 func (st *telemetryStage) copyNew(ctx context.Context, w Writer) (int64, error) {
 	if len(st.fresh) == 0 {
 		return 0, nil
