@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"sort"
 )
 
@@ -137,13 +138,7 @@ func (c *Catalog) WithheldPowerKeys(powerInvalid, cpuValid bool) iter.Seq[string
 	case cpuValid:
 		keys = nil
 	}
-	return func(yield func(string) bool) {
-		for _, k := range keys {
-			if !yield(k) {
-				return
-			}
-		}
-	}
+	return slices.Values(keys)
 }
 
 // IsCPUPowerKey reports whether key is a CPU-side measured power key; those
