@@ -131,9 +131,13 @@ var stagingColumns = []string{
 	"source_artifact", "source_artifact_id", "source_file", "source_row",
 }
 
+// qInsertConfigs writes the run's distinct configs (runSets.configArgs).
 const qInsertConfigs = `
 INSERT INTO configs (` + configColumns + `)
-SELECT DISTINCT ` + configColumns + ` FROM stage_benchmark
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::bool[],
+	$8::smallint[], $9::smallint[], $10::bool[], $11::smallint[],
+	$12::smallint[], $13::smallint[], $14::bool[], $15::smallint[],
+	$16::smallint[], $17::smallint[])
 ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 
 // qUpsertBenchmarks writes the winners the store ranked while staging
@@ -187,10 +191,13 @@ var (
 	qInsertBenchmarks = fmt.Sprintf(upsertBenchmarksTemplate, "")
 )
 
+// qInsertAvailability writes the run's distinct availability entries
+// (runSets.availabilityArgs) on the run's date ($1).
 const qInsertAvailability = `
 INSERT INTO availability (model, isl, osl, precision, hardware, framework, spec_method, disagg, benchmark_type, date)
-SELECT DISTINCT model, isl, osl, precision, hardware, framework, spec_method, disagg, benchmark_type, $1::date
-FROM stage_benchmark
+SELECT model, isl, osl, precision, hardware, framework, spec_method, disagg, benchmark_type, $1::date
+FROM unnest($2::text[], $3::integer[], $4::integer[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::text[])
+	AS a(model, isl, osl, precision, hardware, framework, spec_method, disagg, benchmark_type)
 ON CONFLICT ON CONSTRAINT availability_natural_key DO NOTHING`
 
 // qUpsertRunStats writes run-stats rows given as parallel arrays.

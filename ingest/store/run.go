@@ -27,6 +27,8 @@ type RunTx struct {
 	// is how many rows PostgreSQL received.
 	winners *winners
 	staged  int64
+	// sets are the staged rows' distinct configs and availability.
+	sets *runSets
 	// evalsStaged is set once the eval staging tables exist.
 	evalsStaged bool
 	opts        Options
@@ -150,7 +152,8 @@ func (t *RunTx) Run() schema.WrittenRun { return t.run }
 // run. It returns how many rows were staged.
 func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error) {
 	t.winners = newWinners()
-	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known, winners: t.winners}
+	t.sets = newRunSets()
+	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known, winners: t.winners, sets: t.sets}
 	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_benchmark"}, stagingColumns, src)
 	t.staged = n
 	if err != nil {
@@ -164,7 +167,13 @@ func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedB
 func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error) {
 	var r schema.ApplyResult
 	b := &pgx.Batch{}
-	b.Queue(qInsertConfigs)
+	sets := t.sets
+	if sets == nil {
+		sets = newRunSets()
+	}
+	if len(sets.configs) > 0 {
+		b.Queue(qInsertConfigs, sets.configArgs()...)
+	}
 	rk := t.winners.result()
 	upsert := qUpsertBenchmarks
 	if len(t.known) == 0 {
@@ -173,7 +182,9 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 	if len(rk.write) > 0 {
 		b.Queue(upsert, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rk.write)
 	}
-	b.Queue(qInsertAvailability, t.run.Date)
+	if len(sets.avail) > 0 {
+		b.Queue(qInsertAvailability, append([]any{t.run.Date}, sets.availabilityArgs()...)...)
+	}
 	if len(stats) > 0 {
 		cl, hw, src, file := make([]string, len(stats)), make([]string, len(stats)), make([]string, len(stats)), make([]string, len(stats))
 		ok, total := make([]int32, len(stats)), make([]int32, len(stats))
@@ -185,11 +196,13 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 	}
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
-	tag, err := res.Exec()
-	if err != nil {
-		return r, t.explain("write configs", err)
+	if len(sets.configs) > 0 {
+		tag, err := res.Exec()
+		if err != nil {
+			return r, t.explain("write configs", err)
+		}
+		r.ConfigsNew = tag.RowsAffected()
 	}
-	r.ConfigsNew = tag.RowsAffected()
 	if len(rk.write) > 0 {
 		if err := res.QueryRow().Scan(&r.BenchmarkNew, &r.BenchmarkUpdated); err != nil {
 			return r, t.explain("write benchmark results", err)
@@ -197,10 +210,13 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 	}
 	r.BenchmarkStaged, r.Covered, r.StaleAttempt = t.staged, rk.covered, rk.stale
 	r.BenchmarkDuplicate = rk.winners - r.BenchmarkNew
-	if tag, err = res.Exec(); err != nil {
-		return r, t.explain("write availability", err)
+	if len(sets.avail) > 0 {
+		tag, err := res.Exec()
+		if err != nil {
+			return r, t.explain("write availability", err)
+		}
+		r.AvailabilityNew = tag.RowsAffected()
 	}
-	r.AvailabilityNew = tag.RowsAffected()
 	if len(stats) > 0 {
 		var staged int64
 		if err := res.QueryRow().Scan(&staged, &r.RunStatsNew); err != nil {
