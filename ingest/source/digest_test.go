@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -67,6 +68,17 @@ func TestDigestFileIndex(t *testing.T) {
 	// With the true index the digest is the one of reading every file.
 	again, _, _ := treeDigest(t, dir, idx)
 	require.Equal(t, full, again)
+	// So it is with an index stored uncompressed, as ingests wrote it
+	// before indexes were compressed.
+	require.True(t, bytes.HasPrefix(idx, []byte(fileIndexS2Magic)), "the index was not written compressed")
+	trueEntries := []digestEntry{}
+	require.NoError(t, walkTree(dir, "", false, &trueEntries))
+	require.NoError(t, hashFiles(context.Background(), dir, trueEntries, nil))
+	plain := encodeFileEntries(trueEntries, cut.UnixNano())
+	require.True(t, bytes.HasPrefix(plain, []byte(fileIndexMagic)))
+	require.Equal(t, decodeFileIndex(idx), decodeFileIndex(plain))
+	oldForm, _, _ := treeDigest(t, dir, plain)
+	require.Equal(t, full, oldForm)
 
 	// Same size, modification time put back: the change time moved.
 	require.NoError(t, os.WriteFile(file, []byte(`{"conc": 8}`), 0o644))

@@ -219,6 +219,12 @@ WITH src AS (
 )
 SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins WHERE inserted)`
 
+// qGenericPlan makes the rest of the transaction (the ledger row's
+// update, megabytes of parameters on a large run) use generic plans: a
+// custom plan copies every parameter value into the plan, twice, before
+// anything is written.
+const qGenericPlan = `SET LOCAL plan_cache_mode = force_generic_plan`
+
 const qFinishLedger = `
 UPDATE ingests SET status = $2, finished_at = $3, duration_ms = $4, summary = $5, artifacts = $6, error = $7,
 	input_digest = $8, input_files = $9, data_xact = pg_current_xact_id(), data_snapshot = $10::pg_snapshot

@@ -241,14 +241,16 @@ func (t *RunTx) Finish(ctx context.Context, s *schema.Summary, artifacts json.Ra
 	if artifacts == nil {
 		artifacts = json.RawMessage("[]")
 	}
+	b := &pgx.Batch{}
+	b.Queue(qGenericPlan)
 	if t.recordInputs {
-		_, err = t.tx.Exec(ctx, qFinishLedger, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
+		b.Queue(qFinishLedger, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
 			s.Details.DurationMS, sum, []byte(artifacts), nil, t.inputDigest, t.inputFiles, t.dataSnapshot)
 	} else {
-		_, err = t.tx.Exec(ctx, qFinishLedgerWithoutInputs, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
+		b.Queue(qFinishLedgerWithoutInputs, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
 			s.Details.DurationMS, sum, []byte(artifacts), nil)
 	}
-	if err != nil {
+	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
 		return t.explain("close ledger row", err)
 	}
 	if dryRun {
