@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -96,24 +95,35 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 			return rs, nil
 		}
 	}
+	// The benchmark files are read from here on, while the run's
+	// transaction is opened (its lock, the workflow run and ledger rows,
+	// the staging tables): the first rows wait in the stream's buffer.
+	stagingStarted := time.Now()
+	bs := startBenchmarks(ctx, stage, p)
 	w, err := d.Store.BeginRun(ctx, start)
 	if err != nil {
+		bs.stop()
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	defer w.Rollback(ctx)
 	// A caller that may have lost its right to write the run (a backfill
 	// worker's claim) stops before the work, once it holds the run's lock.
 	if err := fence(ctx, cfg); err != nil {
+		bs.stop()
 		return abort(sum, t, d, err), err
 	}
 
-	stagingStarted := time.Now()
-	if err := stageBenchmarks(ctx, w, stage, p, log); err != nil {
+	log.Debug("staging benchmark rows")
+	if err := bs.copyTo(ctx, w); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	log.Info("benchmark rows staged", zap.Int64("rows", stage.Staged()), zap.Int64("files", sum.Stats.BenchmarkFiles),
 		zap.Duration("took", time.Since(stagingStarted)))
 	stats := stage.ReadRunStats(p.RunStats)
+	// The records so far — the benchmark stage's, thousands on a large
+	// run — are final: their ledger JSON is encoded while PostgreSQL
+	// applies the run.
+	ahead := runstate.EncodeAhead(records)
 	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log,
 		Records: &records, Changelog: cl, AgentX: stage.AgentX()}
 	applyStarted := time.Now()
@@ -122,11 +132,10 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	// summary until both are done.
 	evalRows := make(chan *evals.Rows, 1)
 	go func() {
-		// The benchmark rows' garbage is returned first: the eval rows
-		// and samples would otherwise grow the heap on top of it (the
-		// process's peak memory), and PostgreSQL is busy applying.
-		debug.FreeOSMemory()
-		evalRows <- evals.Read(env)
+		read := time.Now()
+		rows := evals.Read(env)
+		log.Debug("evals read", zap.Duration("took", time.Since(read)))
+		evalRows <- rows
 	}()
 	res, err := w.Apply(ctx, stats)
 	ev := <-evalRows
@@ -156,7 +165,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abort(sum, t, d, err), err
 	}
 	if inputs != nil {
+		hashed := time.Now()
 		digest, index, err := inputs.wait(ctx)
+		log.Debug("inputs hashed", zap.Duration("took", time.Since(hashed)))
 		if err != nil && ctx.Err() != nil {
 			return abortRecorded(ctx, sum, t, d, start, records, err)
 		}
@@ -166,13 +177,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		w.SetInputDigest(digest, index)
 	}
 	commitStarted := time.Now()
-	// What the stages read and built is garbage now, and the ledger row
-	// about to be encoded and sent (artifact records, file index) takes
-	// megabytes more: returning the garbage first keeps the ledger write
-	// from raising the process's peak memory (about 5-10 MB on a
-	// 5000-point run, for one collection).
-	debug.FreeOSMemory()
-	if err := w.Finish(ctx, sum, runstate.EncodeRecords(records), cfg.DryRun); err != nil {
+	if err := w.Finish(ctx, sum, ahead.Encode(records), cfg.DryRun); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	d.stageDone("commit", commitStarted)
@@ -188,25 +193,48 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	return sum, nil
 }
 
-// stageBenchmarks runs the parser and the COPY side by side: the parser
-// goroutine feeds a small channel that the COPY drains.
-func stageBenchmarks(ctx context.Context, w RunWriter, stage *benchmarks.Stage, p runstate.Plan, log *zap.Logger) error {
+// benchmarkStream is the benchmark stage's parser running in the
+// background, feeding a small channel that the COPY drains.
+type benchmarkStream struct {
+	rows   chan schema.StagedBenchmark
+	parsed chan error
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// startBenchmarks starts reading the plan's benchmark files.
+func startBenchmarks(ctx context.Context, stage *benchmarks.Stage, p runstate.Plan) *benchmarkStream {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	rows := make(chan schema.StagedBenchmark, 256)
-	parsed := make(chan error, 1)
-	go func() { parsed <- stage.Stream(ctx, p, rows) }()
-	log.Debug("staging benchmark rows")
+	bs := &benchmarkStream{rows: make(chan schema.StagedBenchmark, 256), parsed: make(chan error, 1), ctx: ctx, cancel: cancel}
+	go func() { bs.parsed <- stage.Stream(ctx, p, bs.rows) }()
+	return bs
+}
+
+// stop ends the stream without staging it and waits for the parser, so
+// that nothing it counts races with the caller's abort.
+func (bs *benchmarkStream) stop() {
+	bs.cancel()
+	for range bs.rows {
+	}
+	<-bs.parsed
+}
+
+// copyTo stages the stream's rows with COPY; the parser is stopped if the
+// COPY ends early. It returns once the parser has finished.
+func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter) error {
+	defer bs.cancel()
 	_, copyErr := w.StageBenchmarks(ctx, func() (schema.StagedBenchmark, bool, error) {
 		select {
-		case r, ok := <-rows:
+		case r, ok := <-bs.rows:
 			return r, ok, nil
-		case <-ctx.Done():
-			return schema.StagedBenchmark{}, false, ctx.Err()
+		case <-bs.ctx.Done():
+			return schema.StagedBenchmark{}, false, bs.ctx.Err()
 		}
 	})
-	cancel() // stop the parser if the COPY ended early
-	parseErr := <-parsed
+	bs.cancel() // stop the parser if the COPY ended early
+	for range bs.rows {
+	}
+	parseErr := <-bs.parsed
 	if copyErr != nil {
 		return copyErr
 	}

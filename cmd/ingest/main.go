@@ -9,6 +9,7 @@ import (
 )
 
 func main() {
+	cli.SetGCTarget(os.Getenv)
 	ctx, stop := cli.SignalContext(context.Background())
 	code := cli.Main(ctx, os.Args[1:], cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv})
 	stop()
