@@ -38,6 +38,8 @@ type ledger interface {
 // RunWriter is the open transaction of one run.
 type RunWriter interface {
 	Run() schema.WrittenRun
+	// StageBenchmarks stages the rows next gives until it reports no
+	// more; a row is not used once next is called again.
 	StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error)
 	Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error)
 	SetInputDigest(digest, files []byte)

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/stages/benchmarks"
@@ -114,7 +115,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	}
 
 	log.Debug("staging benchmark rows")
-	if err := bs.copyTo(ctx, w); err != nil {
+	if err := bs.copyTo(ctx, w, d.Normalizer); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	log.Info("benchmark rows staged", zap.Int64("rows", stage.Staged()), zap.Int64("files", sum.Stats.BenchmarkFiles),
@@ -220,12 +221,19 @@ func (bs *benchmarkStream) stop() {
 }
 
 // copyTo stages the stream's rows with COPY; the parser is stopped if the
-// COPY ends early. It returns once the parser has finished.
-func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter) error {
+// COPY ends early. It returns once the parser has finished. A row's
+// metrics map goes back to n once the store asks for the next row (it has
+// encoded the row by then: RunWriter.StageBenchmarks).
+func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter, n *benchmark.Normalizer) error {
 	defer bs.cancel()
+	var prev schema.StagedBenchmark
 	_, copyErr := w.StageBenchmarks(ctx, func() (schema.StagedBenchmark, bool, error) {
+		if n != nil {
+			n.Release(&prev.Point)
+		}
 		select {
 		case r, ok := <-bs.rows:
+			prev = r
 			return r, ok, nil
 		case <-bs.ctx.Done():
 			return schema.StagedBenchmark{}, false, bs.ctx.Err()

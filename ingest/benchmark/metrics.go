@@ -28,8 +28,11 @@ type capturedMetrics struct {
 // an array or an object, that is remembered too and fails the row.
 // Booleans and null stay "no value" (power_valid is a boolean in real
 // artifacts, and the power contract reads it from the row itself).
-func captureMetrics(cat *catalog.Catalog, row map[string]any) capturedMetrics {
-	c := capturedMetrics{values: make(map[string]any, len(row))}
+func captureMetrics(cat *catalog.Catalog, row map[string]any, values map[string]any) capturedMetrics {
+	if values == nil {
+		values = make(map[string]any, len(row))
+	}
+	c := capturedMetrics{values: values}
 	for key, raw := range row {
 		if cat.IsNonMetricKey(key) {
 			continue

@@ -7,6 +7,7 @@ package benchmark
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/schema"
@@ -16,6 +17,21 @@ import (
 // and is safe for concurrent use.
 type Normalizer struct {
 	cat *catalog.Catalog
+	// maps are metrics maps given back (Release), cleared, for the
+	// next points: a map of a few dozen metrics is most of what a row
+	// allocates.
+	maps sync.Pool
+}
+
+// Release gives back the metrics map of a point that nothing uses any
+// more (its row was encoded), for a later point.
+func (n *Normalizer) Release(p *schema.BenchmarkPoint) {
+	if p.Metrics == nil {
+		return
+	}
+	clear(p.Metrics)
+	n.maps.Put(p.Metrics)
+	p.Metrics = nil
 }
 
 // NewNormalizer returns a Normalizer that resolves vocabulary through c.
@@ -127,7 +143,8 @@ func (n *Normalizer) resolveDimensions(row map[string]any) (cfg schema.Config, f
 
 // metrics builds the metrics of an identified point.
 func (n *Normalizer) metrics(row map[string]any, p schema.BenchmarkPoint, agentic bool) (map[string]any, bool, *Outcome) {
-	c := captureMetrics(n.cat, row)
+	pooled, _ := n.maps.Get().(map[string]any)
+	c := captureMetrics(n.cat, row, pooled)
 	withholdWorkers := applyPowerContract(n.cat, row, &c)
 	if key, bad := c.firstNonFinite(); bad {
 		o := failed("metric %s: non-finite value", key)

@@ -656,3 +656,26 @@ func TestNormalizeReservedDerivedPrefix(t *testing.T) {
 			}},
 	})
 }
+
+// TestNormalizerReleasedMaps: a metrics map given back is taken by a later
+// point cleared — nothing of the earlier point's metrics survives in it —
+// and the released point no longer holds it.
+func TestNormalizerReleasedMaps(t *testing.T) {
+	t.Parallel()
+	n := newTestNormalizer(t)
+	first, o := n.Normalize(build(t, v1Base, set("p99_ttft", "1.5"), set("extra_metric_a", "7")))
+	requireOK(t, o)
+	require.Contains(t, first.Metrics, "extra_metric_a")
+	want, o := n.Normalize(build(t, v1Base, set("p99_ttft", "2.5")))
+	requireOK(t, o)
+	for range 20 { // the pool may drop what it is given; try a few times
+		n.Release(&first)
+		require.Nil(t, first.Metrics)
+		p, o := n.Normalize(build(t, v1Base, set("p99_ttft", "2.5")))
+		requireOK(t, o)
+		require.Equal(t, want.Metrics, p.Metrics)
+		require.NotContains(t, p.Metrics, "extra_metric_a")
+		first = p
+	}
+	n.Release(&schema.BenchmarkPoint{}) // a point without metrics: nothing to give back
+}

@@ -149,7 +149,8 @@ func (t *RunTx) Run() schema.WrittenRun { return t.run }
 // StageBenchmarks streams rows into the staging table with COPY. next is
 // called until it reports no more rows; parsing can therefore run while
 // PostgreSQL receives earlier rows, and memory stays flat however large the
-// run. It returns how many rows were staged.
+// run. A row is encoded before next is called again, and not used after.
+// It returns how many rows were staged.
 func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error) {
 	t.winners = newWinners()
 	t.sets = newRunSets()
