@@ -183,13 +183,41 @@ const onConflictRefresh = `ON CONFLICT ON CONSTRAINT benchmark_results_natural_k
 		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id
 	WHERE b.content_digest <> EXCLUDED.content_digest`
 
-var (
-	qUpsertBenchmarks = fmt.Sprintf(upsertBenchmarksTemplate, onConflictRefresh)
-	// qInsertBenchmarks is used when the run has no rows yet (none can
-	// conflict: the run's lock is held), which spares PostgreSQL the
-	// speculative insertion of ON CONFLICT.
-	qInsertBenchmarks = fmt.Sprintf(upsertBenchmarksTemplate, "")
+var qUpsertBenchmarks = fmt.Sprintf(upsertBenchmarksTemplate, onConflictRefresh)
+
+// qInsertBenchmarks writes the winners of a run that has no rows yet (none
+// can conflict: the run's lock is held), without the speculative
+// insertion of ON CONFLICT, and without joining or sorting the wide staged
+// rows: $4 gives each staged row's rank among the winners in point-key
+// order (indexed by seq, from 1; 0 for a row not written) and $5 their
+// count; the rows take ids drawn in that order, so ids are in point-key
+// order as qUpsertBenchmarks gives them.
+const qInsertBenchmarks = `
+WITH ids AS MATERIALIZED (
+	SELECT array_agg(nextval(pg_get_serial_sequence('benchmark_results', 'id')) ORDER BY g) AS id
+	FROM generate_series(1, $5::int) AS g
+), ins AS (
+	INSERT INTO benchmark_results AS b (
+		id, workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
+		recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, content_digest,
+		source_artifact, source_artifact_id, source_file, source_row, ingest_id)
+	SELECT (SELECT id FROM ids)[k.rank], $1, c.id, r.benchmark_type, $2::date, r.isl, r.osl, r.conc, r.offload_mode,
+		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit, r.content_digest,
+		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3
+	FROM stage_benchmark r
+	CROSS JOIN LATERAL (SELECT ($4::int[])[r.seq + 1] AS rank) k
+	JOIN configs c ON (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
+		c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
+		c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
+		c.num_prefill_gpu, c.num_decode_gpu)
+		= (r.hardware, r.framework, r.model, r.precision, r.spec_method, r.disagg, r.is_multinode,
+		r.prefill_tp, r.prefill_ep, r.prefill_dp_attention, r.prefill_num_workers,
+		r.decode_tp, r.decode_ep, r.decode_dp_attention, r.decode_num_workers,
+		r.num_prefill_gpu, r.num_decode_gpu)
+	WHERE k.rank > 0
+	RETURNING (xmax = 0) AS inserted
 )
+SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM ins`
 
 // qInsertAvailability writes the run's distinct availability entries
 // (runSets.availabilityArgs) on the run's date ($1).

@@ -176,12 +176,12 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 		b.Queue(qInsertConfigs, sets.configArgs()...)
 	}
 	rk := t.winners.result()
-	upsert := qUpsertBenchmarks
-	if len(t.known) == 0 {
-		upsert = qInsertBenchmarks
-	}
-	if len(rk.write) > 0 {
-		b.Queue(upsert, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rk.write)
+	switch {
+	case len(rk.write) == 0:
+	case len(t.known) == 0:
+		b.Queue(qInsertBenchmarks, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rankBySeq(rk.write, t.staged), int32(len(rk.write)))
+	default:
+		b.Queue(qUpsertBenchmarks, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rk.write)
 	}
 	if len(sets.avail) > 0 {
 		b.Queue(qInsertAvailability, append([]any{t.run.Date}, sets.availabilityArgs()...)...)
@@ -295,4 +295,14 @@ func nullInt(v int) *int32 {
 	}
 	x := int32(v)
 	return &x
+}
+
+// rankBySeq gives each of staged rows (by seq) its rank among the winners
+// write lists in point-key order, from 1; 0 for a row not written.
+func rankBySeq(write []int32, staged int64) []int32 {
+	rank := make([]int32, staged)
+	for i, seq := range write {
+		rank[seq] = int32(i + 1)
+	}
+	return rank
 }
