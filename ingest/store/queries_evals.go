@@ -22,7 +22,10 @@ CREATE TEMP TABLE stage_eval (
 ) ON COMMIT DROP`
 
 // qCreateEvalIDs creates the table mapping staged eval keys to stored ids.
-const qCreateEvalIDs = `CREATE TEMP TABLE stage_eval_id (eval_key bytea NOT NULL, id bigint NOT NULL) ON COMMIT DROP`
+// Its key is unique (the stage stages one row per key): the planner, told
+// so, hashes this small table to find the samples' eval rows instead of
+// sorting the wide staged sample lines for a merge join.
+const qCreateEvalIDs = `CREATE TEMP TABLE stage_eval_id (eval_key bytea PRIMARY KEY, id bigint NOT NULL) ON COMMIT DROP`
 
 // qCreateSampleStaging creates the staging table of sample lines.
 const qCreateSampleStaging = `
