@@ -1,8 +1,11 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -97,4 +100,61 @@ func TestApplyRanksPointsAndIsIdempotent(t *testing.T) {
 	changed := ingestOnce(t, st, rows, stats)
 	require.EqualValues(t, 2, changed.BenchmarkDuplicate)
 	require.EqualValues(t, 1, changed.BenchmarkUpdated)
+}
+
+// TestFirstIngestWritesIDsInPointKeyOrder: a run's first ingest gives its
+// rows ids in the order of their point keys' hashes, whatever order the
+// rows were staged in (the order the parser's workers happened to send
+// them), and writes each distinct config and availability entry once.
+func TestFirstIngestWritesIDsInPointKeyOrder(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+
+	type point struct {
+		hw   string
+		conc int
+		isl  *int
+	}
+	var rows []schema.StagedBenchmark
+	for _, hw := range []string{"h100", "b200"} {
+		for _, conc := range []int{64, 1, 16, 4, 2} {
+			for _, isl := range []*int{intp(1024), nil} {
+				p := testPoint(conc, float64(conc))
+				p.Config.Hardware, p.ISL = hw, isl
+				rows = append(rows, schema.StagedBenchmark{Point: p, Source: schema.Provenance{Artifact: "bmk_" + hw, File: "f.json"}})
+			}
+		}
+	}
+	// A stale copy of one point, staged first: it must not take an id.
+	stale := rows[3]
+	stale.AttemptRank = 1
+	stale.Point.Metrics = map[string]any{"tput_per_gpu": -1.0}
+	rows = append([]schema.StagedBenchmark{stale}, rows...)
+
+	res := ingestOnce(t, st, rows, nil)
+	require.Equal(t, schema.ApplyResult{BenchmarkStaged: 21, BenchmarkNew: 20, StaleAttempt: 1, ConfigsNew: 2, AvailabilityNew: 4}, res)
+
+	want := make([]schema.StagedBenchmark, len(rows)-1)
+	copy(want, rows[1:])
+	hash := func(r schema.StagedBenchmark) []byte { h := sha256.Sum256([]byte(r.Point.Key())); return h[:16] }
+	slices.SortFunc(want, func(a, b schema.StagedBenchmark) int { return bytes.Compare(hash(a), hash(b)) })
+
+	got, err := st.Pool().Query(ctx, `SELECT c.hardware, b.conc, b.isl, (b.metrics->>'tput_per_gpu')::float8
+		FROM benchmark_results b JOIN configs c ON c.id = b.config_id ORDER BY b.id`)
+	require.NoError(t, err)
+	var order []point
+	for got.Next() {
+		var p point
+		var tput float64
+		require.NoError(t, got.Scan(&p.hw, &p.conc, &p.isl, &tput))
+		require.Equal(t, float64(p.conc), tput, "the stale copy was written")
+		order = append(order, p)
+	}
+	require.NoError(t, got.Err())
+	require.Len(t, order, len(want))
+	for i, w := range want {
+		require.Equal(t, point{w.Point.Config.Hardware, w.Point.Conc, w.Point.ISL}, order[i], "row %d by id", i)
+	}
 }
