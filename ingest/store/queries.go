@@ -1,6 +1,6 @@
 package store
 
-import "fmt"
+import "strings"
 
 // Every SQL statement the store runs lives in this file.
 
@@ -140,6 +140,29 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
 	$16::smallint[], $17::smallint[])
 ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 
+// configJoin joins configs c to the 17 config columns of the row alias:
+// the one join on the config's natural key.
+func configJoin(alias string) string {
+	cols := strings.Split(strings.Join(strings.Fields(configColumns), " "), ", ")
+	left, right := make([]string, len(cols)), make([]string, len(cols))
+	for i, c := range cols {
+		left[i], right[i] = "c."+c, alias+"."+c
+	}
+	return "JOIN configs c ON (" + strings.Join(left, ", ") + ")\n\t\t= (" + strings.Join(right, ", ") + ")"
+}
+
+// benchmarkWriteColumns and benchmarkWriteValues are what both benchmark
+// inserts write of a staged row r with its config c ($1 workflow run, $2
+// date, $3 ingest).
+const (
+	benchmarkWriteColumns = `workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
+		recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, content_digest,
+		source_artifact, source_artifact_id, source_file, source_row, ingest_id`
+	benchmarkWriteValues = `$1, c.id, r.benchmark_type, $2::date, r.isl, r.osl, r.conc, r.offload_mode,
+		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit, r.content_digest,
+		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3`
+)
+
 // qUpsertBenchmarks writes the winners the store ranked while staging
 // ($4: their seq in point-key order, the order ids are given in; see
 // winners — per-job files before aggregates, newest
@@ -149,41 +172,24 @@ ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 // refreshes it (counted as updated) and keeps its row id. A rerun
 // therefore changes nothing. It returns how many rows were inserted and
 // updated.
-const upsertBenchmarksTemplate = `
+var qUpsertBenchmarks = `
 WITH ins AS (
-	INSERT INTO benchmark_results AS b (
-		workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
-		recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, content_digest,
-		source_artifact, source_artifact_id, source_file, source_row, ingest_id)
-	SELECT $1, c.id, r.benchmark_type, $2::date, r.isl, r.osl, r.conc, r.offload_mode,
-		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit, r.content_digest,
-		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3
+	INSERT INTO benchmark_results AS b (` + benchmarkWriteColumns + `)
+	SELECT ` + benchmarkWriteValues + `
 	FROM unnest($4::int[]) WITH ORDINALITY AS w (seq, ord)
 	JOIN stage_benchmark r ON r.seq = w.seq
-	JOIN configs c ON (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
-		c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
-		c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
-		c.num_prefill_gpu, c.num_decode_gpu)
-		= (r.hardware, r.framework, r.model, r.precision, r.spec_method, r.disagg, r.is_multinode,
-		r.prefill_tp, r.prefill_ep, r.prefill_dp_attention, r.prefill_num_workers,
-		r.decode_tp, r.decode_ep, r.decode_dp_attention, r.decode_num_workers,
-		r.num_prefill_gpu, r.num_decode_gpu)
+	` + configJoin("r") + `
 	ORDER BY w.ord
-	%s
-	RETURNING (xmax = 0) AS inserted
-)
-SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM ins`
-
-// onConflictRefresh is the conflict clause of qUpsertBenchmarks.
-const onConflictRefresh = `ON CONFLICT ON CONSTRAINT benchmark_results_natural_key DO UPDATE SET
+	ON CONFLICT ON CONSTRAINT benchmark_results_natural_key DO UPDATE SET
 		date = EXCLUDED.date, image = EXCLUDED.image, metrics = EXCLUDED.metrics,
 		workers = EXCLUDED.workers, power_invalid_reasons = EXCLUDED.power_invalid_reasons,
 		power_audit = EXCLUDED.power_audit, content_digest = EXCLUDED.content_digest,
 		source_artifact = EXCLUDED.source_artifact, source_artifact_id = EXCLUDED.source_artifact_id,
 		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id
-	WHERE b.content_digest <> EXCLUDED.content_digest`
-
-var qUpsertBenchmarks = fmt.Sprintf(upsertBenchmarksTemplate, onConflictRefresh)
+	WHERE b.content_digest <> EXCLUDED.content_digest
+	RETURNING (xmax = 0) AS inserted
+)
+SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM ins`
 
 // qInsertBenchmarks writes the winners of a run that has no rows yet (none
 // can conflict: the run's lock is held), without the speculative
@@ -192,28 +198,16 @@ var qUpsertBenchmarks = fmt.Sprintf(upsertBenchmarksTemplate, onConflictRefresh)
 // order (indexed by seq, from 1; 0 for a row not written) and $5 their
 // count; the rows take ids drawn in that order, so ids are in point-key
 // order as qUpsertBenchmarks gives them.
-const qInsertBenchmarks = `
+var qInsertBenchmarks = `
 WITH ids AS MATERIALIZED (
 	SELECT array_agg(nextval(pg_get_serial_sequence('benchmark_results', 'id')) ORDER BY g) AS id
 	FROM generate_series(1, $5::int) AS g
 ), ins AS (
-	INSERT INTO benchmark_results AS b (
-		id, workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
-		recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, content_digest,
-		source_artifact, source_artifact_id, source_file, source_row, ingest_id)
-	SELECT (SELECT id FROM ids)[k.rank], $1, c.id, r.benchmark_type, $2::date, r.isl, r.osl, r.conc, r.offload_mode,
-		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit, r.content_digest,
-		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3
+	INSERT INTO benchmark_results AS b (id, ` + benchmarkWriteColumns + `)
+	SELECT (SELECT id FROM ids)[k.rank], ` + benchmarkWriteValues + `
 	FROM stage_benchmark r
 	CROSS JOIN LATERAL (SELECT ($4::int[])[r.seq + 1] AS rank) k
-	JOIN configs c ON (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
-		c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
-		c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
-		c.num_prefill_gpu, c.num_decode_gpu)
-		= (r.hardware, r.framework, r.model, r.precision, r.spec_method, r.disagg, r.is_multinode,
-		r.prefill_tp, r.prefill_ep, r.prefill_dp_attention, r.prefill_num_workers,
-		r.decode_tp, r.decode_ep, r.decode_dp_attention, r.decode_num_workers,
-		r.num_prefill_gpu, r.num_decode_gpu)
+	` + configJoin("r") + `
 	WHERE k.rank > 0
 	RETURNING (xmax = 0) AS inserted
 )

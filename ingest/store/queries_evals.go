@@ -61,14 +61,7 @@ var sampleStagingColumns = []string{
 	"source_file", "source_line",
 }
 
-const evalConfigJoin = `JOIN configs c ON (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
-		c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
-		c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
-		c.num_prefill_gpu, c.num_decode_gpu)
-		= (s.hardware, s.framework, s.model, s.precision, s.spec_method, s.disagg, s.is_multinode,
-		s.prefill_tp, s.prefill_ep, s.prefill_dp_attention, s.prefill_num_workers,
-		s.decode_tp, s.decode_ep, s.decode_dp_attention, s.decode_num_workers,
-		s.num_prefill_gpu, s.num_decode_gpu)`
+var evalConfigJoin = configJoin("s")
 
 const qInsertEvalConfigs = `
 INSERT INTO configs (` + configColumns + `)
@@ -79,7 +72,7 @@ ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 // ingest). A row whose stored content digest is the same is a duplicate and
 // is not touched; a different one is refreshed (counted as updated) and
 // keeps its id and samples.
-const qUpsertEvals = `
+var qUpsertEvals = `
 WITH src AS (
 	SELECT s.*, c.id AS config_id FROM stage_eval s ` + evalConfigJoin + `
 ), ins AS (
@@ -104,7 +97,7 @@ SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins WHERE inserted), (S
 // it, can be hashed. The config ids are resolved first (materialized), so
 // the join to the run's eval rows is one hash join on the whole key, not a
 // nested loop over every (eval, stored eval) pair of a task.
-const qEvalIDs = `
+var qEvalIDs = `
 WITH s AS MATERIALIZED (
 	SELECT s.eval_key, c.id AS config_id, s.task, coalesce(s.isl, 0) AS isl, coalesce(s.osl, 0) AS osl, coalesce(s.conc, 0) AS conc
 	FROM stage_eval s ` + evalConfigJoin + `
