@@ -2,7 +2,6 @@ package runstate
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 )
 
@@ -24,7 +23,7 @@ func EncodeAhead(recs []*Record) *RecordsAhead {
 	a := &RecordsAhead{orig: append([]*Record(nil), recs...), copies: make([]Record, len(recs)), done: make(chan struct{})}
 	for i, r := range recs {
 		a.copies[i] = *r
-		a.copies[i].sealCopy()
+		a.copies[i].Seal() // the copy's: the hash it shares is only read
 	}
 	go func() {
 		defer close(a.done)
@@ -34,15 +33,6 @@ func EncodeAhead(recs []*Record) *RecordsAhead {
 		}
 	}()
 	return a
-}
-
-// sealCopy is Seal on a copy of a record: the hash it shares with the
-// record is read, never reset.
-func (r *Record) sealCopy() {
-	if r.files != nil {
-		r.FilesDigest = "sha256:" + hex.EncodeToString(r.files.Sum(nil))
-		r.files = nil
-	}
 }
 
 // Encode returns EncodeRecords(recs), taking the part encoded ahead when
