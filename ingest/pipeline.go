@@ -103,14 +103,14 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	bs := startBenchmarks(ctx, stage, p)
 	w, err := d.Store.BeginRun(ctx, start)
 	if err != nil {
-		bs.stop()
+		_ = bs.stop() // the abort's cause is BeginRun's error
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	defer w.Rollback(ctx)
 	// A caller that may have lost its right to write the run (a backfill
 	// worker's claim) stops before the work, once it holds the run's lock.
 	if err := fence(ctx, cfg); err != nil {
-		bs.stop()
+		_ = bs.stop() // the abort's cause is the fence's refusal
 		return abort(sum, t, d, err), err
 	}
 
@@ -211,13 +211,14 @@ func startBenchmarks(ctx context.Context, stage *benchmarks.Stage, p runstate.Pl
 	return bs
 }
 
-// stop ends the stream without staging it and waits for the parser, so
-// that nothing it counts races with the caller's abort.
-func (bs *benchmarkStream) stop() {
+// stop ends the stream (what is left of it is not staged) and waits for
+// the parser, so that nothing it counts races with what follows; it
+// returns the parser's error.
+func (bs *benchmarkStream) stop() error {
 	bs.cancel()
 	for range bs.rows {
 	}
-	<-bs.parsed
+	return <-bs.parsed
 }
 
 // copyTo stages the stream's rows with COPY; the parser is stopped if the
@@ -225,7 +226,6 @@ func (bs *benchmarkStream) stop() {
 // metrics map goes back to n once the store asks for the next row (it has
 // encoded the row by then: RunWriter.StageBenchmarks).
 func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter, n *benchmark.Normalizer) error {
-	defer bs.cancel()
 	var prev schema.StagedBenchmark
 	_, copyErr := w.StageBenchmarks(ctx, func() (schema.StagedBenchmark, bool, error) {
 		if n != nil {
@@ -239,10 +239,7 @@ func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter, n *benchmark
 			return schema.StagedBenchmark{}, false, bs.ctx.Err()
 		}
 	})
-	bs.cancel() // stop the parser if the COPY ended early
-	for range bs.rows {
-	}
-	parseErr := <-bs.parsed
+	parseErr := bs.stop() // stops the parser if the COPY ended early
 	if copyErr != nil {
 		return copyErr
 	}

@@ -18,7 +18,7 @@ type benchmarkSource struct {
 	known map[digest]struct{}
 	// winners, when set, ranks the copies of every point as they pass.
 	winners *winners
-	// sets, when set, collects the rows' configs and availability.
+	// sets collects the rows' configs and availability.
 	sets *runSets
 	// seq numbers the rows in staging order.
 	seq    int32
@@ -39,7 +39,7 @@ func (s *benchmarkSource) Next() bool {
 	}
 	s.values, s.buf, s.err = stagingValues(s.values[:0], row, s.seq, s.date, s.known, &s.enc, s.buf, s.winners)
 	s.seq++
-	if s.err == nil && s.sets != nil {
+	if s.err == nil {
 		s.sets.add(&row.Point)
 	}
 	return s.err == nil
