@@ -64,16 +64,22 @@ func (g *gpuSamples) add(c *sampleChunk) error {
 	return nil
 }
 
-// emit hands each sample to each in time order, reusing row.
+// emit hands each sample to each in time order, reusing row. Samples
+// already in time order (the usual case) are handed over as stored.
 func (g *gpuSamples) emit(row *telemetry.ExportRow, each func(*telemetry.ExportRow) error) error {
-	order := make([]int, len(g.at))
-	for i := range order {
-		order[i] = i
-	}
+	var order []int
 	if !g.sorted {
+		order = make([]int, len(g.at))
+		for i := range order {
+			order[i] = i
+		}
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(g.at[a], g.at[b]) })
 	}
-	for _, i := range order {
+	for j := range g.at {
+		i := j
+		if order != nil {
+			i = order[j]
+		}
 		row.SampledAt = g.at[i]
 		for m := range g.metrics {
 			v := g.metrics[m][i]

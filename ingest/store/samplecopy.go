@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/inferencex/ingest/ingest/telemetry"
 )
@@ -21,12 +22,6 @@ var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 // Fields of a chunk row: series_id, gpu_index, chunk, sample_count,
 // sampled_at, then one array per metric.
 const chunkFields = 5 + telemetry.NumMetrics
-
-// Element type oids of the chunk arrays (pg_type).
-const (
-	oidFloat4      = 700
-	oidTimestamptz = 1184
-)
 
 // sampleEncoder is an io.Reader of binary COPY data for
 // gpu_metric_sample_chunks, encoded batch by batch straight from the Arrow
@@ -152,7 +147,7 @@ func (e *sampleEncoder) chunkRow(series int64, gpu int16, ts []arrow.Timestamp, 
 	buf = be.AppendUint32(buf, 4)
 	buf = be.AppendUint32(buf, uint32(k))
 
-	buf = appendArrayHeader(buf, 20+k*(4+8), false, oidTimestamptz, k)
+	buf = appendArrayHeader(buf, 20+k*(4+8), false, pgtype.TimestamptzOID, k)
 	for _, t := range ts {
 		buf = be.AppendUint32(buf, 8)
 		buf = be.AppendUint64(buf, uint64(int64(t)-pgEpochMicros))
@@ -172,7 +167,7 @@ func (e *sampleEncoder) chunkRow(series int64, gpu int16, ts []arrow.Timestamp, 
 			continue
 		}
 		vals := col.Float32Values()
-		buf = appendArrayHeader(buf, 20+valid*(4+4)+(k-valid)*4, valid < k, oidFloat4, k)
+		buf = appendArrayHeader(buf, 20+valid*(4+4)+(k-valid)*4, valid < k, pgtype.Float4OID, k)
 		for i := lo; i < hi; i++ {
 			if valid == k || col.IsValid(i) {
 				buf = be.AppendUint32(buf, 4)

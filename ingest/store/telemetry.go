@@ -84,8 +84,8 @@ func (t *RunTx) ReserveSeriesIDs(ctx context.Context, n int) ([]int64, error) {
 
 // CopySamples streams sample batches into gpu_metric_sample_chunks with
 // one binary COPY. next is called until it reports no more batches; each
-// batch is encoded straight from its Arrow arrays (a chunk row per GPU of
-// the batch) and released. It returns the number of samples stored.
+// batch is encoded straight from its Arrow arrays (a chunk row per run of
+// one GPU's consecutive samples in the batch) and released. It returns the number of samples stored.
 func (t *RunTx) CopySamples(ctx context.Context, next func() (telemetry.SampleBatch, bool, error)) (int64, error) {
 	enc := newSampleEncoder(next)
 	defer enc.close()
