@@ -44,12 +44,12 @@ type seriesJob struct {
 	zipKnown bool
 	stored   []tel.StoredSeries
 	size     int64
-	// fileSum is the file's sha256 when the hash pass read it (fileRead).
-	fileSum  [sha256.Size]byte
-	fileRead bool
-	// readErr is set when the file could not be read in the hash pass,
-	// hostsErr when a zipped DCGM bundle's hosts could not be scanned.
-	readErr, hostsErr string
+	// fileSum is the file's sha256 when the hash pass read it (not
+	// zipKnown).
+	fileSum [sha256.Size]byte
+	// readErr is set when the file could not be read in the hash pass, or
+	// a zipped DCGM bundle's hosts could not be scanned.
+	readErr string
 }
 
 // items is how many report items the job stands for: one per series (a
@@ -134,11 +134,16 @@ func (st *telemetryStage) releaseOpen() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for a := range st.open {
-		if err := a.Release(); err != nil {
-			st.env.Log.Debug("release telemetry artifact", zap.String("artifact", a.Name), zap.Error(err))
-		}
+		st.closeArtifact(a)
 	}
 	st.open = map[*source.Artifact]bool{}
+}
+
+// closeArtifact releases an artifact the stage opened; st.mu is held.
+func (st *telemetryStage) closeArtifact(a *source.Artifact) {
+	if err := a.Release(); err != nil {
+		st.env.Log.Debug("release telemetry artifact", zap.String("artifact", a.Name), zap.Error(err))
+	}
 }
 
 func (st *telemetryStage) releaseArtifacts() {
@@ -279,14 +284,8 @@ feed:
 			continue
 		}
 		rec := st.record(a)
-		j.stored = st.storedOf(j)
-		if j.hostsErr != "" {
-			st.env.Sum.Details.PowerSeriesRead++
-			st.fail(a.Name, j.file.path, j.hostsErr, 1)
-			continue
-		}
 		st.env.Sum.Details.PowerSeriesRead += j.items()
-		if j.fileRead { // a zip's CSV is identified by the zip's digest, not read here
+		if !j.zipKnown { // a zip's CSV is identified by the zip's digest, not read here
 			rec.AddFile(j.file.path, j.fileSum, j.size)
 			st.env.Sum.Details.FilesRead++
 			st.env.Sum.Details.BytesRead += j.size
@@ -321,6 +320,7 @@ const hashBufferSize = 1 << 20
 // jobs and buffers.
 func (st *telemetryStage) hash(j *seriesJob, buf []byte) {
 	a := j.src.artifact
+	j.stored = st.storedOf(j)
 	// The path names the series in the database (file_name).
 	if why := tel.TextProblem(j.file.path); why != "" {
 		j.readErr = "file name: " + why
@@ -341,7 +341,7 @@ func (st *telemetryStage) hash(j *seriesJob, buf []byte) {
 		field(h, []byte(j.file.path))
 		j.zipKnown = true
 		st.digestSidecars(j, fsys, h)
-		if j.file.dcgm && j.readErr == "" {
+		if j.file.dcgm {
 			st.bundleHosts(j)
 		}
 		return
@@ -374,7 +374,6 @@ func (st *telemetryStage) hash(j *seriesJob, buf []byte) {
 		return
 	}
 	h.Sum(j.fileSum[:0])
-	j.fileRead = true
 	st.digestSidecars(j, fsys, h)
 }
 
@@ -446,15 +445,15 @@ func (st *telemetryStage) storedOf(j *seriesJob) []tel.StoredSeries {
 // when the zip is the one they were read from, else a scan of the file
 // (it will be parsed). Run by the hash workers.
 func (st *telemetryStage) bundleHosts(j *seriesJob) {
-	if stored := st.storedOf(j); storedAll(stored, j.digest) {
-		j.hosts = make([]string, len(stored))
+	if storedAll(j.stored, j.digest) {
+		j.hosts = make([]string, len(j.stored))
 	} else if err := st.scanHosts(j); err != nil {
-		j.hostsErr = err.Error()
+		j.readErr = err.Error()
 	}
 }
 
-// scanHosts reads a DCGM bundle the hash pass did not (it is in a zip)
-// for its hosts: one series each.
+// scanHosts reads a DCGM bundle the hash pass does not hash (it is in a
+// zip) for its hosts: one series each.
 func (st *telemetryStage) scanHosts(j *seriesJob) error {
 	a := j.src.artifact
 	fsys, err := st.fsOf(a)
@@ -751,9 +750,7 @@ func (st *telemetryStage) release(a *source.Artifact) {
 		return
 	}
 	delete(st.open, a)
-	if err := a.Release(); err != nil {
-		st.env.Log.Debug("release telemetry artifact", zap.String("artifact", a.Name), zap.Error(err))
-	}
+	st.closeArtifact(a)
 }
 
 // addSeries records a parsed series: its row, its links and the
