@@ -31,7 +31,7 @@ type layout struct {
 	vendor  Vendor
 	columns []column
 	// indexes of the key columns in columns (-1 when absent)
-	time, gpu, host, power, hotspot, edge int
+	time, gpu, host, hotspot int
 	// metricCol is the column of each metric (-1: none)
 	metricCol [NumMetrics]int
 	// metricHeader is the header name of each metric's column, for
@@ -96,7 +96,7 @@ func parseHeader(line string) (*layout, error) {
 		}
 		return false
 	}
-	l := &layout{time: -1, gpu: -1, host: -1, power: -1, hotspot: -1, edge: -1}
+	l := &layout{time: -1, gpu: -1, host: -1, hotspot: -1}
 	var known map[string]column
 	switch {
 	case has("timestamp_unix") && has("hostname") && has("gpu_index") && has("power_w"):
@@ -132,33 +132,24 @@ func parseHeader(line string) (*layout, error) {
 		}
 		c.numeric = numericColumn(l.format, c.role)
 		l.columns = append(l.columns, c)
-		if c.role == roleMetric {
-			l.metricCol[c.metric] = i
-		}
-		switch {
-		case c.role == roleTime:
+		switch c.role {
+		case roleTime:
 			l.time = i
-		case c.role == roleGPU:
+		case roleGPU:
 			l.gpu = i
-		case c.role == roleHost:
+		case roleHost:
 			l.host = i
-		case c.role == roleHotspot:
+		case roleHotspot:
 			l.hotspot = i
-		case c.role == roleMetric && c.metric == MetricPower:
-			l.power = i
-			l.metricHeader[c.metric] = n
-		case c.role == roleMetric && c.metric == MetricEdgeTemp:
-			l.edge = i
-			l.metricHeader[c.metric] = n
-		case c.role == roleMetric:
-			l.metricHeader[c.metric] = n
+		case roleMetric:
+			l.metricCol[c.metric], l.metricHeader[c.metric] = i, n
 		}
 	}
 	var missing []string
 	for _, req := range []struct {
 		idx  int
 		name string
-	}{{l.time, "timestamp"}, {l.gpu, "gpu index"}, {l.power, "power"}} {
+	}{{l.time, "timestamp"}, {l.gpu, "gpu index"}, {l.metricCol[MetricPower], "power"}} {
 		if req.idx < 0 {
 			missing = append(missing, req.name)
 		}
