@@ -23,18 +23,6 @@ type fdFolder struct {
 	fd int
 }
 
-// haveOpenat2 reports whether the kernel serves openat2 with the
-// resolution flags fdFolder relies on (Linux 5.6+; some sandboxes refuse
-// it). Trees probe it once.
-func haveOpenat2(dir string) bool {
-	fd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
-	if err != nil {
-		return false
-	}
-	unix.Close(fd)
-	return true
-}
-
 // openFdFolder opens a folder without following a link at its last
 // component. ok is false when the fast path is off; callers then use
 // os.Root.

@@ -32,7 +32,7 @@ func TestFdFolderRefusesLinks(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "ok.json"), []byte(`{}`), 0o644))
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link")))
 
-	if !haveOpenat2(dir) {
+	if openRootFolder(dir) == nil {
 		t.Skip("openat2 is not available on this kernel")
 	}
 	f, ok, err := openFdFolder(dir, true)

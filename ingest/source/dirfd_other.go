@@ -10,8 +10,6 @@ import (
 // them (openFdFolder always reports not ok).
 type fdFolder struct{}
 
-func haveOpenat2(string) bool { return false }
-
 func openFdFolder(string, bool) (*fdFolder, bool, error) { return nil, false, nil }
 
 func (*fdFolder) Close() error { return nil }
@@ -26,17 +24,6 @@ func (*fdFolder) statDir(string) (fs.FileInfo, error)  { return nil, fs.ErrNotEx
 
 func openRootFolder(string) *fdFolder { return nil }
 
-// subFolder is the Linux fast path for walked folders; it is never made
-// elsewhere (openRootFolder returns nil).
-type subFolder struct {
-	root *fdFolder
-	name string
-}
-
-func (subFolder) openFile(string) (fs.File, error)     { return nil, fs.ErrNotExist }
-func (subFolder) statFile(string) (fs.FileInfo, error) { return nil, fs.ErrNotExist }
-func (subFolder) statDir(string) (fs.FileInfo, error)  { return nil, fs.ErrNotExist }
-
-type noClose struct{}
-
-func (noClose) Close() error { return nil }
+// openSubFolder is the Linux fast path for walked folders; it is never
+// called elsewhere (openRootFolder returns nil).
+func openSubFolder(*fdFolder, string) *openedArtifact { return nil }

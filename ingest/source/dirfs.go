@@ -13,8 +13,10 @@ import (
 )
 
 // loadDir fills a folder artifact. On Linux the folder is listed and
-// served through openat2 beneath it (see fdFolder); elsewhere, or where
-// openat2 is refused, through an os.Root. Either way nothing outside the
+// served through openat2 beneath it (see fdFolder) — or, when the tree's
+// digest walked it clean, takes the walk's listing and is served beneath
+// the tree's root (see subFolder); elsewhere, or where openat2 is
+// refused, through an os.Root. Either way nothing outside the
 // folder is reached, and symbolic links and other non-regular files are
 // Problems, never served or followed. With keepOpen the open folder is
 // returned for FS to serve from.
@@ -59,7 +61,7 @@ func listFolder(dir string, fastPath bool, bufs *direntBufs, walked *walkListing
 			for _, f := range files {
 				add(f.name, f.size)
 			}
-			return &openedArtifact{backend: subFolder{root: treeRoot, name: name}, closer: noClose{}}, nil
+			return openSubFolder(treeRoot, name), nil
 		}
 	}
 	fast, ok, err := openFdFolder(dir, fastPath)

@@ -5,12 +5,14 @@ package source
 import (
 	"io/fs"
 	"runtime"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
 // openRootFolder opens the tree's root for subFolder, or returns nil where
-// openat2 is refused (haveOpenat2). Artifacts stay usable after
+// the kernel refuses openat2 with the resolution flags fdFolder relies on
+// (Linux 5.6+; some sandboxes refuse it). Artifacts stay usable after
 // Tree.Close (each is opened again on its next use), so the descriptor is
 // closed once nothing refers to the folder any more, not by Close.
 func openRootFolder(dir string) *fdFolder {
@@ -28,21 +30,38 @@ func openRootFolder(dir string) *fdFolder {
 // (walkListing) needs no descriptor of its own, which saves opening and
 // closing one per artifact. Paths are resolved beneath the root without
 // crossing a link (the folder itself included), as fdFolder does; what it
-// serves and the errors it gives are those of the folder's own fdFolder.
+// serves and the errors it gives are those of the folder's own fdFolder;
+// like that descriptor, it serves nothing once its closer ran (Release).
 type subFolder struct {
-	root *fdFolder
-	name string // the folder's name at the root
+	root   *fdFolder
+	name   string       // the folder's name at the root
+	closed *atomic.Bool // set by its subFolderCloser
+}
+
+// openSubFolder serves the folder name at the tree's root.
+func openSubFolder(root *fdFolder, name string) *openedArtifact {
+	closed := new(atomic.Bool)
+	return &openedArtifact{backend: subFolder{root: root, name: name, closed: closed}, closer: subFolderCloser{closed}}
 }
 
 func (s subFolder) openFile(name string) (fs.File, error) {
+	if s.closed.Load() {
+		return nil, fs.ErrClosed
+	}
 	return s.root.openFile(s.name + "/" + name)
 }
 
 func (s subFolder) statFile(name string) (fs.FileInfo, error) {
+	if s.closed.Load() {
+		return nil, fs.ErrClosed
+	}
 	return s.root.statFile(s.name + "/" + name)
 }
 
 func (s subFolder) statDir(name string) (fs.FileInfo, error) {
+	if s.closed.Load() {
+		return nil, fs.ErrClosed
+	}
 	if name != "." {
 		return s.root.statDir(s.name + "/" + name)
 	}
@@ -56,7 +75,11 @@ func (s subFolder) statDir(name string) (fs.FileInfo, error) {
 	return statInfo(".", st), nil // named as the folder's own "." is
 }
 
-// noClose is the closer of an artifact served through the tree's root.
-type noClose struct{}
+// subFolderCloser closes a subFolder: the root's descriptor stays open
+// for the others.
+type subFolderCloser struct{ closed *atomic.Bool }
 
-func (noClose) Close() error { return nil }
+func (c subFolderCloser) Close() error {
+	c.closed.Store(true)
+	return nil
+}

@@ -171,3 +171,26 @@ func TestWalkListingWithoutWalk(t *testing.T) {
 	_, ok = none.folder("bmk_a")
 	require.False(t, ok)
 }
+
+// TestReleaseThenReopenWatched is TestReleaseThenReopen for a folder of a
+// watched tree, served through the tree's root: its FS obtained before
+// Release does not read afterwards either, and the next FS does.
+func TestReleaseThenReopenWatched(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bmk_dir", "agg.json"), `{"v":1}`)
+	tree, _ := watchedTree(t, dir)
+	a := tree.Artifact("bmk_dir")
+	first, err := a.FS()
+	require.NoError(t, err)
+	require.Equal(t, `{"v":1}`, readString(t, first, "agg.json"))
+	require.NoError(t, a.Release())
+	require.NoError(t, a.Release(), "Release twice is harmless")
+	_, err = fs.ReadFile(first, "agg.json")
+	require.Error(t, err, "a released FS must not read")
+	_, err = fs.Stat(first, "agg.json")
+	require.Error(t, err, "a released FS must not stat")
+	reopened, err := a.FS()
+	require.NoError(t, err)
+	require.Equal(t, `{"v":1}`, readString(t, reopened, "agg.json"))
+}
