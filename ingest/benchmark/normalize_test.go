@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -668,14 +669,20 @@ func TestNormalizerReleasedMaps(t *testing.T) {
 	require.Contains(t, first.Metrics, "extra_metric_a")
 	want, o := n.Normalize(build(t, v1Base, set("p99_ttft", "2.5")))
 	requireOK(t, o)
+	reused := 0
 	for range 20 { // the pool may drop what it is given; try a few times
+		released := reflect.ValueOf(first.Metrics).Pointer()
 		n.Release(&first)
 		require.Nil(t, first.Metrics)
 		p, o := n.Normalize(build(t, v1Base, set("p99_ttft", "2.5")))
 		requireOK(t, o)
 		require.Equal(t, want.Metrics, p.Metrics)
 		require.NotContains(t, p.Metrics, "extra_metric_a")
+		if reflect.ValueOf(p.Metrics).Pointer() == released {
+			reused++
+		}
 		first = p
 	}
+	require.Positive(t, reused, "no released map was taken by a later point")
 	n.Release(&schema.BenchmarkPoint{}) // a point without metrics: nothing to give back
 }
