@@ -107,9 +107,14 @@ func decodeFileIndex(b []byte) FileIndex {
 		b = b[n:]
 		return v
 	}
-	varint := func() int64 { // binary.AppendVarint's zig-zag form
-		u := uvarint()
-		return int64(u>>1) ^ -int64(u&1)
+	varint := func() int64 {
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			ok = false
+			return 0
+		}
+		b = b[n:]
+		return v
 	}
 	for len(b) > 0 {
 		var f indexedFile
