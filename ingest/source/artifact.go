@@ -60,8 +60,7 @@ type Artifact struct {
 
 	loadOnce   sync.Once
 	candidates []schema.ArtifactListing // listing entries with this name
-	fast       bool                     // serve folders through openat2 (see fdFolder)
-	root       *fdFolder                // the tree's root, with fast (see subFolder)
+	root       *fdFolder                // the tree's root; nil where folders are not served through openat2 (see fdFolder, subFolder)
 	dirents    *direntBufs              // the tree's directory-listing buffers (nil: allocate)
 	sink       atomic.Pointer[readSink] // where files read in full are reported (Digesting.Watch)
 

@@ -34,7 +34,7 @@ func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *open
 	if s := a.sink.Load(); s != nil {
 		walked = s.listing
 	}
-	folder, err := listFolder(a.Path, a.fast, a.dirents, walked, a.root, reject, add)
+	folder, err := listFolder(a.Path, a.dirents, walked, a.root, reject, add)
 	if err != nil {
 		a.Files, a.Size = nil, 0
 		a.Err = fmt.Errorf("artifact %s: list folder: %w", a.Name, err)
@@ -50,12 +50,13 @@ func loadDir(a *Artifact, listing []schema.ArtifactListing, keepOpen bool) *open
 	return folder
 }
 
-// listFolder opens a folder and lists it, with the fast path when it can.
-// There, a folder the tree's digest walked clean takes its files from the
-// walk (walked, nil when the tree is not watched) and is served through
-// the tree's root (treeRoot, see subFolder) without being opened itself.
-func listFolder(dir string, fastPath bool, bufs *direntBufs, walked *walkListing, treeRoot *fdFolder, reject func(name, reason string), add func(name string, size int64)) (*openedArtifact, error) {
-	if fastPath && treeRoot != nil {
+// listFolder opens a folder and lists it, with the fast path when the
+// tree's root is open through openat2 (treeRoot not nil). There, a folder
+// the tree's digest walked clean takes its files from the walk (walked,
+// nil when the tree is not watched) and is served through the tree's root
+// (see subFolder) without being opened itself.
+func listFolder(dir string, bufs *direntBufs, walked *walkListing, treeRoot *fdFolder, reject func(name, reason string), add func(name string, size int64)) (*openedArtifact, error) {
+	if treeRoot != nil {
 		name := filepath.Base(dir)
 		if files, ok := walked.folder(name); ok {
 			for _, f := range files {
@@ -64,7 +65,7 @@ func listFolder(dir string, fastPath bool, bufs *direntBufs, walked *walkListing
 			return openSubFolder(treeRoot, name), nil
 		}
 	}
-	fast, ok, err := openFdFolder(dir, fastPath)
+	fast, ok, err := openFdFolder(dir, treeRoot != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +133,7 @@ func unwrapPathError(err error) error {
 
 // openDirFS opens a folder artifact for serving.
 func openDirFS(a *Artifact) (fs.FS, io.Closer, error) {
-	fast, ok, err := openFdFolder(a.Path, a.fast)
+	fast, ok, err := openFdFolder(a.Path, a.root != nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("artifact %s: open folder: %w", a.Name, err)
 	}

@@ -80,10 +80,9 @@ func Open(ctx context.Context, dir string, log *zap.Logger) (*Tree, error) {
 		byName[e.Name] = append(byName[e.Name], e)
 	}
 	root := openRootFolder(abs)
-	fast := root != nil
 	dirents := new(direntBufs)
 	for _, a := range found.artifacts {
-		a.fast, a.root, a.dirents = fast, root, dirents
+		a.root, a.dirents = root, dirents
 		a.candidates = byName[a.Name]
 		a.Listing = matchListing(a.Name, "", a.candidates)
 		t.Artifacts = append(t.Artifacts, a)
