@@ -54,7 +54,6 @@ type Catalog struct {
 	nonMetricKeys    map[string]bool
 	measuredPower    []string // in file order
 	cpuMeasured      []string // the CPU-side ones of measuredPower, in file order
-	cpuPower         map[string]bool
 }
 
 // FrameworkAlias rewrites a raw framework name. Disagg, when set, forces the
@@ -120,12 +119,6 @@ func (c *Catalog) IsKnownMetric(key string) bool { return c.metricKeys[key] }
 // field that must never be stored as a metric.
 func (c *Catalog) IsNonMetricKey(key string) bool { return c.nonMetricKeys[key] }
 
-// MeasuredPowerKeys returns the measured power keys (GPU and CPU side) that
-// are withheld when a row's power verdict is not valid, in catalog order.
-func (c *Catalog) MeasuredPowerKeys() []string {
-	return append([]string(nil), c.measuredPower...)
-}
-
 // WithheldPowerKeys yields the measured power keys a row's verdicts
 // withhold: every one when its power verdict is not valid, else the
 // CPU-side ones unless its CPU verdict is valid (none then), in catalog
@@ -140,7 +133,3 @@ func (c *Catalog) WithheldPowerKeys(powerInvalid, cpuValid bool) iter.Seq[string
 	}
 	return slices.Values(keys)
 }
-
-// IsCPUPowerKey reports whether key is a CPU-side measured power key; those
-// are only kept when the row's cpu_power_valid verdict is 1.
-func (c *Catalog) IsCPUPowerKey(key string) bool { return c.cpuPower[key] }

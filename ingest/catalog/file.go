@@ -95,7 +95,6 @@ func build(f *file) (*Catalog, error) {
 		specAliases:      map[string]string{},
 		metricKeys:       map[string]bool{},
 		nonMetricKeys:    map[string]bool{},
-		cpuPower:         map[string]bool{},
 	}
 	for k, display := range f.Models {
 		if err := checkLowerKey(k); err != nil {
@@ -181,14 +180,15 @@ func build(f *file) (*Catalog, error) {
 			c.metricKeys[k] = true
 		}
 	}
+	cpuPower := map[string]bool{}
 	for _, k := range f.CPUPowerKeys {
 		if !measured[k] {
 			return nil, fmt.Errorf("cpu_power_keys: %q is not a measured power key", k)
 		}
-		c.cpuPower[k] = true
+		cpuPower[k] = true
 	}
 	for _, k := range c.measuredPower {
-		if c.cpuPower[k] {
+		if cpuPower[k] {
 			c.cpuMeasured = append(c.cpuMeasured, k)
 		}
 	}
