@@ -61,7 +61,7 @@ func TestUnchangedRerun(t *testing.T) {
 	require.Equal(t, written, tables(t), "an answered rerun changed the data")
 	require.EqualValues(t, 2, ledgerRows(t))
 	require.EqualValues(t, 1, hQueryInt(t, db, `SELECT count(*) FROM ingests a JOIN ingests b ON b.id = $2
-		WHERE a.id = $1 AND a.artifacts = b.artifacts AND b.unchanged_since = a.id AND b.status = a.status
+		WHERE a.id = $1 AND a.artifacts::text = b.artifacts::text AND b.unchanged_since = a.id AND b.status = a.status
 		AND b.input_digest = a.input_digest AND (b.summary->>'ingestId')::bigint = b.id`, first.IngestID, s.IngestID),
 		"the answered rerun's ledger row does not carry the first ingest's artifact records and digest")
 	reportOut := hCLI(t.Context(), nil, "report", "--run-id", hItoa(generate.DefaultRunID), "--database-url", db)
