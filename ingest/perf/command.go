@@ -51,6 +51,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 		repeat   int
 		bin      string
 		baseline string
+		floor    bool
 	)
 	g := &cfg.Gen
 	fs.IntVar(&cfg.Runs, "runs", 1, "number of generated runs (distinct run ids and seeds)")
@@ -71,6 +72,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	fs.IntVar(&repeat, "processes", 0, "instead: generate one run and, this many times, `ingest load` it into a fresh database and again, as separate processes; print the median wall time, peak RSS and stage times")
 	fs.StringVar(&bin, "ingest", "", "with -processes: the ingest binary (default: go build ./cmd/ingest)")
 	fs.StringVar(&baseline, "baseline", "", "with -processes: another ingest binary, measured side by side (alternated in every repeat) and compared")
+	fs.BoolVar(&floor, "floor", false, "with -processes: also measure the database floor: the rows each first ingest wrote, copied into a fresh database in one transaction (COPY, every index and trigger in place), and latest_benchmarks refreshed")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -90,6 +92,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return usage("-processes loads one run: -runs must be 1")
 	case baseline != "" && repeat == 0:
 		return usage("-baseline compares `ingest load` processes: it needs -processes")
+	case floor && repeat == 0:
+		return usage("-floor measures what `ingest load` processes wrote: it needs -processes")
 	case cfg.Runs < 1:
 		return usage("-runs must be at least 1")
 	case g.Points < 1:
@@ -112,8 +116,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 	}
 
 	if repeat > 0 {
-		return runProcesses(ctx, ProcessConfig{Gen: cfg.Gen, Repeat: repeat, Bin: bin, Baseline: baseline, AdminURL: cfg.AdminURL,
-			Keep: cfg.Keep, Dir: cfg.Dir, Log: cfg.Log}, format, env)
+		return runProcesses(ctx, ProcessConfig{Gen: cfg.Gen, Repeat: repeat, Bin: bin, Baseline: baseline, Floor: floor,
+			AdminURL: cfg.AdminURL, Keep: cfg.Keep, Dir: cfg.Dir, Log: cfg.Log}, format, env)
 	}
 	res, err := Run(ctx, cfg)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"syscall"
 	"time"
@@ -34,6 +36,9 @@ type ProcessConfig struct {
 	// with Bin: each repeat loads the tree with both, in alternating order,
 	// so that a machine whose speed drifts affects both alike.
 	Baseline string
+	// Floor also measures the database floor of every first ingest of
+	// Bin (floor.go).
+	Floor    bool
 	AdminURL string
 	Keep     bool
 	Dir      string
@@ -52,6 +57,9 @@ type ProcessResult struct {
 	// Baseline holds the same runs of the baseline binary, when one was
 	// given.
 	Baseline *ProcessRuns
+	// Floors are the database floors measured (Config.Floor), one per
+	// repeat.
+	Floors   []Floor
 	Problems []string
 }
 
@@ -72,7 +80,21 @@ type ProcessRun struct {
 	Wall   time.Duration
 	MaxRSS int64
 	Stages map[string]time.Duration
+	// ParentRSS is this bench process's resident set when it started the
+	// load (0 where unknown). Linux folds it into the child's ru_maxrss
+	// (the child shares the parent's memory until it execs), so a MaxRSS
+	// not above it measured the bench, not the ingest (RSSMeasured).
+	ParentRSS int64
 }
+
+// RSSMeasured says whether MaxRSS is the ingest's own peak, clearly above
+// what it took over from the bench process (whose resident set may grow a
+// little between the reading and the start of the load: rssMargin).
+func (r ProcessRun) RSSMeasured() bool { return r.ParentRSS == 0 || r.MaxRSS > r.ParentRSS+rssMargin }
+
+// rssMargin is how far a load's peak RSS must be above the bench process's
+// resident set to count as the load's own.
+const rssMargin = 2 << 20
 
 // RunProcesses generates the tree once, then Repeat times: creates and
 // migrates a database (not timed), runs `ingest load` on the tree (first),
@@ -124,10 +146,11 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 		type side struct {
 			bin, label string
 			runs       *ProcessRuns
+			floor      bool
 		}
-		sides := []side{{cfg.Bin, "", &res.ProcessRuns}}
+		sides := []side{{cfg.Bin, "", &res.ProcessRuns, cfg.Floor}}
 		if res.Baseline != nil {
-			base := side{cfg.Baseline, "baseline, ", res.Baseline}
+			base := side{cfg.Baseline, "baseline, ", res.Baseline, false}
 			if i%2 == 0 {
 				sides = []side{base, sides[0]}
 			} else {
@@ -137,11 +160,15 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 		for _, sd := range sides {
 			c := cfg
 			c.Bin = sd.bin
-			runs, problems, err := loadThrice(ctx, c, tree, res.Designed, i)
+			c.Floor = sd.floor
+			runs, floor, problems, err := loadThrice(ctx, c, tree, res.Designed, i)
 			if err != nil {
 				return nil, fmt.Errorf("%s%w", sd.label, err)
 			}
 			sd.runs.add(runs)
+			if floor != nil {
+				res.Floors = append(res.Floors, *floor)
+			}
 			for _, p := range problems {
 				res.Problems = append(res.Problems, sd.label+p)
 			}
@@ -151,12 +178,13 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 }
 
 // loadThrice loads the tree into a fresh database, then again, then again
-// with --reread.
-func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.Manifest, i int) (runs [3]ProcessRun, problems []string, err error) {
+// with --reread; with cfg.Floor, it measures the database floor of the
+// first load before the reruns.
+func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.Manifest, i int) (runs [3]ProcessRun, floor *Floor, problems []string, err error) {
 	database := "ingest_bench_" + randomSuffix()
 	url, err := store.CreateDatabase(ctx, cfg.AdminURL, database)
 	if err != nil {
-		return runs, nil, err
+		return runs, nil, nil, err
 	}
 	defer func() {
 		if cfg.Keep {
@@ -169,7 +197,7 @@ func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.
 		}
 	}()
 	if out, err := exec.CommandContext(ctx, cfg.Bin, "migrate", "up", "--database-url", url).CombinedOutput(); err != nil {
-		return runs, nil, fmt.Errorf("migrate %s: %w: %s", database, err, out)
+		return runs, nil, nil, fmt.Errorf("migrate %s: %w: %s", database, err, out)
 	}
 	for k, name := range []string{"first", "rerun", "reread"} {
 		var extra []string
@@ -178,9 +206,16 @@ func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.
 		}
 		run, sum, err := loadProcess(ctx, cfg.Bin, tree, url, extra...)
 		if err != nil {
-			return runs, nil, err
+			return runs, nil, nil, err
 		}
 		runs[k] = run
+		if name == "first" && cfg.Floor {
+			f, err := measureFloor(ctx, cfg, url)
+			if err != nil {
+				return runs, nil, nil, err
+			}
+			floor = &f
+		}
 		for _, c := range check(sum, m, k > 0) {
 			problems = append(problems, fmt.Sprintf("repeat %d, %s: %s", i+1, name, c))
 		}
@@ -191,7 +226,7 @@ func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.
 			problems = append(problems, fmt.Sprintf("repeat %d, %s: answered from the ledger", i+1, name))
 		}
 	}
-	return runs, problems, nil
+	return runs, floor, problems, nil
 }
 
 // loadProcess runs `ingest load TREE` and measures it.
@@ -202,6 +237,7 @@ func loadProcess(ctx context.Context, bin, tree, url string, extra ...string) (P
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	run.ParentRSS = leanParent()
 	started := time.Now()
 	err := cmd.Run()
 	run.Wall = time.Since(started)
@@ -228,6 +264,21 @@ func loadProcess(ctx context.Context, bin, tree, url string, extra ...string) (P
 		return run, nil, fmt.Errorf("ingest load: read its JSON report: %w", err)
 	}
 	return run, &sum, nil
+}
+
+// leanParent returns the memory this process no longer needs to the
+// system and resets its RSS high-water mark, so that the next child's
+// ru_maxrss counts as little of this process as can be; it returns the
+// resident set it is left with (0 where unknown: not Linux).
+func leanParent() int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	// "5" resets the peak RSS (VmHWM) to the current RSS (proc(5)).
+	if os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) != nil {
+		return 0
+	}
+	hwm, _ := readVmHWM()
+	return hwm
 }
 
 func lastLines(b []byte, n int) string {

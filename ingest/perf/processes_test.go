@@ -23,7 +23,7 @@ func TestRunProcesses(t *testing.T) {
 	}
 	admin := pgtest.New(t) // a database of the test server that may CREATE DATABASE
 	res, err := RunProcesses(context.Background(), ProcessConfig{
-		Gen: generate.Options{Points: 30, Seed: 3, Evals: 3, EvalDocs: 2}, Repeat: 2, AdminURL: admin, Dir: t.TempDir()})
+		Gen: generate.Options{Points: 30, Seed: 3, Evals: 3, EvalDocs: 2}, Repeat: 2, Floor: true, AdminURL: admin, Dir: t.TempDir()})
 	require.NoError(t, err)
 	require.Empty(t, res.Problems)
 	require.Len(t, res.First, 2)
@@ -50,9 +50,46 @@ func TestRunProcesses(t *testing.T) {
 			require.Less(t, sum, r.Wall, "the stages run inside the process")
 		}
 	}
+	// The database floor copied every row the first ingest wrote, each
+	// table after those it references, and refreshed the view.
+	require.Len(t, res.Floors, 2)
+	m := res.Designed
+	for _, f := range res.Floors {
+		rows, at := map[string]int64{}, map[string]int{}
+		for i, tb := range f.Tables {
+			rows[tb.Name], at[tb.Name] = tb.Rows, i
+			require.Positive(t, tb.Bytes)
+			require.Positive(t, tb.Took)
+		}
+		require.EqualValues(t, m.Points, rows["benchmark_results"])
+		require.EqualValues(t, m.EvalKeys, rows["eval_results"])
+		require.EqualValues(t, m.EvalSampleLines, rows["eval_samples"])
+		require.EqualValues(t, 1, rows["ingests"])
+		require.EqualValues(t, 1, rows["workflow_runs"])
+		require.NotContains(t, rows, "data_changes", "filled by the triggers, not copied")
+		for _, ref := range []string{"workflow_runs", "configs", "ingests"} {
+			require.Less(t, at[ref], at["benchmark_results"], "%s before the rows that reference it", ref)
+		}
+		require.Less(t, at["eval_results"], at["eval_samples"])
+		require.Positive(t, f.Refresh)
+		require.Greater(t, f.Total(), f.Refresh+f.Commit)
+	}
+	for _, r := range res.First {
+		require.Positive(t, r.ParentRSS, "the bench's own resident set, read before each load")
+	}
+	// A load whose peak is not clearly above the bench's own resident set
+	// (the kernel counts it in the child's) is shown as not measured.
+	unmeasured := phase{name: "rerun", runs: []ProcessRun{{MaxRSS: 19 << 20, ParentRSS: 18 << 20}, {MaxRSS: 40 << 20, ParentRSS: 18 << 20}}}
+	_, rss := unmeasured.stats()
+	require.Equal(t, "not measured: at most 20.0 MiB, the bench's own", unmeasured.peakRSS(rss))
+	measured := phase{name: "first", runs: []ProcessRun{{MaxRSS: 57 << 20, ParentRSS: 18 << 20}, {MaxRSS: 60 << 20}}}
+	_, rss = measured.stats()
+	require.Equal(t, "57.0 MiB (60.0 MiB)", measured.peakRSS(rss))
 	var out strings.Builder
 	require.NoError(t, RenderProcesses(&out, res, "md"))
 	require.Contains(t, out.String(), "| first |")
+	require.Contains(t, out.String(), "| floor, in all |")
+	require.Contains(t, out.String(), "| first ingest (above) / floor |")
 	require.Contains(t, out.String(), "| benchmarks |")
 	require.Contains(t, out.String(), "every rerun wrote nothing new")
 }

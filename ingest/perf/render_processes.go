@@ -39,10 +39,11 @@ func RenderProcesses(w io.Writer, r *ProcessResult, format string) error {
 	}
 	for _, p := range r.phases() {
 		walls, rss := p.stats()
-		row := []string{p.name, walls.spread(secs), rss.peak()}
+		row := []string{p.name, walls.spread(secs), p.peakRSS(rss)}
 		if r.Baseline != nil {
-			bw, brss := r.Baseline.phase(p.name).stats()
-			row = append(row, bw.spread(secs), brss.peak(), fmt.Sprintf("%.2f", float64(median(walls))/float64(max(median(bw), 1))))
+			bp := r.Baseline.phase(p.name)
+			bw, brss := bp.stats()
+			row = append(row, bw.spread(secs), bp.peakRSS(brss), fmt.Sprintf("%.2f", float64(median(walls))/float64(max(median(bw), 1))))
 		}
 		rows = append(rows, row)
 	}
@@ -55,6 +56,9 @@ func RenderProcesses(w io.Writer, r *ProcessResult, format string) error {
 	}
 	table(&b, rows, md)
 	b.WriteString("\n")
+	if len(r.Floors) > 0 {
+		renderFloors(&b, r, md)
+	}
 	writeChecks(&b, r.Problems, "checks: every report matches the generator's manifest; every rerun wrote nothing new; "+
 		"every plain rerun was answered from the ledger, every --reread one read in full\n")
 	_, err := io.WriteString(w, b.String())
@@ -133,10 +137,90 @@ func (d durations) spread(f func(time.Duration) string) string {
 	return fmt.Sprintf("%s (%s–%s)", f(median(d)), f(slices.Min(d)), f(slices.Max(d)))
 }
 
+// peakRSS is "median (max)" of the phase's peak RSS values, or, when a
+// load's peak was not above the bench process's own resident set (which
+// the kernel counts in a child's peak), that it is not measured.
+func (p phase) peakRSS(rss durations) string {
+	var parent int64
+	for _, x := range p.runs {
+		if !x.RSSMeasured() {
+			parent = max(parent, x.ParentRSS)
+		}
+	}
+	if parent > 0 {
+		return fmt.Sprintf("not measured: at most %s, the bench's own", mib(parent+rssMargin))
+	}
+	return rss.peak()
+}
+
 // peak is "median (max)" of peak RSS values.
 func (d durations) peak() string {
 	if len(d) == 0 {
 		return "—"
 	}
 	return fmt.Sprintf("%s (%s)", mib(int64(median(d))), mib(int64(slices.Max(d))))
+}
+
+// floorShown is the least median time of a table's COPY for it to have a
+// row of its own in the floor table; the rest are summed in "other tables".
+const floorShown = 5 * time.Millisecond
+
+// renderFloors prints the database floor: its median parts, the whole,
+// and the first ingest against it.
+func renderFloors(b *strings.Builder, r *ProcessResult, md bool) {
+	fmt.Fprintf(b, "database floor: the rows each first ingest wrote, copied into a fresh database in one transaction "+
+		"(binary COPY, every index, constraint and trigger in place), then latest_benchmarks refreshed; %d measurements\n\n", len(r.Floors))
+	part := func(f func(Floor) time.Duration) durations {
+		d := make(durations, len(r.Floors))
+		for i, x := range r.Floors {
+			d[i] = f(x)
+		}
+		return d
+	}
+	var names []string
+	for _, f := range r.Floors {
+		for _, t := range f.Tables {
+			if !slices.Contains(names, t.Name) {
+				names = append(names, t.Name)
+			}
+		}
+	}
+	tableTook := func(name string) func(Floor) time.Duration {
+		return func(f Floor) time.Duration {
+			for _, t := range f.Tables {
+				if t.Name == name {
+					return t.Took
+				}
+			}
+			return 0
+		}
+	}
+	rows := [][]string{{"part", "median (min–max)"}}
+	var others []string
+	for _, n := range names {
+		if d := part(tableTook(n)); median(d) >= floorShown {
+			rows = append(rows, []string{"COPY " + n, d.spread(secs)})
+		} else {
+			others = append(others, n)
+		}
+	}
+	if len(others) > 0 {
+		rows = append(rows, []string{fmt.Sprintf("COPY of %d other tables", len(others)), part(func(f Floor) time.Duration {
+			var t time.Duration
+			for _, n := range others {
+				t += tableTook(n)(f)
+			}
+			return t
+		}).spread(secs)})
+	}
+	total := part(Floor.Total)
+	first, _ := r.phase("first").stats()
+	rows = append(rows,
+		[]string{"COMMIT", part(func(f Floor) time.Duration { return f.Commit }).spread(secs)},
+		[]string{"refresh of latest_benchmarks", part(func(f Floor) time.Duration { return f.Refresh }).spread(secs)},
+		[]string{"floor, in all", total.spread(secs)},
+		[]string{"first ingest (above) / floor", fmt.Sprintf("%.2f", float64(median(first))/float64(max(median(total), 1)))},
+	)
+	table(b, rows, md)
+	b.WriteString("\n")
 }
