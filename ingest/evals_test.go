@@ -4,15 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest"
@@ -59,47 +56,6 @@ func TestGeneratedEvalsFirstIngestAndRerun(t *testing.T) {
 	require.Zero(t, second.Details.EvalSampleTextsNew)
 	require.Zero(t, second.Stats.ChangelogEntriesWritten)
 	require.Equal(t, before, e.checksums(dataTables...))
-}
-
-// The samples files are read into a spool while the benchmark rows are
-// applied; where no spool can be made (no temporary directory) they are
-// read as they are sent. Both store the same rows, and the logs say which
-// way was taken.
-func TestEvalSamplesWithAndWithoutSpool(t *testing.T) {
-	dir, m := evalTree(t, generate.Options{Points: 20, Seed: 13, Evals: 6, EvalDocs: 40})
-	ingestWith := func(tmp string) (*schema.Summary, map[string]string, int) {
-		t.Setenv("TMPDIR", tmp)
-		core, logs := observer.New(zap.InfoLevel)
-		e := newEnv(t)
-		e.deps.Log = zap.New(core)
-		sum := e.mustIngest(dir, ingest.Config{})
-		require.Equal(t, schema.StatusSucceeded, sum.Status, "%v", sum.Failures)
-		require.EqualValues(t, m.EvalSampleLines, sum.Stats.EvalSamplesNew)
-		// Every data table, but the sample lines without their ids (the
-		// workers' interleaving numbers them) and run_datasets without
-		// the time it was written.
-		sums := e.checksums(slices.DeleteFunc(slices.Clone(dataTables), func(tbl string) bool {
-			return tbl == "eval_samples" || tbl == "run_datasets"
-		})...)
-		for name, q := range map[string]string{
-			"eval_samples": `SELECT md5(string_agg(t::text, '|' ORDER BY t::text)) FROM (SELECT eval_result_id, doc_id, filter,
-				doc_digest, prompt_digest, resps_digest, target, response, passed, score, metrics, filtered_resps, data,
-				source_file, source_line, ingest_id FROM eval_samples) t`,
-			"run_datasets": `SELECT md5(string_agg(t::text, '|' ORDER BY t::text)) FROM (SELECT workflow_run_id, dataset_slug, ingest_id FROM run_datasets) t`,
-		} {
-			var sum string
-			require.NoError(t, e.pool().QueryRow(context.Background(), q).Scan(&sum))
-			sums[name] = sum
-		}
-		return sum, sums, logs.FilterMessageSnippet("are not spooled").Len()
-	}
-	spooled, withSpool, refusals := ingestWith(t.TempDir())
-	require.Zero(t, refusals)
-	live, withoutSpool, refusals := ingestWith(filepath.Join(t.TempDir(), "missing"))
-	require.Equal(t, 1, refusals, "the missing temporary directory is logged")
-	require.Equal(t, spooled.Rows, live.Rows)
-	require.Equal(t, spooled.Stats, live.Stats)
-	require.Equal(t, withSpool, withoutSpool)
 }
 
 // Bad sample lines (truncated, not JSON, missing doc_id, NUL bytes) are

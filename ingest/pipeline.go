@@ -127,34 +127,27 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	ahead := runstate.EncodeAhead(records)
 	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log,
 		Records: &records, Changelog: cl, AgentX: stage.AgentX()}
-	storedSamples, err := evals.Stored(ctx, w, p)
-	if err != nil {
-		return abortRecorded(ctx, sum, t, d, start, records, err)
-	}
 	applyStarted := time.Now()
 	// The eval rows are read (files and configs, no database) while
-	// PostgreSQL applies the benchmark rows, and their samples files
-	// start being read into a spool; nothing else touches the summary
-	// until both are done.
+	// PostgreSQL applies the benchmark rows; nothing else touches the
+	// summary until both are done.
 	evalRows := make(chan *evals.Rows, 1)
 	go func() {
 		read := time.Now()
 		rows := evals.Read(env)
 		log.Debug("evals read", zap.Duration("took", time.Since(read)))
-		rows.StartSamples(ctx, w, storedSamples)
 		evalRows <- rows
 	}()
 	res, err := w.Apply(ctx, stats)
 	ev := <-evalRows
-	defer ev.Close() // once the evals stage has run, or on any abort
-	if err == nil && res.BenchmarkStaged != stage.Staged() {
-		err = fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.Staged())
-	}
 	if err != nil {
-		ev.Close() // stop reading samples before the abort is recorded
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	log.Info("run applied", zap.Int64("benchmark_new", res.BenchmarkNew), zap.Duration("took", time.Since(applyStarted)))
+	if res.BenchmarkStaged != stage.Staged() {
+		err := fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.Staged())
+		return abortRecorded(ctx, sum, t, d, start, records, err)
+	}
 	applyResult(sum, res)
 	d.stageDone("benchmarks", began)
 	for _, s := range laterStages(w, ev) {

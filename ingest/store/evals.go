@@ -78,6 +78,68 @@ func evalValues(r schema.StagedEval, date string, buf []byte) ([]any, []byte, er
 	}, metrics, nil
 }
 
+// StageEvalSamples streams sample lines into the staging table with COPY,
+// calling next until it reports no more; parsing runs while PostgreSQL
+// receives earlier lines. It returns how many lines were staged.
+func (t *RunTx) StageEvalSamples(ctx context.Context, next func() (schema.StagedEvalSample, bool, error)) (int64, error) {
+	if !t.evalsStaged {
+		return 0, fmt.Errorf("stage eval samples: StageEvals was not called")
+	}
+	src := &sampleSource{next: next}
+	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_eval_sample"}, sampleStagingColumns, src)
+	if err != nil {
+		return n, t.explain("stage eval samples", err)
+	}
+	return n, nil
+}
+
+type sampleSource struct {
+	next   func() (schema.StagedEvalSample, bool, error)
+	seq    int64
+	values []any
+	err    error
+}
+
+func (s *sampleSource) Next() bool {
+	r, ok, err := s.next()
+	if err != nil {
+		s.err = err
+		return false
+	}
+	if !ok {
+		return false
+	}
+	s.seq++
+	doc, docText := textValues(r.Doc, r.DocSent)
+	prompt, promptText := textValues(r.Prompt, r.PromptSent)
+	resps, respsText := textValues(r.Resps, r.RespsSent)
+	s.values = []any{
+		s.seq, r.Eval[:], int32(r.DocID), cleanText(r.Filter),
+		doc, docText, prompt, promptText, resps, respsText,
+		cleanOptText(r.Target), cleanOptText(r.Response), r.Passed, r.Score,
+		nilIfEmpty(r.Metrics), nilIfEmpty(r.FilteredResps), nilIfEmpty(r.Data),
+		cleanText(r.File), int32(r.Line),
+	}
+	return true
+}
+
+func (s *sampleSource) Values() ([]any, error) { return s.values, nil }
+
+func (s *sampleSource) Err() error { return s.err }
+
+// textValues is a text's digest, and its content unless it was sent before.
+func textValues(t *schema.EvalText, sent bool) (digest []byte, content *string) {
+	if t == nil {
+		return nil, nil
+	}
+	d := t.Digest
+	if sent {
+		return d[:], nil
+	}
+	c := cleanText(t.Content)
+	return d[:], &c
+}
+
 // StoredEvalSamples lists the samples files the run's stored eval rows
 // hold, by eval key, so a rerun can skip files it already stored.
 func (t *RunTx) StoredEvalSamples(ctx context.Context) (map[schema.EvalKey]schema.EvalSamplesFile, error) {

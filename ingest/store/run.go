@@ -31,9 +31,7 @@ type RunTx struct {
 	sets *runSets
 	// evalsStaged is set once the eval staging tables exist.
 	evalsStaged bool
-	// evalSampleSeq numbers the sample lines encoded (EncodeEvalSample).
-	evalSampleSeq int64
-	opts          Options
+	opts        Options
 	// inputDigest is recorded in the ledger row (SetInputDigest), with
 	// the data stamps, when the schema has their columns (recordInputs).
 	inputDigest  []byte

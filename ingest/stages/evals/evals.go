@@ -26,15 +26,8 @@ import (
 type Writer interface {
 	// StageEvals creates the eval staging tables and stages the eval rows.
 	StageEvals(ctx context.Context, rows []schema.StagedEval) error
-	// EncodeEvalSample encodes a sample line for StageEvalSamples, in the
-	// order the lines are to be staged. It does not use the transaction:
-	// the lines read while the benchmark rows are applied are encoded
-	// into a spool meanwhile.
-	EncodeEvalSample(dst []byte, r schema.StagedEvalSample) []byte
-	// StageEvalSamples streams sample lines into staging with COPY: the
-	// lines spooled (encoded by EncodeEvalSample; nil for none), then the
-	// lines next gives.
-	StageEvalSamples(ctx context.Context, spooled io.Reader, next func() (schema.StagedEvalSample, bool, error)) (int64, error)
+	// StageEvalSamples streams sample lines into staging with COPY.
+	StageEvalSamples(ctx context.Context, next func() (schema.StagedEvalSample, bool, error)) (int64, error)
 	// StoredEvalSamples lists the samples files the run's stored eval rows
 	// already hold, by eval key.
 	StoredEvalSamples(ctx context.Context) (map[schema.EvalKey]schema.EvalSamplesFile, error)
@@ -59,8 +52,7 @@ type evalCandidate struct {
 // aggregate; the first description of a natural key is staged, later ones
 // in this ingest count as duplicates. Samples of the staged per-config
 // rows are then streamed into COPY. The stage runs in two halves, Read
-// then Rows.Write; between them, Rows.StartSamples may start reading the
-// samples files while the connection is busy with the benchmark rows.
+// then Rows.Write.
 
 // Read is the stage's first half, which needs no database: it reads the
 // eval rows of the per-config directories and the aggregate, resolves their
@@ -85,39 +77,8 @@ func Read(env *runstate.Env) *Rows {
 	return &Rows{s: s}
 }
 
-// Stored lists the samples files the run's stored eval rows hold, for
-// Rows.StartSamples, when the plan has per-config eval directories (the
-// rows with samples files): nil otherwise, without a round trip. It uses
-// the connection: the pipeline calls it before the benchmark rows are
-// applied.
-func Stored(ctx context.Context, w Writer, p runstate.Plan) (map[schema.EvalKey]schema.EvalSamplesFile, error) {
-	if len(p.Artifacts(runstate.KindEval)) == 0 {
-		return nil, nil
-	}
-	return w.StoredEvalSamples(ctx)
-}
-
 // Rows is a run's eval rows as Read found them, to be written by Write.
 type Rows struct{ s *evalStage }
-
-// StartSamples starts reading the samples files of the rows Read found
-// (stored: what Stored returned), and encodes their lines with
-// w.EncodeEvalSample into a spool until Write sends them. It does not use
-// the connection, so it runs while the benchmark rows are applied. A
-// caller that does not get to Write calls Close.
-func (r *Rows) StartSamples(ctx context.Context, w Writer, stored map[schema.EvalKey]schema.EvalSamplesFile) {
-	if r.s != nil && r.s.run == nil {
-		r.s.startSamples(ctx, w, stored, true)
-	}
-}
-
-// Close stops what StartSamples started and releases its spool, if Write
-// did not; it may be called more than once.
-func (r *Rows) Close() {
-	if r.s != nil && r.s.run != nil {
-		r.s.run.stop()
-	}
-}
 
 // Write is the stage's second half: it stages the eval rows read, streams
 // their samples files into COPY and applies both.
@@ -127,19 +88,14 @@ func (r *Rows) Write(ctx context.Context, w Writer) error {
 		return nil
 	}
 	env := s.env
-	if s.run != nil {
-		defer s.run.stop() // whatever fails first
-	}
 	if err := w.StageEvals(ctx, s.staged); err != nil {
 		return err
 	}
-	if s.run == nil { // not started ahead: read the samples files now
-		stored, err := w.StoredEvalSamples(ctx)
-		if err != nil {
-			return err
-		}
-		s.startSamples(ctx, w, stored, false)
+	stored, err := w.StoredEvalSamples(ctx)
+	if err != nil {
+		return err
 	}
+	s.stored = stored
 	started := time.Now()
 	if err := s.stageSamples(ctx, w); err != nil {
 		return err
@@ -179,8 +135,6 @@ type evalStage struct {
 	// the files this ingest staged every line of.
 	stored   map[schema.EvalKey]schema.EvalSamplesFile
 	complete []schema.EvalSamplesFile
-	// run reads the samples files (startSamples).
-	run *samplesRun
 }
 
 // failItem counts one eval item that could not be read.
@@ -308,35 +262,15 @@ const maxSentTexts = 1 << 14
 // maxSampleWorkers bounds the goroutines parsing samples files.
 const maxSampleWorkers = 4
 
-// samplesRun is the reading of a run's samples files: a few workers parse
-// them (one file each at a time, so a file's lines keep their order) into
-// out; a spooler may encode what they parse into a spool until the COPY
-// takes over.
-type samplesRun struct {
-	ctx     context.Context
-	cancel  context.CancelFunc
-	out     chan schema.StagedEvalSample
-	workers []*sampleWorker
-	// read is closed once every worker has finished (out is closed then).
-	read chan struct{}
-	// sp holds the lines spooled; handoff tells the spooler to stop, and
-	// spooled is closed once it has.
-	sp          *spool
-	handoff     chan struct{}
-	spooled     chan struct{}
-	handoffOnce sync.Once
-	stopOnce    sync.Once
-}
-
-// startSamples starts the workers on the samples files of the staged
-// rows, and the spooler when spooling is asked for and a spool can be
-// made.
-func (s *evalStage) startSamples(ctx context.Context, w Writer, stored map[schema.EvalKey]schema.EvalSamplesFile, spooling bool) {
-	s.stored = stored
+// stageSamples streams the samples files of the staged rows into COPY,
+// parsed by a few workers (one file each at a time, so a file's lines keep
+// their order).
+func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
+	if len(s.samples) == 0 {
+		return nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	run := &samplesRun{ctx: ctx, cancel: cancel, read: make(chan struct{}), handoff: make(chan struct{}), spooled: make(chan struct{}),
-		out: make(chan schema.StagedEvalSample, 64)} // lines carry KBs of text: keep few in flight
-	s.run = run
+	defer cancel()
 	// One job per artifact: its FS is opened and released by one worker.
 	var groups [][]*evalCandidate
 	for i, c := range s.samples {
@@ -345,23 +279,24 @@ func (s *evalStage) startSamples(ctx context.Context, w Writer, stored map[schem
 		}
 		groups[len(groups)-1] = append(groups[len(groups)-1], c)
 	}
+	out := make(chan schema.StagedEvalSample, 64) // lines carry KBs of text: keep few in flight
 	jobs := make(chan []*evalCandidate)
-	run.workers = make([]*sampleWorker, min(runtime.GOMAXPROCS(0), maxSampleWorkers, len(groups)))
+	workers := min(runtime.GOMAXPROCS(0), maxSampleWorkers, len(groups))
+	results := make([]*sampleWorker, workers)
 	var wg sync.WaitGroup
-	for i := range run.workers {
+	for i := range results {
 		sw := &sampleWorker{reader: eval.NewSampleReader(), sent: map[[32]byte]struct{}{}, stored: s.stored}
-		run.workers[i] = sw
+		results[i] = sw
 		wg.Go(func() {
 			for g := range jobs {
 				if sw.err == nil {
-					sw.err = sw.readArtifact(ctx, g, run.out)
+					sw.err = sw.readArtifact(ctx, g, out)
 				}
 			}
 		})
 	}
 	go func() {
-		defer close(run.read)
-		defer close(run.out)
+		defer close(out)
 	feed:
 		for _, g := range groups {
 			select {
@@ -373,95 +308,23 @@ func (s *evalStage) startSamples(ctx context.Context, w Writer, stored map[schem
 		close(jobs)
 		wg.Wait()
 	}()
-	if spooling && len(groups) > 0 {
-		sp, err := newSpool()
-		if err != nil {
-			s.env.Log.Info("eval samples are not spooled: they are read as they are sent", zap.Error(err))
-		} else {
-			run.sp = sp
-			go run.spoolLines(w)
-			return
-		}
-	}
-	close(run.spooled)
-}
-
-// spoolLines encodes the lines the workers parse into the spool, until
-// the COPY takes over, every line is read, or the spool is full.
-func (run *samplesRun) spoolLines(w Writer) {
-	defer close(run.spooled)
-	for run.sp.accepts() {
+	_, copyErr := w.StageEvalSamples(ctx, func() (schema.StagedEvalSample, bool, error) {
 		select {
-		case <-run.handoff:
-			return
-		case l, ok := <-run.out:
-			if !ok {
-				return
-			}
-			run.sp.buf = w.EncodeEvalSample(run.sp.buf, l)
-			run.sp.flush(false)
-		}
-	}
-}
-
-// takeOver stops the spooler and returns what it spooled (nil when
-// nothing was), and the write error that ended the spooling early, if
-// one did.
-func (run *samplesRun) takeOver() (io.Reader, error) {
-	run.endSpooling()
-	if run.sp == nil {
-		return nil, nil
-	}
-	return run.sp.reader(), run.sp.err
-}
-
-// endSpooling tells the spooler to stop and waits until it has.
-func (run *samplesRun) endSpooling() {
-	run.handoffOnce.Do(func() { close(run.handoff) })
-	<-run.spooled
-}
-
-// stop cancels the workers, waits for them and releases the spool.
-func (run *samplesRun) stop() {
-	run.stopOnce.Do(func() {
-		run.cancel()
-		run.endSpooling()
-		for range run.out { // let the workers finish
-		}
-		<-run.read
-		if run.sp != nil {
-			run.sp.close()
-		}
-	})
-}
-
-// stageSamples streams the lines of the samples files into COPY: those
-// spooled, then the rest as the workers parse them.
-func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
-	run := s.run
-	if run == nil || len(s.samples) == 0 {
-		return nil
-	}
-	defer run.stop()
-	spooled, spoolErr := run.takeOver()
-	if spoolErr != nil {
-		s.env.Log.Info("eval samples spooled in part: the rest is read as it is sent", zap.Error(spoolErr))
-	}
-	_, copyErr := w.StageEvalSamples(ctx, spooled, func() (schema.StagedEvalSample, bool, error) {
-		select {
-		case r, ok := <-run.out:
+		case r, ok := <-out:
 			return r, ok, nil
-		case <-run.ctx.Done():
-			return schema.StagedEvalSample{}, false, run.ctx.Err()
+		case <-ctx.Done():
+			return schema.StagedEvalSample{}, false, ctx.Err()
 		}
 	})
-	run.stop()
+	cancel()
+	for range out { // let the workers finish
+	}
 	if copyErr != nil {
 		return copyErr
 	}
 	// Merge in the order the files were given, not the order workers ran.
 	byFile := map[*evalCandidate]*sampleFileResult{}
-	for _, sw := range run.workers {
+	for _, sw := range results {
 		if sw.err != nil {
 			return sw.err
 		}

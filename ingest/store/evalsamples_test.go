@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -20,10 +19,9 @@ func evalText(kind, content string) *schema.EvalText {
 	return &schema.EvalText{Kind: kind, Digest: sha256.Sum256([]byte(kind + "\x00" + content)), Content: content}
 }
 
-// Sample lines encoded ahead (the spool) and lines encoded as they come
-// are one COPY: every field lands as given — NULLs, texts sent once then
-// named by digest, NUL bytes dropped from text, JSON as jsonb — in order.
-func TestEvalSamplesSpooledThenLive(t *testing.T) {
+// Staged sample lines land as given: NULLs, texts sent once then named by
+// digest, NUL bytes dropped from text, JSON as jsonb.
+func TestEvalSamplesStaged(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
 	require.NoError(t, err)
@@ -53,11 +51,7 @@ func TestEvalSamplesSpooledThenLive(t *testing.T) {
 		{Eval: key, DocID: 1, Filter: "strict\x00-match", File: "samples_gsm8k.jsonl", Line: 3},
 		{Eval: key, DocID: 2, Filter: "strict-match", Doc: evalText("doc", "x"), File: "samples_gsm8k.jsonl", Line: 4},
 	}
-	var spooled []byte
-	for _, l := range lines[:2] {
-		spooled = tx.EncodeEvalSample(spooled, l)
-	}
-	n, err := tx.StageEvalSamples(ctx, bytes.NewReader(spooled), iterateSamples(lines[2:]))
+	n, err := tx.StageEvalSamples(ctx, iterateSamples(lines))
 	require.NoError(t, err)
 	require.EqualValues(t, 4, n)
 	applied, err := tx.ApplyEvals(ctx, []schema.EvalSamplesFile{{Eval: key, File: "samples_gsm8k.jsonl", Lines: 4}})
