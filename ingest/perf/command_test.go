@@ -27,6 +27,7 @@ func TestMainUsage(t *testing.T) {
 		{[]string{"extra"}, perf.ExitUsage, `unexpected argument "extra"`},
 		{[]string{"-no-such-flag"}, perf.ExitUsage, "flag provided but not defined"},
 		{[]string{"-baseline", "/bin/true"}, perf.ExitUsage, "-baseline compares `ingest load` processes: it needs -processes"},
+		{[]string{"-floor"}, perf.ExitUsage, "-floor measures what `ingest load` processes wrote: it needs -processes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.msg, func(t *testing.T) {
