@@ -51,9 +51,32 @@ func (f Floor) Total() time.Duration {
 	return t
 }
 
-// notCopied are tables the ingest does not write itself: the migrations'
-// version, and what triggers and the refresh fill in.
-var notCopied = []string{"schema_migrations", "data_changes", "materialized_view_state"}
+// notCopied says which tables the ingest does not write itself: the
+// migrations' version, and what the triggers and the refresh fill in.
+func notCopied(table string) bool {
+	switch table {
+	case "schema_migrations", "data_changes", "materialized_view_marks", "materialized_view_state":
+		return true
+	}
+	return false
+}
+
+// floorCopyOut is the COPY reading a table's rows; of the ledger, only the
+// first ingest's row (the reruns measured before the floor add theirs).
+func floorCopyOut(table string) string {
+	if table == "ingests" {
+		return "COPY (SELECT * FROM ingests ORDER BY id LIMIT 1) TO STDOUT (FORMAT binary)"
+	}
+	return "COPY " + pgx.Identifier{table}.Sanitize() + " TO STDOUT (FORMAT binary)"
+}
+
+// cleanupTimeout bounds the statements that end the floor's work.
+const cleanupTimeout = time.Minute
+
+// cleanup is a context for them, alive when ctx is cancelled.
+func cleanup(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
 
 // qFloorTables lists the base tables of the public schema and the tables
 // each references (a foreign key to itself does not count).
@@ -65,25 +88,30 @@ LEFT JOIN pg_class r ON r.oid = k.confrelid
 WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'
 GROUP BY c.relname ORDER BY c.relname`
 
-// measureFloor copies the rows of the database at url into a fresh
-// database, created, migrated with bin and dropped here.
+// measureFloor copies the rows of the database at url (a first ingest's,
+// and its reruns', which wrote no data) into a fresh database, created,
+// migrated and dropped here.
 func measureFloor(ctx context.Context, cfg ProcessConfig, url string) (Floor, error) {
 	var f Floor
 	src, err := pgx.Connect(ctx, url)
 	if err != nil {
-		return f, fmt.Errorf("floor: %w", err)
+		return f, fmt.Errorf("floor: connect to the ingest's database: %w", err)
 	}
-	defer src.Close(context.WithoutCancel(ctx))
+	defer func() {
+		cctx, cancel := cleanup(ctx)
+		defer cancel()
+		src.Close(cctx)
+	}()
 	order, err := floorOrder(ctx, src)
 	if err != nil {
 		return f, err
 	}
 	// The rows go through a temporary file, not this process's memory:
 	// the peak RSS of the ingest processes started after would count it
-	// (processes.go, selfPeakRSS).
+	// (processes.go, leanParent).
 	spool, err := os.CreateTemp(cfg.Dir, "ingest-bench-floor-*")
 	if err != nil {
-		return f, fmt.Errorf("floor: %w", err)
+		return f, fmt.Errorf("floor: the rows' temporary file: %w", err)
 	}
 	defer os.Remove(spool.Name())
 	defer spool.Close()
@@ -95,13 +123,13 @@ func measureFloor(ctx context.Context, cfg ProcessConfig, url string) (Floor, er
 	var dumps []dump
 	var off int64
 	for _, name := range order {
-		tag, err := src.PgConn().CopyTo(ctx, spool, "COPY "+pgx.Identifier{name}.Sanitize()+" TO STDOUT (FORMAT binary)")
+		tag, err := src.PgConn().CopyTo(ctx, spool, floorCopyOut(name))
 		if err != nil {
 			return f, fmt.Errorf("floor: copy %s out: %w", name, err)
 		}
 		end, err := spool.Seek(0, io.SeekCurrent)
 		if err != nil {
-			return f, fmt.Errorf("floor: %w", err)
+			return f, fmt.Errorf("floor: copy %s out: the temporary file: %w", name, err)
 		}
 		if tag.RowsAffected() > 0 {
 			dumps = append(dumps, dump{name, tag.RowsAffected(), off, end - off})
@@ -115,7 +143,7 @@ func measureFloor(ctx context.Context, cfg ProcessConfig, url string) (Floor, er
 		return f, err
 	}
 	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		dctx, cancel := cleanup(ctx)
 		defer cancel()
 		if err := store.DropDatabase(dctx, cfg.AdminURL, database); err != nil {
 			cfg.Log.Warn("could not drop the floor database", zap.String("database", database), zap.Error(err))
@@ -131,17 +159,21 @@ func measureFloor(ctx context.Context, cfg ProcessConfig, url string) (Floor, er
 	}
 	conn, err := st.Pool().Acquire(ctx)
 	if err != nil {
-		return f, fmt.Errorf("floor: %w", err)
+		return f, fmt.Errorf("floor: connect to the floor database: %w", err)
 	}
 	defer conn.Release() // a no-op once released below
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return f, fmt.Errorf("floor: %w", err)
+		return f, fmt.Errorf("floor: begin: %w", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
+	defer func() {
+		cctx, cancel := cleanup(ctx)
+		defer cancel()
+		_ = tx.Rollback(cctx) // a no-op after the commit
+	}()
 	if _, err := tx.Exec(ctx, `SELECT set_config('default_toast_compression', 'lz4', true)
 		FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)`); err != nil {
-		return f, fmt.Errorf("floor: %w", err)
+		return f, fmt.Errorf("floor: set lz4 compression: %w", err)
 	}
 	for _, d := range dumps {
 		began := time.Now()
@@ -159,9 +191,10 @@ func measureFloor(ctx context.Context, cfg ProcessConfig, url string) (Floor, er
 		return f, fmt.Errorf("floor: commit: %w", err)
 	}
 	f.Commit = time.Since(began)
-	// The refresh, as the ingest's, gets the connection that wrote the
-	// rows back from the pool (a new backend would first fault in the
-	// shared buffers it touches).
+	// The refresh goes through the store's pool, as the ingest's does; the
+	// pool hands back its most recently released connection, the one that
+	// wrote the rows (a new backend would first fault in the shared
+	// buffers it touches).
 	conn.Release()
 	began = time.Now()
 	if _, err := st.RefreshLatestBenchmarks(ctx, true); err != nil {
@@ -186,7 +219,7 @@ func floorOrder(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 		if err := rows.Scan(&name, &to); err != nil {
 			return nil, fmt.Errorf("floor: list tables: %w", err)
 		}
-		if !slices.Contains(notCopied, name) {
+		if !notCopied(name) {
 			names, refs[name] = append(names, name), to
 		}
 	}

@@ -89,8 +89,9 @@ type ProcessRun struct {
 
 // RSSMeasured says whether MaxRSS is the ingest's own peak, clearly above
 // what it took over from the bench process (whose resident set may grow a
-// little between the reading and the start of the load: rssMargin).
-func (r ProcessRun) RSSMeasured() bool { return r.ParentRSS == 0 || r.MaxRSS > r.ParentRSS+rssMargin }
+// little between the reading and the start of the load: rssMargin). Where
+// the bench's own resident set is unknown (ParentRSS 0), so is this.
+func (r ProcessRun) RSSMeasured() bool { return r.ParentRSS > 0 && r.MaxRSS > r.ParentRSS+rssMargin }
 
 // rssMargin is how far a load's peak RSS must be above the bench process's
 // resident set to count as the load's own.
@@ -178,8 +179,8 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 }
 
 // loadThrice loads the tree into a fresh database, then again, then again
-// with --reread; with cfg.Floor, it measures the database floor of the
-// first load before the reruns.
+// with --reread; with cfg.Floor, it then measures the database floor of
+// what the first load wrote.
 func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.Manifest, i int) (runs [3]ProcessRun, floor *Floor, problems []string, err error) {
 	database := "ingest_bench_" + randomSuffix()
 	url, err := store.CreateDatabase(ctx, cfg.AdminURL, database)
@@ -209,13 +210,6 @@ func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.
 			return runs, nil, nil, err
 		}
 		runs[k] = run
-		if name == "first" && cfg.Floor {
-			f, err := measureFloor(ctx, cfg, url)
-			if err != nil {
-				return runs, nil, nil, err
-			}
-			floor = &f
-		}
 		for _, c := range check(sum, m, k > 0) {
 			problems = append(problems, fmt.Sprintf("repeat %d, %s: %s", i+1, name, c))
 		}
@@ -225,6 +219,15 @@ func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.
 		case name != "rerun" && answered:
 			problems = append(problems, fmt.Sprintf("repeat %d, %s: answered from the ledger", i+1, name))
 		}
+	}
+	// After the reruns (which wrote no data), so that it does not warm the
+	// caches they read.
+	if cfg.Floor {
+		f, err := measureFloor(ctx, cfg, url)
+		if err != nil {
+			return runs, nil, nil, err
+		}
+		floor = &f
 	}
 	return runs, floor, problems, nil
 }

@@ -38,12 +38,12 @@ func RenderProcesses(w io.Writer, r *ProcessResult, format string) error {
 		rows[0] = append(rows[0], "baseline wall", "baseline peak RSS", "wall, this / baseline")
 	}
 	for _, p := range r.phases() {
-		walls, rss := p.stats()
-		row := []string{p.name, walls.spread(secs), p.peakRSS(rss)}
+		walls := p.walls()
+		row := []string{p.name, walls.spread(secs), p.peakRSS()}
 		if r.Baseline != nil {
 			bp := r.Baseline.phase(p.name)
-			bw, brss := bp.stats()
-			row = append(row, bw.spread(secs), bp.peakRSS(brss), fmt.Sprintf("%.2f", float64(median(walls))/float64(max(median(bw), 1))))
+			bw := bp.walls()
+			row = append(row, bw.spread(secs), bp.peakRSS(), fmt.Sprintf("%.2f", float64(median(walls))/float64(max(median(bw), 1))))
 		}
 		rows = append(rows, row)
 	}
@@ -120,13 +120,13 @@ func (r *ProcessRuns) phase(name string) phase {
 // median serves both).
 type durations []time.Duration
 
-// stats are the phase's wall times and peak RSS values.
-func (p phase) stats() (walls, rss durations) {
-	walls, rss = make(durations, len(p.runs)), make(durations, len(p.runs))
+// walls are the phase's wall times.
+func (p phase) walls() durations {
+	walls := make(durations, len(p.runs))
 	for i, x := range p.runs {
-		walls[i], rss[i] = x.Wall, time.Duration(x.MaxRSS)
+		walls[i] = x.Wall
 	}
-	return walls, rss
+	return walls
 }
 
 // spread is "median (min–max)".
@@ -137,20 +137,30 @@ func (d durations) spread(f func(time.Duration) string) string {
 	return fmt.Sprintf("%s (%s–%s)", f(median(d)), f(slices.Min(d)), f(slices.Max(d)))
 }
 
-// peakRSS is "median (max)" of the phase's peak RSS values, or, when a
-// load's peak was not above the bench process's own resident set (which
-// the kernel counts in a child's peak), that it is not measured.
-func (p phase) peakRSS(rss durations) string {
+// peakRSS is "median (max)" of the phase's peak RSS values that are the
+// loads' own; a load whose peak was not clearly above the bench process's
+// resident set (which the kernel counts in a child's peak), or whose bench
+// resident set is unknown, is counted as not measured.
+func (p phase) peakRSS() string {
+	var own durations
 	var parent int64
 	for _, x := range p.runs {
-		if !x.RSSMeasured() {
+		if x.RSSMeasured() {
+			own = append(own, time.Duration(x.MaxRSS))
+		} else {
 			parent = max(parent, x.ParentRSS)
 		}
 	}
-	if parent > 0 {
+	unmeasured := len(p.runs) - len(own)
+	switch {
+	case unmeasured == 0:
+		return own.peak()
+	case len(own) == 0 && parent > 0:
 		return fmt.Sprintf("not measured: at most %s, the bench's own", mib(parent+rssMargin))
+	case len(own) == 0:
+		return "not measured: the bench's own resident set is unknown"
 	}
-	return rss.peak()
+	return fmt.Sprintf("%s; %d of %d not measured", own.peak(), unmeasured, len(p.runs))
 }
 
 // peak is "median (max)" of peak RSS values.
@@ -214,7 +224,7 @@ func renderFloors(b *strings.Builder, r *ProcessResult, md bool) {
 		}).spread(secs)})
 	}
 	total := part(Floor.Total)
-	first, _ := r.phase("first").stats()
+	first := r.phase("first").walls()
 	rows = append(rows,
 		[]string{"COMMIT", part(func(f Floor) time.Duration { return f.Commit }).spread(secs)},
 		[]string{"refresh of latest_benchmarks", part(func(f Floor) time.Duration { return f.Refresh }).spread(secs)},
