@@ -70,6 +70,11 @@ type Deps struct {
 	// same inputs on unchanged data answers from it. nil computes no
 	// digest, so every ingest reads its run in full.
 	Build []byte
+	// LargeHeap, when set, is called by a stage about to hold a large
+	// working set bounded by its own budget (telemetry); the process may
+	// collect garbage less often until the returned done is called
+	// (gctarget.Target.LargeHeap).
+	LargeHeap func() (done func())
 	// StageDone, when set, is told the wall time of each stage of a run
 	// that is written as it ends: "benchmarks" (from the start of Run to the
 	// benchmark rows applied), then each later stage by name (evals,
@@ -80,7 +85,8 @@ type Deps struct {
 
 // stageDeps are the collaborators the stages see.
 func (d Deps) stageDeps() runstate.Deps {
-	return runstate.Deps{Catalog: d.Catalog, Normalizer: d.Normalizer, Overrides: d.Overrides, Log: d.Log, Now: d.Now, Arrow: d.Arrow}
+	return runstate.Deps{Catalog: d.Catalog, Normalizer: d.Normalizer, Overrides: d.Overrides, Log: d.Log, Now: d.Now, Arrow: d.Arrow,
+		LargeHeap: d.LargeHeap}
 }
 
 // stageDone logs a stage's wall time ("stage finished", which the bench

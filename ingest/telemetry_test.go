@@ -172,6 +172,36 @@ func TestTelemetryFirstIngestAndRerun(t *testing.T) {
 	require.Equal(t, before, e.checksums(tables...))
 }
 
+// The telemetry stage holds a large heap only while it runs, and only on
+// a run with telemetry: it asks once and is done once.
+func TestTelemetryAsksForALargeHeapWhileItRuns(t *testing.T) {
+	for _, withTelemetry := range []bool{true, false} {
+		e := newEnv(t)
+		var asked, done int
+		e.deps.LargeHeap = func() func() {
+			asked++
+			return func() { done++ }
+		}
+		dir := t.TempDir()
+		if withTelemetry {
+			telemetryTree(t, dir)
+		} else {
+			_, err := generate.Write(dir, generate.Options{Points: 5, Seed: 4})
+			require.NoError(t, err)
+		}
+		cfg := ingest.Config{}
+		if withTelemetry {
+			cfg = ingest.Config{Run: RunID(778, 1), Meta: schema.RunMeta{CreatedAt: time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)}}
+		}
+		e.mustIngest(dir, cfg)
+		want := 0
+		if withTelemetry {
+			want = 1
+		}
+		require.Equal(t, [2]int{want, want}, [2]int{asked, done}, "with telemetry: %v", withTelemetry)
+	}
+}
+
 func TestTelemetryChangedFileReplacesItsSeries(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()

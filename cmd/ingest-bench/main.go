@@ -9,16 +9,17 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/gctarget"
 	"github.com/inferencex/ingest/ingest/perf"
 )
 
 func main() {
 	// As the ingest command does: the in-process passes are measured
 	// with the command's memory behaviour.
-	cli.SetGCTarget(os.Getenv)
+	env := perf.Stdio()
+	env.GC = gctarget.Apply(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := perf.Main(ctx, os.Args[1:], perf.Stdio())
+	code := perf.Main(ctx, os.Args[1:], env)
 	stop()
 	os.Exit(code)
 }

@@ -6,12 +6,13 @@ import (
 	"os"
 
 	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/gctarget"
 )
 
 func main() {
-	cli.SetGCTarget(os.Getenv)
+	gc := gctarget.Apply(os.Getenv)
 	ctx, stop := cli.SignalContext(context.Background())
-	code := cli.Main(ctx, os.Args[1:], cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv})
+	code := cli.Main(ctx, os.Args[1:], cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, GC: gc})
 	stop()
 	os.Exit(code)
 }

@@ -183,6 +183,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return fail(env, "%v", err)
 	}
+	deps.LargeHeap = env.GC.LargeHeap // one Target: the workers share its hold
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
 	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: target.String(), ToolVersion: toolVersion(), Reread: *reread}
 	if cfg.Target == "" {

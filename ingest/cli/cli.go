@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/inferencex/ingest/ingest/gctarget"
 )
 
 // Env is the process environment a command runs in; tests inject their own.
@@ -14,6 +16,9 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// GC is the garbage-collection target the command set (nil: none);
+	// the telemetry stage raises it while it runs (Deps.LargeHeap).
+	GC *gctarget.Target
 }
 
 type command struct {

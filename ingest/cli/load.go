@@ -116,6 +116,7 @@ func ingestPrepared(ctx context.Context, env Env, opts *ingestOpts, log *zap.Log
 	if err != nil {
 		return fail(env, "%v", err)
 	}
+	deps.LargeHeap = env.GC.LargeHeap
 	tree := openTree(ctx, dir, deps.Build != nil, log)
 	st, err := openIngestStore(ctx, opts, log, missingHint)
 	if err != nil {

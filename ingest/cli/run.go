@@ -73,6 +73,7 @@ func runRun(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return fail(env, "%v", err)
 	}
+	deps.LargeHeap = env.GC.LargeHeap
 	// The database first: a fetch that fails is then recorded in the
 	// ledger (exit 1 means "the ledger records why").
 	st, err := openIngestStore(ctx, opts, log, createHint)

@@ -25,6 +25,7 @@ import (
 	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/buildid"
 	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/ingest/gctarget"
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/store"
@@ -52,6 +53,8 @@ type Config struct {
 	Dir string
 	// Log receives the ingest's own log lines.
 	Log *zap.Logger
+	// GC is the command's garbage-collection target (nil: none).
+	GC *gctarget.Target
 }
 
 // Result is what a bench measured.
@@ -242,6 +245,7 @@ func ingestPass(ctx context.Context, cfg Config, st *store.Store, database strin
 	if err != nil {
 		return p, nil, err
 	}
+	deps.LargeHeap = cfg.GC.LargeHeap
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
 	deps.StageDone = func(stage string, took time.Duration) {
 		mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/inferencex/ingest/fixtures/generate"
+	"github.com/inferencex/ingest/ingest/gctarget"
 )
 
 // Exit codes of the bench command.
@@ -26,6 +27,9 @@ const (
 type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// GC is the garbage-collection target the command set (nil: none),
+	// handed to the in-process ingests as `ingest load` hands it to its.
+	GC *gctarget.Target
 }
 
 // Main runs the bench command line (without the program name) and returns
@@ -108,6 +112,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return usage("-log-level: " + err.Error())
 	}
 	cfg.AdminURL = firstOf(dbURL, env.Getenv("DATABASE_URL"), DefaultAdminURL)
+	cfg.GC = env.GC
 	cfg.Log = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.AddSync(env.Stderr), level))
 	defer cfg.Log.Sync()
 	g.PowerAudits = g.Telemetry

@@ -26,6 +26,9 @@ type Deps struct {
 	// Arrow allocates the telemetry stage's Arrow buffers; nil means a
 	// pool of its own.
 	Arrow memory.Allocator
+	// LargeHeap, when set, is called by a stage about to hold a large
+	// working set of its own; it returns what to call when done.
+	LargeHeap func() (done func())
 }
 
 // Env is what the stages after the benchmark rows see: the run as it was
