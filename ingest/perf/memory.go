@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
@@ -37,11 +36,7 @@ type memoryProbe struct {
 // startMemory returns the memory the runtime no longer needs to the OS,
 // resets the RSS high-water mark and starts sampling the Go runtime.
 func startMemory() *memoryProbe {
-	runtime.GC()
-	debug.FreeOSMemory()
-	p := &memoryProbe{done: make(chan struct{})}
-	// "5" resets the peak RSS (VmHWM) to the current RSS (proc(5)).
-	p.rssOK = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+	p := &memoryProbe{done: make(chan struct{}), rssOK: resetPeakRSS()}
 	p.wg.Go(func() {
 		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 		t := time.NewTicker(2 * time.Millisecond)
@@ -71,6 +66,15 @@ func (p *memoryProbe) stop() Memory {
 		}
 	}
 	return m
+}
+
+// resetPeakRSS returns the memory the runtime no longer needs to the OS
+// (after a collection) and resets the process's peak RSS (VmHWM) to its
+// current RSS; it reports whether the reset was possible (Linux).
+func resetPeakRSS() bool {
+	debug.FreeOSMemory() // collects first
+	// "5" resets the peak RSS (VmHWM) to the current RSS (proc(5)).
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
 }
 
 // readVmHWM reads the peak resident set size from /proc/self/status.

@@ -9,8 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"syscall"
 	"time"
@@ -274,10 +272,7 @@ func loadProcess(ctx context.Context, bin, tree, url string, extra ...string) (P
 // ru_maxrss counts as little of this process as can be; it returns the
 // resident set it is left with (0 where unknown: not Linux).
 func leanParent() int64 {
-	runtime.GC()
-	debug.FreeOSMemory()
-	// "5" resets the peak RSS (VmHWM) to the current RSS (proc(5)).
-	if os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) != nil {
+	if !resetPeakRSS() {
 		return 0
 	}
 	hwm, _ := readVmHWM()
