@@ -171,9 +171,8 @@ func measureFloor(ctx context.Context, cfg ProcessConfig, url string) (Floor, er
 		defer cancel()
 		_ = tx.Rollback(cctx) // a no-op after the commit
 	}()
-	if _, err := tx.Exec(ctx, `SELECT set_config('default_toast_compression', 'lz4', true)
-		FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)`); err != nil {
-		return f, fmt.Errorf("floor: set lz4 compression: %w", err)
+	if err := store.FastToast(ctx, tx); err != nil {
+		return f, fmt.Errorf("floor: %w", err)
 	}
 	for _, d := range dumps {
 		began := time.Now()
