@@ -43,10 +43,12 @@ const (
 // sha256; compressed (fileIndexS2Magic).
 func encodeFileIndex(entries []digestEntry, cutoff int64) []byte {
 	raw := encodeFileEntries(entries, cutoff)
-	out := make([]byte, len(fileIndexS2Magic), len(fileIndexS2Magic)+s2.MaxEncodedLen(len(raw)))
+	out := make([]byte, len(fileIndexS2Magic)+s2.MaxEncodedLen(len(raw)))
 	copy(out, fileIndexS2Magic)
+	// Encoded in place (dst is large enough); append copies only if it
+	// was not.
 	enc := s2.Encode(out[len(fileIndexS2Magic):], raw)
-	return out[:len(fileIndexS2Magic)+len(enc)]
+	return append(out[:len(fileIndexS2Magic)], enc...)
 }
 
 // encodeFileEntries is the uncompressed index (fileIndexMagic), which the
@@ -98,24 +100,14 @@ func decodeFileIndex(b []byte) FileIndex {
 	b = b[len(fileIndexMagic):]
 	idx := FileIndex{}
 	ok := true
-	uvarint := func() uint64 {
-		v, n := binary.Uvarint(b)
+	skip := func(n int) { // past a varint of n bytes (n <= 0: none could be read)
 		if n <= 0 {
-			ok = false
-			return 0
+			ok, n = false, 0
 		}
 		b = b[n:]
-		return v
 	}
-	varint := func() int64 {
-		v, n := binary.Varint(b)
-		if n <= 0 {
-			ok = false
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
+	uvarint := func() uint64 { v, n := binary.Uvarint(b); skip(n); return v }
+	varint := func() int64 { v, n := binary.Varint(b); skip(n); return v }
 	for len(b) > 0 {
 		var f indexedFile
 		n := uvarint()
