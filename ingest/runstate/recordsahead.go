@@ -1,9 +1,6 @@
 package runstate
 
-import (
-	"bytes"
-	"encoding/json"
-)
+import "encoding/json"
 
 // RecordsAhead encodes the records a run has so far in the background —
 // those of the benchmark stage, thousands on a large run, whose artifacts
@@ -48,22 +45,18 @@ func (a *RecordsAhead) Encode(recs []*Record) json.RawMessage {
 			return EncodeRecords(recs)
 		}
 	}
+	for _, r := range a.orig {
+		r.Seal() // as EncodeRecords seals what it encodes
+	}
 	rest := recs[len(a.orig):]
 	if len(rest) == 0 {
-		for _, r := range recs {
-			r.Seal()
-		}
 		return a.b
 	}
 	tail := EncodeRecords(rest)
-	out := bytes.NewBuffer(make([]byte, 0, len(a.b)+len(tail)))
-	out.Write(a.b[:len(a.b)-1]) // without its ]
+	out := make([]byte, 0, len(a.b)+len(tail))
+	out = append(out, a.b[:len(a.b)-1]...) // without its ]
 	if len(a.orig) > 0 {
-		out.WriteByte(',')
+		out = append(out, ',')
 	}
-	out.Write(tail[1:]) // without its [
-	for _, r := range a.orig {
-		r.Seal()
-	}
-	return out.Bytes()
+	return append(out, tail[1:]...) // without its [
 }
