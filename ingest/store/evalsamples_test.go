@@ -51,7 +51,7 @@ func TestEvalSamplesStaged(t *testing.T) {
 		{Eval: key, DocID: 1, Filter: "strict\x00-match", File: "samples_gsm8k.jsonl", Line: 3},
 		{Eval: key, DocID: 2, Filter: "strict-match", Doc: evalText("doc", "x"), File: "samples_gsm8k.jsonl", Line: 4},
 	}
-	n, err := tx.StageEvalSamples(ctx, iterateSamples(lines))
+	n, err := tx.StageEvalSamples(ctx, iterate(lines))
 	require.NoError(t, err)
 	require.EqualValues(t, 4, n)
 	applied, err := tx.ApplyEvals(ctx, []schema.EvalSamplesFile{{Eval: key, File: "samples_gsm8k.jsonl", Lines: 4}})
@@ -97,15 +97,4 @@ func TestEvalSamplesStaged(t *testing.T) {
 	var content string
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT content FROM eval_sample_texts WHERE digest = $1`, doc.Digest[:]).Scan(&content))
 	require.Equal(t, "What is 2+2?", content, "NUL bytes are dropped from text")
-}
-
-func iterateSamples(lines []schema.StagedEvalSample) func() (schema.StagedEvalSample, bool, error) {
-	i := 0
-	return func() (schema.StagedEvalSample, bool, error) {
-		if i == len(lines) {
-			return schema.StagedEvalSample{}, false, nil
-		}
-		i++
-		return lines[i-1], true, nil
-	}
 }

@@ -37,12 +37,13 @@ func start(runID int64) schema.RunStart {
 	}
 }
 
-// iterate feeds rows to StageBenchmarks.
-func iterate(rows []schema.StagedBenchmark) func() (schema.StagedBenchmark, bool, error) {
+// iterate feeds rows to StageBenchmarks or StageEvalSamples.
+func iterate[T any](rows []T) func() (T, bool, error) {
 	i := 0
-	return func() (schema.StagedBenchmark, bool, error) {
+	return func() (T, bool, error) {
 		if i == len(rows) {
-			return schema.StagedBenchmark{}, false, nil
+			var none T
+			return none, false, nil
 		}
 		i++
 		return rows[i-1], true, nil

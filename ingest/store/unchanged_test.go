@@ -27,7 +27,7 @@ func TestPriorIngestSeesWritesDuringTheRun(t *testing.T) {
 		t.Helper()
 		tx, err := st.BeginRun(ctx, start(runID))
 		require.NoError(t, err)
-		_, err = tx.StageBenchmarks(ctx, iterate(nil))
+		_, err = tx.StageBenchmarks(ctx, iterate[schema.StagedBenchmark](nil))
 		require.NoError(t, err)
 		_, err = tx.Apply(ctx, nil)
 		require.NoError(t, err)
