@@ -155,6 +155,12 @@ type Details struct {
 	// MissingArtifacts: names in the listing with an upload still
 	// downloadable that the tree does not hold; each is also a run failure.
 	MissingArtifacts int64 `json:"missingArtifacts"`
+	// FailuresNotListed: failures counted past the bound of the failures
+	// list (10,000), and RunFailuresNotListed those of them that belong to
+	// no row (categories run and eval_samples, which no row's failed cell
+	// counts): the headline's count of failures stays exact.
+	FailuresNotListed    int64 `json:"failuresNotListed,omitempty"`
+	RunFailuresNotListed int64 `json:"runFailuresNotListed,omitempty"`
 	// NoBenchmarkData, when set, says why the run yielded no benchmark
 	// data at all (none present, all expired, all failed): the rest was
 	// written, the status is completed_with_failures, and the headline says
@@ -251,9 +257,9 @@ type Summary struct {
 const SummarySchemaVersion = 1
 
 // FailureCount is the number of failed items across every row plus
-// failures that belong to no row.
+// failures that belong to no row, listed or not.
 func (s *Summary) FailureCount() int64 {
-	n := s.Rows.Benchmark.Failed + s.Rows.Eval.Failed + s.Rows.Trace.Failed + s.Rows.Power.Failed
+	n := s.Rows.Benchmark.Failed + s.Rows.Eval.Failed + s.Rows.Trace.Failed + s.Rows.Power.Failed + s.Details.RunFailuresNotListed
 	for _, f := range s.Failures {
 		if f.Category == CategoryRun || f.Category == CategoryEvalSamples {
 			n++

@@ -371,7 +371,7 @@ func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logge
 	if p := env.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
 		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err == nil {
-			_, err = io.WriteString(f, report.Markdown(sum)+"\n")
+			_, err = io.WriteString(f, report.StepSummary(sum)+"\n")
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}

@@ -136,7 +136,7 @@ func fetchAborted(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logge
 // (unless stdout already holds it: --format md).
 func postReport(ctx context.Context, env Env, client *github.Client, res *github.Result, sum *schema.Summary,
 	pr int, noPost bool, format string, log *zap.Logger) error {
-	body := report.Markdown(sum)
+	body := report.Comment(sum)
 	marker, _, _ := strings.Cut(body, "\n")
 	printBody := func(why string) {
 		if format == report.FormatMarkdown {

@@ -13,35 +13,90 @@ import (
 const maxInlineRunes = 300
 
 // oneLine makes s safe to place on a single line: invalid UTF-8 is replaced,
-// whitespace, control and bidi-control characters collapse to one space, the
-// result is trimmed and cut to limit runes (ending in "…" when cut).
+// ASCII whitespace, control and bidi-control characters collapse to one
+// space, characters a reader cannot see (zero-width and other format
+// characters, non-ASCII spaces, fillers) are shown as <U+XXXX>, the result
+// is trimmed and cut to limit runes (ending in "…" when cut).
 func oneLine(s string, limit int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	fields := strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+		return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || unicode.IsSpace(r) && !invisible(r)
 	})
 	s = strings.Join(fields, " ")
+	if strings.IndexFunc(s, invisible) >= 0 {
+		var b strings.Builder
+		for _, r := range s {
+			if invisible(r) {
+				fmt.Fprintf(&b, "<U+%04X>", r)
+				continue
+			}
+			b.WriteRune(r)
+		}
+		s = b.String()
+	}
 	if utf8.RuneCountInString(s) <= limit {
 		return s
 	}
 	return string([]rune(s)[:limit]) + "…"
 }
 
+// invisible reports whether r prints as nothing, or as a space a reader
+// cannot tell from an ASCII one: format characters (zero-width space,
+// joiners, word joiner, byte-order mark, soft hyphen; bidi controls excepted,
+// they collapse to a space), non-ASCII spaces and the Hangul fillers. A value
+// holding one renders like another value without it ("b200\u200b" like the
+// catalogued "b200"), so the reports show it as <U+200B>.
+func invisible(r rune) bool {
+	switch {
+	case r < 0x80:
+		return false
+	case unicode.Is(unicode.Bidi_Control, r):
+		return false
+	case unicode.Is(unicode.Cf, r):
+		return true
+	case unicode.IsSpace(r) && !unicode.IsControl(r):
+		return true
+	}
+	switch r {
+	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800:
+		return true
+	}
+	return false
+}
+
 // plainInline is a value from input made safe for one console line.
 func plainInline(s string) string { return oneLine(s, maxInlineRunes) }
+
+// wordJoiner (U+2060) is invisible and breaks no line: placed after "@",
+// "#", "GH-", "://" or "www" of a value from input it keeps GitHub from
+// reading a mention, an issue reference or an autolink there, while the
+// text reads (and copies) the same.
+const wordJoiner = "\u2060"
 
 // mdInline is a value from input made safe for one line of GitHub Markdown:
 // characters with Markdown meaning are backslash-escaped, characters with
 // HTML meaning become entities, and a leading block marker (heading, list,
 // ordered list) is neutralised, so the value renders as literal text and can
-// neither break the table or list it sits in nor inject HTML.
+// neither break the table or list it sits in nor inject HTML. Nothing in it
+// can notify anyone or link anything: a word joiner follows every "@" (a
+// mention), "#" (an issue reference: "\#123" still links), "GH-" before a
+// digit, "://" and "www." (autolinks, which also reference issues).
 func mdInline(s string) string {
 	s = oneLine(s, maxInlineRunes)
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for i, r := range s {
 		switch r {
-		case '\\', '`', '*', '_', '[', ']', '|', '~', '#':
+		case '@':
+			b.WriteString("@" + wordJoiner)
+		case '#':
+			b.WriteString("\\#" + wordJoiner)
+		case ':':
+			b.WriteRune(r)
+			if strings.HasPrefix(s[i+1:], "//") {
+				b.WriteString(wordJoiner)
+			}
+		case '\\', '`', '*', '_', '[', ']', '|', '~':
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		case '<':
@@ -55,9 +110,15 @@ func mdInline(s string) string {
 				b.WriteByte('\\')
 			}
 			b.WriteRune(r)
+			if r == '-' && i >= 2 && strings.EqualFold(s[i-2:i], "gh") && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9' {
+				b.WriteString(wordJoiner)
+			}
 		case '.', ')':
 			if leadingDigits(s[:i]) {
 				b.WriteByte('\\')
+			}
+			if r == '.' && i >= 3 && strings.EqualFold(s[i-3:i], "www") {
+				b.WriteString(wordJoiner)
 			}
 			b.WriteRune(r)
 		default:
@@ -89,6 +150,11 @@ func mdURL(raw string) (string, bool) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || !utf8.ValidString(raw) {
 		return "", false
+	}
+	if u.User != nil {
+		// Credentials in a URL are never shown.
+		u.User = nil
+		raw = u.String()
 	}
 	var b strings.Builder
 	for _, c := range []byte(raw) {

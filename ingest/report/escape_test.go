@@ -24,6 +24,9 @@ func TestOneLine(t *testing.T) {
 		{"cut at max runes", "αβγδε", 3, "αβγ…"},
 		{"exactly max", "abc", 3, "abc"},
 		{"empty", " \n ", 3, ""},
+		{"zero-width space shown", "b200\u200b", 20, "b200<U+200B>"},
+		{"no-break space and BOM shown", "a\u00a0b\ufeff", 20, "a<U+00A0>b<U+FEFF>"},
+		{"word joiner shown", "h\u2060100", 20, "h<U+2060>100"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,7 +47,11 @@ func TestMDInline(t *testing.T) {
 		{"`x`", "\\`x\\`"},
 		{"*b* [l](u) ~s~ \\", `\*b\* \[l\](u) \~s\~ \\`},
 		{"&amp;", "&amp;amp;"},
-		{"# h", `\# h`},
+		{"# h", "\\#\u2060 h"},
+		{"@org/team", "@\u2060org/team"},
+		{"fixes #123, GH-7 and gh-8", "fixes \\#\u2060123, GH-\u20607 and gh-\u20608"},
+		{"see https://github.com/o/r/issues/1 or www.x.io", "see https:\u2060//github.com/o/r/issues/1 or www\u2060.x.io"},
+		{"b200\u200b", "b200&lt;U+200B&gt;"},
 		{"- item", `\- item`},
 		{"+ item", `\+ item`},
 		{"= setext", `\= setext`},

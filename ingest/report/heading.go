@@ -39,7 +39,7 @@ func failureTotal(s *schema.Summary) int64 {
 	if n := s.FailureCount(); n > 0 {
 		return n
 	}
-	return int64(len(s.Failures))
+	return totalFailures(s)
 }
 
 // abortReason is the one-line reason of an aborted run, escaped with esc and

@@ -338,6 +338,6 @@ func TestMarkdownHostileInputStaysText(t *testing.T) {
 	require.NotContains(t, got, "\u202e")
 	require.Equal(t, 1, strings.Count(got, "</details>"))
 	require.Contains(t, got, "- bmk\\_a\\|b&lt;script&gt;alert(1)&lt;/script&gt;\\`code\\`\\_x\\_ / x\\|y.json: bad \\| --- \\| --- \\| &lt;/details&gt;&lt;img src=x onerror=alert(1)&gt;\n")
-	require.Contains(t, got, "- \\# heading / 1\\. item: \\- list \\*bold\\* \\[link\\](https://evil.example) \\~\\~gone\\~\\~ \\\\ &amp; &amp;lt;\n")
+	require.Contains(t, got, "- \\#\u2060 heading / 1\\. item: \\- list \\*bold\\* \\[link\\](https:\u2060//evil.example) \\~\\~gone\\~\\~ \\\\ &amp; &amp;lt;\n")
 	requireWellFormedTable(t, got)
 }

@@ -17,17 +17,24 @@ func powerWarningLine(w schema.PowerWarning, esc func(string) string) string {
 
 // writeMarkdownPowerWarnings writes the collapsible list of published power
 // that the stored telemetry contradicts, when there is any.
-func writeMarkdownPowerWarnings(b *strings.Builder, s *schema.Summary) {
+func writeMarkdownPowerWarnings(b *strings.Builder, s *schema.Summary, bud *budget) {
 	n := len(s.PowerWarnings)
 	if n == 0 {
 		return
 	}
 	fmt.Fprintf(b, "\n<details><summary>%s</summary>\n\n", plural(n, "power warning", "power warnings"))
 	shown := s.PowerWarnings[:min(markdownListLimit, n)]
-	for _, w := range shown {
-		fmt.Fprintf(b, "- %s\n", powerWarningLine(w, mdInline))
+	listed := 0
+	for i, w := range shown {
+		line := "- " + powerWarningLine(w, mdInline) + "\n"
+		if !bud.take(listPowerWarnings, len(line)) {
+			bud.omit(listPowerWarnings, len(shown)-i-1)
+			break
+		}
+		b.WriteString(line)
+		listed++
 	}
-	if more := n - len(shown); more > 0 {
+	if more := n - listed; more > 0 {
 		fmt.Fprintf(b, "- … and %d more\n", more)
 	}
 	b.WriteString("\n</details>\n")

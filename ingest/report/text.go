@@ -32,13 +32,13 @@ func Text(s *schema.Summary) string {
 	for _, k := range kinds {
 		fmt.Fprintf(&b, "unmapped %s: %s\n", k.name, valueList(k.values, textListLimit, plainInline, "(empty)"))
 	}
-	if n := len(s.Failures); n > 0 {
+	if n := totalFailures(s); len(s.Failures) > 0 {
 		fmt.Fprintf(&b, "failures (%d):\n", n)
-		shown := s.Failures[:min(textListLimit, n)]
+		shown := s.Failures[:min(textListLimit, len(s.Failures))]
 		for _, f := range shown {
 			fmt.Fprintf(&b, "  %s\n", failureLine(f, plainInline))
 		}
-		if more := n - len(shown); more > 0 {
+		if more := n - int64(len(shown)); more > 0 {
 			fmt.Fprintf(&b, "  … and %d more\n", more)
 		}
 	}

@@ -19,6 +19,7 @@ type Tally struct {
 	unmapped       map[string]map[string]struct{}
 	unknownMetrics map[string]struct{}
 	droppedFails   int
+	droppedRunless int
 	closed         bool
 }
 
@@ -32,6 +33,9 @@ func NewTally(sum *schema.Summary) *Tally {
 func (t *Tally) Fail(cat schema.Category, artifact, file, reason string) {
 	if len(t.sum.Failures) >= maxFailures {
 		t.droppedFails++
+		if cat == schema.CategoryRun || cat == schema.CategoryEvalSamples {
+			t.droppedRunless++
+		}
 		return
 	}
 	t.sum.Failures = append(t.sum.Failures, schema.Failure{Category: cat, Artifact: storable(artifact), File: storable(file), Reason: storable(reason)})
@@ -81,6 +85,7 @@ func (t *Tally) Merge(o *Tally) {
 		t.Fail(f.Category, f.Artifact, f.File, f.Reason)
 	}
 	t.droppedFails += o.droppedFails
+	t.droppedRunless += o.droppedRunless
 	for kind, set := range o.unmapped {
 		for v := range set {
 			t.AddUnmapped(kind, v)
@@ -106,6 +111,8 @@ func (t *Tally) Close() {
 	u.SpecMethods = sorted(t.unmapped["spec_method"])
 	u.Datasets = sorted(t.unmapped["dataset"])
 	t.sum.Details.UnknownMetrics = sorted(t.unknownMetrics)
+	t.sum.Details.FailuresNotListed = int64(t.droppedFails)
+	t.sum.Details.RunFailuresNotListed = int64(t.droppedRunless)
 	if t.droppedFails > 0 {
 		t.Note(Plural(t.droppedFails, "further failure was", "further failures were") + " counted but not listed")
 	}
