@@ -72,7 +72,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		zap.Int("artifacts", len(tree.Artifacts)), zap.Bool("dry_run", cfg.DryRun))
 	// records are the ledger's artifact records; every stage appends its own.
 	var records []*runstate.Record
-	stage := benchmarks.New(d.stageDeps(), start.Run, t, &records)
+	stage := benchmarks.New(d.stageDeps(), start.Run, start.Meta.HeadSHA, t, &records)
 	cl := changelog.Read(p, start, t, &records)
 	if cl.Log.EvalsOnly() {
 		changelog.SkipForEvalsOnly(&p, t, &records, log)

@@ -145,6 +145,10 @@ type Details struct {
 	// PowerSeriesRead counts the telemetry series the run holds (the power
 	// row's items read; a file not opened counts as one).
 	PowerSeriesRead int64 `json:"powerSeriesRead,omitempty"`
+	// RetiredGPUPowerPoints: points staged without their GPU power keys
+	// (metrics and workers) because the legacy amd-smi source policy
+	// retires them (ingest/overrides/retired_gpu_power.json).
+	RetiredGPUPowerPoints int64 `json:"retiredGpuPowerPoints,omitempty"`
 	// PurgedRun is set when the run overrides purge the run: nothing of
 	// it was written, not even a ledger row.
 	PurgedRun bool `json:"purgedRun,omitempty"`

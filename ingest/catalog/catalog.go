@@ -54,6 +54,7 @@ type Catalog struct {
 	nonMetricKeys    map[string]bool
 	measuredPower    []string // in file order
 	cpuMeasured      []string // the CPU-side ones of measuredPower, in file order
+	gpuPower         []string // the GPU watts and energy of measuredPower, in file order
 }
 
 // FrameworkAlias rewrites a raw framework name. Disagg, when set, forces the
@@ -118,6 +119,11 @@ func (c *Catalog) IsKnownMetric(key string) bool { return c.metricKeys[key] }
 // IsNonMetricKey reports whether key is an identity, routing or structured
 // field that must never be stored as a metric.
 func (c *Catalog) IsNonMetricKey(key string) bool { return c.nonMetricKeys[key] }
+
+// GPUPowerKeys are the measured GPU power and energy keys (watts, joules,
+// joules per item; not the CPU-side ones, temperatures or utilization), in
+// catalog order: what a retired power source takes from a point.
+func (c *Catalog) GPUPowerKeys() []string { return slices.Clone(c.gpuPower) }
 
 // WithheldPowerKeys yields the measured power keys a row's verdicts
 // withhold: every one when its power verdict is not valid, else the

@@ -188,8 +188,11 @@ func build(f *file) (*Catalog, error) {
 		cpuPower[k] = true
 	}
 	for _, k := range c.measuredPower {
-		if cpuPower[k] {
+		switch {
+		case cpuPower[k]:
 			c.cpuMeasured = append(c.cpuMeasured, k)
+		case strings.HasSuffix(k, "_power_w") || strings.HasSuffix(k, "_energy_j") || strings.Contains(k, "joules_per_"):
+			c.gpuPower = append(c.gpuPower, k)
 		}
 	}
 	if err := addKeys(c.nonMetricKeys, f.NonMetricKeys, "non_metric_keys"); err != nil {

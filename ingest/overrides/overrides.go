@@ -60,6 +60,7 @@ type Overrides struct {
 	runs        map[int64]PurgedRun
 	points      map[pointKey]PurgedPoint
 	conclusions map[int64]string
+	retired     []RetiredPoint
 }
 
 type pointKey struct {
@@ -71,6 +72,10 @@ type pointKey struct {
 // Load reads the embedded ledger and then each extension, in order.
 func Load(extensions ...io.Reader) (*Overrides, error) {
 	o := &Overrides{runs: map[int64]PurgedRun{}, points: map[pointKey]PurgedPoint{}, conclusions: map[int64]string{}}
+	var err error
+	if o.retired, err = loadRetired(); err != nil {
+		return nil, err
+	}
 	if err := o.add("embedded overrides.json", bytes.NewReader(embedded)); err != nil {
 		return nil, err
 	}

@@ -71,3 +71,49 @@ func TestInvalidLedgers(t *testing.T) {
 		})
 	}
 }
+
+// The retirement policy holds the reference's two points; an entry matches
+// on its run, a known attempt and head commit, and the exact point.
+func TestGPUPowerRetiredMatchesExactIdentity(t *testing.T) {
+	o, err := Load()
+	require.NoError(t, err)
+	require.Len(t, o.RetiredGPUPower(), 2)
+	first := o.RetiredGPUPower()[0]
+	require.Equal(t, int64(28646817197), first.RunID)
+	require.Equal(t, "atom", first.Config.Framework)
+	require.Equal(t, 128, first.Conc)
+	require.Nil(t, first.RecipeFingerprint, "the first point predates recipe fingerprints")
+	other := *first.Point()
+	other.Config.PrefillTP = 8
+	cases := []struct {
+		name    string
+		attempt int
+		head    string
+		p       *schema.BenchmarkPoint
+		want    bool
+	}{
+		{"exact", 1, first.HeadSHA, first.Point(), true},
+		{"attempt and head unknown", 0, "", first.Point(), true},
+		{"another attempt", 2, first.HeadSHA, first.Point(), false},
+		{"another head", 1, strings.Repeat("0", 40), first.Point(), false},
+		{"another config", 1, first.HeadSHA, &other, false},
+	}
+	for _, c := range cases {
+		_, got := o.GPUPowerRetired(first.RunID, c.attempt, c.head, c.p)
+		require.Equal(t, c.want, got, c.name)
+	}
+}
+
+func TestStripGPUPowerKeepsEverythingElse(t *testing.T) {
+	p := &schema.BenchmarkPoint{Metrics: map[string]any{"avg_power_w": 535.0, "prefill_joules_per_input_token": 1.5,
+		"avg_cpu_socket_power_w": 250.0, "power_valid": 1.0, "mean_ttft": 0.2},
+		Workers: []byte(`[{"role":"decode","avg_power_w":535,"avg_temp_c":72}]`)}
+	removed, err := StripGPUPower(p, []string{"avg_power_w", "prefill_joules_per_input_token"})
+	require.NoError(t, err)
+	require.True(t, removed)
+	require.Equal(t, map[string]any{"avg_cpu_socket_power_w": 250.0, "power_valid": 1.0, "mean_ttft": 0.2}, p.Metrics)
+	require.JSONEq(t, `[{"role":"decode","avg_temp_c":72}]`, string(p.Workers))
+	removed, err = StripGPUPower(p, []string{"avg_power_w"})
+	require.NoError(t, err)
+	require.False(t, removed, "a second strip finds nothing")
+}

@@ -6,6 +6,7 @@ package benchmarks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"runtime"
 	"sort"
@@ -23,9 +24,12 @@ import (
 // parseWorkers and hands the good rows to the store. It owns the benchmark
 // counters of the summary, merged from its workers.
 type Stage struct {
-	deps  runstate.Deps
-	run   schema.RunIdentity
-	tally *runstate.Tally
+	deps runstate.Deps
+	run  schema.RunIdentity
+	// headSHA is the source run's head commit ("" when unknown), part of
+	// the exact identity the GPU power retirement policy matches.
+	headSHA string
+	tally   *runstate.Tally
 	// records are the run's ledger records, which the stage appends to.
 	records *[]*runstate.Record
 	// agentx: dataset slugs and unmapped AgentX rows, for the traces stage.
@@ -37,8 +41,8 @@ type Stage struct {
 
 // New returns the benchmark stage of a run: it reports into t and appends
 // the records of the artifacts it reads to records.
-func New(d runstate.Deps, run schema.RunIdentity, t *runstate.Tally, records *[]*runstate.Record) *Stage {
-	return &Stage{deps: d, run: run, tally: t, records: records, seed: maphash.MakeSeed()}
+func New(d runstate.Deps, run schema.RunIdentity, headSHA string, t *runstate.Tally, records *[]*runstate.Record) *Stage {
+	return &Stage{deps: d, run: run, headSHA: headSHA, tally: t, records: records, seed: maphash.MakeSeed()}
 }
 
 // Staged is how many rows the stage sent to be staged.
@@ -101,6 +105,10 @@ func (s *Stage) Stream(ctx context.Context, p runstate.Plan, out chan<- schema.S
 	err := s.phase(ctx, aggregates, out, nil, owned)
 	s.deps.Log.Debug("aggregate benchmark files read", zap.Int("artifacts", len(aggregates)), zap.Duration("took", time.Since(started)))
 	s.sortOutputs()
+	if n := s.tally.Summary().Details.RetiredGPUPowerPoints; n > 0 {
+		s.tally.Note(fmt.Sprintf("%s GPU power retired by the legacy amd-smi source policy (its metrics and workers keep no GPU watts or joules)",
+			runstate.Plural(int(n), "point has its", "points have their")))
+	}
 	return err
 }
 
@@ -152,7 +160,7 @@ feed:
 // per-job phase records the points it stages; one of the aggregate phase
 // checks them.
 func (s *Stage) fork(covered *coverage, recordOwned bool) *parseWorker {
-	w := &parseWorker{deps: s.deps, run: s.run, tally: runstate.NewTally(&schema.Summary{}), reader: benchmark.NewReader(),
+	w := &parseWorker{deps: s.deps, run: s.run, headSHA: s.headSHA, tally: runstate.NewTally(&schema.Summary{}), reader: benchmark.NewReader(),
 		covered: covered, seed: s.seed}
 	if recordOwned {
 		w.owns = newCoverage()
@@ -173,6 +181,7 @@ func (s *Stage) merge(w *parseWorker) {
 	dst.Details.BytesRead += src.Details.BytesRead
 	dst.Details.MissingIdentityRows += src.Details.MissingIdentityRows
 	dst.Stats.CoveredByPerJobFiles += src.Stats.CoveredByPerJobFiles
+	dst.Details.RetiredGPUPowerPoints += src.Details.RetiredGPUPowerPoints
 	s.tally.Merge(w.tally)
 	*s.records = append(*s.records, w.records...)
 	s.staged += w.staged

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/schema"
@@ -22,6 +23,7 @@ import (
 type parseWorker struct {
 	deps    runstate.Deps
 	run     schema.RunIdentity
+	headSHA string
 	tally   *runstate.Tally
 	reader  *benchmark.Reader
 	records []*runstate.Record
@@ -220,6 +222,16 @@ func (s *parseWorker) normalize(artifact, file string, index int, row map[string
 	}
 	if s.owns != nil {
 		s.owns.points[h] = struct{}{}
+	}
+	if r, ok := s.deps.Overrides.GPUPowerRetired(s.run.SourceRunID, s.run.SourceRunAttempt, s.headSHA, &point); ok {
+		if _, err := overrides.StripGPUPower(&point, s.deps.Catalog.GPUPowerKeys()); err != nil {
+			counts.Failed++
+			s.tally.Fail(schema.CategoryBenchmark, artifact, file, fmt.Sprintf("row %d: retiring its GPU power: %v", index, err))
+			return schema.StagedBenchmark{}, false
+		}
+		sum.Details.RetiredGPUPowerPoints++
+		s.deps.Log.Info("retired the GPU power of a benchmark point", zap.String("artifact", artifact), zap.String("file", file),
+			zap.Int("row", index), zap.String("reason", r.Reason))
 	}
 	for _, k := range out.UnknownMetrics {
 		s.tally.AddUnknownMetric(k)

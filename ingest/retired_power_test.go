@@ -1,0 +1,115 @@
+package ingest_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/ingest"
+	"github.com/inferencex/ingest/schema"
+)
+
+// retiredRow is the published row of the second point the legacy amd-smi
+// policy retires (run 36507377618 attempt 1: qwen3.5 fp4 on mi355x with
+// sglang, tp 4, 8k/1k, conc 4, its recipe fingerprint), with GPU power, CPU
+// power, verdicts and a worker breakdown.
+func retiredRow(extra map[string]any) map[string]any {
+	row := benchRow(4, map[string]any{
+		"hw": "mi355x", "model": "amd/Qwen3.5-397B-A17B-MXFP4", "precision": "fp4", "tp": 4,
+		"image":              "lmsysorg/sglang:v0.5.10-rocm720-mi35x",
+		"recipe_fingerprint": "170b36a5df21331385e177fc6e625f2846cbecd536476e9c9cd2ab88a56117d4",
+		"power_valid":        1, "power_metric_schema_version": 2, "cpu_power_valid": 1,
+		"avg_power_w": 535.0, "avg_total_gpu_power_w": 2140.0, "total_gpu_energy_j": 9.1e6,
+		"joules_per_output_token": 2.5, "prefill_joules_per_input_token": 1.5, "decode_joules_per_output_token": 2.5,
+		"avg_cpu_socket_power_w": 250.0, "avg_temp_c": 72.0, "mean_ttft": 0.2,
+		"workers": []any{map[string]any{"role": "agg", "worker_idx": 0, "num_gpus": 4, "avg_power_w": 535.0, "avg_temp_c": 72.0}},
+	})
+	for k, v := range extra {
+		row[k] = v
+	}
+	return row
+}
+
+// The legacy amd-smi source policy retires the GPU watts and joules of two
+// points by exact identity (run, attempt, head commit, full config, point):
+// the reference's facts are that only GPU W/J keys and the workers' power go
+// (CPU power, verdicts, temperatures and performance stay), another attempt
+// or head commit keeps them, an unknown attempt and head still match, and a
+// re-ingest never restores them.
+func TestLegacyAMDSMIRetirement(t *testing.T) {
+	const head = "b9489aead453ae3765bf5882db84031326bf1ff7"
+	cases := []struct {
+		name    string
+		run     schema.RunIdentity
+		head    string
+		row     map[string]any
+		retired bool
+	}{
+		{"exact identity", RunID(36507377618, 1), head, retiredRow(nil), true},
+		{"head commit unknown", RunID(36507377618, 1), "", retiredRow(nil), true},
+		{"another attempt", RunID(36507377618, 2), head, retiredRow(nil), false},
+		{"another head commit", RunID(36507377618, 1), strings.Repeat("0", 40), retiredRow(nil), false},
+		{"another run", RunID(36507377619, 1), head, retiredRow(nil), false},
+		{"another conc", RunID(36507377618, 1), head, retiredRow(map[string]any{"conc": 8}), false},
+		{"another recipe", RunID(36507377618, 1), head, retiredRow(map[string]any{"recipe_fingerprint": strings.Repeat("cd", 32)}), false},
+		{"another hardware", RunID(36507377618, 1), head, retiredRow(map[string]any{"hw": "mi300x"}), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			dir := t.TempDir()
+			perJob(t, dir, "qwen3.5_fp4_mi355x_conc4", c.row)
+			cfg := ingest.Config{Run: c.run, Meta: schema.RunMeta{HeadSHA: c.head, Name: "Run Sweep"}}
+			stored := func() (map[string]any, []map[string]any) {
+				var mb, wb []byte
+				require.NoError(t, e.pool().QueryRow(context.Background(),
+					`SELECT metrics, coalesce(workers, 'null'::jsonb) FROM benchmark_results`).Scan(&mb, &wb))
+				var m map[string]any
+				var w []map[string]any
+				require.NoError(t, json.Unmarshal(mb, &m))
+				require.NoError(t, json.Unmarshal(wb, &w))
+				return m, w
+			}
+			for pass := 1; pass <= 2; pass++ {
+				sum := e.mustIngest(dir, cfg)
+				require.EqualValues(t, 1, sum.Rows.Benchmark.New+sum.Rows.Benchmark.Duplicate, "pass %d", pass)
+				m, w := stored()
+				require.Equal(t, 0.2, m["mean_ttft"])
+				require.Equal(t, 250.0, m["avg_cpu_socket_power_w"], "CPU-side power stays")
+				require.Equal(t, 1.0, m["power_valid"], "the verdict stays")
+				require.Equal(t, 2.0, m["power_metric_schema_version"])
+				require.Equal(t, 72.0, m["avg_temp_c"], "temperatures stay")
+				require.Len(t, w, 1)
+				require.Equal(t, 72.0, w[0]["avg_temp_c"])
+				notes := strings.Join(sum.Notes, "\n")
+				if !c.retired {
+					require.Equal(t, 535.0, m["avg_power_w"])
+					require.Equal(t, 2.5, m["joules_per_output_token"])
+					require.Equal(t, 535.0, w[0]["avg_power_w"])
+					require.Zero(t, sum.Details.RetiredGPUPowerPoints)
+					require.NotContains(t, notes, "amd-smi")
+					return
+				}
+				for _, k := range []string{"avg_power_w", "avg_total_gpu_power_w", "total_gpu_energy_j", "joules_per_output_token",
+					"prefill_joules_per_input_token", "decode_joules_per_output_token"} {
+					require.NotContains(t, m, k, "pass %d", pass)
+				}
+				require.NotContains(t, w[0], "avg_power_w")
+				require.EqualValues(t, 1, sum.Details.RetiredGPUPowerPoints, "pass %d", pass)
+				require.Contains(t, notes, "1 point has its GPU power retired by the legacy amd-smi source policy")
+				if pass == 1 {
+					// What an ingest from before the policy stored: the published
+					// watts, under the digest of the row that carried them.
+					_, err := e.pool().Exec(context.Background(),
+						`UPDATE benchmark_results SET metrics = metrics || '{"avg_power_w": 535}'::jsonb, content_digest = sha256('pre-policy row')`)
+					require.NoError(t, err)
+				} else {
+					require.EqualValues(t, 1, sum.Details.BenchmarkRowsUpdated, "the re-ingest removes the restored watts")
+				}
+			}
+		})
+	}
+}
