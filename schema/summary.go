@@ -184,6 +184,9 @@ type Details struct {
 	TraceBlobBytesNew   int64 `json:"traceBlobBytesNew,omitempty"`
 	ServerLogsNew       int64 `json:"serverLogsNew,omitempty"`
 	ServerLogRowsLinked int64 `json:"serverLogRowsLinked,omitempty"`
+	// UnsupportedSchemaRows: benchmark rows and run-stats entries refused
+	// for a result_schema_version other than 1 (each also a failure).
+	UnsupportedSchemaRows int64 `json:"unsupportedSchemaRows,omitempty"`
 	// LatestBenchmarks is the refresh of the latest_benchmarks view after
 	// the commit (absent for dry runs and aborted ingests).
 	LatestBenchmarks *ViewRefresh `json:"latestBenchmarks,omitempty"`

@@ -3,6 +3,7 @@ package benchmark
 import (
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/inferencex/ingest/ingest/catalog"
 )
@@ -60,39 +61,56 @@ func FillISLOSLFromNames(row map[string]any, names ...string) bool {
 // GPU count; the reference ingest repairs them the same way.
 const legacyTPURun = 30864013158
 
-// RepairLegacyTPURow fixes the rows of run 30864013158 on tpuv7: the
-// deployment is 4 chips (num_gpus 4) with data parallelism 8 for tp 1, and
-// the per-GPU throughputs were divided by too few chips. Other rows are
-// left alone; a repaired row is not repaired twice.
+// RepairLegacyTPURow fixes the benchmark rows of run 30864013158 on tpuv7
+// (RepairLegacyTPUDeployment, with the row's own isl/osl), and divides the
+// per-GPU throughputs, which were divided by too few chips, by dp. A
+// repaired row is not repaired twice.
 func RepairLegacyTPURow(runID int64, row map[string]any) bool {
-	if runID != legacyTPURun || catalog.ValueText(row["hw"]) != "tpuv7" || catalog.ValueText(row["model"]) != "Qwen/Qwen3.5-397B-A17B-FP8" ||
-		catalog.ValueText(row["framework"]) != "vllm" || catalog.ValueText(row["precision"]) != "fp8" {
+	isl, _ := integerValue(row["isl"])
+	osl, _ := integerValue(row["osl"])
+	dp, ok := RepairLegacyTPUDeployment(runID, row, isl, osl)
+	if !ok {
 		return false
 	}
-	if spec := catalog.ValueText(row["spec_decoding"]); spec != "" && spec != "none" {
-		return false
+	for _, key := range []string{"tput_per_gpu", "input_tput_per_gpu", "output_tput_per_gpu"} {
+		if v, ok := jsonNumber(row[key]); ok && finite(v) {
+			row[key] = v / float64(dp)
+		}
 	}
-	if isl, _ := integerValue(row["isl"]); isl != 8192 {
-		return false
-	}
-	if osl, _ := integerValue(row["osl"]); osl != 1024 {
-		return false
+	return true
+}
+
+// RepairLegacyTPUDeployment repairs the deployment fields of a row of run
+// 30864013158 — a benchmark row, or the deployment of an eval row of the
+// same sweep (whose isl/osl the eval reader settled) — when it is the
+// verified legacy shape: hw tpuv7 in any case, Qwen3.5-397B FP8 on vllm
+// without speculative decoding, 8k/1k, tp 1 or 8 with ep 1, single node
+// and without any explicit chip count or dp. The deployment is 4 chips
+// (num_gpus 4) with data parallelism 8 for tp 1 (1 for tp 8), aggregated
+// (disagg false; the eval aggregator's one worker per role becomes 0).
+// It returns dp, and whether it repaired the row.
+func RepairLegacyTPUDeployment(runID int64, row map[string]any, isl, osl int64) (int, bool) {
+	if runID != legacyTPURun || !strings.EqualFold(catalog.ValueText(row["hw"]), "tpuv7") ||
+		catalog.ValueText(row["model"]) != "Qwen/Qwen3.5-397B-A17B-FP8" ||
+		catalog.ValueText(row["framework"]) != "vllm" || catalog.ValueText(row["precision"]) != "fp8" ||
+		catalog.ValueText(row["spec_decoding"]) != "none" || isl != 8192 || osl != 1024 {
+		return 0, false
 	}
 	tp, _ := integerValue(row["tp"])
 	if tp != 1 && tp != 8 {
-		return false
+		return 0, false
 	}
-	if ep, ok := integerValue(row["ep"]); present(row, "ep") && (!ok || ep != 1) {
-		return false
+	if ep, ok := integerValue(row["ep"]); !ok || ep != 1 {
+		return 0, false
 	}
 	for _, key := range []string{"num_gpus", "num_prefill_gpu", "num_decode_gpu", "dp"} {
-		if present(row, key) {
-			return false
+		if _, ok := row[key]; ok {
+			return 0, false
 		}
 	}
 	for _, key := range []string{"disagg", "is_multinode"} {
 		if v, set := catalog.ParseOptionalBool(row[key]); set && v {
-			return false
+			return 0, false
 		}
 	}
 	dp := 1
@@ -100,15 +118,8 @@ func RepairLegacyTPURow(runID int64, row map[string]any) bool {
 		dp = 8
 	}
 	row["num_gpus"], row["dp"], row["disagg"] = float64(4), float64(dp), false
-	for _, key := range []string{"prefill_num_workers", "decode_num_workers"} {
-		if present(row, key) {
-			row[key] = float64(0)
-		}
+	if _, ok := row["prefill_tp"]; ok {
+		row["prefill_num_workers"], row["decode_num_workers"] = float64(0), float64(0)
 	}
-	for _, key := range []string{"tput_per_gpu", "input_tput_per_gpu", "output_tput_per_gpu"} {
-		if v, ok := numericValue(row[key]); ok && finite(v) {
-			row[key] = v / float64(dp)
-		}
-	}
-	return true
+	return dp, true
 }

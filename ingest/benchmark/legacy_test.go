@@ -66,6 +66,38 @@ func TestRepairLegacyTPURow(t *testing.T) {
 	require.Equal(t, 1.0, row["dp"])
 	require.Equal(t, 800.0, row["tput_per_gpu"])
 
+	upper := tpu(8)
+	upper["hw"] = "TPUV7"
+	require.True(t, RepairLegacyTPURow(30864013158, upper), "hw in any case, as the eval aggregator spells it")
+	require.Equal(t, 4.0, upper["num_gpus"])
+
+	// The reference's other conditions: an explicit ep of 1, spec_decoding
+	// "none", no explicit count or dp, not disaggregated.
+	for name, edit := range map[string]func(map[string]any){
+		"ep absent":   func(r map[string]any) { delete(r, "ep") },
+		"spec absent": func(r map[string]any) { delete(r, "spec_decoding") },
+		"num_gpus 16": func(r map[string]any) { r["num_gpus"] = 16.0 },
+		"dp 8":        func(r map[string]any) { r["dp"] = 8.0 },
+		"disagg":      func(r map[string]any) { r["disagg"] = true },
+		"other model": func(r map[string]any) { r["model"] = "another-model" },
+		"tp 2":        func(r map[string]any) { r["tp"] = 2.0 },
+	} {
+		row := tpu(1)
+		edit(row)
+		require.False(t, RepairLegacyTPURow(30864013158, row), name)
+		require.Equal(t, 800.0, row["tput_per_gpu"], name)
+	}
+
+	// An eval aggregate row's mirrored roles: one worker each becomes none.
+	roles := tpu(1)
+	roles["prefill_tp"], roles["prefill_num_workers"], roles["decode_num_workers"] = 1.0, 1.0, 1.0
+	dp, ok := RepairLegacyTPUDeployment(30864013158, roles, 8192, 1024)
+	require.True(t, ok)
+	require.Equal(t, 8, dp)
+	require.Equal(t, []any{0.0, 0.0}, []any{roles["prefill_num_workers"], roles["decode_num_workers"]})
+	_, ok = RepairLegacyTPUDeployment(30864013158, tpu(1), 1024, 1024)
+	require.False(t, ok, "1k1k is not the sweep")
+
 	require.False(t, RepairLegacyTPURow(1, tpu(1)), "another run")
 	other := tpu(4)
 	require.False(t, RepairLegacyTPURow(30864013158, other), "tp 4 is not the legacy shape")

@@ -42,12 +42,16 @@ func NewNormalizer(c *catalog.Catalog) *Normalizer {
 // Normalize maps one raw row (as delivered by ReadRows) to a point. The
 // point is only meaningful when the outcome is OK. The row is not modified.
 //
-// The steps, in order: flatten the v3 agentic layout; skip rows whose
+// The steps, in order: refuse a result_schema_version other than 1;
+// flatten the v3 agentic layout; skip rows whose
 // benchmark_outcome failed; fail rows publishing a derived_* key; validate the point identity (conc/users, isl,
 // osl); skip runs without a successful request; resolve model, hardware,
 // framework, precision and spec method (every unresolved one is reported);
 // resolve the topology; capture and normalize the metrics.
 func (n *Normalizer) Normalize(row map[string]any) (schema.BenchmarkPoint, Outcome) {
+	if err := CheckResultSchemaVersion(row); err != nil {
+		return schema.BenchmarkPoint{}, Outcome{Kind: Failed, Reason: err.Error(), UnsupportedSchema: true}
+	}
 	row = flattenV3(row)
 	if isFailedOutcome(row) {
 		return schema.BenchmarkPoint{}, skipped(SkipFailedRun)

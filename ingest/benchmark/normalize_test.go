@@ -351,7 +351,7 @@ func TestNormalizeMetricCapture(t *testing.T) {
 				require.Equal(t, []string{"request_goodput:", "zeta"}, o.UnknownMetrics, "pp is a catalogued metric")
 			}},
 		{"non-metric keys never become metrics", build(t, v1Base, set("num_gpus", "8"), set("users", "3"),
-			set("num_requests_total", "10"), set("num_requests_successful", "10"), set("result_schema_version", "3")),
+			set("num_requests_total", "10"), set("num_requests_successful", "10"), set("result_schema_version", "1")),
 			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
 				requireOK(t, o)
 				for _, k := range []string{"hw", "model", "framework", "isl", "osl", "conc", "tp", "ep", "num_gpus", "users",

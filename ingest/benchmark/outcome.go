@@ -69,6 +69,9 @@ type Outcome struct {
 	// Reason says precisely why a row Failed, e.g.
 	// "conc: -4 is not a positive integer".
 	Reason string `json:"reason,omitempty"`
+	// UnsupportedSchema marks a Failed row refused for its
+	// result_schema_version (CheckResultSchemaVersion).
+	UnsupportedSchema bool `json:"unsupported_schema,omitempty"`
 	// UnknownMetrics lists (sorted) the numeric keys of an OK row that were
 	// kept but are not in the catalog's metric list.
 	UnknownMetrics []string `json:"unknown_metrics,omitempty"`

@@ -180,6 +180,7 @@ func (s *Stage) merge(w *parseWorker) {
 	dst.Details.FilesRead += src.Details.FilesRead
 	dst.Details.BytesRead += src.Details.BytesRead
 	dst.Details.MissingIdentityRows += src.Details.MissingIdentityRows
+	dst.Details.UnsupportedSchemaRows += src.Details.UnsupportedSchemaRows
 	dst.Stats.CoveredByPerJobFiles += src.Stats.CoveredByPerJobFiles
 	dst.Details.RetiredGPUPowerPoints += src.Details.RetiredGPUPowerPoints
 	s.tally.Merge(w.tally)

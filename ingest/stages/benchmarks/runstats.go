@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/strictjson"
@@ -93,8 +94,10 @@ func (s *Stage) parseRunStatsFile(fsys fs.FS, artifact, file string, rec *runsta
 		return nil, fmt.Errorf("not a JSON object of clusters: %v", err)
 	}
 	if v, ok := doc["result_schema_version"]; ok {
-		if string(bytes.TrimSpace(v)) != "1" {
-			return nil, fmt.Errorf("unsupported result_schema_version %s", v)
+		// A stamp on the whole file covers every entry.
+		if err := checkSchemaVersion(v); err != nil {
+			s.tally.Summary().Details.UnsupportedSchemaRows++
+			return nil, err
 		}
 		delete(doc, "result_schema_version")
 	}
@@ -124,6 +127,15 @@ func (s *Stage) runStat(key string, raw json.RawMessage) (*schema.RunStat, error
 	if cluster == "" {
 		return nil, fmt.Errorf("empty cluster name")
 	}
+	var stamp struct {
+		Version *json.RawMessage `json:"result_schema_version"`
+	}
+	if json.Unmarshal(raw, &stamp) == nil && stamp.Version != nil {
+		if err := checkSchemaVersion(*stamp.Version); err != nil {
+			s.tally.Summary().Details.UnsupportedSchemaRows++
+			return nil, err
+		}
+	}
 	var v struct {
 		NSuccess *float64 `json:"n_success"`
 		Total    *float64 `json:"total"`
@@ -151,4 +163,16 @@ func (s *Stage) runStat(key string, raw json.RawMessage) (*schema.RunStat, error
 
 func isCount(v float64) bool {
 	return v >= 0 && v <= math.MaxInt32 && v == math.Trunc(v)
+}
+
+// checkSchemaVersion applies benchmark.CheckResultSchemaVersion to the raw
+// result_schema_version of a run-stats file or entry.
+func checkSchemaVersion(raw json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("result_schema_version: %v", err)
+	}
+	return benchmark.CheckResultSchemaVersion(map[string]any{"result_schema_version": v})
 }

@@ -185,6 +185,9 @@ func (s *parseWorker) normalize(artifact, file string, index int, row map[string
 	switch out.Kind {
 	case benchmark.Failed:
 		counts.Failed++
+		if out.UnsupportedSchema {
+			sum.Details.UnsupportedSchemaRows++
+		}
 		s.tally.Fail(schema.CategoryBenchmark, artifact, file, fmt.Sprintf("row %d: %s", index, out.Reason))
 		return schema.StagedBenchmark{}, false
 	case benchmark.Unmapped:

@@ -211,6 +211,14 @@ func (s *evalStage) add(c *evalCandidate) {
 			zap.String("task", r.Task), zap.String("reason", r.SkipReason))
 		return
 	}
+	run := s.env.Start.Run
+	if r.ISL != nil && r.OSL != nil {
+		// The legacy TPU sweep: the same repair as its benchmark rows, so
+		// both resolve to one config; dp is kept as the benchmark row keeps it.
+		if dp, ok := benchmark.RepairLegacyTPUDeployment(run.SourceRunID, r.Identity, int64(*r.ISL), int64(*r.OSL)); ok {
+			r.Metrics["dp"] = float64(dp)
+		}
+	}
 	cfg, out := s.env.Deps.Normalizer.ResolveConfig(r.Identity, r.Agentic)
 	switch out.Kind {
 	case benchmark.Unmapped:
@@ -222,7 +230,6 @@ func (s *evalStage) add(c *evalCandidate) {
 		s.env.Tally.Fail(schema.CategoryEval, c.artifact.Name, r.File, fmt.Sprintf("task %s: %s", r.Task, out.Reason))
 		return
 	}
-	run := s.env.Start.Run
 	if r.Conc != nil {
 		p := schema.BenchmarkPoint{Config: cfg, BenchmarkType: schema.BenchmarkSingleTurn, ISL: r.ISL, OSL: r.OSL,
 			Conc: *r.Conc, OffloadMode: "off"}
