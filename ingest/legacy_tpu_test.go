@@ -76,7 +76,7 @@ func TestLegacyTPUSweepEvalsShareTheRepairedConfigs(t *testing.T) {
 		require.NoError(t, err)
 		type evalDP struct {
 			tp, conc, dp int
-			em         float64
+			em           float64
 		}
 		var got []evalDP
 		for rows.Next() {

@@ -77,6 +77,11 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	if cl.Log.EvalsOnly() {
 		changelog.SkipForEvalsOnly(&p, t, &records, log)
 	}
+	quarantined, err := runstate.ReadQuarantine(p, &records, &sum.Details)
+	if err != nil {
+		return abortRecorded(ctx, sum, t, d, start, records, err)
+	}
+	stage.SetQuarantine(quarantined)
 	var inputs *inputDigest
 	if d.Build != nil {
 		inputs = newInputDigest(ctx, cfg, tree, d.Build)
@@ -126,7 +131,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	// applies the run.
 	ahead := runstate.EncodeAhead(records)
 	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log,
-		Records: &records, Changelog: cl, AgentX: stage.AgentX()}
+		Records: &records, Changelog: cl, AgentX: stage.AgentX(), Quarantine: quarantined}
 	applyStarted := time.Now()
 	// The eval rows are read (files and configs, no database) while
 	// PostgreSQL applies the benchmark rows; nothing else touches the
@@ -157,6 +162,10 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 			return abortRecorded(ctx, sum, t, d, start, records, err)
 		}
 		d.stageDone(s.name, stageStarted)
+	}
+	if n := sum.Details.QuarantinedRows + sum.Details.QuarantinedEvalRows; n > 0 {
+		t.Note(fmt.Sprintf("%s the producer quarantined (rejected_rows_*) were skipped: %d benchmark, %d eval",
+			runstate.Plural(int(n), "row", "rows"), sum.Details.QuarantinedRows, sum.Details.QuarantinedEvalRows))
 	}
 	if !cl.Log.EvalsOnly() {
 		sum.Details.NoBenchmarkData = noBenchmarkData(sum.Rows.Benchmark, len(p.Benchmark), expiredBenchmark, missingBenchmark, tree.ListingName)

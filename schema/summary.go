@@ -187,6 +187,12 @@ type Details struct {
 	// UnsupportedSchemaRows: benchmark rows and run-stats entries refused
 	// for a result_schema_version other than 1 (each also a failure).
 	UnsupportedSchemaRows int64 `json:"unsupportedSchemaRows,omitempty"`
+	// RejectedRowsListed: entries of the producer's rejected_rows_* lists;
+	// QuarantinedRows and QuarantinedEvalRows: the benchmark and eval rows
+	// of per-config artifacts skipped because a list names them.
+	RejectedRowsListed  int64 `json:"rejectedRowsListed,omitempty"`
+	QuarantinedRows     int64 `json:"quarantinedRows,omitempty"`
+	QuarantinedEvalRows int64 `json:"quarantinedEvalRows,omitempty"`
 	// LatestBenchmarks is the refresh of the latest_benchmarks view after
 	// the commit (absent for dry runs and aborted ingests).
 	LatestBenchmarks *ViewRefresh `json:"latestBenchmarks,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/changelog"
 	"github.com/inferencex/ingest/ingest/overrides"
+	"github.com/inferencex/ingest/ingest/quarantine"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/schema"
 )
@@ -49,6 +50,8 @@ type Env struct {
 	AgentX AgentX
 	// Changelog is the run's changelog, read before the benchmark stage.
 	Changelog *Changelog
+	// Quarantine lists the rows the producer quarantined (never nil).
+	Quarantine *quarantine.Lists
 }
 
 // Changelog is the run's changelog, read before the benchmark stage (an

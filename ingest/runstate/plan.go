@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferencex/ingest/ingest/quarantine"
 	"github.com/inferencex/ingest/ingest/source"
 )
 
@@ -33,11 +34,14 @@ const (
 	KindGPUMetrics    // gpu_metrics_<RF>
 	KindPowerAudit    // power_audit_<RF>
 	KindPowerManifest // required-power-sweep-manifest
+	KindRejectedRows  // rejected_rows_<p>, rejected_rows_eval_<p>: the producer's quarantined rows
 )
 
 // Classify says what the pipeline does with an artifact, by its name.
 func Classify(name string) Kind {
 	switch {
+	case quarantine.IsList(name):
+		return KindRejectedRows
 	case strings.HasPrefix(name, "bmk_"):
 		return KindPerJob
 	case strings.HasPrefix(name, "results_"):

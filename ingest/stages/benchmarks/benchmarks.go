@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/quarantine"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/schema"
 )
@@ -37,7 +38,13 @@ type Stage struct {
 	staged int64
 	// seed keys the hashes of this run.
 	seed maphash.Seed
+	// quarantine lists the per-job files the producer quarantined.
+	quarantine *quarantine.Lists
 }
+
+// SetQuarantine gives the stage the producer's lists of quarantined rows,
+// read before any benchmark file.
+func (s *Stage) SetQuarantine(l *quarantine.Lists) { s.quarantine = l }
 
 // New returns the benchmark stage of a run: it reports into t and appends
 // the records of the artifacts it reads to records.
@@ -161,7 +168,7 @@ feed:
 // checks them.
 func (s *Stage) fork(covered *coverage, recordOwned bool) *parseWorker {
 	w := &parseWorker{deps: s.deps, run: s.run, headSHA: s.headSHA, tally: runstate.NewTally(&schema.Summary{}), reader: benchmark.NewReader(),
-		covered: covered, seed: s.seed}
+		covered: covered, seed: s.seed, quarantine: s.quarantine}
 	if recordOwned {
 		w.owns = newCoverage()
 	}
@@ -181,6 +188,7 @@ func (s *Stage) merge(w *parseWorker) {
 	dst.Details.BytesRead += src.Details.BytesRead
 	dst.Details.MissingIdentityRows += src.Details.MissingIdentityRows
 	dst.Details.UnsupportedSchemaRows += src.Details.UnsupportedSchemaRows
+	dst.Details.QuarantinedRows += src.Details.QuarantinedRows
 	dst.Stats.CoveredByPerJobFiles += src.Stats.CoveredByPerJobFiles
 	dst.Details.RetiredGPUPowerPoints += src.Details.RetiredGPUPowerPoints
 	s.tally.Merge(w.tally)

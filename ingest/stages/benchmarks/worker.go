@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/overrides"
+	"github.com/inferencex/ingest/ingest/quarantine"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/schema"
@@ -35,6 +37,8 @@ type parseWorker struct {
 	// agentx is what the traces stage needs of the rows: dataset slugs
 	// (every raw row) and the unmapped per-job AgentX rows.
 	agentx runstate.AgentX
+	// quarantine lists the per-job files the producer quarantined.
+	quarantine *quarantine.Lists
 }
 
 // hash is the 128-bit hash of a point key.
@@ -97,6 +101,9 @@ func (s *parseWorker) readFile(ctx context.Context, pa runstate.Planned, fsys fs
 	sum.Details.FilesRead++
 	if ce := s.deps.Log.Check(zap.DebugLevel, "benchmark file"); ce != nil {
 		ce.Write(zap.String("artifact", a.Name), zap.String("file", file))
+	}
+	if !pa.Aggregate && s.quarantine != nil && s.quarantine.Listed(a.Name+"/"+file) && s.quarantined(fsys, a.Name, file, rec) {
+		return nil
 	}
 	f, err := fsys.Open(file)
 	if err != nil {
@@ -174,6 +181,37 @@ func (s *parseWorker) readFile(ctx context.Context, pa runstate.Planned, fsys fs
 	sum.Details.BytesRead += dr.N
 	rec.AddFile(file, dr.Digest(), dr.N)
 	return nil
+}
+
+// quarantined reads a per-job file a rejected_rows_* list names and, when
+// its content is the listed row, counts its rows as read and skipped
+// (details.quarantinedRows) and reports true: the producer left them out of
+// its aggregate, and so does the ingest. A file that differs (a later
+// attempt re-uploaded it) or cannot be read here is read as usual.
+func (s *parseWorker) quarantined(fsys fs.FS, artifact, file string, rec *runstate.Record) bool {
+	f, err := fsys.Open(file)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	dr := runstate.NewDigestReader(f)
+	data, err := io.ReadAll(io.LimitReader(dr, quarantine.MaxFileBytes+1))
+	if err != nil || len(data) > quarantine.MaxFileBytes || !s.quarantine.BenchmarkFile(artifact+"/"+file, data) {
+		return false
+	}
+	rows := int64(1)
+	var elems []json.RawMessage
+	if json.Unmarshal(data, &elems) == nil {
+		rows = int64(len(elems))
+	}
+	sum := s.tally.Summary()
+	sum.Stats.RawBenchmarkRows += rows
+	sum.Rows.Benchmark.Skipped += rows
+	sum.Details.QuarantinedRows += rows
+	sum.Details.BytesRead += dr.N
+	rec.AddFile(file, dr.Digest(), dr.N)
+	s.deps.Log.Info("skipped a per-job file the producer quarantined", zap.String("artifact", artifact), zap.String("file", file))
+	return true
 }
 
 // normalize maps one row and counts its outcome; it returns the row to

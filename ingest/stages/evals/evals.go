@@ -172,6 +172,15 @@ func (s *evalStage) readDir(a *source.Artifact) {
 		s.failItem(a.Name, f.File, f.Reason)
 	}
 	for _, r := range res.Rows {
+		if q := s.env.Quarantine; q != nil && q.EvalTask(a.Name+"/"+r.File, r.Task) {
+			// The producer quarantined this task (rejected_rows_eval_*).
+			s.env.Sum.Details.EvalRows++
+			s.env.Sum.Rows.Eval.Skipped++
+			s.env.Sum.Details.QuarantinedEvalRows++
+			s.env.Log.Info("skipped an eval task the producer quarantined", zap.String("artifact", a.Name),
+				zap.String("file", r.File), zap.String("task", r.Task))
+			continue
+		}
 		s.add(&evalCandidate{row: r, artifact: a, record: rec})
 	}
 }
