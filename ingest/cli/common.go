@@ -12,6 +12,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/term"
 
+	"github.com/inferencex/ingest/ingest/github"
+	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/ingest/store"
 )
 
@@ -185,9 +187,33 @@ func readFiles(list string) ([]io.Reader, func(), error) {
 	return readers, closeAll, nil
 }
 
+// fail prints why a command stops, credentials in URLs redacted, and
+// returns ExitAborted. In GitHub Actions the reason is also an ::error::
+// annotation and a short job summary: nothing else reports it there.
 func fail(env Env, format string, args ...any) int {
-	fmt.Fprintf(env.Stderr, "ingest: "+format+"\n", args...)
+	reason := github.RedactURLText(fmt.Sprintf(format, args...))
+	fmt.Fprintln(env.Stderr, "ingest: "+reason)
+	if env.Getenv("GITHUB_ACTIONS") == "true" {
+		fmt.Fprintf(env.Stdout, "::error title=%s::%s\n", escapeProperty("Ingest aborted"), escapeData(reason))
+		if p := env.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
+			appendStepSummary(p, report.AbortNote(reason))
+		}
+	}
 	return ExitAborted
+}
+
+// appendStepSummary appends text to the job summary file; a summary that
+// cannot be written is not worth failing for.
+func appendStepSummary(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(f, text+"\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // isTerminal reports whether w is a terminal (progress is drawn there;

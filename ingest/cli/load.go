@@ -17,6 +17,7 @@ import (
 	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/buildid"
 	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/ingest/store"
@@ -189,7 +190,7 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 		}
 	}
 	if runErr != nil {
-		fmt.Fprintln(env.Stderr, "ingest: aborted:", runErr)
+		fmt.Fprintln(env.Stderr, "ingest: aborted:", github.RedactURLText(runErr.Error()))
 		return sum, ExitAborted
 	}
 	if sum.Status == schema.StatusCompletedWithFailures {
@@ -249,7 +250,7 @@ func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
 	}
 	cfg.Run = schema.RunIdentity{Repo: opts.repo.String(), SourceRunID: runID, SourceRunAttempt: int(attempt)}
 	cfg.Meta = schema.RunMeta{Name: opts.runName.String(), HeadSHA: opts.headSHA.String(), HeadBranch: opts.headBranch.String(),
-		HTMLURL: opts.runURL.String(), Conclusion: opts.conclusion.String(), Event: opts.event.String()}
+		HTMLURL: github.RedactURLText(opts.runURL.String()), Conclusion: opts.conclusion.String(), Event: opts.event.String()}
 	if d := opts.runDate.String(); d != "" {
 		t, err := parseDate(d)
 		if err != nil {
@@ -259,7 +260,7 @@ func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
 	}
 	if server, repo, id := env.Getenv("GITHUB_SERVER_URL"), env.Getenv("GITHUB_REPOSITORY"), env.Getenv("GITHUB_RUN_ID"); server != "" && repo != "" && id != "" {
 		if _, err := strconv.ParseInt(id, 10, 64); err == nil {
-			cfg.IngestRunURL = server + "/" + repo + "/actions/runs/" + id
+			cfg.IngestRunURL = github.RedactURLText(server + "/" + repo + "/actions/runs/" + id)
 		}
 	}
 	return cfg, nil
@@ -369,16 +370,12 @@ func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logge
 		}
 	}
 	if p := env.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
-		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err == nil {
-			_, err = io.WriteString(f, report.StepSummary(sum)+"\n")
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
+		if err := appendStepSummary(p, report.StepSummary(sum)); err != nil {
 			log.Warn("could not write the job summary", zap.Error(err))
 		}
+	}
+	if env.Getenv("GITHUB_ACTIONS") == "true" {
+		writeAnnotations(env.Stdout, sum)
 	}
 	return nil
 }

@@ -95,9 +95,6 @@ func runRun(ctx context.Context, env Env, args []string) int {
 	if sum == nil {
 		return code
 	}
-	if env.Getenv("GITHUB_ACTIONS") == "true" {
-		writeAnnotations(env.Stdout, sum)
-	}
 	if err := postReport(ctx, env, client, res, sum, int(pr), *noComment || sum.DryRun, opts.format.String(), log); err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
 		if code == ExitOK {
@@ -122,7 +119,7 @@ func fetchAborted(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logge
 		cfg.Target = databaseName(opts.dbURL.String())
 	}
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
-	sum, cause := ingest.RecordAbort(ctx, cfg, deps, started, fmt.Errorf("fetch run %d: %w", cfg.Run.SourceRunID, err))
+	sum, cause := ingest.RecordAbort(ctx, cfg, deps, started, fmt.Errorf("fetch run %d: %s", cfg.Run.SourceRunID, github.RedactURLText(err.Error())))
 	if werr := writeOutputs(env, opts, sum, log); werr != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", werr)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -15,6 +16,16 @@ import (
 // DefaultBaseURL is the REST API of github.com. GitHub Enterprise Server
 // answers at https://HOST/api/v3 (what Actions puts in GITHUB_API_URL).
 const DefaultBaseURL = "https://api.github.com/"
+
+// Defaults of Options.
+const (
+	DefaultMinRate        = 128 << 10 // bytes per second
+	DefaultFetchTimeout   = 2 * time.Hour
+	DefaultDownloadBudget = 50 << 30 // bytes
+	// AppCommentAuthor is who GITHUB_TOKEN (an Actions installation
+	// token) posts comments as.
+	AppCommentAuthor = "github-actions[bot]"
+)
 
 // Options configure a Client. Zero values take the defaults noted.
 type Options struct {
@@ -37,6 +48,22 @@ type Options struct {
 	// StallTimeout aborts (and retries) a download that receives no byte
 	// for this long (default 60 s).
 	StallTimeout time.Duration
+	// MinRate is the slowest download accepted, in bytes per second
+	// (default DefaultMinRate): one try of a download must end within its
+	// listed size at this rate plus twice StallTimeout, however steadily
+	// bytes trickle in.
+	MinRate int64
+	// FetchTimeout bounds a whole Fetch, downloads and retries included
+	// (default DefaultFetchTimeout).
+	FetchTimeout time.Duration
+	// DownloadBudget bounds the bytes one Fetch writes to the cache, every
+	// try counted (default DefaultDownloadBudget). A listing whose sizes
+	// add up to more is refused before any download.
+	DownloadBudget int64
+	// CommentAuthor is whom the token posts comments as when the API will
+	// not say (GET /user is refused to an installation token such as
+	// GITHUB_TOKEN); default AppCommentAuthor.
+	CommentAuthor string
 	// Log receives structured lines; nil is silent.
 	Log *zap.Logger
 	// Progress shows downloads; nil logs progress lines instead.
@@ -67,11 +94,15 @@ func New(o Options) (*Client, error) {
 	}
 	base, err := url.Parse(o.BaseURL)
 	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
-		return nil, fmt.Errorf("GitHub API base URL %q is not an http(s) URL", o.BaseURL)
+		return nil, fmt.Errorf("GitHub API base URL %q is not an http(s) URL", RedactURLText(o.BaseURL))
 	}
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path += "/"
 	}
+	// Credentials in the URL would be echoed by every error that names a
+	// request: the token is the one credential, so they are dropped.
+	hadUser := base.User != nil
+	base.User = nil
 	if o.Parallel <= 0 {
 		o.Parallel = 8
 	}
@@ -80,6 +111,18 @@ func New(o Options) (*Client, error) {
 	}
 	if o.StallTimeout <= 0 {
 		o.StallTimeout = 60 * time.Second
+	}
+	if o.MinRate <= 0 {
+		o.MinRate = DefaultMinRate
+	}
+	if o.FetchTimeout <= 0 {
+		o.FetchTimeout = DefaultFetchTimeout
+	}
+	if o.DownloadBudget <= 0 {
+		o.DownloadBudget = DefaultDownloadBudget
+	}
+	if o.CommentAuthor == "" {
+		o.CommentAuthor = AppCommentAuthor
 	}
 	o.Retry = o.Retry.withDefaults()
 	if o.Log == nil {
@@ -107,6 +150,10 @@ func New(o Options) (*Client, error) {
 		repo:  repo,
 		opts:  o,
 		log:   o.Log.Named("github"),
+	}
+	if hadUser {
+		c.log.Warn("the GitHub API base URL carries credentials: they are ignored (the token authenticates)",
+			zap.String("base_url", base.String()))
 	}
 	return c, nil
 }
@@ -143,4 +190,16 @@ func redactURL(u *url.URL) string {
 	c.RawQuery = ""
 	c.Fragment = ""
 	return c.String()
+}
+
+// userinfo is the user information of URLs in a text.
+var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]*@`)
+
+// RedactURLText replaces the user information (user:password@) of every
+// URL in s with "***@", for messages, reports and the ledger.
+func RedactURLText(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	return userinfo.ReplaceAllString(s, "${1}***@")
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	gogithub "github.com/google/go-github/v66/github"
 	"go.uber.org/zap"
@@ -80,8 +81,37 @@ type Comment struct {
 // commentPageSize is the largest page of the comment listing.
 const commentPageSize = 100
 
+// Identity is the login the token posts comments as: GET /user, or, when
+// the API refuses it to the token (an installation token such as
+// GITHUB_TOKEN answers 403), Options.CommentAuthor.
+func (c *Client) Identity(ctx context.Context) (string, error) {
+	var login string
+	err := c.do(ctx, "identify the token (GET /user)", c.opts.RequestTimeout, func(ctx context.Context) (*http.Response, error) {
+		u, resp, err := c.gh.Users.Get(ctx, "")
+		if r := ghResponse(resp); err != nil && r != nil && (r.StatusCode == http.StatusForbidden || r.StatusCode == http.StatusNotFound) &&
+			classify(r, err, time.Now()).verdict == permanent {
+			login = c.opts.CommentAuthor
+			return nil, nil
+		}
+		if err != nil {
+			return ghResponse(resp), err
+		}
+		login = u.GetLogin()
+		return nil, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if login == "" {
+		return "", errors.New("identify the token (GET /user): no login in the answer")
+	}
+	return login, nil
+}
+
 // UpsertComment posts body on pull request pr, or edits the comment whose
-// body starts with marker (every page is searched). body must start with
+// body starts with marker (every page is searched) and that the token's own
+// identity (Identity) posted: a comment planted by anyone else with the
+// marker is left alone. body must start with
 // marker. One report comment per marker remains: when several exist (a
 // concurrent ingest of the same run posted at the same moment) the oldest
 // is kept and the others deleted. A create that fails transiently is
@@ -91,10 +121,14 @@ func (c *Client) UpsertComment(ctx context.Context, pr int, marker, body string)
 	if marker == "" || !strings.HasPrefix(body, marker) {
 		return Comment{}, errors.New("report comment: the body does not start with its marker")
 	}
+	self, err := c.Identity(ctx)
+	if err != nil {
+		return Comment{}, err
+	}
 	var out Comment
 	what := fmt.Sprintf("pull request #%d: post the report comment", pr)
-	err := c.do(ctx, what, c.opts.RequestTimeout, func(ctx context.Context) (*http.Response, error) {
-		marked, resp, err := c.findComments(ctx, pr, marker)
+	err = c.do(ctx, what, c.opts.RequestTimeout, func(ctx context.Context) (*http.Response, error) {
+		marked, resp, err := c.findComments(ctx, pr, marker, self)
 		if err != nil {
 			return resp, err
 		}
@@ -106,7 +140,7 @@ func (c *Client) UpsertComment(ctx context.Context, pr int, marker, body string)
 			}
 			created = true
 			// Look again: a concurrent ingest may have posted too.
-			if marked, _, err = c.findComments(ctx, pr, marker); err != nil || len(marked) == 0 {
+			if marked, _, err = c.findComments(ctx, pr, marker, self); err != nil || len(marked) == 0 {
 				out = Comment{ID: cr.GetID(), URL: cr.GetHTMLURL(), Created: true}
 				return nil, nil
 			}
@@ -147,8 +181,9 @@ func (c *Client) settle(ctx context.Context, pr int, marked []*gogithub.IssueCom
 }
 
 // findComments lists every page of a pull request's comments and returns
-// those whose first line is marker, oldest (smallest id) first.
-func (c *Client) findComments(ctx context.Context, pr int, marker string) ([]*gogithub.IssueComment, *http.Response, error) {
+// those whose first line is marker and whose author is self, oldest
+// (smallest id) first.
+func (c *Client) findComments(ctx context.Context, pr int, marker, self string) ([]*gogithub.IssueComment, *http.Response, error) {
 	var found []*gogithub.IssueComment
 	opts := &gogithub.IssueListCommentsOptions{ListOptions: gogithub.ListOptions{PerPage: commentPageSize}}
 	for {
@@ -157,9 +192,15 @@ func (c *Client) findComments(ctx context.Context, pr int, marker string) ([]*go
 			return nil, ghResponse(resp), err
 		}
 		for _, cm := range page {
-			if hasMarker(cm.GetBody(), marker) {
-				found = append(found, cm)
+			if !hasMarker(cm.GetBody(), marker) {
+				continue
 			}
+			if author := cm.GetUser().GetLogin(); !strings.EqualFold(author, self) {
+				c.log.Warn("a comment carries the report marker but is not ours: left alone", zap.Int("pr", pr),
+					zap.Int64("comment_id", cm.GetID()), zap.String("author", author), zap.String("self", self))
+				continue
+			}
+			found = append(found, cm)
 		}
 		if resp.NextPage == 0 {
 			slices.SortFunc(found, func(a, b *gogithub.IssueComment) int { return cmp.Compare(a.GetID(), b.GetID()) })

@@ -128,5 +128,5 @@ func TestUpsertCommentConcurrentPoster(t *testing.T) {
 	c, err = e.client.UpsertComment(t.Context(), 13, marker, marker+"\nnew")
 	require.NoError(t, err)
 	require.Equal(t, first, c.ID)
-	require.Equal(t, []fakegithub.Comment{{ID: first, Body: marker + "\nnew"}}, e.fake.Comments(13))
+	require.Equal(t, []fakegithub.Comment{{ID: first, Body: marker + "\nnew", Author: "ingest-bot"}}, e.fake.Comments(13))
 }

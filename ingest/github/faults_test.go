@@ -63,8 +63,6 @@ func TestFetchFaults(t *testing.T) {
 			wantLog: "the listing says"},
 		{name: "corrupt bytes always", faults: []fault{{Route: fakegithub.RouteBlob, Artifact: "run-stats", Kind: fakegithub.Corrupt}},
 			wantErr: "artifact run-stats (id {id}): download: gave up after 4 attempts: sha256 "},
-		{name: "artifact expired after the listing", faults: []fault{{Route: fakegithub.RouteDownload, Artifact: "run-stats", Kind: fakegithub.Status, Status: 410, Message: "Artifact has expired"}},
-			wantErr: "artifact run-stats (id {id}): download: the artifact has expired (410 Gone)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,11 +72,19 @@ type Result struct {
 	// ChangelogPR is the pull request the changelog links to in this
 	// repository (0 when none).
 	ChangelogPR int
+	// Unavailable are the selected artifacts that expired (410) or were
+	// deleted (404) between the listing and their download: they are not
+	// in Dir, and Listed marks the expired ones expired, so the ingest
+	// reports them as expired or missing.
+	Unavailable []*UnavailableError
 	Downloaded  int
 	Cached      int
 	Bytes       int64
 	Took        time.Duration
 }
+
+// ErrFetchTimeout is the cause of a fetch stopped by FetchTimeout.
+var ErrFetchTimeout = errors.New("fetch timeout")
 
 // FetchError is a fetch that failed. Its text is the cause's; Attempt is
 // the source run's current attempt when GitHub said it before the failure
@@ -94,6 +104,9 @@ func (e *FetchError) Unwrap() error { return e.Err }
 // with a *FetchError.
 func (c *Client) Fetch(ctx context.Context, req Request) (*Result, error) {
 	res := &Result{}
+	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.FetchTimeout,
+		fmt.Errorf("the fetch took longer than %s (--fetch-timeout): %w", c.opts.FetchTimeout, ErrFetchTimeout))
+	defer cancel()
 	if err := c.fetch(ctx, req, res); err != nil {
 		return nil, &FetchError{Attempt: res.Source.Meta.RunAttempt, Err: err}
 	}
@@ -149,6 +162,8 @@ func (c *Client) fetch(ctx context.Context, req Request, res *Result) error {
 		return err
 	}
 	res.Downloaded, res.Cached, res.Bytes = stats.Downloaded, stats.Cached, stats.Bytes
+	res.Unavailable = stats.Unavailable
+	res.Selected, res.Listed = dropUnavailable(res.Selected, res.Listed, stats.Unavailable)
 
 	res.Meta = res.Source.Meta
 	if res.Reused {
@@ -202,10 +217,23 @@ func (c *Client) layTree(res *Result) (string, error) {
 	if res.Reused {
 		want[ReuseDir] = true
 	}
+	renamed := map[string]string{}
 	for _, a := range res.Selected {
-		want[a.Name+".zip"] = true
-		if err := placeFile(c.artifactPath(a.ID), filepath.Join(dir, a.Name+".zip")); err != nil {
+		local := localName(a)
+		if local != a.Name {
+			renamed[local] = a.Name
+			c.log.Info("artifact name is no safe file name: laid out under a local name", zap.String("artifact", a.Name),
+				zap.String("local", local+".zip"))
+		}
+		want[local+".zip"] = true
+		if err := placeFile(c.artifactPath(a.ID), filepath.Join(dir, local+".zip")); err != nil {
 			return "", fmt.Errorf("run tree: artifact %s: %w", a.Name, err)
+		}
+	}
+	if len(renamed) > 0 {
+		want[source.NamesFile] = true
+		if err := source.WriteNames(filepath.Join(dir, source.NamesFile), renamed); err != nil {
+			return "", fmt.Errorf("run tree: %w", err)
 		}
 	}
 	entries, err := os.ReadDir(dir)
@@ -254,6 +282,31 @@ func listed(reused bool, source, selected []schema.ArtifactListing) []schema.Art
 	return out
 }
 
+// dropUnavailable takes the artifacts that could not be downloaded out of
+// the selection, and marks those that expired expired in the listing.
+func dropUnavailable(selected, listing []schema.ArtifactListing, gone []*UnavailableError) ([]schema.ArtifactListing, []schema.ArtifactListing) {
+	if len(gone) == 0 {
+		return selected, listing
+	}
+	status := make(map[int64]int, len(gone))
+	for _, g := range gone {
+		status[g.Artifact.ID] = g.Status
+	}
+	kept := make([]schema.ArtifactListing, 0, len(selected))
+	for _, a := range selected {
+		if _, ok := status[a.ID]; !ok {
+			kept = append(kept, a)
+		}
+	}
+	out := slices.Clone(listing)
+	for i, a := range out {
+		if status[a.ID] == http.StatusGone {
+			out[i].Expired = true
+		}
+	}
+	return kept, out
+}
+
 // placeFile puts the cached file at dst: a hard link when the file system
 // allows, else a copy; either way dst appears atomically.
 func placeFile(src, dst string) error {
@@ -263,7 +316,7 @@ func placeFile(src, dst string) error {
 		}
 	}
 	// A name of its own, so concurrent ingests of one run do not collide.
-	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf(".%s.%d-%d.tmp", filepath.Base(dst), os.Getpid(), rand.Int64()))
+	tmp := filepath.Join(filepath.Dir(dst), fmt.Sprintf(".place-%d-%d.tmp", os.Getpid(), rand.Int64()))
 	if err := os.Link(src, tmp); err != nil {
 		if err := copyFile(src, tmp); err != nil {
 			os.Remove(tmp)

@@ -3,6 +3,7 @@ package github_test
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -126,4 +127,12 @@ func (e *env) requireNoToken(t *testing.T, texts ...string) {
 		return nil
 	}))
 	require.Zero(t, e.fake.BlobAuthAttempts(), "a blob request carried the token")
+}
+
+// deadPID is the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Run())
+	return cmd.Process.Pid
 }

@@ -155,7 +155,8 @@ func isTransientNetError(err error) bool {
 	if errors.Is(err, errCorruptDownload) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, errStalled) {
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, errStalled) || errors.Is(err, errTooSlow) ||
+		errors.Is(err, errBlobForbidden) {
 		return true
 	}
 	var ne net.Error
@@ -187,7 +188,7 @@ func (c *Client) do(ctx context.Context, what string, timeout time.Duration, fn 
 			return nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s: %w", what, ctx.Err())
+			return fmt.Errorf("%s: %w", what, context.Cause(ctx))
 		}
 		f := classify(resp, err, time.Now())
 		switch f.verdict {
@@ -228,7 +229,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
+		return context.Cause(ctx)
 	case <-t.C:
 		return nil
 	}

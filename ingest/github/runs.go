@@ -7,6 +7,7 @@ import (
 	"time"
 
 	gogithub "github.com/google/go-github/v66/github"
+	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/schema"
 )
@@ -81,13 +82,62 @@ type wireArtifactPage struct {
 	Artifacts  []wireArtifact `json:"artifacts"`
 }
 
+// listTries is how often a listing that does not add up is read again.
+const listTries = 3
+
+// IncompleteListingError is an artifact listing that did not add up
+// after listTries readings: the ids seen are not the total_count the API
+// reports, or the total changed between pages (an artifact deleted or
+// uploaded meanwhile shifts the pages, so one can fall out of view).
+type IncompleteListingError struct {
+	RunID      int64
+	Seen       int
+	TotalCount int
+	Why        string
+}
+
+func (e *IncompleteListingError) Error() string {
+	return fmt.Sprintf("run %d: the artifact listing is incomplete after %d readings: %s (%d distinct artifacts seen, total_count %d)",
+		e.RunID, listTries, e.Why, e.Seen, e.TotalCount)
+}
+
 // ListArtifacts lists every artifact of a run, all attempts, every page,
-// in the API's order.
+// in the API's order. The listing is checked for completeness: the
+// distinct ids seen must be the total_count every page reports. A missing
+// Link header does not end it while total_count says more exist; a
+// listing that does not add up is read again, and after listTries
+// readings is an *IncompleteListingError — never a partial success.
 func (c *Client) ListArtifacts(ctx context.Context, runID int64) ([]schema.ArtifactListing, error) {
+	var last *IncompleteListingError
+	for try := 1; try <= listTries; try++ {
+		out, problem, err := c.listArtifactsOnce(ctx, runID)
+		if err != nil {
+			return nil, err
+		}
+		if problem == nil {
+			return out, nil
+		}
+		last = problem
+		c.log.Warn("artifact listing does not add up: listing again", zap.Int64("run", runID), zap.Int("try", try),
+			zap.String("why", problem.Why), zap.Int("seen", problem.Seen), zap.Int("total_count", problem.TotalCount))
+		if try < listTries {
+			if err := sleep(ctx, c.opts.Retry.backoff(try)); err != nil {
+				return nil, fmt.Errorf("run %d: list artifacts: %w", runID, err)
+			}
+		}
+	}
+	return nil, last
+}
+
+// listArtifactsOnce reads the listing once, every page; problem says why
+// it does not add up (nil when it does).
+func (c *Client) listArtifactsOnce(ctx context.Context, runID int64) ([]schema.ArtifactListing, *IncompleteListingError, error) {
 	var out []schema.ArtifactListing
+	seen := map[int64]bool{}
+	total, totalChanged := -1, false
 	for page := 1; page != 0; {
 		if page > maxListPages {
-			return nil, fmt.Errorf("run %d: the artifact listing has more than %d pages", runID, maxListPages)
+			return nil, nil, fmt.Errorf("run %d: the artifact listing has more than %d pages", runID, maxListPages)
 		}
 		u := fmt.Sprintf("repos/%s/%s/actions/runs/%d/artifacts?per_page=%d&page=%d", c.owner, c.repo, runID, listPageSize, page)
 		var body wireArtifactPage
@@ -105,8 +155,12 @@ func (c *Client) ListArtifacts(ctx context.Context, runID int64) ([]schema.Artif
 			return ghResponse(resp), err
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		if total >= 0 && body.TotalCount != total {
+			totalChanged = true
+		}
+		total = body.TotalCount
 		for _, w := range body.Artifacts {
 			e := schema.ArtifactListing{ID: w.ID, Name: w.Name, SizeInBytes: w.SizeInBytes, Expired: w.Expired}
 			if w.Digest != nil {
@@ -115,9 +169,25 @@ func (c *Client) ListArtifacts(ctx context.Context, runID int64) ([]schema.Artif
 			if w.CreatedAt != nil {
 				e.CreatedAt = w.CreatedAt.UTC()
 			}
+			seen[w.ID] = true
 			out = append(out, e)
 		}
-		page = next
+		switch {
+		case next != 0:
+			page = next
+		case len(body.Artifacts) > 0 && len(seen) < total:
+			// No Link to a next page, yet total_count says more exist:
+			// ask for it all the same (an empty page ends the listing).
+			page++
+		default:
+			page = 0
+		}
 	}
-	return out, nil
+	switch {
+	case totalChanged:
+		return out, &IncompleteListingError{RunID: runID, Seen: len(seen), TotalCount: total, Why: "total_count changed between pages"}, nil
+	case len(seen) != max(total, 0):
+		return out, &IncompleteListingError{RunID: runID, Seen: len(seen), TotalCount: total, Why: "the ids seen are not total_count"}, nil
+	}
+	return out, nil, nil
 }

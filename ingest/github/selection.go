@@ -23,13 +23,29 @@ var ErrNoArtifacts = errors.New("no unexpired artifacts")
 // root (the names package source accepts).
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
 
+// maxTreeName is the longest name of a run tree entry: a file name may
+// have 255 bytes, and the entry is NAME.zip.
+const maxTreeName = 255 - len(".zip")
+
+// localName is the stem of an artifact's zip in the run tree: its name
+// when that is a safe file name short enough, else "artifact+ID" (which
+// no safe name of the same shape can take: GitHub ids are unique), which
+// the tree's names file (source.NamesFile) maps back to the name.
+func localName(a schema.ArtifactListing) string {
+	if safeName.MatchString(a.Name) && len(a.Name) <= maxTreeName && !strings.HasPrefix(a.Name, "artifact+") {
+		return a.Name
+	}
+	return fmt.Sprintf("artifact+%d", a.ID)
+}
+
 // Select picks the artifacts to ingest: per exact name the newest
 // unexpired upload of the source run (created_at, ties to the larger id).
 // When the merge run differs (a reused sweep), the source's
 // changelog-metadata is dropped and the merge run's newest unexpired one
 // is taken instead. It fails when the source run has no unexpired
-// artifact, when the merge run has no changelog-metadata, or when a name
-// is not a safe file name. The result is sorted by name.
+// artifact or when the merge run has no changelog-metadata; a name that
+// is no safe file name is selected all the same (the run tree holds it
+// under a safe local name, see localName). The result is sorted by name.
 func Select(sourceRunID, mergeRunID int64, source, merge []schema.ArtifactListing) ([]schema.ArtifactListing, error) {
 	reused := mergeRunID != 0 && mergeRunID != sourceRunID
 	picked := newestPerName(source, func(name string) bool { return !reused || name != ChangelogArtifact })
@@ -51,9 +67,6 @@ func Select(sourceRunID, mergeRunID int64, source, merge []schema.ArtifactListin
 	}
 	slices.SortFunc(picked, func(a, b schema.ArtifactListing) int { return strings.Compare(a.Name, b.Name) })
 	for _, a := range picked {
-		if !safeName.MatchString(a.Name) {
-			return nil, fmt.Errorf("artifact %q (id %d): name is not a safe file name (must match %s)", a.Name, a.ID, safeName)
-		}
 		if a.ID <= 0 {
 			return nil, fmt.Errorf("artifact %q: no id in the listing", a.Name)
 		}

@@ -47,9 +47,9 @@ func TestSelect(t *testing.T) {
 			src:     []schema.ArtifactListing{art(2, "changelog-metadata", 1, false)},
 			mrg:     []schema.ArtifactListing{art(7, "changelog-metadata", 4, false)},
 			wantErr: "no unexpired artifacts found on source run 1"},
-		{name: "hostile name", source: 1, merge: 1,
-			src:     []schema.ArtifactListing{art(1, "../etc", 1, false)},
-			wantErr: `artifact "../etc" (id 1): name is not a safe file name`},
+		{name: "hostile name: selected, laid out under a safe local name", source: 1, merge: 1,
+			src:     []schema.ArtifactListing{art(1, "../etc", 1, false), art(2, "bench results (retry #2)", 1, false)},
+			wantIDs: []int64{1, 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -168,3 +168,12 @@ func footerZH(o outcome) string {
 		return "上表仅统计本次运行写入的数据，" + rows + rerun
 	}
 }
+
+// AbortNote is the job summary of a command that stopped before it had a
+// report to render (a database it cannot reach or write, a fetch that
+// failed before the ledger could be opened): the failed headline, in
+// English and Chinese, with the reason escaped as input is.
+func AbortNote(reason string) string {
+	r := mdInline(strings.TrimSuffix(strings.TrimSpace(reason), "."))
+	return "Ingest report — ❌ Ingest failed: " + r + ". Nothing was written.\n\nIngest 报告 — ❌ Ingest 失败：" + r + "。未写入任何数据。\n"
+}

@@ -114,10 +114,17 @@ func (t *Tree) scanRoot(entries []os.DirEntry) rootScan {
 		listing = make(map[string]bool)
 		broken  = make(map[string]string) // listing name → why it is no regular file
 	)
+	names := map[string]string{}
 	for _, e := range entries {
 		name := e.Name()
 		typ := e.Type()
 		switch {
+		case name == NamesFile && typ.IsRegular():
+			var err error
+			if names, err = readNames(filepath.Join(t.Root, name)); err != nil {
+				t.problem("", NamesFile, err.Error())
+				names = map[string]string{}
+			}
 		case strings.HasPrefix(name, "."):
 			// Hidden entries (.DS_Store, .git) are never artifacts: GitHub
 			// artifact names cannot start with a dot.
@@ -146,12 +153,20 @@ func (t *Tree) scanRoot(entries []os.DirEntry) rootScan {
 			t.problem(name, "", "not an artifact: neither a folder nor a .zip")
 		}
 	}
-	for name := range zips {
-		if dirs[name] {
-			t.problem(name, name+".zip", "name collision: both a folder and a .zip; the folder is used")
+	for stem := range zips {
+		name := stem
+		if real, ok := names[stem]; ok {
+			name = real
+			if !validArtifactName(name) {
+				t.problem(name, "", "invalid artifact name: must match ^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+				continue
+			}
+		}
+		if dirs[name] || name != stem && zips[name] {
+			t.problem(name, stem+".zip", "name collision: both a folder and a .zip; the folder is used")
 			continue
 		}
-		scan.artifacts = append(scan.artifacts, &Artifact{Name: name, Container: ContainerZip, Path: filepath.Join(t.Root, name+".zip")})
+		scan.artifacts = append(scan.artifacts, &Artifact{Name: name, Container: ContainerZip, Path: filepath.Join(t.Root, stem+".zip")})
 	}
 	for name := range dirs {
 		scan.artifacts = append(scan.artifacts, &Artifact{Name: name, Container: ContainerDir, Path: filepath.Join(t.Root, name)})

@@ -55,11 +55,16 @@ func timeOrNil(t time.Time) any {
 }
 
 // page reads per_page (default 30, at most 100) and page (default 1).
-func page(r *http.Request) (perPage, pageNo int) {
+func (s *Server) page(r *http.Request) (perPage, pageNo int) {
 	perPage, pageNo = 30, 1
 	if v, err := strconv.Atoi(r.URL.Query().Get("per_page")); err == nil && v > 0 {
 		perPage = min(v, 100)
 	}
+	s.mu.Lock()
+	if s.MaxPerPage > 0 {
+		perPage = min(perPage, s.MaxPerPage)
+	}
+	s.mu.Unlock()
 	if v, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && v > 0 {
 		pageNo = v
 	}
@@ -67,8 +72,8 @@ func page(r *http.Request) (perPage, pageNo int) {
 }
 
 // paginate slices n items and sets the Link header.
-func paginate(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) {
-	perPage, pageNo := page(r)
+func (s *Server) paginate(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) {
+	perPage, pageNo := s.page(r)
 	last := max(1, (n+perPage-1)/perPage)
 	link := func(p int, rel string) string {
 		u := *r.URL
@@ -111,7 +116,7 @@ func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
-	lo, hi := paginate(w, r, len(list))
+	lo, hi := s.paginate(w, r, len(list))
 	out := []map[string]any{}
 	for _, a := range list[lo:hi] {
 		m := map[string]any{

@@ -35,12 +35,26 @@ const (
 	// RacingComment adds a comment with body Message to the issue just
 	// before serving a create, as a concurrent poster would.
 	RacingComment
+	// Oversize serves the blob, then keeps streaming zeros (chunked, no
+	// Content-Length) until the client hangs up: more than the listing's
+	// size_in_bytes, without end.
+	Oversize
+	// SlowLoris serves the blob one byte every Interval, each byte in
+	// time to reset any stall timer.
+	SlowLoris
+	// NoLink serves an artifact listing page without its Link header,
+	// as if GitHub had dropped it: only total_count says more pages exist.
+	NoLink
+	// DriftAfterPage serves an artifact listing page, then deletes the
+	// artifact named Artifact, so that the next page shifts by one.
+	DriftAfterPage
 )
 
 // Fault is injected into the responses of a route.
 type Fault struct {
 	Route Route
-	// Artifact limits a download or blob fault to one artifact name.
+	// Artifact limits a download or blob fault to one artifact name; a
+	// DriftAfterPage fault deletes the artifact of this name.
 	Artifact string
 	// Times is how many matching requests it hits (0: all of them).
 	Times int
@@ -52,6 +66,9 @@ type Fault struct {
 	// RetryAfter is the wait the rate-limit faults ask for, in seconds
 	// (default 1).
 	RetryAfter int
+	// Interval is the pause between the bytes of a SlowLoris blob
+	// (default 1 s).
+	Interval time.Duration
 }
 
 type faultState struct {
@@ -84,7 +101,9 @@ func (s *Server) fault(route Route, artifact string) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, f := range s.faults {
-		if f.Route != route || (f.Artifact != "" && f.Artifact != artifact) || (f.Times > 0 && f.hits >= f.Times) {
+		// A drift's Artifact is the one it deletes, not a filter.
+		filtered := f.Artifact != "" && f.Artifact != artifact && f.Kind != DriftAfterPage
+		if f.Route != route || filtered || (f.Times > 0 && f.hits >= f.Times) {
 			continue
 		}
 		f.hits++
@@ -140,6 +159,45 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f *Fault, bo
 		select {
 		case <-r.Context().Done():
 		case <-time.After(time.Minute):
+		}
+	case Oversize:
+		if body == nil {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/zip")
+		w.WriteHeader(http.StatusOK)
+		w.Write(body)
+		zeros := make([]byte, 32<<10)
+		// Bounded only so that a broken client cannot keep a test
+		// running: 4 GiB is far past any listed size.
+		for sent := 0; sent < 4<<30; sent += len(zeros) {
+			if _, err := w.Write(zeros); err != nil || r.Context().Err() != nil {
+				break
+			}
+		}
+	case SlowLoris:
+		if body == nil {
+			return false
+		}
+		every := f.Interval
+		if every <= 0 {
+			every = time.Second
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		fl, _ := w.(http.Flusher)
+		for i := range body {
+			if _, err := w.Write(body[i : i+1]); err != nil {
+				break
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+			select {
+			case <-r.Context().Done():
+				return true
+			case <-time.After(every):
+			}
 		}
 	case Corrupt:
 		if body == nil {

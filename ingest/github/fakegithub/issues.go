@@ -13,7 +13,7 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	all := slices.Clone(s.comments[n])
 	s.mu.Unlock()
-	lo, hi := paginate(w, r, len(all))
+	lo, hi := s.paginate(w, r, len(all))
 	out := []map[string]any{}
 	for _, c := range all[lo:hi] {
 		out = append(out, s.commentJSON(n, c))
@@ -22,7 +22,7 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) commentJSON(issue int, c *Comment) map[string]any {
-	return map[string]any{"id": c.ID, "body": c.Body,
+	return map[string]any{"id": c.ID, "body": c.Body, "user": map[string]any{"login": c.Author},
 		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", s.Owner, s.Repo, issue, c.ID)}
 }
 
@@ -45,8 +45,9 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	author := s.identity()
 	s.mu.Lock()
-	c := &Comment{ID: s.nextCommentID, Body: body}
+	c := &Comment{ID: s.nextCommentID, Body: body, Author: author}
 	s.nextCommentID++
 	s.comments[n] = append(s.comments[n], c)
 	s.mu.Unlock()

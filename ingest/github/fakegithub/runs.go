@@ -87,7 +87,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	from, to := paginate(w, r, len(list))
+	from, to := s.paginate(w, r, len(list))
 	out := []map[string]any{}
 	withPRs := q.Get("exclude_pull_requests") != "true"
 	for _, run := range list[from:to] {

@@ -50,7 +50,13 @@ type Artifact struct {
 type Comment struct {
 	ID   int64
 	Body string
+	// Author is the login of the user who posted it.
+	Author string
 }
+
+// AppLogin is who a GitHub App installation token (GITHUB_TOKEN among
+// them) posts as when the fake models one (Server.AppToken).
+const AppLogin = "github-actions[bot]"
 
 // PullRequest is what the commit → pulls endpoint returns.
 type PullRequest struct {
@@ -69,6 +75,15 @@ type Server struct {
 	Owner, Repo string
 	// Token is the one accepted bearer token.
 	Token string
+	// Login is the user the token belongs to ("ingest-bot" by default):
+	// GET /user answers it, and comments the token posts are its.
+	Login string
+	// AppToken makes the token an installation token: GET /user answers
+	// 403 (as GitHub does for GITHUB_TOKEN) and comments are AppLogin's.
+	AppToken bool
+	// MaxPerPage caps the listings' page size below GitHub's 100, so that
+	// a few artifacts span several pages (0: 100).
+	MaxPerPage int
 
 	mu            sync.Mutex
 	runs          map[int64]Run
@@ -87,7 +102,7 @@ type Server struct {
 func New(t testing.TB, repo, token string) *Server {
 	t.Helper()
 	owner, name, _ := strings.Cut(repo, "/")
-	s := &Server{Owner: owner, Repo: name, Token: token, runs: map[int64]Run{}, comments: map[int][]*Comment{},
+	s := &Server{Owner: owner, Repo: name, Token: token, Login: "ingest-bot", runs: map[int64]Run{}, comments: map[int][]*Comment{},
 		nextCommentID: 9000000001, pulls: map[string][]PullRequest{}, counts: map[Route]int{}}
 	api := s.apiHandler()
 	// GitHub Enterprise Server answers under /api/v3: so does the fake.
@@ -146,14 +161,30 @@ func (s *Server) RemoveArtifacts(runID int64, name string) {
 	})
 }
 
-// AddComment seeds a comment on an issue or pull request.
+// AddComment seeds a comment on an issue or pull request, posted by the
+// token's own identity.
 func (s *Server) AddComment(issue int, body string) int64 {
+	return s.AddCommentBy(issue, s.identity(), body)
+}
+
+// AddCommentBy seeds a comment posted by author.
+func (s *Server) AddCommentBy(issue int, author, body string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := s.nextCommentID
 	s.nextCommentID++
-	s.comments[issue] = append(s.comments[issue], &Comment{ID: id, Body: body})
+	s.comments[issue] = append(s.comments[issue], &Comment{ID: id, Body: body, Author: author})
 	return id
+}
+
+// identity is who the token posts as.
+func (s *Server) identity() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.AppToken {
+		return AppLogin
+	}
+	return s.Login
 }
 
 // Comments returns a copy of an issue's comments, oldest first.
@@ -214,6 +245,8 @@ const (
 	RouteListRuns Route = "list-runs"
 	// RouteListWorkflowRuns is one workflow's runs listing.
 	RouteListWorkflowRuns Route = "list-workflow-runs"
+	// RouteUser is GET /user, the token's identity.
+	RouteUser Route = "user"
 )
 
 func (s *Server) apiHandler() http.Handler {
@@ -228,6 +261,7 @@ func (s *Server) apiHandler() http.Handler {
 	mux.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", s.api(RouteEditComment, s.editComment))
 	mux.HandleFunc("DELETE /repos/{owner}/{repo}/issues/comments/{id}", s.api(RouteDeleteComment, s.deleteComment))
 	mux.HandleFunc("GET /repos/{owner}/{repo}/commits/{sha}/pulls", s.api(RoutePulls, s.listPulls))
+	mux.HandleFunc("GET /user", s.api(RouteUser, s.getUser))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")
 	})
@@ -248,7 +282,7 @@ func (s *Server) api(route Route, h http.HandlerFunc) http.HandlerFunc {
 			writeError(w, http.StatusUnauthorized, "Bad credentials")
 			return
 		}
-		if r.PathValue("owner") != s.Owner || r.PathValue("repo") != s.Repo {
+		if route != RouteUser && (r.PathValue("owner") != s.Owner || r.PathValue("repo") != s.Repo) {
 			writeError(w, http.StatusNotFound, "Not Found")
 			return
 		}
@@ -263,6 +297,18 @@ func (s *Server) api(route Route, h http.HandlerFunc) http.HandlerFunc {
 			if f.Kind == ServeThenFail {
 				h(httptest.NewRecorder(), r)
 				writeError(w, http.StatusBadGateway, "Bad Gateway")
+				return
+			}
+			if f.Kind == NoLink {
+				rateHeaders(w, 4999)
+				h(noLinkWriter{w}, r)
+				return
+			}
+			if f.Kind == DriftAfterPage {
+				rateHeaders(w, 4999)
+				h(w, r)
+				id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+				s.RemoveArtifacts(id, f.Artifact)
 				return
 			}
 			if s.applyFault(w, r, f, nil) {
@@ -312,4 +358,29 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"message": msg, "documentation_url": "https://docs.github.com/rest"})
+}
+
+// noLinkWriter drops the Link header of the response it writes.
+type noLinkWriter struct{ http.ResponseWriter }
+
+func (w noLinkWriter) WriteHeader(code int) {
+	w.ResponseWriter.Header().Del("Link")
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w noLinkWriter) Write(b []byte) (int, error) {
+	w.ResponseWriter.Header().Del("Link")
+	return w.ResponseWriter.Write(b)
+}
+
+// getUser answers who the token is; an installation token may not ask.
+func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	app, login := s.AppToken, s.Login
+	s.mu.Unlock()
+	if app {
+		writeError(w, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"login": login, "id": 4242, "type": "User"})
 }
