@@ -162,7 +162,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	}
 
 	*common.noMigrate = *common.noMigrate || *dryRun // a dry run writes nothing, not even a migration
-	st, err := openStore(ctx, common, log)
+	st, err := openStore(ctx, common, log, !*dryRun)
 	if err != nil {
 		return fail(env, "%v", err)
 	}

@@ -37,7 +37,7 @@ func commands() []command {
 		{"supplemental", "load hand-curated rows: ingest supplemental supplemental-evals.json supplemental-bmk.json", runSupplemental},
 		{"status", "the ledger at a glance: recent ingests, backfill passes; --run-id N for one run", runStatus},
 		{"report", "re-render the stored report of a run: ingest report --run-id N", runReport},
-		{"migrate", "manage the schema: ingest migrate up|down [N]|version", runMigrate},
+		{"migrate", "manage the schema: ingest migrate up|down [N]|force N|version", runMigrate},
 		{"export", "write a run's GPU telemetry as Parquet: ingest export telemetry --run-id N --out F", runExport},
 		{"version", "print the version", runVersion},
 	}

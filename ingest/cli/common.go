@@ -140,7 +140,7 @@ func connect(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Lo
 		return nil, nil, ExitUsage
 	}
 	*c.noMigrate = true
-	st, err := openStore(ctx, c, log)
+	st, err := openStore(ctx, c, log, false)
 	if err != nil {
 		return nil, nil, fail(env, "%v", err)
 	}
@@ -148,13 +148,22 @@ func connect(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Lo
 }
 
 // openStore connects and, unless told not to, applies pending migrations.
-func openStore(ctx context.Context, c *commonOpts, log *zap.Logger) (*store.Store, error) {
+// For a command that writes, it then refuses a database this binary must
+// not write to — dirty, newer than the binary, or (with --no-migrate)
+// older — whether or not it migrated (store.MigrationStatus.Problem).
+func openStore(ctx context.Context, c *commonOpts, log *zap.Logger, write bool) (*store.Store, error) {
 	st, err := store.OpenWith(ctx, c.dbURL.String(), c.store, log)
 	if err != nil {
 		return nil, err
 	}
 	if !*c.noMigrate {
 		if _, _, err := st.MigrateUp(ctx); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	if write {
+		if err := st.CheckWritable(ctx); err != nil {
 			st.Close()
 			return nil, err
 		}

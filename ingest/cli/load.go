@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/report"
+	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/schema"
 )
@@ -96,7 +98,30 @@ func runLoad(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "ingest load: the run tree %q is not a directory\n", dir)
 		return ExitUsage
 	}
-	return ingestTree(ctx, env, opts, dir, createHint)
+	log, cfg, code := prepareIngest(opts, env)
+	if code != ExitOK {
+		return code
+	}
+	defer log.Sync()
+	// Checked before anything connects: without a listing the run id can
+	// only come from the command line.
+	if cfg.Run.SourceRunID == 0 && !hasListing(dir) {
+		fmt.Fprintf(env.Stderr, "ingest load: the run tree %q has no %s (nor %s) to take the run id from: pass --run-id (or INGEST_RUN_ID)\n",
+			dir, source.ListingFile, source.ManifestFile)
+		return ExitUsage
+	}
+	return ingestPrepared(ctx, env, opts, log, cfg, dir, createHint)
+}
+
+// hasListing reports whether the tree root holds a listing (which, even
+// when unusable, the ingest reads and reports on).
+func hasListing(dir string) bool {
+	for _, name := range []string{source.ListingFile, source.ManifestFile} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ingestTree is the shared body of load and demo. missingHint ends the
@@ -208,7 +233,7 @@ const createHint = `create it, then run "ingest migrate up"`
 // (ending the message with missingHint) or is not migrated.
 func openIngestStore(ctx context.Context, opts *ingestOpts, log *zap.Logger, missingHint string) (*store.Store, error) {
 	if !*opts.dryRun {
-		return openStore(ctx, opts.commonOpts, log)
+		return openStore(ctx, opts.commonOpts, log, true)
 	}
 	st, err := store.OpenWith(ctx, opts.dbURL.String(), opts.store, log)
 	if store.IsMissingDatabase(err) {
@@ -223,14 +248,14 @@ func openIngestStore(ctx context.Context, opts *ingestOpts, log *zap.Logger, mis
 		st.Close()
 		return nil, err
 	}
-	if v.Dirty || v.Version < v.Latest {
+	if v.Dirty || v.Version > v.Latest {
 		st.Close()
-		dirty := ""
-		if v.Dirty {
-			dirty = ", dirty"
-		}
-		return nil, fmt.Errorf("the database is not migrated (schema version %d%s, this binary needs %d): "+
-			"a dry run changes nothing, so it does not migrate; run \"ingest migrate up\" first", v.Version, dirty, v.Latest)
+		return nil, v.Problem()
+	}
+	if v.Version < v.Latest {
+		st.Close()
+		return nil, fmt.Errorf("the database is not migrated (schema version %d, this binary needs %d): "+
+			"a dry run changes nothing, so it does not migrate; run \"ingest migrate up\" first", v.Version, v.Latest)
 	}
 	return st, nil
 }
@@ -254,7 +279,10 @@ func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
 	if d := opts.runDate.String(); d != "" {
 		t, err := parseDate(d)
 		if err != nil {
-			return cfg, fmt.Errorf("--run-date: %w", err)
+			return cfg, fmt.Errorf("%s: %w", opts.runDate.label(), err)
+		}
+		if err := checkRunDate(t, time.Now()); err != nil {
+			return cfg, fmt.Errorf("%s: %w", opts.runDate.label(), err)
 		}
 		cfg.Meta.CreatedAt = t
 	}
@@ -281,6 +309,28 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// runDateFloor is the earliest run date accepted: InferenceX benchmark
+// runs start in 2024, so an earlier date is a mistake (0001-01-01 would
+// also read as "no date" and be replaced by the ingest time).
+func runDateFloor() time.Time { return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC) }
+
+// runDateSlack is how far ahead of now a run date may be (clock skew,
+// time zones): beyond it, the run would outrank every newer one in
+// latest_benchmarks until that date.
+const runDateSlack = 24 * time.Hour
+
+// checkRunDate refuses a run date before the project existed or more than
+// a day ahead of now.
+func checkRunDate(t, now time.Time) error {
+	switch {
+	case t.Before(runDateFloor()):
+		return fmt.Errorf("%s is before %s, before any InferenceX run", t.UTC().Format(time.RFC3339), runDateFloor().Format("2006-01-02"))
+	case t.After(now.Add(runDateSlack)):
+		return fmt.Errorf("%s is more than a day in the future (it would outrank every newer run in latest_benchmarks)", t.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 func parseDate(s string) (time.Time, error) {

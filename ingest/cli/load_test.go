@@ -103,10 +103,10 @@ func TestLoadAborted(t *testing.T) {
 			wantStderr: []string{"ingest: aborted: artifacts.json describes run 28485856738, not run 999"},
 			wantReport: true},
 		{name: "unreachable database", args: []string{"--database-url", unreachableURL},
-			wantStderr: []string{"ingest: connect to postgres://postgres@127.0.0.1:1/nowhere: ", "connection refused"}},
+			wantStderr: []string{"ingest: connect to postgres://***@127.0.0.1:1/nowhere: ", "connection refused"}},
 		{name: "database password stays out of the message",
 			vars:       map[string]string{"DATABASE_URL": "postgres://postgres:s3cret-pw@127.0.0.1:1/nowhere?sslmode=disable"},
-			wantStderr: []string{"ingest: connect to postgres://postgres@127.0.0.1:1/nowhere: "}, notStderr: "s3cret-pw"},
+			wantStderr: []string{"ingest: connect to postgres://***@127.0.0.1:1/nowhere: "}, notStderr: "s3cret-pw"},
 		// An unparsable --database-url is a usage error (exit 2): TestDatabaseURLUnparseable.
 		{name: "missing catalog extension", args: []string{"--catalog", "/nonexistent/catalog.json"}, ownDB: true,
 			wantStderr: []string{"ingest: --catalog: open /nonexistent/catalog.json: no such file or directory"}},

@@ -12,7 +12,9 @@ func runMigrate(ctx context.Context, env Env, args []string) int {
 	fs, s := newFlagSet("migrate", env)
 	common := addCommon(s)
 	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest migrate up|down [N]|version [--database-url URL]")
+		fmt.Fprintln(env.Stderr, "usage: ingest migrate up|down [N]|force N|version [--database-url URL]\n"+
+			"force N records version N as the schema's, clean, running nothing: after a migration failed halfway\n"+
+			"(the schema is dirty) and what it left was repaired by hand.")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 {
@@ -21,18 +23,30 @@ func runMigrate(ctx context.Context, env Env, args []string) int {
 	}
 	action, rest := args[0], args[1:]
 	switch action {
-	case "up", "down", "version":
+	case "up", "down", "force", "version":
 	default:
-		fmt.Fprintf(env.Stderr, "ingest migrate: unknown action %q (up, down, version)\n", action)
+		fmt.Fprintf(env.Stderr, "ingest migrate: unknown action %q (up, down, force, version)\n", action)
 		return ExitUsage
 	}
 	maxArgs := 0
-	if action == "down" {
+	if action == "down" || action == "force" {
 		maxArgs = 1
 	}
 	positional, ok, code := parse(fs, s, rest, maxArgs)
 	if !ok {
 		return code
+	}
+	var force uint64
+	if action == "force" {
+		var err error
+		if len(positional) == 1 {
+			force, err = strconv.ParseUint(positional[0], 10, 32)
+		}
+		if len(positional) == 0 || err != nil || force < 1 {
+			fmt.Fprintln(env.Stderr, "ingest migrate force: the version N to record is required (a positive number: the version the schema is really at)")
+			return ExitUsage
+		}
+		positional = nil
 	}
 	steps := 1
 	if len(positional) == 1 {
@@ -60,6 +74,19 @@ func runMigrate(ctx context.Context, env Env, args []string) int {
 			return fail(env, "%v", err)
 		}
 		fmt.Fprintf(env.Stdout, "reverted %d migration(s)\n", steps)
+	case "force":
+		before, err := st.SchemaVersion(ctx)
+		if err != nil {
+			return fail(env, "%v", err)
+		}
+		if err := st.MigrateForce(ctx, uint(force)); err != nil {
+			return fail(env, "%v", err)
+		}
+		was := fmt.Sprint(before.Version)
+		if before.Dirty {
+			was += ", dirty"
+		}
+		fmt.Fprintf(env.Stdout, "schema version recorded as %d, clean (was %s); no migration was run\n", force, was)
 	case "version":
 		v, err := st.MigrationVersion(ctx)
 		if err != nil {
@@ -67,7 +94,10 @@ func runMigrate(ctx context.Context, env Env, args []string) int {
 		}
 		dirty := ""
 		if v.Dirty {
-			dirty = " (dirty: a migration failed halfway; fix it, then force the version)"
+			dirty = " (dirty: a migration failed halfway; repair what it left, then run \"ingest migrate force N\" with the version the schema is really at)"
+		}
+		if v.Version > v.Latest {
+			dirty += " (newer than this binary: it refuses to write to this database)"
 		}
 		fmt.Fprintf(env.Stdout, "schema version %d, binary carries %d%s\n", v.Version, v.Latest, dirty)
 	}

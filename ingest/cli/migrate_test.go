@@ -88,7 +88,8 @@ func TestNoMigrate(t *testing.T) {
 				require.Equal(t, int64(12), count(t, db, "benchmark_results"))
 				return
 			}
-			require.Contains(t, r.stderr, "ingest: aborted: ")
+			require.Contains(t, r.stderr, `ingest: the database is not migrated (schema version 0, this binary needs `)
+			require.Contains(t, r.stderr, `run "ingest migrate up" first`)
 			require.False(t, tableExists(t, db, "benchmark_results"), "the schema was left alone")
 		})
 	}
@@ -103,8 +104,10 @@ func TestMigrateUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no action", nil, "usage: ingest migrate up|down [N]|version"},
-		{"unknown action", []string{"sideways"}, `ingest migrate: unknown action "sideways" (up, down, version)`},
+		{"no action", nil, "usage: ingest migrate up|down [N]|force N|version"},
+		{"unknown action", []string{"sideways"}, `ingest migrate: unknown action "sideways" (up, down, force, version)`},
+		{"force without a version", []string{"force"}, "ingest migrate force: the version N to record is required"},
+		{"force of a non-number", []string{"force", "x"}, "ingest migrate force: the version N to record is required"},
 		{"zero steps", []string{"down", "0"}, `ingest migrate down: "0" is not a positive number of steps`},
 		{"non-numeric steps", []string{"down", "two"}, `ingest migrate down: "two" is not a positive number of steps`},
 		{"unknown flag", []string{"version", "--bogus"}, "flag provided but not defined: -bogus"},

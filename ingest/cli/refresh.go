@@ -36,6 +36,9 @@ func runRefresh(ctx context.Context, env Env, args []string) int {
 	var result *schema.ViewRefresh
 	var refreshErr error
 	if !*dryRun {
+		if err := st.CheckWritable(ctx); err != nil {
+			return fail(env, "%v", err)
+		}
 		r, err := st.RefreshLatestBenchmarks(ctx, *force)
 		result, refreshErr = &r, err
 	}

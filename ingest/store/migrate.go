@@ -62,9 +62,18 @@ func (s *Store) withMigrator(ctx context.Context, fn func(*migrate.Migrate) erro
 // table if missing and reads the information schema. golang-migrate marks
 // a migration in progress dirty at its target version, so a clean newest
 // version means nothing is left to apply.
+//
+// A dirty schema, or one at a version newer than the binary's, is refused
+// with a message saying what to do (SchemaStatus.Problem), before
+// golang-migrate is asked.
 func (s *Store) MigrateUp(ctx context.Context) (from, to uint, err error) {
-	if cur, err := s.SchemaVersion(ctx); err == nil && !cur.Dirty && cur.Version == cur.Latest && cur.Latest > 0 {
-		return cur.Version, cur.Version, nil
+	if cur, err := s.SchemaVersion(ctx); err == nil {
+		if !cur.Dirty && cur.Version == cur.Latest && cur.Latest > 0 {
+			return cur.Version, cur.Version, nil
+		}
+		if cur.Dirty || cur.Version > cur.Latest {
+			return cur.Version, cur.Version, cur.Problem()
+		}
 	}
 	err = s.withMigrator(ctx, func(m *migrate.Migrate) error {
 		from, _, err = version(m)
@@ -81,6 +90,58 @@ func (s *Store) MigrateUp(ctx context.Context) (from, to uint, err error) {
 		s.log.Info("migrated", zap.Uint("from", from), zap.Uint("to", to))
 	}
 	return from, to, err
+}
+
+// ErrSchema marks a schema this binary must not write to: dirty, newer
+// than the binary, or (without migrating first) older.
+var ErrSchema = errors.New("schema not writable by this binary")
+
+// Problem says why this binary must not write to a database at v, and
+// what to do; nil when v is the binary's newest version, not dirty.
+func (v MigrationStatus) Problem() error {
+	switch {
+	case v.Dirty:
+		return fmt.Errorf("the database schema is dirty at version %d: a migration failed halfway. Repair what it left, "+
+			"then record the version the schema is really at with \"ingest migrate force N\" (this binary carries 1 to %d): %w",
+			v.Version, v.Latest, ErrSchema)
+	case v.Version > v.Latest:
+		return fmt.Errorf("the database schema is at version %d, newer than this binary's %d: a newer ingest migrated it, "+
+			"and this binary does not write to it (use that ingest or a newer one): %w", v.Version, v.Latest, ErrSchema)
+	case v.Version < v.Latest:
+		return fmt.Errorf("the database is not migrated (schema version %d, this binary needs %d): "+
+			"run \"ingest migrate up\" first: %w", v.Version, v.Latest, ErrSchema)
+	}
+	return nil
+}
+
+// CheckWritable refuses, with Problem's message, a database this binary
+// must not write to. Every write path asks it after migrating (or instead
+// of migrating, with --no-migrate).
+func (s *Store) CheckWritable(ctx context.Context) error {
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	return v.Problem()
+}
+
+// MigrateForce records version v as the schema's, clean, without running
+// anything: after a migration failed halfway and what it left was
+// repaired by hand. v must be one the binary carries.
+func (s *Store) MigrateForce(ctx context.Context, v uint) error {
+	latest, err := LatestMigration()
+	if err != nil {
+		return err
+	}
+	if v < 1 || v > latest {
+		return fmt.Errorf("migrate force: version %d is not one this binary carries (1 to %d)", v, latest)
+	}
+	return s.withMigrator(ctx, func(m *migrate.Migrate) error {
+		if err := m.Force(int(v)); err != nil {
+			return fmt.Errorf("migrate force %d: %w", v, err)
+		}
+		return nil
+	})
 }
 
 // MigrateDown reverts the given number of migrations (at least one).
