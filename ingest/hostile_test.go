@@ -46,6 +46,7 @@ func hostileCases() []hCase {
 	cs = append(cs, shapeCases()...)
 	cs = append(cs, agentxCases()...)
 	cs = append(cs, processCases()...)
+	cs = append(cs, trustCases()...)
 	return cs
 }
 

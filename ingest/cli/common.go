@@ -149,8 +149,8 @@ func connect(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Lo
 
 // openStore connects and, unless told not to, applies pending migrations.
 // For a command that writes, it then refuses a database this binary must
-// not write to — dirty, newer than the binary, or (with --no-migrate)
-// older — whether or not it migrated (store.MigrationStatus.Problem).
+// not write to — dirty, or newer than the binary — whether or not it
+// migrated (store.Store.CheckWritable).
 func openStore(ctx context.Context, c *commonOpts, log *zap.Logger, write bool) (*store.Store, error) {
 	st, err := store.OpenWith(ctx, c.dbURL.String(), c.store, log)
 	if err != nil {

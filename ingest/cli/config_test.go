@@ -82,14 +82,14 @@ func TestDatabaseURLResolution(t *testing.T) {
 		want string
 	}{
 		{"flag", []string{"--database-url", flagURL}, map[string]string{"DATABASE_WRITE_URL": writeURL, "DATABASE_URL": plainURL},
-			"postgres://postgres@127.0.0.1:1/from_flag:"},
+			"postgres://***@127.0.0.1:1/from_flag:"},
 		{"DATABASE_WRITE_URL", nil, map[string]string{"DATABASE_WRITE_URL": writeURL, "DATABASE_URL": plainURL},
-			"postgres://postgres@127.0.0.1:1/from_write:"},
+			"postgres://***@127.0.0.1:1/from_write:"},
 		{"blank DATABASE_WRITE_URL falls through", nil, map[string]string{"DATABASE_WRITE_URL": "  ", "DATABASE_URL": plainURL},
-			"postgres://postgres@127.0.0.1:1/from_plain:"},
+			"postgres://***@127.0.0.1:1/from_plain:"},
 		{"DATABASE_URL", nil, map[string]string{"DATABASE_URL": plainURL},
-			"postgres://postgres@127.0.0.1:1/from_plain:"},
-		{"default", nil, nil, "postgres://postgres@127.0.0.1:5432/ingest:"},
+			"postgres://***@127.0.0.1:1/from_plain:"},
+		{"default", nil, nil, "postgres://***@127.0.0.1:5432/ingest:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,8 +122,8 @@ func TestRunIDPrecedence(t *testing.T) {
 		{"INGEST_RUN_ID", nil, map[string]string{"INGEST_RUN_ID": "222"}, cli.ExitOK, 222, ""},
 		{"invalid INGEST_RUN_ID", nil, map[string]string{"INGEST_RUN_ID": "abc"}, cli.ExitUsage, 0,
 			`ingest: --run-id: "abc" is not a positive integer`},
-		{"no run id anywhere", nil, nil, cli.ExitAborted, 0,
-			"ingest: aborted: no run id: pass --run-id (or INGEST_RUN_ID)"},
+		{"no run id anywhere", nil, nil, cli.ExitUsage, 0,
+			"has no artifacts.json (nor ingest-artifact-manifest.json) to take the run id from: pass --run-id (or INGEST_RUN_ID)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

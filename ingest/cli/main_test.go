@@ -55,7 +55,7 @@ func TestCommandHelp(t *testing.T) {
 		{[]string{"load", "-h"}, []string{"usage: ingest load DIR", "-database-url", "DATABASE_WRITE_URL, DATABASE_URL", "-dry-run", "INGEST_DRY_RUN", "-run-id", "INGEST_RUN_ID"}},
 		{[]string{"demo", "--help"}, []string{"usage: ingest demo", "-format", "INGEST_REPORT_FORMAT"}},
 		{[]string{"report", "-h"}, []string{"usage: ingest report --run-id N", "-attempt"}},
-		{[]string{"migrate", "version", "-h"}, []string{"usage: ingest migrate up|down [N]|version", "-no-migrate"}},
+		{[]string{"migrate", "version", "-h"}, []string{"usage: ingest migrate up|down [N]|force N|version", "-no-migrate"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

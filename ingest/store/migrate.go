@@ -115,14 +115,19 @@ func (v MigrationStatus) Problem() error {
 }
 
 // CheckWritable refuses, with Problem's message, a database this binary
-// must not write to. Every write path asks it after migrating (or instead
-// of migrating, with --no-migrate).
+// must not write to: a dirty schema, or one newer than the binary. Every
+// write path asks it after migrating (or instead of migrating, with
+// --no-migrate, which may still write to an older schema: what it lacks
+// fails on its own).
 func (s *Store) CheckWritable(ctx context.Context) error {
 	v, err := s.SchemaVersion(ctx)
 	if err != nil {
 		return err
 	}
-	return v.Problem()
+	if v.Dirty || v.Version > v.Latest {
+		return v.Problem()
+	}
+	return nil
 }
 
 // MigrateForce records version v as the schema's, clean, without running

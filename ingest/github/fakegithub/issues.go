@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 func (s *Server) listComments(w http.ResponseWriter, r *http.Request) {
@@ -26,6 +27,10 @@ func (s *Server) commentJSON(issue int, c *Comment) map[string]any {
 		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", s.Owner, s.Repo, issue, c.ID)}
 }
 
+// MaxCommentLength is GitHub's limit on a comment body, in characters:
+// a longer create or edit is refused with 422.
+const MaxCommentLength = 65536
+
 // commentBody reads the body of a create or edit request; it answers 422
 // and reports false when there is none.
 func commentBody(w http.ResponseWriter, r *http.Request) (string, bool) {
@@ -34,6 +39,10 @@ func commentBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
 		writeError(w, http.StatusUnprocessableEntity, "Invalid request: body is required")
+		return "", false
+	}
+	if utf8.RuneCountInString(*in.Body) > MaxCommentLength {
+		writeError(w, http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
 		return "", false
 	}
 	return *in.Body, true
