@@ -24,8 +24,17 @@ type TraceRowLink struct {
 }
 
 // TraceKnown are the digests among those asked for that are already stored.
+// Stale are the stored sidecars whose derived payloads are of another
+// version than the ones this build writes: they are recomputed.
 type TraceKnown struct {
-	Sidecars, ServerLogs, Blobs map[string]bool
+	Sidecars, ServerLogs, Blobs, Stale map[string]bool
+}
+
+// TracePayloadVersions are the versions of the derived payloads a build
+// writes (aggregate_stats, chart_series, request_timeline): a stored sidecar
+// holding others is stale.
+type TracePayloadVersions struct {
+	Stats, Chart, Timeline int
 }
 
 // TraceChunk is one piece of a staged stream: a compressed blob or an
@@ -52,12 +61,13 @@ type TraceSidecar struct {
 	Profile, AIPerfJSON, MetricsJSON, MetricsCSV []byte
 	ProfileSize, MetricsJSONSize, MetricsCSVSize int64
 	Layout                                       string
-	StatsStream, ChartStream                     int32
-	Timeline                                     []byte
-	TimelineSize                                 int64
-	DerivedMetrics                               []byte
-	KVCapacity                                   *int64
-	SourceArtifact, SourceDir                    string
+	// StatsStream, ChartStream and TimelineStream stage the JSON payloads;
+	// 0 for none (no chart series without a server metrics export, no
+	// timeline without a timed request).
+	StatsStream, ChartStream, TimelineStream int32
+	DerivedMetrics                           []byte
+	KVCapacity                               *int64
+	SourceArtifact, SourceDir                string
 }
 
 // ServerLogFile is one stored file of a server log bundle.
@@ -85,8 +95,12 @@ type RowLink struct {
 
 // TraceApply is everything the traces stage writes, in one batch.
 type TraceApply struct {
-	Blobs      []TraceBlob
-	Sidecars   []TraceSidecar
+	Blobs    []TraceBlob
+	Sidecars []TraceSidecar
+	// Refreshes are stored sidecars whose payloads were stale: their
+	// payloads, derived metrics and KV-cache pool are replaced (only
+	// Digest, the streams, DerivedMetrics and KVCapacity are used).
+	Refreshes  []TraceSidecar
 	TraceLinks []RowLink
 	Logs       []ServerLogBundle
 	LogLinks   []RowLink
@@ -97,6 +111,7 @@ type TraceApply struct {
 // TraceApplyResult is what the batch changed.
 type TraceApplyResult struct {
 	BlobsNew, BlobBytesNew, SidecarsNew, RowsLinked    int64
+	SidecarsRefreshed                                  int64
 	ServerLogsNew, ServerLogRowsLinked, MetricsUpdated int64
 }
 

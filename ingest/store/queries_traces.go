@@ -13,11 +13,18 @@ LEFT JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
 LEFT JOIN server_logs l ON l.id = b.server_log_id
 WHERE b.workflow_run_id = $1 AND b.content_digest = ANY($2::bytea[])`
 
-// qKnownTraceDigests reports which of the given digests are stored.
+// qKnownTraceDigests reports which of the given digests are stored, and
+// which stored sidecars hold payloads of other versions than $4
+// (aggregate_stats), $5 (chart_series) and $6 (request_timeline), or the
+// timeline blob of a build before migration 000015.
 const qKnownTraceDigests = `
-SELECT 's', digest FROM agentic_trace_replay WHERE digest = ANY($1::bytea[])
-UNION ALL SELECT 'l', digest FROM server_logs WHERE digest = ANY($2::bytea[])
-UNION ALL SELECT 'b', digest FROM trace_blobs WHERE digest = ANY($3::bytea[])`
+SELECT 's', digest, NOT (coalesce(aggregate_stats ->> 'version', '') = $4::int::text
+		AND (chart_series IS NULL OR chart_series ->> 'version' = $5::int::text)
+		AND (request_timeline IS NULL OR request_timeline ->> 'version' = $6::int::text)
+		AND request_timeline_digest IS NULL)
+FROM agentic_trace_replay WHERE digest = ANY($1::bytea[])
+UNION ALL SELECT 'l', digest, false FROM server_logs WHERE digest = ANY($2::bytea[])
+UNION ALL SELECT 'b', digest, false FROM trace_blobs WHERE digest = ANY($3::bytea[])`
 
 const qCreateTraceStaging = `
 CREATE TEMP TABLE IF NOT EXISTS stage_trace_chunks (
@@ -57,26 +64,44 @@ SELECT (SELECT count(*) FROM ins), (SELECT coalesce(sum(stored_size), 0) FROM in
 const qInsertSidecars = `
 WITH u AS (
 	SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bigint[], $4::bytea[], $5::bytea[], $6::bigint[],
-		$7::bytea[], $8::bigint[], $9::text[], $10::int[], $11::int[], $12::bytea[], $13::bigint[], $14::text[],
-		$15::bigint[], $16::text[], $17::text[])
+		$7::bytea[], $8::bigint[], $9::text[], $10::int[], $11::int[], $12::int[], $13::text[],
+		$14::bigint[], $15::text[], $16::text[])
 		AS u(digest, profile, profile_size, aiperf, sm_json, sm_json_size, sm_csv, sm_csv_size, layout,
-			stats_stream, chart_stream, timeline, timeline_size, derived, kv, source_artifact, source_dir)
+			stats_stream, chart_stream, timeline_stream, derived, kv, source_artifact, source_dir)
 ), ins AS (
 	INSERT INTO agentic_trace_replay (digest, profile_export_digest, profile_export_size, profile_aiperf_digest,
 		server_metrics_json_digest, server_metrics_json_size, server_metrics_csv_digest, server_metrics_csv_size,
-		layout, aggregate_stats, chart_series, request_timeline_digest, request_timeline_size, derived_metrics, kv_cache_pool_tokens,
+		layout, aggregate_stats, chart_series, request_timeline, derived_metrics, kv_cache_pool_tokens,
 		source_artifact, source_dir)
 	SELECT DISTINCT ON (u.digest) u.digest, u.profile, u.profile_size, u.aiperf, u.sm_json, u.sm_json_size,
 		u.sm_csv, u.sm_csv_size, u.layout,
 		(SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb FROM stage_trace_chunks c WHERE c.stream = u.stats_stream),
 		(SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb FROM stage_trace_chunks c WHERE c.stream = u.chart_stream),
-		u.timeline, u.timeline_size,
+		(SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb FROM stage_trace_chunks c WHERE c.stream = u.timeline_stream),
 		u.derived::jsonb, u.kv, u.source_artifact, u.source_dir
 	FROM u ORDER BY u.digest
 	ON CONFLICT (digest) DO NOTHING
 	RETURNING 1
 )
 SELECT count(*) FROM ins`
+
+// qRefreshSidecars replaces the payloads of stored sidecars found stale
+// (payloads of another version, or a timeline blob of an older build) with
+// the staged ones, and their derived metrics and KV-cache pool. The old
+// timeline blob stays in trace_blobs, referenced by nothing.
+const qRefreshSidecars = `
+UPDATE agentic_trace_replay t SET
+	aggregate_stats = (SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb
+		FROM stage_trace_chunks c WHERE c.stream = u.stats_stream),
+	chart_series = (SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb
+		FROM stage_trace_chunks c WHERE c.stream = u.chart_stream),
+	request_timeline = (SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb
+		FROM stage_trace_chunks c WHERE c.stream = u.timeline_stream),
+	request_timeline_digest = NULL, request_timeline_size = NULL,
+	derived_metrics = u.derived::jsonb, kv_cache_pool_tokens = u.kv
+FROM unnest($1::bytea[], $2::int[], $3::int[], $4::int[], $5::text[], $6::bigint[])
+	AS u(digest, stats_stream, chart_stream, timeline_stream, derived, kv)
+WHERE t.digest = u.digest`
 
 // qLinkTraces points rows at their sidecar; rows already linked to it are
 // left alone.

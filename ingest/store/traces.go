@@ -44,9 +44,13 @@ func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte) (map[string
 
 // KnownTraceDigests reports which sidecar, server log and blob digests are
 // already stored. One round trip.
-func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte) (schema.TraceKnown, error) {
-	k := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}}
-	rows, err := t.tx.Query(ctx, qKnownTraceDigests, nonNil(sidecars), nonNil(logs), nonNil(blobs))
+//
+// A stored sidecar whose payloads are not of the versions v is also listed
+// in Stale.
+func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte, v schema.TracePayloadVersions) (schema.TraceKnown, error) {
+	k := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}, Stale: map[string]bool{}}
+	rows, err := t.tx.Query(ctx, qKnownTraceDigests, nonNil(sidecars), nonNil(logs), nonNil(blobs),
+		v.Stats, v.Chart, v.Timeline)
 	if err != nil {
 		return k, t.explain("read stored trace digests", err)
 	}
@@ -54,12 +58,16 @@ func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][
 	for rows.Next() {
 		var kind string
 		var d []byte
-		if err := rows.Scan(&kind, &d); err != nil {
+		var stale bool
+		if err := rows.Scan(&kind, &d, &stale); err != nil {
 			return k, t.explain("read stored trace digests", err)
 		}
 		switch kind {
 		case "s":
 			k.Sidecars[string(d)] = true
+			if stale {
+				k.Stale[string(d)] = true
+			}
 		case "l":
 			k.ServerLogs[string(d)] = true
 		default:
@@ -118,7 +126,7 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 		bs[i], bd[i], bsz[i], bst[i], bc[i] = x.Stream, x.Digest, x.Size, x.StoredSize, x.Chunks
 	}
 	// Only a run that staged chunks has the staging table these read.
-	staged := nb > 0 || len(a.Sidecars) > 0
+	staged := nb > 0 || len(a.Sidecars) > 0 || len(a.Refreshes) > 0
 	if staged {
 		b.Queue(qInsertTraceBlobs, bs, bd, bsz, bst, bc)
 	}
@@ -126,8 +134,8 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 	ns := len(a.Sidecars)
 	sd, sp, sps, sa, smj, smjs, smc, smcs := make([][]byte, ns), make([][]byte, ns), make([]int64, ns), make([][]byte, ns),
 		make([][]byte, ns), make([]*int64, ns), make([][]byte, ns), make([]*int64, ns)
-	sl, sst, sch, stl, stls, sdm, skv, ssa, ssd := make([]string, ns), make([]int32, ns), make([]int32, ns), make([][]byte, ns),
-		make([]int64, ns), make([]string, ns), make([]*int64, ns), make([]string, ns), make([]string, ns)
+	sl, sst, sch, stl, sdm, skv, ssa, ssd := make([]string, ns), make([]int32, ns), make([]int32, ns), make([]int32, ns),
+		make([]string, ns), make([]*int64, ns), make([]string, ns), make([]string, ns)
 	for i, x := range a.Sidecars {
 		sd[i], sp[i], sps[i], sa[i] = x.Digest, x.Profile, x.ProfileSize, x.AIPerfJSON
 		smj[i], smc[i] = x.MetricsJSON, x.MetricsCSV
@@ -139,11 +147,19 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 			v := x.MetricsCSVSize
 			smcs[i] = &v
 		}
-		sl[i], sst[i], sch[i], stl[i], stls[i] = x.Layout, x.StatsStream, x.ChartStream, x.Timeline, x.TimelineSize
+		sl[i], sst[i], sch[i], stl[i] = x.Layout, x.StatsStream, x.ChartStream, x.TimelineStream
 		sdm[i], skv[i], ssa[i], ssd[i] = string(x.DerivedMetrics), x.KVCapacity, x.SourceArtifact, x.SourceDir
 	}
 	if staged {
-		b.Queue(qInsertSidecars, sd, sp, sps, sa, smj, smjs, smc, smcs, sl, sst, sch, stl, stls, sdm, skv, ssa, ssd)
+		b.Queue(qInsertSidecars, sd, sp, sps, sa, smj, smjs, smc, smcs, sl, sst, sch, stl, sdm, skv, ssa, ssd)
+	}
+	nr := len(a.Refreshes)
+	if nr > 0 {
+		rd, rs, rc, rt, rdm, rkv := make([][]byte, nr), make([]int32, nr), make([]int32, nr), make([]int32, nr), make([]string, nr), make([]*int64, nr)
+		for i, x := range a.Refreshes {
+			rd[i], rs[i], rc[i], rt[i], rdm[i], rkv[i] = x.Digest, x.StatsStream, x.ChartStream, x.TimelineStream, string(x.DerivedMetrics), x.KVCapacity
+		}
+		b.Queue(qRefreshSidecars, rd, rs, rc, rt, rdm, rkv)
 	}
 	lid, ldg := links(a.TraceLinks)
 	b.Queue(qLinkTraces, lid, ldg)
@@ -178,6 +194,13 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 		if err := res.QueryRow().Scan(&r.SidecarsNew); err != nil {
 			return r, t.explain("write trace sidecars", err)
 		}
+	}
+	if nr > 0 {
+		tag, err := res.Exec()
+		if err != nil {
+			return r, t.explain("refresh stale trace payloads", err)
+		}
+		r.SidecarsRefreshed = tag.RowsAffected()
 	}
 	tag, err := res.Exec()
 	if err != nil {

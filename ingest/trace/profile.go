@@ -30,33 +30,31 @@ type Accounting struct {
 	ErrorCategories map[string]int64 `json:"errorCategories"`
 }
 
-// Request is one record of the request timeline, as written. Times are
-// milliseconds from the profile's first request start.
-type Request struct {
-	CID       string  `json:"cid"`
-	TI        int32   `json:"ti"`
-	WID       string  `json:"wid,omitempty"`
-	Phase     string  `json:"phase"`
-	Start     float64 `json:"start"`
-	Ack       float64 `json:"ack,omitempty"`
-	End       float64 `json:"end"`
-	TTFTMs    float32 `json:"ttftMs,omitempty"`
-	TPOTMs    float32 `json:"tpotMs,omitempty"`
-	ISL       int32   `json:"isl"`
-	OSL       int32   `json:"osl"`
-	Cancelled bool    `json:"cancelled,omitempty"`
-	Err       string  `json:"err,omitempty"`
+// req is how a record is kept until the timeline is written: the values
+// the request timeline holds (docs/dashboard-schema.md, request_timeline),
+// names as indexes into the profile's table of JSON-encoded names. Times are
+// epoch nanoseconds as float64, as the dashboard reads them.
+type req struct {
+	credit, start, ack, end            float64
+	ttftMs, tpotMs, isl, osl           float64
+	ti, ad, srcOuter, srcInner         float64
+	cid, wid, phase, srcTrace, srcKind uint32
+	has                                uint16
 }
 
-// req is how a record is kept until the timeline is written: 64 bytes,
-// names as indexes into the profile's name table.
-type req struct {
-	startNs, ackNs, endNs int64
-	ttftMs, tpotMs        float32
-	isl, osl, ti          int32
-	cid, wid, phase, err  uint32
-	cancelled, kept       bool
-}
+// Bits of req.has: which optional values the record carries.
+const (
+	hasAck uint16 = 1 << iota
+	hasTTFT
+	hasTPOT
+	hasISL
+	hasOSL
+	hasSrcTrace
+	hasSrcOuter
+	hasSrcInner
+	hasSrcKind
+	isCancelled
+)
 
 // reqBlock is how many records one block holds: the timeline grows block by
 // block, never by copying what it holds.
@@ -65,18 +63,28 @@ const reqBlock = 4096
 // Profile is what one pass over profile_export.jsonl yields.
 type Profile struct {
 	Accounting Accounting
-	StartNs    int64
-	EndNs      int64
 	blocks     [][]req
-	// Distributions over kept records (profiling phase, no error), in
-	// seconds or tokens.
-	isl, osl, ttft, e2el, itl, fullResponseITL, reconstructedITL, e2elPerOSL []float64
-	// names holds every conversation, worker, phase and error name once.
+	// originNs and endNs span the timeline: the earliest credit (else
+	// start) and the latest end of its records (endNs never below 0).
+	originNs, endNs float64
+	// stats are the samples of the aggregate statistics.
+	stats statSamples
+	// reconstructedITL is the per-request full-response ITL of kept records
+	// (profiling phase, no error), in seconds.
+	reconstructedITL []float64
+	// names holds every conversation, worker, phase and source name once,
+	// JSON-encoded.
 	names   []string
 	nameIdx map[string]uint32
 }
 
+// name interns a string as its JSON encoding.
 func (p *Profile) name(s string) uint32 {
+	b, _ := json.Marshal(s)
+	return p.encoded(string(b))
+}
+
+func (p *Profile) encoded(s string) uint32 {
 	if i, ok := p.nameIdx[s]; ok {
 		return i
 	}
@@ -145,8 +153,14 @@ func (n *number) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// nanos is an epoch-nanosecond timestamp written as an integer or float.
-type nanos int64
+// nanos is an epoch-nanosecond timestamp written as an integer or float:
+// ns as an integer, f as the float64 the dashboard reads; set is false for
+// an absent or null one.
+type nanos struct {
+	ns  int64
+	f   float64
+	set bool
+}
 
 func (t *nanos) UnmarshalJSON(b []byte) error {
 	s := string(bytes.TrimSpace(b))
@@ -154,26 +168,54 @@ func (t *nanos) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		*t = nanos(v)
+		f, _ := strconv.ParseFloat(s, 64)
+		*t = nanos{ns: v, f: f, set: true}
 		return nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || !finite(f) {
 		return fmt.Errorf("timestamp %s is not a number", s)
 	}
-	*t = nanos(int64(f))
+	*t = nanos{ns: int64(f), f: f, set: true}
+	return nil
+}
+
+// bare is a metadata value the dashboard reads only when it is a JSON
+// number; any other value leaves it unset.
+type bare struct {
+	v   float64
+	set bool
+}
+
+func (n *bare) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '-' && (b[0] < '0' || b[0] > '9') {
+		*n = bare{}
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return err
+	}
+	*n = bare{v: f, set: true}
 	return nil
 }
 
 type record struct {
 	Metadata struct {
 		Phase          *string `json:"benchmark_phase"`
+		Credit         nanos   `json:"credit_issued_ns"`
 		Start          nanos   `json:"request_start_ns"`
 		Ack            nanos   `json:"request_ack_ns"`
 		End            nanos   `json:"request_end_ns"`
-		ConversationID string  `json:"conversation_id"`
-		TurnIndex      int     `json:"turn_index"`
-		WorkerID       string  `json:"worker_id"`
+		ConversationID *string `json:"conversation_id"`
+		TurnIndex      bare    `json:"turn_index"`
+		WorkerID       *string `json:"worker_id"`
+		AgentDepth     bare    `json:"agent_depth"`
+		SourceTraceID  *string `json:"source_trace_id"`
+		SourceOuter    bare    `json:"source_outer_idx"`
+		SourceInner    bare    `json:"source_inner_idx"`
+		SourceKind     *string `json:"source_kind"`
 		WasCancelled   bool    `json:"was_cancelled"`
 	} `json:"metadata"`
 	Metrics recordMetrics   `json:"metrics"`
@@ -186,6 +228,7 @@ type recordMetrics struct {
 	TTFT            *number `json:"time_to_first_token"`
 	Latency         *number `json:"request_latency"`
 	ITL             *number `json:"inter_token_latency"`
+	TPOT            *number `json:"time_per_output_token"`
 	FullResponseITL *number `json:"full_response_inter_token_latency"`
 }
 
@@ -194,7 +237,7 @@ type recordMetrics struct {
 // it would inflate the profiled requests.
 func (r *record) empty() bool {
 	md, m := &r.Metadata, &r.Metrics
-	return md.Phase == nil && md.Start == 0 && md.Ack == 0 && md.End == 0 && md.ConversationID == "" &&
+	return md.Phase == nil && !md.Start.set && !md.Ack.set && !md.End.set && (md.ConversationID == nil || *md.ConversationID == "") &&
 		m.ISL == nil && m.OSL == nil && m.TTFT == nil && m.Latency == nil && m.ITL == nil && m.FullResponseITL == nil &&
 		errorCategory(r.Error) == ""
 }
@@ -207,7 +250,8 @@ func (m *recordMetrics) checkRange() error {
 		name string
 		n    *number
 	}{{"input_sequence_length", m.ISL}, {"output_sequence_length", m.OSL}, {"time_to_first_token", m.TTFT},
-		{"request_latency", m.Latency}, {"inter_token_latency", m.ITL}, {"full_response_inter_token_latency", m.FullResponseITL}} {
+		{"request_latency", m.Latency}, {"inter_token_latency", m.ITL}, {"time_per_output_token", m.TPOT},
+		{"full_response_inter_token_latency", m.FullResponseITL}} {
 		if v, ok := val(f.n); ok && math.Abs(v) > math.MaxFloat32 {
 			return fmt.Errorf("metrics.%s: %g is out of range", f.name, v)
 		}
@@ -227,7 +271,7 @@ func val(n *number) (float64, bool) {
 // ignored; a line that is not a JSON object is an error naming the line.
 func ReadProfile(r io.Reader) (*Profile, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
-	p := &Profile{Accounting: Accounting{ErrorCategories: map[string]int64{}}, StartNs: math.MaxInt64, EndNs: math.MinInt64,
+	p := &Profile{Accounting: Accounting{ErrorCategories: map[string]int64{}}, originNs: math.Inf(1),
 		nameIdx: map[string]uint32{}}
 	var long []byte
 	var chk strictjson.Checker
@@ -299,64 +343,17 @@ func (p *Profile) add(chk *strictjson.Checker, line []byte) error {
 	if kept {
 		a.Profiled++
 	}
-	phase := "profiling"
-	if warmup {
-		phase = *md.Phase
-	}
-	req := req{cid: p.name(clean(md.ConversationID)), ti: int32(md.TurnIndex), wid: p.name(clean(md.WorkerID)),
-		phase: p.name(clean(phase)), cancelled: md.WasCancelled, err: p.name(errCat),
-		startNs: int64(md.Start), ackNs: int64(md.Ack), endNs: int64(md.End), kept: kept}
-	if v, ok := val(rec.Metrics.ISL); ok {
-		req.isl = int32(min(max(v, 0), math.MaxInt32))
-	}
-	if v, ok := val(rec.Metrics.OSL); ok {
-		req.osl = int32(min(max(v, 0), math.MaxInt32))
-	}
-	ttft, hasTTFT := val(rec.Metrics.TTFT)
-	if hasTTFT {
-		req.ttftMs = float32(ttft)
-	}
-	itl, hasITL := val(rec.Metrics.ITL)
-	if hasITL {
-		req.tpotMs = float32(itl)
-	}
-	if req.startNs > 0 && req.startNs < p.StartNs {
-		p.StartNs = req.startNs
-	}
-	if req.endNs > 0 && req.endNs > p.EndNs {
-		p.EndNs = req.endNs
-	}
-	p.push(req)
+	p.stats.add(&rec)
+	p.timeline(&rec)
 	if !kept {
 		return nil
 	}
-	if v, ok := val(rec.Metrics.ISL); ok {
-		p.isl = append(p.isl, v)
-	}
-	osl, hasOSL := val(rec.Metrics.OSL)
-	if hasOSL {
-		p.osl = append(p.osl, osl)
-	}
-	if hasTTFT && ttft > 0 {
-		p.ttft = append(p.ttft, ttft/1000)
-	}
-	e2el, hasE2EL := val(rec.Metrics.Latency)
-	if hasE2EL {
-		p.e2el = append(p.e2el, e2el/1000)
-		if hasOSL && osl > 0 {
-			p.e2elPerOSL = append(p.e2elPerOSL, e2el/1000/osl)
-		}
-	}
-	if hasITL && itl > 0 {
-		p.itl = append(p.itl, itl/1000)
-	}
-	if v, ok := val(rec.Metrics.FullResponseITL); ok && v > 0 {
-		p.fullResponseITL = append(p.fullResponseITL, v/1000)
-	}
 	// Full-response ITL reconstructed from the timestamps: the time after
 	// the first token, spread over the remaining tokens.
-	if hasTTFT && hasOSL && osl > 1 && req.startNs > 0 && req.endNs > req.startNs {
-		rest := float64(req.endNs-req.startNs)/1e9 - ttft/1000
+	ttft, hasTTFT := val(rec.Metrics.TTFT)
+	osl, hasOSL := val(rec.Metrics.OSL)
+	if hasTTFT && hasOSL && osl > 1 && md.Start.ns > 0 && md.End.ns > md.Start.ns {
+		rest := float64(md.End.ns-md.Start.ns)/1e9 - ttft/1000
 		if rest > 0 {
 			p.reconstructedITL = append(p.reconstructedITL, rest/(osl-1))
 		}
@@ -364,24 +361,11 @@ func (p *Profile) add(chk *strictjson.Checker, line []byte) error {
 	return nil
 }
 
-// finish settles the profile's time span.
+// finish settles the timeline's origin.
 func (p *Profile) finish() {
-	if p.StartNs == math.MaxInt64 {
-		p.StartNs, p.EndNs = 0, 0
+	if math.IsInf(p.originNs, 1) {
+		p.originNs = 0
 	}
-}
-
-// request is the timeline entry of a record.
-func (p *Profile) request(r *req) Request {
-	rel := func(ns int64) float64 {
-		if ns <= 0 {
-			return 0
-		}
-		return round(float64(ns-p.StartNs) / 1e6)
-	}
-	return Request{CID: p.names[r.cid], TI: r.ti, WID: p.names[r.wid], Phase: p.names[r.phase],
-		Start: rel(r.startNs), Ack: rel(r.ackNs), End: rel(r.endNs), TTFTMs: r.ttftMs, TPOTMs: r.tpotMs,
-		ISL: r.isl, OSL: r.osl, Cancelled: r.cancelled, Err: p.names[r.err]}
 }
 
 // errorCategory is "" when the record has no error (null, false, empty),

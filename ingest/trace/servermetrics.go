@@ -99,6 +99,11 @@ type ServerMetrics struct {
 	bySource    map[string][]float64
 	capacity    *capacity
 	hasPrompt   bool
+	// chart gathers the chart series and the server-side statistics over
+	// both blocks of the export.
+	chart *chartCollector
+	// exportSize is the size of the export in bytes.
+	exportSize int64
 }
 
 func (m *ServerMetrics) grow(n int) {
@@ -115,13 +120,17 @@ func (m *ServerMetrics) grow(n int) {
 	m.slices = n
 }
 
-// ReadServerMetrics streams server_metrics_export.json: only the
-// "metrics" map is used (warmup_metrics is ignored), one metric decoded at
-// a time.
-func ReadServerMetrics(r io.Reader) (*ServerMetrics, error) {
+// ReadServerMetrics streams server_metrics_export.json. The per-second
+// series and cache figures of the benchmark metrics read the "metrics" map
+// only, one metric decoded at a time; the chart series and statistics
+// payloads read it and "warmup_metrics" one series at a time.
+//
+// size is the export's size in bytes, which decides how the dashboard would
+// have parsed it (see inMemoryExportLimit); 0 reads it as a small one.
+func ReadServerMetrics(r io.Reader, size int64) (*ServerMetrics, error) {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
-	m := &ServerMetrics{bySource: map[string][]float64{}}
+	m := &ServerMetrics{bySource: map[string][]float64{}, chart: newChartCollector(), exportSize: size}
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, err
 	}
@@ -136,15 +145,20 @@ func ReadServerMetrics(r io.Reader) (*ServerMetrics, error) {
 			return nil, &strictjson.Error{Kind: strictjson.DuplicateKey, Field: key}
 		}
 		seen[key] = true
-		if key != "metrics" {
+		phase := phaseProfiling
+		switch key {
+		case "metrics":
+			found = true
+		case "warmup_metrics":
+			phase = phaseWarmup
+		default:
 			if err := skipValue(dec); err != nil {
 				return nil, fmt.Errorf("%s: %w", key, err)
 			}
 			continue
 		}
-		found = true
-		if err := m.readMetrics(dec); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
+		if err := m.readMetrics(dec, phase); err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
 		}
 	}
 	if _, err := dec.Token(); err != nil {
@@ -156,7 +170,7 @@ func ReadServerMetrics(r io.Reader) (*ServerMetrics, error) {
 	return m, nil
 }
 
-func (m *ServerMetrics) readMetrics(dec *json.Decoder) error {
+func (m *ServerMetrics) readMetrics(dec *json.Decoder, phase int) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -179,15 +193,25 @@ func (m *ServerMetrics) readMetrics(dec *json.Decoder) error {
 			return &strictjson.Error{Kind: strictjson.DuplicateKey, Field: name}
 		}
 		seen[name] = true
-		m.MetricCount++
-		names = append(names, name)
 		role, ok := metricRoles[name]
-		if !ok {
-			if err := skipValue(dec); err != nil {
+		if phase == phaseWarmup || !ok {
+			err := walkSeries(dec, func(raw json.RawMessage) error {
+				if err := chk.Check(raw); err != nil {
+					return err
+				}
+				return m.chart.series(phase, name, raw)
+			})
+			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
+			}
+			if phase == phaseProfiling {
+				m.MetricCount++
+				names = append(names, name)
 			}
 			continue
 		}
+		m.MetricCount++
+		names = append(names, name)
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -200,9 +224,91 @@ func (m *ServerMetrics) readMetrics(dec *json.Decoder) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		m.add(name, role, mt)
+		var mi metricIn
+		if err := json.Unmarshal(raw, &mi); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		for _, s := range mi.Series {
+			if err := m.chart.series(phase, name, s); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
 	}
 	_, err = dec.Token()
-	m.Adapter = adapterOf(names)
+	if phase == phaseProfiling {
+		m.Adapter = adapterOf(names)
+	}
+	return err
+}
+
+// walkSeries reads one metric and hands each element of its "series" array
+// to fn, one at a time; other members are skipped. A metric that is not an
+// object, or has no or a null series, has none.
+func walkSeries(dec *json.Decoder, fn func(json.RawMessage) error) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	if d == '[' {
+		return skipRest(dec)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		key, err := objectKey(dec)
+		if err != nil {
+			return err
+		}
+		if seen[key] {
+			return &strictjson.Error{Kind: strictjson.DuplicateKey, Field: key}
+		}
+		seen[key] = true
+		if key != "series" {
+			if err := skipValue(dec); err != nil {
+				return err
+			}
+			continue
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if tok == nil {
+			continue
+		}
+		if d, ok := tok.(json.Delim); !ok || d != '[' {
+			return fmt.Errorf("series: expected an array, found %v", tok)
+		}
+		for dec.More() {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return err
+			}
+			if err := fn(raw); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return err
+		}
+	}
+	_, err = dec.Token()
+	return err
+}
+
+// skipRest skips what is left of an array or object whose opening
+// delimiter was read.
+func skipRest(dec *json.Decoder) error {
+	for dec.More() {
+		var discard json.RawMessage
+		if err := dec.Decode(&discard); err != nil {
+			return err
+		}
+	}
+	_, err := dec.Token()
 	return err
 }
 

@@ -37,11 +37,12 @@ type sidecarJob struct {
 	// profile, aiperf, metricsJSON, metricsCSV; nil entries are absent.
 	parts [4]*fileDigest
 	known bool
+	// stale: stored, with payloads of an older build (recomputed).
+	stale bool
 	// set by the second pass
 	derived  *trace.Derived
-	streams  [2]int32 // stats, chart
-	timeline *fileDigest
-	failed   string // reason, with failedFile
+	streams  [3]int32 // stats, chart, timeline; 0 for none
+	failed   string   // reason, with failedFile
 	failFile string
 	// metricsProblem says why the server metrics export could not be
 	// read: the trace is stored without server-side series, and the

@@ -210,7 +210,7 @@ func (s *streamer) sidecar(j *sidecarJob, known schema.TraceKnown) {
 		var consume func(io.Reader) error
 		if i == 2 {
 			consume = func(r io.Reader) error {
-				m, err := trace.ReadServerMetrics(r)
+				m, err := trace.ReadServerMetrics(r, d.size)
 				if err != nil {
 					// Derivation failures are isolated: the trace is
 					// stored without server-side series, and the
@@ -236,6 +236,9 @@ func (s *streamer) sidecar(j *sidecarJob, known schema.TraceKnown) {
 	}
 	j.derived = der
 	for i, b := range []json.RawMessage{der.AggregateStats, der.ChartSeries} {
+		if b == nil {
+			continue // no chart series without server metrics: NULL
+		}
 		id, err := s.payload(b)
 		if err != nil {
 			fail(pd.path, err)
@@ -243,18 +246,20 @@ func (s *streamer) sidecar(j *sidecarJob, known schema.TraceKnown) {
 		}
 		j.streams[i] = id
 	}
-	// The timeline holds every request: it is kept as a compressed blob.
-	bw := s.newBlob()
-	if err := profile.WriteTimeline(bw); err != nil {
-		fail(pd.path, err)
-		return
+	// The timeline holds every timed request: streamed into its own
+	// stream one request at a time (NULL when none is timed).
+	if profile.HasTimeline() {
+		c := s.newChunker()
+		if err := profile.WriteTimeline(c); err != nil {
+			fail(pd.path, err)
+			return
+		}
+		if err := c.flush(); err != nil {
+			fail(pd.path, err)
+			return
+		}
+		j.streams[2] = c.stream
 	}
-	tl := &fileDigest{path: "request_timeline.json", sha: bw.h.Sum(nil), size: bw.size}
-	if err := bw.close(tl); err != nil {
-		fail(pd.path, err)
-		return
-	}
-	j.timeline = tl
 }
 
 // serverLog is the second pass over one unknown server log artifact:

@@ -29,10 +29,14 @@ import (
 type Writer interface {
 	TracePoints() []schema.TracePoint
 	TraceRowLinks(ctx context.Context, digests [][]byte) (map[string]schema.TraceRowLink, error)
-	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte) (schema.TraceKnown, error)
+	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte, v schema.TracePayloadVersions) (schema.TraceKnown, error)
 	StageTraceChunks(ctx context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error)
 	ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.TraceApplyResult, error)
 }
+
+// payloadVersions are the versions of the payloads this build writes.
+var payloadVersions = schema.TracePayloadVersions{Stats: trace.AggregateStatsVersion, Chart: trace.ChartSeriesVersion,
+	Timeline: trace.RequestTimelineVersion}
 
 // maxTraceNotes bounds the notes naming skipped traces.
 const maxTraceNotes = 20
@@ -98,14 +102,17 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 			}
 		}
 	}
-	known := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}}
+	known := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}, Stale: map[string]bool{}}
 	if len(sd)+len(ld) > 0 {
-		if known, err = w.KnownTraceDigests(ctx, sd, ld, bd); err != nil {
+		if known, err = w.KnownTraceDigests(ctx, sd, ld, bd, payloadVersions); err != nil {
 			return err
 		}
 	}
 	for _, j := range st.sidecarOrder {
 		j.known = known.Sidecars[string(j.digest)]
+		// A sidecar stored by an older build is read again for its
+		// payloads (its files are stored: none is sent again).
+		j.stale = j.known && known.Stale[string(j.digest)]
 	}
 	for _, j := range st.logOrder {
 		j.known = known.ServerLogs[string(j.digest)]
@@ -126,6 +133,10 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	env.Sum.Details.TraceRowsRead += int64(len(st.items)) + rows.Unmapped
 	d := &env.Sum.Details
 	d.TraceSidecarsNew += res.SidecarsNew
+	if res.SidecarsRefreshed > 0 {
+		env.Tally.Note(fmt.Sprintf("%d stored trace(s) held derived payloads of an older build: recomputed (aggregate_stats v%d, chart_series v%d, request_timeline v%d)",
+			res.SidecarsRefreshed, trace.AggregateStatsVersion, trace.ChartSeriesVersion, trace.RequestTimelineVersion))
+	}
 	d.TraceBlobsNew += res.BlobsNew
 	d.TraceBlobBytesNew += res.BlobBytesNew
 	d.ServerLogsNew += res.ServerLogsNew
@@ -362,7 +373,7 @@ func (s *traceStage) secondPass(ctx context.Context, w Writer, known schema.Trac
 	var todoS []*sidecarJob
 	var todoL []*logJob
 	for _, j := range s.sidecarOrder {
-		if j.failed == "" && !j.known {
+		if j.failed == "" && (!j.known || j.stale) {
 			todoS = append(todoS, j)
 		}
 	}
@@ -489,12 +500,10 @@ func (s *traceStage) build(dataset string) schema.TraceApply {
 			for _, d := range j.parts {
 				addBlob(d)
 			}
-			addBlob(j.timeline)
 			dm, _ := json.Marshal(j.derived.Metrics)
 			sc := schema.TraceSidecar{Digest: j.digest, Profile: j.parts[0].sha, ProfileSize: j.parts[0].size,
 				AIPerfJSON: opt(j.parts[1]), MetricsJSON: opt(j.parts[2]), MetricsCSV: opt(j.parts[3]),
-				Layout: j.files.Layout, StatsStream: j.streams[0], ChartStream: j.streams[1],
-				Timeline: j.timeline.sha, TimelineSize: j.timeline.size,
+				Layout: j.files.Layout, StatsStream: j.streams[0], ChartStream: j.streams[1], TimelineStream: j.streams[2],
 				DerivedMetrics: dm, KVCapacity: j.derived.KVCapacity, SourceArtifact: j.raw.Name, SourceDir: j.files.Dir}
 			if j.parts[2] != nil {
 				sc.MetricsJSONSize = j.parts[2].size
@@ -503,6 +512,10 @@ func (s *traceStage) build(dataset string) schema.TraceApply {
 				sc.MetricsCSVSize = j.parts[3].size
 			}
 			a.Sidecars = append(a.Sidecars, sc)
+		} else if j.stale {
+			dm, _ := json.Marshal(j.derived.Metrics)
+			a.Refreshes = append(a.Refreshes, schema.TraceSidecar{Digest: j.digest, StatsStream: j.streams[0], ChartStream: j.streams[1],
+				TimelineStream: j.streams[2], DerivedMetrics: dm, KVCapacity: j.derived.KVCapacity})
 		}
 		for _, p := range j.rows {
 			if !sameDigest(p.TraceDigest, j.digest) {
