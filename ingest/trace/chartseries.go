@@ -152,6 +152,20 @@ func (m *ServerMetrics) streamed() bool { return m.exportSize > inMemoryExportLi
 // wanted reports whether the series of a metric are read beyond their span.
 func wanted(name string) bool { return chartKeys[name] || aggregateKeys[name] }
 
+// metric takes every series of one metric decoded whole.
+func (c *chartCollector) metric(phase int, name string, raw json.RawMessage) error {
+	var mi metricIn
+	if err := json.Unmarshal(raw, &mi); err != nil {
+		return err
+	}
+	for _, s := range mi.Series {
+		if err := c.series(phase, name, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // series takes one series of a metric, in file order.
 func (c *chartCollector) series(phase int, name string, raw json.RawMessage) error {
 	var s seriesIn

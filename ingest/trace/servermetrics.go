@@ -194,6 +194,17 @@ func (m *ServerMetrics) readMetrics(dec *json.Decoder, phase int) error {
 		}
 		seen[name] = true
 		role, ok := metricRoles[name]
+		if (phase == phaseWarmup || !ok) && m.streamed() && !chartKeys[name] {
+			// A streamed export's charts read only the charted metrics.
+			if err := skipValue(dec); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if phase == phaseProfiling {
+				m.MetricCount++
+				names = append(names, name)
+			}
+			continue
+		}
 		if phase == phaseWarmup || !ok {
 			err := walkSeries(dec, func(raw json.RawMessage) error {
 				if err := chk.Check(raw); err != nil {
@@ -224,14 +235,8 @@ func (m *ServerMetrics) readMetrics(dec *json.Decoder, phase int) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		m.add(name, role, mt)
-		var mi metricIn
-		if err := json.Unmarshal(raw, &mi); err != nil {
+		if err := m.chart.metric(phase, name, raw); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
-		}
-		for _, s := range mi.Series {
-			if err := m.chart.series(phase, name, s); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
 		}
 	}
 	_, err = dec.Token()
