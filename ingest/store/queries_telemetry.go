@@ -6,7 +6,7 @@ package store
 // qTelemetryStoredSeries lists the series a workflow run already has.
 const qTelemetryStoredSeries = `
 SELECT id, artifact_name, file_name, content_digest, vendor, gpu_count, window_source,
-	energy_j, avg_power_w, avg_total_power_w
+	energy_j, avg_power_w, avg_total_power_w, sample_count
 FROM gpu_metric_series
 WHERE workflow_run_id = $1`
 
@@ -51,16 +51,26 @@ const qInsertSeries = `
 INSERT INTO gpu_metric_series (id, workflow_run_id, artifact_name, config_key, file_name, vendor, format,
 	hostname, content_digest, sample_count, gpu_count, started_at, ended_at, sample_interval_s,
 	window_start, window_end, window_source, energy_j, avg_power_w, avg_total_power_w,
-	p50_power_w, p90_power_w, duplicate_samples, dropped_samples, ingest_id)
+	p50_power_w, p90_power_w, duplicate_samples, dropped_samples, ingest_id, csv_sha256, sidecars,
+	stats_version)
 SELECT u.id, $1, u.artifact, u.config_key, u.file, u.vendor, u.format, NULLIF(u.host, ''), u.digest,
 	u.samples, u.gpus, u.started, u.ended, NULLIF(u.interval_s, 0), u.ws, u.we, u.wsource,
-	u.energy, u.avg, u.avg_total, u.p50, u.p90, u.dups, u.dropped, $2
+	u.energy, u.avg, u.avg_total, u.p50, u.p90, u.dups, u.dropped, $2, u.csv_sha256, u.sidecars::jsonb,
+	$28
 FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
 	$10::bytea[], $11::int[], $12::smallint[], $13::timestamptz[], $14::timestamptz[], $15::real[],
 	$16::timestamptz[], $17::timestamptz[], $18::text[], $19::float8[], $20::float8[], $21::float8[],
-	$22::real[], $23::real[], $24::int[], $25::int[])
+	$22::real[], $23::real[], $24::int[], $25::int[], $26::text[], $27::text[])
 	AS u(id, artifact, config_key, file, vendor, format, host, digest, samples, gpus, started, ended,
-		interval_s, ws, we, wsource, energy, avg, avg_total, p50, p90, dups, dropped)`
+		interval_s, ws, we, wsource, energy, avg, avg_total, p50, p90, dups, dropped, csv_sha256, sidecars)`
+
+// qInsertGPUStats writes the per-GPU digests of the new series, given as
+// parallel arrays (metric is the sample column's name).
+const qInsertGPUStats = `
+INSERT INTO gpu_metric_gpu_stats (series_id, gpu_index, metric, sample_count, min_value, max_value,
+	mean_value, median_value, p95_value, p99_value, stddev_value)
+SELECT * FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::int[], $5::real[], $6::real[],
+	$7::real[], $8::real[], $9::real[], $10::real[], $11::real[])`
 
 // qInsertLinks ties benchmark rows to series; an existing link is kept.
 const qInsertLinks = `

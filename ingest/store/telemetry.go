@@ -29,7 +29,7 @@ func (t *RunTx) TelemetryState(ctx context.Context) (telemetry.RunState, error) 
 		var gpus int16
 		var energy, avg, avgTotal *float64
 		if err := rows.Scan(&s.ID, &s.Artifact, &s.File, &s.Digest, &vendor, &gpus, &s.Facts.WindowSource,
-			&energy, &avg, &avgTotal); err != nil {
+			&energy, &avg, &avgTotal, &s.Samples); err != nil {
 			rows.Close()
 			return st, t.explain("read stored series", err)
 		}
@@ -121,6 +121,7 @@ func (t *RunTx) WriteSeries(ctx context.Context, replace []int64, rows []telemet
 			started, ended, ws, we                             = make([]time.Time, n), make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
 			interval, p50, p90                                 = make([]float32, n), make([]*float32, n), make([]*float32, n)
 			energy, avg, avgTotal                              = make([]*float64, n), make([]*float64, n), make([]*float64, n)
+			csvSum, sidecars                                   = make([]string, n), make([]string, n)
 		)
 		for i, s := range rows {
 			f := s.Facts
@@ -130,6 +131,10 @@ func (t *RunTx) WriteSeries(ctx context.Context, replace []int64, rows []telemet
 			started[i], ended[i] = time.UnixMicro(f.Start).UTC(), time.UnixMicro(f.End).UTC()
 			ws[i], we[i], wsource[i] = time.UnixMicro(f.WindowStart).UTC(), time.UnixMicro(f.WindowEnd).UTC(), f.WindowSource
 			interval[i] = float32(f.IntervalS)
+			csvSum[i], sidecars[i] = s.CSVSha256, string(s.Sidecars)
+			if len(s.Sidecars) == 0 {
+				sidecars[i] = "{}"
+			}
 			if f.HasPower {
 				e, a, at := f.EnergyJ, f.AvgPowerW, f.AvgTotalPowerW
 				energy[i], avg[i], avgTotal[i] = &e, &a, &at
@@ -138,7 +143,13 @@ func (t *RunTx) WriteSeries(ctx context.Context, replace []int64, rows []telemet
 			}
 		}
 		b.Queue(qInsertSeries, t.run.WorkflowRunID, t.run.IngestID, ids, artifact, key, file, vendor, format, host,
-			digests, samples, gpus, started, ended, interval, ws, we, wsource, energy, avg, avgTotal, p50, p90, dups, dropped)
+			digests, samples, gpus, started, ended, interval, ws, we, wsource, energy, avg, avgTotal, p50, p90, dups, dropped,
+			csvSum, sidecars, telemetry.StatsVersion)
+	}
+	stats := statsArrays(rows)
+	if stats.n > 0 {
+		b.Queue(qInsertGPUStats, stats.series, stats.gpu, stats.metric, stats.count, stats.min, stats.max,
+			stats.mean, stats.median, stats.p95, stats.p99, stats.stddev)
 	}
 	if len(links) > 0 {
 		br, sr := make([]int64, len(links)), make([]int64, len(links))
@@ -166,6 +177,15 @@ func (t *RunTx) WriteSeries(ctx context.Context, replace []int64, rows []telemet
 		}
 		r.SeriesInserted = tag.RowsAffected()
 	}
+	if stats.n > 0 {
+		tag, err := res.Exec()
+		if err != nil {
+			return r, t.explain("write series digests", err)
+		}
+		if tag.RowsAffected() != int64(stats.n) {
+			return r, fmt.Errorf("write series digests: sent %d rows, PostgreSQL stored %d", stats.n, tag.RowsAffected())
+		}
+	}
 	if len(links) > 0 {
 		tag, err := res.Exec()
 		if err != nil {
@@ -174,4 +194,44 @@ func (t *RunTx) WriteSeries(ctx context.Context, replace []int64, rows []telemet
 		r.LinksInserted = tag.RowsAffected()
 	}
 	return r, res.Close()
+}
+
+// gpuStatsArrays are the per-GPU digests of series rows as the parallel
+// arrays qInsertGPUStats takes.
+type gpuStatsArrays struct {
+	n                                        int
+	series                                   []int64
+	gpu                                      []int16
+	metric                                   []string
+	count                                    []int32
+	min, max, mean, median, p95, p99, stddev []float32
+}
+
+func statsArrays(rows []telemetry.SeriesRow) gpuStatsArrays {
+	var a gpuStatsArrays
+	for _, r := range rows {
+		a.n += len(r.Stats)
+	}
+	if a.n == 0 {
+		return a
+	}
+	a.series, a.gpu, a.metric, a.count = make([]int64, 0, a.n), make([]int16, 0, a.n), make([]string, 0, a.n), make([]int32, 0, a.n)
+	f := func() []float32 { return make([]float32, 0, a.n) }
+	a.min, a.max, a.mean, a.median, a.p95, a.p99, a.stddev = f(), f(), f(), f(), f(), f(), f()
+	for _, r := range rows {
+		for _, s := range r.Stats {
+			a.series = append(a.series, r.ID)
+			a.gpu = append(a.gpu, s.GPU)
+			a.metric = append(a.metric, telemetry.MetricNames[s.Metric])
+			a.count = append(a.count, int32(s.Count))
+			a.min = append(a.min, float32(s.Min))
+			a.max = append(a.max, float32(s.Max))
+			a.mean = append(a.mean, float32(s.Mean))
+			a.median = append(a.median, float32(s.Median))
+			a.p95 = append(a.p95, float32(s.P95))
+			a.p99 = append(a.p99, float32(s.P99))
+			a.stddev = append(a.stddev, float32(s.Stddev))
+		}
+	}
+	return a
 }

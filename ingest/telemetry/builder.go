@@ -3,6 +3,7 @@ package telemetry
 import (
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -21,6 +22,23 @@ type seriesBuilder struct {
 	// dropped counts rows without a power value, dups repeated (GPU, time)
 	// rows; both are left out of the series.
 	dropped, dups int64
+	// uuids is each GPU's first non-empty gpu_uuid (DCGM)
+	uuids map[int16]string
+}
+
+// noteUUID keeps the first UUID a GPU's rows with a power value name.
+func (b *seriesBuilder) noteUUID(gpu int16, cell string) {
+	u := strings.TrimSpace(cell)
+	if u == "" || TextProblem(u) != "" {
+		return
+	}
+	if _, ok := b.uuids[gpu]; ok {
+		return
+	}
+	if b.uuids == nil {
+		b.uuids = map[int16]string{}
+	}
+	b.uuids[gpu] = strings.Clone(u)
 }
 
 // gpuTrack is one GPU's accepted samples: its batches and, in arrival
@@ -163,7 +181,7 @@ func (b *seriesBuilder) finish(l *layout) (*Series, error) {
 		ids = append(ids, g)
 	}
 	slices.Sort(ids)
-	s := &Series{Format: l.format, Vendor: l.vendor, Host: b.host}
+	s := &Series{Format: l.format, Vendor: l.vendor, Host: b.host, GPUUUIDs: b.uuids}
 	for _, g := range ids {
 		t := b.gpus[g]
 		t.flush()
@@ -177,6 +195,7 @@ func (b *seriesBuilder) finish(l *layout) (*Series, error) {
 		s.Release()
 		return nil, &ParseError{Reason: "no usable power samples"}
 	}
+	s.Stats = computeStats(s)
 	return s, nil
 }
 

@@ -15,6 +15,7 @@ const (
 	roleHost
 	roleMetric
 	roleHotspot // AMD: the temperature, preferred over edge
+	roleUUID    // DCGM: the GPU's UUID (kept for the identity sidecar)
 )
 
 type column struct {
@@ -31,7 +32,7 @@ type layout struct {
 	vendor  Vendor
 	columns []column
 	// indexes of the key columns in columns (-1 when absent)
-	time, gpu, host, hotspot int
+	time, gpu, host, hotspot, uuid int
 	// metricCol is the column of each metric (-1: none)
 	metricCol [NumMetrics]int
 	// metricHeader is the header name of each metric's column, for
@@ -73,6 +74,7 @@ var dcgmColumns = map[string]column{
 	"timestamp_unix": {role: roleTime},
 	"hostname":       {role: roleHost},
 	"gpu_index":      {role: roleGPU},
+	"gpu_uuid":       {role: roleUUID},
 	"power_w":        {role: roleMetric, metric: MetricPower},
 	"temperature_c":  {role: roleMetric, metric: MetricTemperature},
 	"gpu_util_pct":   {role: roleMetric, metric: MetricGPUUtil},
@@ -96,7 +98,7 @@ func parseHeader(line string) (*layout, error) {
 		}
 		return false
 	}
-	l := &layout{time: -1, gpu: -1, host: -1, hotspot: -1}
+	l := &layout{time: -1, gpu: -1, host: -1, hotspot: -1, uuid: -1}
 	var known map[string]column
 	switch {
 	case has("timestamp_unix") && has("hostname") && has("gpu_index") && has("power_w"):
@@ -141,6 +143,8 @@ func parseHeader(line string) (*layout, error) {
 			l.host = i
 		case roleHotspot:
 			l.hotspot = i
+		case roleUUID:
+			l.uuid = i
 		case roleMetric:
 			l.metricCol[c.metric], l.metricHeader[c.metric] = i, n
 		}
@@ -170,7 +174,7 @@ func parseHeader(line string) (*layout, error) {
 // ingest does not keep, and hostnames, are text.
 func numericColumn(f Format, r role) bool {
 	switch {
-	case r == roleIgnore, r == roleHost:
+	case r == roleIgnore, r == roleHost, r == roleUUID:
 		return false
 	case f == FormatNVIDIASMI:
 		return false

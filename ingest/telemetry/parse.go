@@ -392,6 +392,9 @@ func (c *converter) addDCGM(rec []string, line int64) error {
 	if valid[MetricTemperature] && (vals[MetricTemperature] >= dcgmBlank || vals[MetricTemperature] < -273.15) {
 		valid[MetricTemperature] = false
 	}
+	if l.uuid >= 0 && valid[MetricPower] {
+		b.noteUUID(g, rec[l.uuid])
+	}
 	return b.append(line, g, us, &vals, &valid)
 }
 

@@ -26,6 +26,10 @@ func render(series []*Series) string {
 	for _, s := range series {
 		facts, _ := json.MarshalIndent(s.Facts, "", "  ")
 		fmt.Fprintf(&b, "series format=%s vendor=%s host=%q rows=%d\nfacts %s\n", s.Format, s.Vendor, s.Host, s.Rows(), facts)
+		for _, st := range s.Stats {
+			fmt.Fprintf(&b, "stat gpu=%d %s n=%d min=%g max=%g mean=%g median=%g p95=%g p99=%g stddev=%g\n", st.GPU,
+				MetricNames[st.Metric], st.Count, st.Min, st.Max, st.Mean, st.Median, st.P95, st.P99, st.Stddev)
+		}
 		for _, rec := range s.Batches {
 			gpu := rec.Column(ColGPU).(*array.Int16)
 			ts := rec.Column(ColTimestamp).(*array.Timestamp)

@@ -9,6 +9,8 @@ type StoredSeries struct {
 	File     string
 	Digest   []byte
 	Vendor   Vendor
+	// Samples is the stored sample_count (the artifact's series inventory).
+	Samples int64
 	// Facts holds the stored facts the power checks use: GPUs, window
 	// source, energy and average power (HasPower when they are set).
 	Facts Facts
@@ -60,6 +62,13 @@ type SeriesRow struct {
 	Host      string
 	Digest    []byte
 	Facts     Facts
+	// CSVSha256 is the hex sha256 of the CSV's bytes.
+	CSVSha256 string
+	// Sidecars is the series' sidecars document (JSON), as the reference
+	// builds it (docs/schema.md).
+	Sidecars []byte
+	// Stats is the per-GPU digest, of version StatsVersion.
+	Stats []GPUStat
 }
 
 // Link ties a benchmark row to a series.

@@ -84,6 +84,11 @@ type Series struct {
 	Host    string
 	Batches []arrow.RecordBatch
 	Facts   Facts
+	// Stats is the per-GPU digest of every metric (StatsVersion).
+	Stats []GPUStat
+	// GPUUUIDs is each GPU's UUID as a DCGM bundle names it (the first
+	// non-empty gpu_uuid of its rows with power); nil otherwise.
+	GPUUUIDs map[int16]string
 }
 
 // Rows is the number of samples in the batches.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"hash"
 	"io"
@@ -50,6 +51,12 @@ type seriesJob struct {
 	// readErr is set when the file could not be read in the hash pass, or
 	// a zipped DCGM bundle's hosts could not be scanned.
 	readErr string
+	// side is the file's sidecars (read by the hash pass, in the digest);
+	// vendor, for a DCGM bundle, the vendor its manifest names.
+	side   *sidecars
+	vendor tel.Vendor
+	// csvSum is the hex sha256 of the file's bytes, once read.
+	csvSum string
 }
 
 // items is how many report items the job stands for: one per series (a
@@ -74,18 +81,23 @@ type telemetryStage struct {
 	recs   map[*source.Artifact]*runstate.Record
 	ids    []int64
 	// results
-	rows     []tel.SeriesRow
-	links    []tel.Link
-	replace  []int64
-	samples  int64
-	measured map[int64]bool // benchmark ids with a stored series
-	warnings []schema.PowerWarning
+	rows    []tel.SeriesRow
+	rowSide []rowSidecars // of rows, by index
+	// unchangedSeries are the stored series of files read unchanged, by
+	// artifact (the series inventory of their artifact's new series)
+	unchangedSeries map[string][]tel.StoredSeries
+	links           []tel.Link
+	replace         []int64
+	samples         int64
+	measured        map[int64]bool // benchmark ids with a stored series
+	warnings        []schema.PowerWarning
 }
 
 func newTelemetryStage(env *runstate.Env, state tel.RunState) *telemetryStage {
 	st := &telemetryStage{env: env, state: state, points: map[string][]tel.RunPoint{},
 		stored: map[string][]tel.StoredSeries{}, bmk: map[string]*source.Artifact{},
-		open: map[*source.Artifact]bool{}, recs: map[*source.Artifact]*runstate.Record{}, measured: map[int64]bool{}}
+		open: map[*source.Artifact]bool{}, recs: map[*source.Artifact]*runstate.Record{}, measured: map[int64]bool{},
+		unchangedSeries: map[string][]tel.StoredSeries{}}
 	for _, p := range state.Points {
 		st.points[p.SourceArtifact] = append(st.points[p.SourceArtifact], p)
 	}
@@ -292,6 +304,7 @@ feed:
 		}
 		if st.unchanged(j) {
 			st.env.Sum.Rows.Power.Duplicate += int64(len(j.stored))
+			st.unchangedSeries[a.Name] = append(st.unchangedSeries[a.Name], j.stored...)
 			for _, s := range j.stored {
 				for _, p := range j.points {
 					st.links = append(st.links, tel.Link{BenchmarkID: p.ID, SeriesID: s.ID})
@@ -374,14 +387,24 @@ func (st *telemetryStage) hash(j *seriesJob, buf []byte) {
 		return
 	}
 	h.Sum(j.fileSum[:0])
+	j.csvSum = hex.EncodeToString(j.fileSum[:])
 	st.digestSidecars(j, fsys, h)
 }
 
 // digestSidecars finishes a job's digest: it covers what decides the
-// stored samples and facts besides the CSV bytes — the time-zone sidecar
-// and the window.
+// stored samples, facts and sidecars besides the CSV bytes — the time-zone
+// sidecar, the window and the sidecars document (a DCGM bundle's vendor
+// comes from its manifest, in it).
 func (st *telemetryStage) digestSidecars(j *seriesJob, fsys fs.FS, h hash.Hash) {
 	a := j.src.artifact
+	j.side = readSidecars(a, fsys, j.file, j.src.kind == runstate.KindPowerAudit)
+	if j.file.dcgm {
+		j.vendor = bundleVendor(j.side.context)
+	}
+	if doc, err := j.side.document(nil, nil); err == nil {
+		field(h, []byte("sidecars"))
+		field(h, doc)
+	}
 	if !j.file.dcgm {
 		off, used, content := timeZoneSidecar(a, fsys, j.file.path)
 		j.offset = off
@@ -678,6 +701,9 @@ func (st *telemetryStage) inputSize(j *seriesJob) int64 {
 type parsedFile struct {
 	series []*tel.Series
 	failed string
+	// csvSum is the file's hex sha256 when the parse read it whole for
+	// the first time (a zip member the hash pass did not read).
+	csvSum string
 }
 
 // parseFile opens and parses one job's file.
@@ -690,12 +716,29 @@ func (st *telemetryStage) parseFile(j *seriesJob, opt tel.Options) parsedFile {
 	if err != nil {
 		return parsedFile{failed: fmt.Sprintf("cannot open: %v", err)}
 	}
-	series, perr := tel.Parse(f, opt)
+	var r io.Reader = f
+	var h hash.Hash
+	if j.csvSum == "" {
+		h = sha256.New()
+		r = io.TeeReader(f, h)
+	}
+	series, perr := tel.Parse(r, opt)
+	if perr == nil && h != nil {
+		// The parser stops at the last line: hash what follows it too.
+		if _, err := io.Copy(h, f); err != nil {
+			perr = fmt.Errorf("read: %v", err)
+			tel.ReleaseAll(series)
+		}
+	}
 	f.Close()
 	if perr != nil {
 		return parsedFile{failed: perr.Error()}
 	}
-	return parsedFile{series: series}
+	p := parsedFile{series: series}
+	if h != nil {
+		p.csvSum = hex.EncodeToString(h.Sum(nil))
+	}
+	return p
 }
 
 // sendFile records a parsed file (or its failure) and sends its batches;
@@ -720,6 +763,9 @@ func (st *telemetryStage) sendFile(ctx context.Context, j *seriesJob, p parsedFi
 	}
 	for _, s := range j.stored {
 		st.replace = append(st.replace, s.ID)
+	}
+	if p.csvSum != "" {
+		j.csvSum = p.csvSum
 	}
 	for k, s := range series {
 		id := st.ids[*next]
@@ -760,14 +806,24 @@ func (st *telemetryStage) addSeries(j *seriesJob, s *tel.Series, id int64) {
 	if j.file.dcgm {
 		file += "#" + s.Host
 	}
+	vendor := s.Vendor
+	if j.file.dcgm {
+		vendor = j.vendor
+	}
 	st.rows = append(st.rows, tel.SeriesRow{ID: id, Artifact: j.src.artifact.Name, ConfigKey: j.src.suffix,
-		File: file, Vendor: s.Vendor, Format: s.Format, Host: s.Host, Digest: j.digest, Facts: s.Facts})
+		File: file, Vendor: vendor, Format: s.Format, Host: s.Host, Digest: j.digest, Facts: s.Facts,
+		CSVSha256: j.csvSum, Stats: s.Stats})
+	rs := rowSidecars{side: j.side}
+	if j.file.dcgm {
+		rs.identity = hostIdentity(s.Host, s.GPUUUIDs)
+	}
+	st.rowSide = append(st.rowSide, rs)
 	st.samples += s.Rows()
 	for _, p := range j.points {
 		st.links = append(st.links, tel.Link{BenchmarkID: p.ID, SeriesID: id})
 		st.measured[p.ID] = true
 	}
-	st.check(j, file, s.Vendor, s.Facts)
+	st.check(j, file, vendor, s.Facts)
 }
 
 // check compares a series' facts with the power its point publishes and,

@@ -72,6 +72,9 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	if err != nil {
 		return err
 	}
+	if err := st.finishSidecars(); err != nil {
+		return err
+	}
 	res, err := w.WriteSeries(ctx, st.replace, st.rows, st.links)
 	if err != nil {
 		return err
