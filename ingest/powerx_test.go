@@ -207,3 +207,48 @@ func TestPowerBundleVendor(t *testing.T) {
 		require.Equal(t, []string{c.want}, vendors, c.name)
 	}
 }
+
+// TestCPUSidePowerBestEffort: the CPU-side (Grace) leg of a multinode power
+// bundle is read and counted; a broken one is a note, never a failure, and
+// a required-power point is not failed by it.
+func TestCPUSidePowerBestEffort(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	v2 := "schema_version,timestamp_unix,hostname,source,sensor,socket_id,power_w,cpu_rail_w,soc_w,dram_w,total_power_w\n" +
+		"2,1787300000.0,node-p,acpi,Grace Power Socket 0,0,251.5,180.25,60.5,,1002.0\n" +
+		"2,1787300000.0,node-p,acpi,Grace Power Socket 1,1,248.25,179,61,,1002.0\n" +
+		"2,1787300001.0,node-p,acpi,Grace Power Socket 0,0,252.5,181.25,60.5,,1004.0\n" +
+		"2,1787300001.0,node-p,acpi,Grace Power Socket 1,1,249.25,180,61,,1004.0\n"
+	v1Broken := "schema_version,timestamp_unix,hostname,source,sensor,socket_id,power_w,total_power_w\n" +
+		"1,1787300000.0,node-p,acpi,Grace Power Socket 0,0,-5,1002.0\n"
+	cpuPoint := powerRow(4, 500, 1, 2, map[string]any{"cpu_power_valid": 1, "avg_total_cpu_power_w": 501.0, "total_cpu_energy_j": 1002.0})
+	perJob(t, dir, "c1", cpuPoint)
+	writeFile(t, filepath.Join(dir, "power_audit_c1", "LOGS", "power", "samples.csv"), dcgmCSV)
+	writeFile(t, filepath.Join(dir, "power_audit_c1", "LOGS", "power", "manifest.json"), `{"schema_version": 1, "producer": "srt-slurm.dcgm-power"}`)
+	writeFile(t, filepath.Join(dir, "power_audit_c1", "LOGS", "power", "cpu", "samples.csv"), v2)
+	writeFile(t, filepath.Join(dir, "power_audit_c1", "LOGS", "power", "cpu", "cpu_manifest.json"), `{"schema_version": 2, "source": "acpi"}`)
+	perJob(t, dir, "c2", powerRow(8, 500, 1, 2, nil))
+	writeFile(t, filepath.Join(dir, "power_audit_c2", "LOGS", "power", "samples.csv"), dcgmCSV)
+	writeFile(t, filepath.Join(dir, "power_audit_c2", "LOGS", "power", "cpu", "samples.csv"), v1Broken)
+	fp := strings.Repeat("ab", 32)
+	writeFile(t, filepath.Join(dir, "required-power-sweep-manifest", "sweep_manifest.json"), `{
+  "schema-version": 2, "run-id": 993, "run-attempt": 1,
+  "points": [
+    {"config_key": "c2", "identity": {"recipe_fingerprint": "`+fp+`", "concurrency": 8, "benchmark_type": "single_turn", "isl": 8192, "osl": 1024}}
+  ]}`)
+	sum := e.mustIngest(dir, ingest.Config{Run: RunID(993, 1), Meta: schema.RunMeta{CreatedAt: time.Date(2026, 8, 21, 8, 0, 0, 0, time.UTC)}})
+	require.Equal(t, schema.StatusSucceeded, sum.Status, "%+v", sum.Failures)
+	require.Empty(t, sum.Failures)
+	require.EqualValues(t, 1, sum.Details.CPUPowerFilesRead)
+	require.EqualValues(t, 4, sum.Details.CPUPowerSampleRows)
+	require.EqualValues(t, 1, sum.Details.CPUPowerFilesRefused)
+	require.Contains(t, sum.Notes, "CPU-side power not read (best effort, the run is not failed): artifact power_audit_c2: file LOGS/power/cpu/samples.csv: line 2: invalid power_w \"-5\"")
+	// The producer's CPU-side metrics are stored with the point (where the
+	// reference stores them).
+	var cpuW float64
+	require.NoError(t, e.pool().QueryRow(context.Background(),
+		`SELECT (metrics->>'avg_total_cpu_power_w')::float8 FROM benchmark_results WHERE conc = 4`).Scan(&cpuW))
+	require.Equal(t, 501.0, cpuW)
+	// CPU samples are not telemetry series.
+	require.EqualValues(t, 4, e.count(`SELECT count(*) FROM gpu_metric_series`))
+}

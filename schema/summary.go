@@ -149,6 +149,12 @@ type Details struct {
 	// (metrics and workers) because the legacy amd-smi source policy
 	// retires them (ingest/overrides/retired_gpu_power.json).
 	RetiredGPUPowerPoints int64 `json:"retiredGpuPowerPoints,omitempty"`
+	// CPU-side (Grace) power of multinode power bundles
+	// (power/cpu/samples.csv), read best effort and never a failure: files
+	// read and their valid rows, and files refused (each named in a note).
+	CPUPowerFilesRead    int64 `json:"cpuPowerFilesRead,omitempty"`
+	CPUPowerSampleRows   int64 `json:"cpuPowerSampleRows,omitempty"`
+	CPUPowerFilesRefused int64 `json:"cpuPowerFilesRefused,omitempty"`
 	// PurgedRun is set when the run overrides purge the run: nothing of
 	// it was written, not even a ledger row.
 	PurgedRun bool `json:"purgedRun,omitempty"`

@@ -86,6 +86,8 @@ type telemetryStage struct {
 	// unchangedSeries are the stored series of files read unchanged, by
 	// artifact (the series inventory of their artifact's new series)
 	unchangedSeries map[string][]tel.StoredSeries
+	// cpu are the CPU-side samples of the power bundles read
+	cpu []cpuFile
 	links           []tel.Link
 	replace         []int64
 	samples         int64
@@ -196,6 +198,9 @@ func (st *telemetryStage) plan(src *telemetrySource) {
 			st.fail(a.Name, "", err.Error(), 1)
 		}
 		return
+	}
+	if src.kind == runstate.KindPowerAudit {
+		st.planCPU(a)
 	}
 	for _, f := range telemetryFiles(a) {
 		linked := points

@@ -60,6 +60,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	st.cpuSide()
 	if err := st.hashAll(ctx); err != nil {
 		return err
 	}
