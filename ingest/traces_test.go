@@ -85,7 +85,7 @@ func TestTracesFirstIngestAndRerun(t *testing.T) {
 	require.Equal(t, 4, e.count(`SELECT count(*) FROM benchmark_results WHERE trace_replay_id IS NOT NULL`))
 	require.Equal(t, 4, e.count(`SELECT count(*) FROM benchmark_results WHERE server_log_id IS NOT NULL`))
 	// The multinode tarball is stored entry by entry.
-	require.Equal(t, 3, e.count(`SELECT count(*) FROM server_log_files WHERE file_name LIKE 'multinode_server_logs.tar.gz/logs/%'`))
+	require.Equal(t, 3, e.count(`SELECT count(*) FROM server_log_files WHERE file_name LIKE 'multinode_server_logs/logs/%'`))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM run_datasets WHERE dataset_slug = 'cc-traces-weka-062126'`))
 	// Every row linked to a trace got the trace's cache hit rate under its
 	// own name; the KV pool comes from sglang:max_total_num_tokens or the

@@ -27,7 +27,7 @@ type TraceRowLink struct {
 // Stale are the stored sidecars whose derived payloads are of another
 // version than the ones this build writes: they are recomputed.
 type TraceKnown struct {
-	Sidecars, ServerLogs, Blobs, Stale map[string]bool
+	Sidecars, ServerLogs, Blobs, Stale, LogTexts map[string]bool
 }
 
 // TracePayloadVersions are the versions of the derived payloads a build
@@ -73,8 +73,16 @@ type TraceSidecar struct {
 // ServerLogFile is one stored file of a server log bundle.
 type ServerLogFile struct {
 	Name string
-	Blob []byte
+	Text []byte // digest of the file's bytes: its text in server_log_texts
 	Size int64
+}
+
+// ServerLogText is a log file to store as text: a staged stream of the
+// text, keyed by the sha256 of the file's bytes.
+type ServerLogText struct {
+	Stream int32
+	Digest []byte
+	Size   int64
 }
 
 // ServerLogBundle is the server log of one point.
@@ -103,9 +111,12 @@ type TraceApply struct {
 	Refreshes  []TraceSidecar
 	TraceLinks []RowLink
 	Logs       []ServerLogBundle
+	LogTexts   []ServerLogText
 	LogLinks   []RowLink
 	// Dataset is the run's dataset slug, empty when no row names one.
 	Dataset string
+	// DatasetRow is its catalogue entry, nil when it is not catalogued.
+	DatasetRow *DatasetRow
 }
 
 // TraceApplyResult is what the batch changed.
@@ -113,6 +124,7 @@ type TraceApplyResult struct {
 	BlobsNew, BlobBytesNew, SidecarsNew, RowsLinked    int64
 	SidecarsRefreshed                                  int64
 	ServerLogsNew, ServerLogRowsLinked, MetricsUpdated int64
+	ServerLogTextsNew, ServerLogTextBytesNew           int64
 }
 
 // DerivedMetricPrefix starts the name of every metric the ingest derives
@@ -120,3 +132,9 @@ type TraceApplyResult struct {
 // published row. Published metrics are stored exactly as published, so a
 // published key with this prefix fails its row.
 const DerivedMetricPrefix = "derived_"
+
+// DatasetRow is the row of the dashboard's datasets table for a catalogued
+// dataset; a stored row is never overwritten.
+type DatasetRow struct {
+	ID, Slug, Label, Variant, Description, HFURL, License string
+}

@@ -24,7 +24,8 @@ SELECT 's', digest, NOT (coalesce(aggregate_stats ->> 'version', '') = $4::int::
 		AND request_timeline_digest IS NULL)
 FROM agentic_trace_replay WHERE digest = ANY($1::bytea[])
 UNION ALL SELECT 'l', digest, false FROM server_logs WHERE digest = ANY($2::bytea[])
-UNION ALL SELECT 'b', digest, false FROM trace_blobs WHERE digest = ANY($3::bytea[])`
+UNION ALL SELECT 'b', digest, false FROM trace_blobs WHERE digest = ANY($3::bytea[])
+UNION ALL SELECT 't', digest, false FROM server_log_texts WHERE digest = ANY($7::bytea[])`
 
 const qCreateTraceStaging = `
 CREATE TEMP TABLE IF NOT EXISTS stage_trace_chunks (
@@ -120,10 +121,29 @@ FROM unnest($1::bytea[], $2::text[], $3::int[], $4::bigint[], $5::bigint[], $6::
 ORDER BY u.digest
 ON CONFLICT (digest) DO NOTHING`
 
+// qInsertServerLogTexts stores the staged texts of new log files, each
+// once; a digest already stored is left alone. The staged bytes are valid
+// UTF-8 without NUL (trace.LogText). It returns how many texts and file
+// bytes are new.
+const qInsertServerLogTexts = `
+WITH pick AS (
+	SELECT DISTINCT ON (digest) * FROM unnest($1::int[], $2::bytea[], $3::bigint[]) AS u(stream, digest, size)
+	ORDER BY digest, stream
+), ins AS (
+	INSERT INTO server_log_texts (digest, size, content)
+	SELECT p.digest, p.size,
+		coalesce((SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')
+			FROM stage_trace_chunks c WHERE c.stream = p.stream), '')
+	FROM pick p
+	ON CONFLICT (digest) DO NOTHING
+	RETURNING size
+)
+SELECT count(*), coalesce(sum(size), 0) FROM ins`
+
 const qInsertServerLogFiles = `
-INSERT INTO server_log_files (server_log_id, file_name, blob_digest, size)
-SELECT l.id, u.name, u.blob, u.size
-FROM unnest($1::bytea[], $2::text[], $3::bytea[], $4::bigint[]) AS u(log_digest, name, blob, size)
+INSERT INTO server_log_files (server_log_id, file_name, text_digest, size)
+SELECT l.id, u.name, u.text, u.size
+FROM unnest($1::bytea[], $2::text[], $3::bytea[], $4::bigint[]) AS u(log_digest, name, text, size)
 JOIN server_logs l ON l.digest = u.log_digest
 ON CONFLICT (server_log_id, file_name) DO NOTHING`
 
@@ -163,3 +183,10 @@ const qUpsertRunDataset = `
 INSERT INTO run_datasets AS d (workflow_run_id, dataset_slug, ingest_id) VALUES ($1, $2, $3)
 ON CONFLICT (workflow_run_id) DO UPDATE SET dataset_slug = EXCLUDED.dataset_slug, ingest_id = EXCLUDED.ingest_id
 WHERE d.dataset_slug <> EXCLUDED.dataset_slug`
+
+// qInsertDataset writes the catalogue's row of the run's dataset unless a
+// row with its id or slug is stored (one a corpus load filled is kept).
+const qInsertDataset = `
+INSERT INTO datasets (id, slug, label, variant, description, hf_url, license)
+VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6, NULLIF($7, ''))
+ON CONFLICT DO NOTHING`

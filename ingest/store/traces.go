@@ -42,15 +42,15 @@ func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte) (map[string
 	return out, nil
 }
 
-// KnownTraceDigests reports which sidecar, server log and blob digests are
-// already stored. One round trip.
+// KnownTraceDigests reports which sidecar, server log, blob and log text
+// digests are already stored. One round trip.
 //
 // A stored sidecar whose payloads are not of the versions v is also listed
 // in Stale.
-func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte, v schema.TracePayloadVersions) (schema.TraceKnown, error) {
-	k := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}, Stale: map[string]bool{}}
+func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, texts [][]byte, v schema.TracePayloadVersions) (schema.TraceKnown, error) {
+	k := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}, Stale: map[string]bool{}, LogTexts: map[string]bool{}}
 	rows, err := t.tx.Query(ctx, qKnownTraceDigests, nonNil(sidecars), nonNil(logs), nonNil(blobs),
-		v.Stats, v.Chart, v.Timeline)
+		v.Stats, v.Chart, v.Timeline, nonNil(texts))
 	if err != nil {
 		return k, t.explain("read stored trace digests", err)
 	}
@@ -70,6 +70,8 @@ func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][
 			}
 		case "l":
 			k.ServerLogs[string(d)] = true
+		case "t":
+			k.LogTexts[string(d)] = true
 		default:
 			k.Blobs[string(d)] = true
 		}
@@ -115,8 +117,8 @@ func (s *chunkSource) Values() ([]any, error) {
 
 func (s *chunkSource) Err() error { return s.err }
 
-// ApplyTraces writes blobs, sidecars, server logs, links, derived metrics
-// and the run's dataset in one batch.
+// ApplyTraces writes blobs, sidecars, server log texts and bundles, links,
+// derived metrics and the run's dataset in one batch.
 func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.TraceApplyResult, error) {
 	var r schema.TraceApplyResult
 	b := &pgx.Batch{}
@@ -126,7 +128,7 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 		bs[i], bd[i], bsz[i], bst[i], bc[i] = x.Stream, x.Digest, x.Size, x.StoredSize, x.Chunks
 	}
 	// Only a run that staged chunks has the staging table these read.
-	staged := nb > 0 || len(a.Sidecars) > 0 || len(a.Refreshes) > 0
+	staged := nb > 0 || len(a.Sidecars) > 0 || len(a.Refreshes) > 0 || len(a.LogTexts) > 0
 	if staged {
 		b.Queue(qInsertTraceBlobs, bs, bd, bsz, bst, bc)
 	}
@@ -164,6 +166,15 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 	lid, ldg := links(a.TraceLinks)
 	b.Queue(qLinkTraces, lid, ldg)
 
+	nt := len(a.LogTexts)
+	ts, td, tsz := make([]int32, nt), make([][]byte, nt), make([]int64, nt)
+	for i, x := range a.LogTexts {
+		ts[i], td[i], tsz[i] = x.Stream, x.Digest, x.Size
+	}
+	if nt > 0 {
+		b.Queue(qInsertServerLogTexts, ts, td, tsz)
+	}
+
 	nl := len(a.Logs)
 	gd, gp, gn, gs, gk, ga := make([][]byte, nl), make([]string, nl), make([]int32, nl), make([]int64, nl), make([]*int64, nl), make([]string, nl)
 	var fd, fb [][]byte
@@ -172,7 +183,7 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 	for i, x := range a.Logs {
 		gd[i], gp[i], gn[i], gs[i], gk[i], ga[i] = x.Digest, x.Primary, int32(len(x.Files)), x.TotalSize, x.KVCapacity, x.SourceArtifact
 		for _, f := range x.Files {
-			fd, fn, fb, fs = append(fd, x.Digest), append(fn, f.Name), append(fb, f.Blob), append(fs, f.Size)
+			fd, fn, fb, fs = append(fd, x.Digest), append(fn, f.Name), append(fb, f.Text), append(fs, f.Size)
 		}
 	}
 	b.Queue(qInsertServerLogs, gd, gp, gn, gs, gk, ga)
@@ -182,6 +193,9 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 	b.Queue(qApplyDerivedMetrics, t.run.WorkflowRunID)
 	if a.Dataset != "" {
 		b.Queue(qUpsertRunDataset, t.run.WorkflowRunID, a.Dataset, t.run.IngestID)
+	}
+	if d := a.DatasetRow; d != nil {
+		b.Queue(qInsertDataset, d.ID, d.Slug, d.Label, d.Variant, d.Description, d.HFURL, d.License)
 	}
 
 	res := t.tx.SendBatch(ctx, b)
@@ -207,6 +221,11 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 		return r, t.explain("link traces", err)
 	}
 	r.RowsLinked = tag.RowsAffected()
+	if nt > 0 {
+		if err := res.QueryRow().Scan(&r.ServerLogTextsNew, &r.ServerLogTextBytesNew); err != nil {
+			return r, t.explain("write server log texts", err)
+		}
+	}
 	if tag, err = res.Exec(); err != nil {
 		return r, t.explain("write server logs", err)
 	}
@@ -225,6 +244,11 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 	if a.Dataset != "" {
 		if _, err := res.Exec(); err != nil {
 			return r, t.explain("record run dataset", err)
+		}
+	}
+	if a.DatasetRow != nil {
+		if _, err := res.Exec(); err != nil {
+			return r, t.explain("record dataset "+a.DatasetRow.Slug, err)
 		}
 	}
 	if err := res.Close(); err != nil {

@@ -135,6 +135,13 @@ func IsTarball(name string) bool {
 	return strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".tgz")
 }
 
+// TarballDir is the directory a tarball's entries are named under: its
+// name without the .tar.gz or .tgz suffix, where the reference extracts
+// multinode_server_logs.tar.gz (multinode_server_logs/logs/decode_0.log).
+func TarballDir(name string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(name, ".tar.gz"), ".tgz")
+}
+
 // IsLogFile reports whether a file (or tarball entry) is a log whose lines
 // may name the KV-cache capacity.
 func IsLogFile(name string) bool {

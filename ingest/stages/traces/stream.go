@@ -120,6 +120,41 @@ func (b *blobWriter) close(d *fileDigest) error {
 	return nil
 }
 
+// textWriter streams a log file's text (trace.LogText) into a new stream
+// and hashes the file's bytes.
+type textWriter struct {
+	c    *chunker
+	t    *trace.LogText
+	h    hash.Hash
+	size int64
+}
+
+func (s *streamer) newText() *textWriter {
+	c := s.newChunker()
+	return &textWriter{c: c, t: trace.NewLogText(c), h: sha256.New()}
+}
+
+func (w *textWriter) Write(p []byte) (int, error) {
+	w.h.Write(p)
+	w.size += int64(len(p))
+	return w.t.Write(p)
+}
+
+// close finishes the stream and describes the text.
+func (w *textWriter) close(d *fileDigest) error {
+	if err := w.t.Close(); err != nil {
+		return err
+	}
+	if err := w.c.flush(); err != nil {
+		return err
+	}
+	d.stream, d.stored, d.chunks, d.send = w.c.stream, w.c.total, w.c.seq, true
+	if !bytes.Equal(w.h.Sum(nil), d.sha) || w.size != d.size {
+		return fmt.Errorf("changed while being read (%d bytes, digest differs from the first read)", w.size)
+	}
+	return nil
+}
+
 // payload sends an uncompressed JSON payload as a stream.
 func (s *streamer) payload(b []byte) (int32, error) {
 	c := s.newChunker()
@@ -262,9 +297,10 @@ func (s *streamer) sidecar(j *sidecarJob, known schema.TraceKnown) {
 	}
 }
 
-// serverLog is the second pass over one unknown server log artifact:
-// every file is stored compressed, tarballs entry by entry, and log files
-// are scanned for the KV-cache capacity.
+// serverLog is the second pass over one unknown server log artifact: its
+// log files (.log, .out), tarballs entry by entry, are stored as text
+// (each once: a text already stored is only scanned) and scanned for the
+// KV-cache capacity. Other files are not stored, as with the reference.
 func (s *streamer) serverLog(j *logJob, known schema.TraceKnown) {
 	fsys, err := j.art.FS()
 	if err != nil {
@@ -280,22 +316,37 @@ func (s *streamer) serverLog(j *logJob, known schema.TraceKnown) {
 			}
 			continue
 		}
-		var scan *trace.KVScanner
-		var consume func(io.Reader) error
-		if trace.IsLogFile(d.path) {
-			scan = trace.NewKVScanner()
-			consume = func(r io.Reader) error { _, err := io.Copy(scan, r); return err }
+		if !trace.IsLogFile(d.path) {
+			continue
 		}
-		if err := s.readPart(fsys, d, known.Blobs[string(d.sha)], consume); err != nil {
+		scan := trace.NewKVScanner()
+		if err := s.logFile(fsys, d, known.LogTexts[string(d.sha)], scan); err != nil {
 			j.failed, j.failFile = err.Error(), d.path
 			return
 		}
-		if scan != nil {
-			kvs = append(kvs, scan.Tokens())
-		}
+		kvs = append(kvs, scan.Tokens())
 		j.stored = append(j.stored, d)
 	}
 	j.kv = sumKV(kvs)
+}
+
+// logFile reads one log file through scan and, unless its text is stored,
+// into a new text stream.
+func (s *streamer) logFile(fsys fs.FS, d *fileDigest, knownText bool, scan io.Writer) error {
+	f, err := fsys.Open(d.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if knownText {
+		_, err := io.Copy(scan, f)
+		return err
+	}
+	tw := s.newText()
+	if _, err := io.Copy(io.MultiWriter(tw, scan), f); err != nil {
+		return err
+	}
+	return tw.close(d)
 }
 
 func (s *streamer) tarball(fsys fs.FS, d *fileDigest, j *logJob, kvs *[]*int64) error {
@@ -305,32 +356,30 @@ func (s *streamer) tarball(fsys fs.FS, d *fileDigest, j *logJob, kvs *[]*int64) 
 	}
 	defer f.Close()
 	var entries []*fileDigest
+	files := 0
 	err = trace.WalkTarball(f, func(name string, size int64, r io.Reader) error {
-		bw := s.newBlob()
-		w := io.Writer(bw)
-		var scan *trace.KVScanner
-		if trace.IsLogFile(name) {
-			scan = trace.NewKVScanner()
-			w = io.MultiWriter(bw, scan)
+		files++
+		if !trace.IsLogFile(name) {
+			return nil
 		}
-		if _, err := io.Copy(w, r); err != nil {
+		tw := s.newText()
+		scan := trace.NewKVScanner()
+		if _, err := io.Copy(io.MultiWriter(tw, scan), r); err != nil {
 			return err
 		}
-		e := &fileDigest{path: d.path + "/" + name, size: bw.size}
-		e.sha = bw.h.Sum(nil)
-		if err := bw.close(e); err != nil {
+		e := &fileDigest{path: trace.TarballDir(d.path) + "/" + name, size: tw.size}
+		e.sha = tw.h.Sum(nil)
+		if err := tw.close(e); err != nil {
 			return err
 		}
-		if scan != nil {
-			*kvs = append(*kvs, scan.Tokens())
-		}
+		*kvs = append(*kvs, scan.Tokens())
 		entries = append(entries, e)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if len(entries) == 0 {
+	if files == 0 {
 		return fmt.Errorf("the tarball holds no files")
 	}
 	j.stored = append(j.stored, entries...)

@@ -29,7 +29,7 @@ import (
 type Writer interface {
 	TracePoints() []schema.TracePoint
 	TraceRowLinks(ctx context.Context, digests [][]byte) (map[string]schema.TraceRowLink, error)
-	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs [][]byte, v schema.TracePayloadVersions) (schema.TraceKnown, error)
+	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, texts [][]byte, v schema.TracePayloadVersions) (schema.TraceKnown, error)
 	StageTraceChunks(ctx context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error)
 	ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.TraceApplyResult, error)
 }
@@ -57,13 +57,17 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	if err != nil {
 		return err
 	}
+	var datasetRow *schema.DatasetRow
 	if dataset != "" {
-		known, err := catalog.KnownDataset(dataset)
+		d, known, err := catalog.LookupDataset(dataset)
 		if err != nil {
 			return fmt.Errorf("dataset list: %w", err)
 		}
 		if !known {
 			env.Tally.AddUnmapped("dataset", dataset)
+		} else {
+			datasetRow = &schema.DatasetRow{ID: d.ID, Slug: d.Slug, Label: d.Label, Variant: d.VariantName(),
+				Description: d.Description, HFURL: d.HFURL(), License: d.License}
 		}
 	}
 	counts := &env.Sum.Rows.Trace
@@ -83,7 +87,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	st.firstPass()
 	env.Log.Debug("traces hashed", zap.Int("sidecars", len(st.sidecarOrder)), zap.Int("server_logs", len(st.logOrder)),
 		zap.Duration("took", time.Since(passStarted)))
-	var sd, ld, bd [][]byte
+	var sd, ld, bd, td [][]byte
 	for _, j := range st.sidecarOrder {
 		if j.failed == "" {
 			sd = append(sd, j.digest)
@@ -98,13 +102,15 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 		if j.failed == "" {
 			ld = append(ld, j.digest)
 			for _, d := range j.files {
-				bd = append(bd, d.sha)
+				if trace.IsLogFile(d.path) {
+					td = append(td, d.sha)
+				}
 			}
 		}
 	}
-	known := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}, Stale: map[string]bool{}}
+	known := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}, Stale: map[string]bool{}, LogTexts: map[string]bool{}}
 	if len(sd)+len(ld) > 0 {
-		if known, err = w.KnownTraceDigests(ctx, sd, ld, bd, payloadVersions); err != nil {
+		if known, err = w.KnownTraceDigests(ctx, sd, ld, bd, td, payloadVersions); err != nil {
 			return err
 		}
 	}
@@ -124,6 +130,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	env.Log.Debug("traces streamed", zap.Duration("took", time.Since(passStarted)))
 	passStarted = time.Now()
 	apply := st.build(dataset)
+	apply.DatasetRow = datasetRow
 	res, err := w.ApplyTraces(ctx, apply)
 	if err != nil {
 		return err
@@ -533,11 +540,20 @@ func (s *traceStage) build(dataset string) schema.TraceApply {
 			s.env.Tally.Fail(schema.CategoryRun, j.art.Name, j.failFile, "server log: "+j.failed)
 			continue
 		}
+		if !j.known && len(j.stored) == 0 {
+			// Nothing in it is a log (.log, .out): as with the reference,
+			// no server log is stored or linked.
+			s.env.Log.Warn("server log artifact holds no log file (.log, .out): nothing stored",
+				zap.String("artifact", j.art.Name))
+			continue
+		}
 		if !j.known {
 			b := schema.ServerLogBundle{Digest: j.digest, Primary: primaryLog(j.stored), KVCapacity: j.kv, SourceArtifact: j.art.Name}
 			for _, d := range j.stored {
-				addBlob(d)
-				b.Files = append(b.Files, schema.ServerLogFile{Name: d.path, Blob: d.sha, Size: d.size})
+				if d.send {
+					a.LogTexts = append(a.LogTexts, schema.ServerLogText{Stream: d.stream, Digest: d.sha, Size: d.size})
+				}
+				b.Files = append(b.Files, schema.ServerLogFile{Name: d.path, Text: d.sha, Size: d.size})
 				b.TotalSize += d.size
 			}
 			a.Logs = append(a.Logs, b)
