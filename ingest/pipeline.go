@@ -112,6 +112,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	defer w.Rollback(ctx)
+	if w.Run().NoConclusion {
+		noteNoConclusion(t, log, start)
+	}
 	// A caller that may have lost its right to write the run (a backfill
 	// worker's claim) stops before the work, once it holds the run's lock.
 	if err := fence(ctx, cfg); err != nil {

@@ -30,6 +30,9 @@ type WrittenRun struct {
 	IngestID      int64
 	// Date is the run's date (YYYY-MM-DD), stamped on every row it owns.
 	Date string
+	// NoConclusion is set when the stored run has no conclusion (none
+	// given now, none stored before): the dashboard leaves it out.
+	NoConclusion bool
 }
 
 // StagedBenchmark is one normalized benchmark row on its way to the store,

@@ -74,7 +74,7 @@ ON CONFLICT ON CONSTRAINT workflow_runs_natural_key DO UPDATE SET
 	date = CASE WHEN EXCLUDED.created_at_is_fallback THEN w.date ELSE EXCLUDED.date END,
 	created_at_is_fallback = w.created_at_is_fallback AND EXCLUDED.created_at_is_fallback,
 	run_started_at = COALESCE(EXCLUDED.run_started_at, w.run_started_at)
-RETURNING id, to_char(date, 'YYYY-MM-DD')`
+RETURNING id, to_char(date, 'YYYY-MM-DD'), conclusion IS NULL`
 
 const qInsertLedgerRunning = `
 INSERT INTO ingests (repo, github_run_id, run_attempt, merge_run_id, merge_run_attempt,

@@ -95,7 +95,7 @@ func (t *RunTx) begin(ctx context.Context) error {
 	}
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
-	if err := res.QueryRow().Scan(&t.run.WorkflowRunID, &t.run.Date); err != nil {
+	if err := res.QueryRow().Scan(&t.run.WorkflowRunID, &t.run.Date, &t.run.NoConclusion); err != nil {
 		return t.explain(fmt.Sprintf("write workflow run %d attempt %d", st.Run.SourceRunID, st.Run.SourceRunAttempt), err)
 	}
 	if _, err := res.Exec(); err != nil {
