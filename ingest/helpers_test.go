@@ -100,7 +100,7 @@ func (e *env) count(query string, args ...any) int {
 // dataTables are every table an ingest writes rows to, except the ledger.
 var dataTables = []string{"workflow_runs", "configs", "benchmark_results", "availability", "run_stats",
 	"eval_results", "eval_sample_texts", "eval_samples", "changelog_entries",
-	"trace_blobs", "trace_blob_chunks", "agentic_trace_replay", "server_logs", "server_log_files", "run_datasets",
+	"trace_blobs", "trace_blob_chunks", "agentic_trace_replay", "server_logs", "server_log_files", "server_log_texts", "run_datasets", "datasets",
 	"gpu_metric_series", "gpu_metric_samples", "benchmark_result_gpu_metrics"}
 
 // checksums is a content checksum per table: every row as text, sorted.

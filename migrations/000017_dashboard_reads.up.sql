@@ -96,3 +96,5 @@ CREATE INDEX dataset_conversations_dataset_idx ON dataset_conversations (dataset
 
 CREATE TRIGGER datasets_note_change AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON datasets
     FOR EACH STATEMENT EXECUTE FUNCTION note_data_change();
+CREATE TRIGGER dataset_conversations_note_change AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dataset_conversations
+    FOR EACH STATEMENT EXECUTE FUNCTION note_data_change();

@@ -105,7 +105,8 @@ var readContracts = []readContract{
 	{read: "workflow-info.ts: getRunConfigsByDate", sql: `
     SELECT DISTINCT wr.github_run_id,
       to_char(COALESCE(wr.run_started_at, wr.created_at), 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as run_started_at,
-      wr.html_url, wr.head_sha, c.model, c.precision, c.hardware, c.framework, c.spec_method, c.disagg
+      wr.html_url, wr.head_sha, c.model, c.precision, c.hardware, c.framework, c.spec_method, c.disagg,
+      br.benchmark_type, br.isl, br.osl
     FROM benchmark_results br
     JOIN configs c ON c.id = br.config_id
     JOIN latest_workflow_runs wr ON wr.id = br.workflow_run_id
@@ -115,9 +116,10 @@ var readContracts = []readContract{
 		want: func(t *testing.T, _ demoFacts, rows []map[string]any) {
 			var got []string
 			for _, r := range rows {
-				got = append(got, r["hardware"].(string)+"/"+r["framework"].(string))
+				got = append(got, r["hardware"].(string)+"/"+r["framework"].(string)+"/"+r["benchmark_type"].(string))
 			}
-			require.ElementsMatch(t, []string{"b200/sglang", "b200/vllm", "gb200/dynamo-sglang"}, got)
+			require.ElementsMatch(t, []string{"b200/sglang/single_turn", "b200/sglang/agentic_traces",
+				"b200/vllm/agentic_traces", "gb200/dynamo-sglang/agentic_traces"}, got)
 		}},
 	{read: "workflow-info.ts: getAvailabilityData", sql: `
     SELECT a.model, a.isl, a.osl, a.precision, a.hardware, a.framework, a.spec_method, a.disagg, a.benchmark_type, a.date::text
@@ -183,6 +185,22 @@ var readContracts = []readContract{
 				got[r["hardware"].(string)] = r["datapoints"].(int32)
 			}
 			require.Equal(t, map[string]int32{"b200": 11, "gb200": 1}, got)
+		}},
+	{read: "latest-images.ts: getLatestImages", sql: `
+    SELECT DISTINCT ON (c.model, c.hardware, c.framework, c.precision, c.spec_method, lb.benchmark_type, lb.isl, lb.osl)
+      c.model, c.hardware, c.framework, c.precision, c.spec_method, c.disagg, lb.isl, lb.osl, lb.benchmark_type, lb.image, lb.date::text
+    FROM latest_benchmarks lb
+    JOIN configs c ON c.id = lb.config_id
+    WHERE lb.image IS NOT NULL
+    ORDER BY c.model, c.hardware, c.framework, c.precision, c.spec_method, lb.benchmark_type, lb.isl, lb.osl, lb.date DESC`,
+		want: func(t *testing.T, _ demoFacts, rows []map[string]any) {
+			got := map[string]string{}
+			for _, r := range rows {
+				got[r["hardware"].(string)+"/"+r["framework"].(string)+"/"+r["benchmark_type"].(string)] = r["image"].(string)
+				require.Equal(t, "2026-11-20", r["date"])
+			}
+			require.Len(t, got, 4)
+			require.Equal(t, "lmsysorg/sglang:v0.5.14-cu130", got["b200/sglang/single_turn"])
 		}},
 	{read: "eval-samples.ts: getEvalSamples (filter failed)", sql: `
     select doc_id, prompt, target, response, data->'resps'->0->>0 as raw_response, data->'arguments' as arguments_data,
