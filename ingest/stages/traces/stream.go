@@ -319,6 +319,10 @@ func (s *streamer) serverLog(j *logJob, known schema.TraceKnown) {
 		if !trace.IsLogFile(d.path) {
 			continue
 		}
+		if err := checkLogSize(d.size); err != nil {
+			j.failed, j.failFile = err.Error(), d.path
+			return
+		}
 		scan := trace.NewKVScanner()
 		if err := s.logFile(fsys, d, known.LogTexts[string(d.sha)], scan); err != nil {
 			j.failed, j.failFile = err.Error(), d.path
@@ -362,6 +366,9 @@ func (s *streamer) tarball(fsys fs.FS, d *fileDigest, j *logJob, kvs *[]*int64) 
 		if !trace.IsLogFile(name) {
 			return nil
 		}
+		if err := checkLogSize(size); err != nil {
+			return err
+		}
 		tw := s.newText()
 		scan := trace.NewKVScanner()
 		if _, err := io.Copy(io.MultiWriter(tw, scan), r); err != nil {
@@ -383,6 +390,20 @@ func (s *streamer) tarball(fsys fs.FS, d *fileDigest, j *logJob, kvs *[]*int64) 
 		return fmt.Errorf("the tarball holds no files")
 	}
 	j.stored = append(j.stored, entries...)
+	return nil
+}
+
+// maxLogText is the largest log file stored: the site reads a log as one
+// PostgreSQL text value (at most 1 GB, built here from the staged chunks
+// in one piece), and the reference reads it into one string.
+const maxLogText = 512 << 20
+
+// checkLogSize refuses a log file too large to be one text value; the
+// bundle fails with the reason, the rest of the run lands.
+func checkLogSize(size int64) error {
+	if size > maxLogText {
+		return fmt.Errorf("log file of %d bytes: larger than %d MiB, the most stored as one text value", size, maxLogText>>20)
+	}
 	return nil
 }
 
