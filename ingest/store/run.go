@@ -37,6 +37,8 @@ type RunTx struct {
 	inputDigest  []byte
 	inputFiles   []byte
 	recordInputs bool
+	// hasDatasets: the schema has the datasets table (migration 17).
+	hasDatasets bool
 	// dataSnapshot is the snapshot taken once the run's lock is held,
 	// before anything is read: what the run's outcome may depend on. The
 	// ledger records it, so a transaction committed after it — even while
@@ -63,6 +65,10 @@ func (s *Store) BeginRun(ctx context.Context, start schema.RunStart) (*RunTx, er
 	t := &RunTx{tx: tx, start: start, opts: s.opts,
 		log: s.log.With(zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt))}
 	if t.recordInputs, err = s.recordsInputs(ctx); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if t.hasDatasets, err = s.hasDatasets(ctx); err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, err
 	}

@@ -186,15 +186,21 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 			fd, fn, fb, fs = append(fd, x.Digest), append(fn, f.Name), append(fb, f.Text), append(fs, f.Size)
 		}
 	}
-	b.Queue(qInsertServerLogs, gd, gp, gn, gs, gk, ga)
-	b.Queue(qInsertServerLogFiles, nonNil(fd), nonNilS(fn), nonNil(fb), nonNilI(fs))
+	// Bundles (and their texts) need migration 000017; a run without new
+	// ones does not name its tables, so --no-migrate on an older schema
+	// still works for it.
+	if nl > 0 {
+		b.Queue(qInsertServerLogs, gd, gp, gn, gs, gk, ga)
+		b.Queue(qInsertServerLogFiles, nonNil(fd), nonNilS(fn), nonNil(fb), nonNilI(fs))
+	}
 	gid, gdg := links(a.LogLinks)
 	b.Queue(qLinkServerLogs, gid, gdg)
 	b.Queue(qApplyDerivedMetrics, t.run.WorkflowRunID)
 	if a.Dataset != "" {
 		b.Queue(qUpsertRunDataset, t.run.WorkflowRunID, a.Dataset, t.run.IngestID)
 	}
-	if d := a.DatasetRow; d != nil {
+	writeDataset := a.DatasetRow != nil && t.hasDatasets
+	if d := a.DatasetRow; writeDataset {
 		b.Queue(qInsertDataset, d.ID, d.Slug, d.Label, d.Variant, d.Description, d.HFURL, d.License)
 	}
 
@@ -226,12 +232,14 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 			return r, t.explain("write server log texts", err)
 		}
 	}
-	if tag, err = res.Exec(); err != nil {
-		return r, t.explain("write server logs", err)
-	}
-	r.ServerLogsNew = tag.RowsAffected()
-	if _, err = res.Exec(); err != nil {
-		return r, t.explain("write server log files", err)
+	if nl > 0 {
+		if tag, err = res.Exec(); err != nil {
+			return r, t.explain("write server logs", err)
+		}
+		r.ServerLogsNew = tag.RowsAffected()
+		if _, err = res.Exec(); err != nil {
+			return r, t.explain("write server log files", err)
+		}
 	}
 	if tag, err = res.Exec(); err != nil {
 		return r, t.explain("link server logs", err)
@@ -246,7 +254,7 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 			return r, t.explain("record run dataset", err)
 		}
 	}
-	if a.DatasetRow != nil {
+	if writeDataset {
 		if _, err := res.Exec(); err != nil {
 			return r, t.explain("record dataset "+a.DatasetRow.Slug, err)
 		}

@@ -114,3 +114,25 @@ func (s *Store) recordsInputs(ctx context.Context) (bool, error) {
 	s.unchanged.Store(known)
 	return ok, nil
 }
+
+// hasDatasets says whether the schema has the dashboard's datasets table
+// (migration 17). A database used with --no-migrate may predate it: its
+// runs record their dataset slug but no catalogue row.
+func (s *Store) hasDatasets(ctx context.Context) (bool, error) {
+	switch s.datasets.Load() {
+	case 1:
+		return true, nil
+	case 2:
+		return false, nil
+	}
+	var ok bool
+	if err := s.pool.QueryRow(ctx, qHasDatasets).Scan(&ok); err != nil {
+		return false, s.opts.explain("look for the datasets table", err)
+	}
+	known := int32(2)
+	if ok {
+		known = 1
+	}
+	s.datasets.Store(known)
+	return ok, nil
+}
