@@ -54,7 +54,8 @@ var relationContracts = map[string][]string{
 		"conversation_count integer", "summary jsonb", "chart_data jsonb", "ingested_at timestamp with time zone"},
 	"dataset_conversations": {"dataset_id text", "conv_id text", "models text[]", "num_turns integer",
 		"num_subagent_groups integer", "total_in bigint", "total_out bigint", "total_cached bigint", "structure jsonb"},
-	"agentic_trace_replay": {"id bigint", "profile_export_jsonl_gz bytea"},
+	"agentic_trace_replay": {"id bigint", "profile_export_jsonl_gz bytea", "server_metrics_json_gz bytea",
+		"aggregate_stats jsonb", "chart_series jsonb", "request_timeline jsonb"},
 }
 
 // demoFacts are the demo run's ids the reads are asked about.
