@@ -82,6 +82,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	stage.SetQuarantine(quarantined)
+	stage.SetEvidence(runstate.VerifyReceipt(tree, t))
 	var inputs *inputDigest
 	if d.Build != nil {
 		inputs = newInputDigest(ctx, cfg, tree, d.Build)
@@ -165,6 +166,10 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 			return abortRecorded(ctx, sum, t, d, start, records, err)
 		}
 		d.stageDone(s.name, stageStarted)
+	}
+	if nr := stage.NotRead(); len(nr) > 0 {
+		t.Note(fmt.Sprintf("%s of benchmark artifacts not read: not JSON, so no rows (%s)",
+			runstate.Plural(len(nr), "file", "files"), runstate.ListSome(nr, 3)))
 	}
 	if n := sum.Details.QuarantinedRows + sum.Details.QuarantinedEvalRows; n > 0 {
 		t.Note(fmt.Sprintf("%s the producer quarantined (rejected_rows_*) were skipped: %d benchmark, %d eval",

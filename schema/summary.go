@@ -199,6 +199,20 @@ type Details struct {
 	RejectedRowsListed  int64 `json:"rejectedRowsListed,omitempty"`
 	QuarantinedRows     int64 `json:"quarantinedRows,omitempty"`
 	QuarantinedEvalRows int64 `json:"quarantinedEvalRows,omitempty"`
+	// Receipts: measurement receipts read (receipt.json, 0 or 1);
+	// ReceiptMembers: files of its artifacts checked against it (a
+	// mismatch is also a run failure); ExecutionRecords: execution.json
+	// files of benchmark artifacts, evidence and never rows;
+	// BenchmarkFilesNotRead: other files of benchmark artifacts that are
+	// not JSON and hold no rows (named in a note).
+	// EvalIntegrationErrors: eval tasks whose harness reported an
+	// infrastructure failure (inferencex-eval-v1 integration_error or zero
+	// effective samples): failed items, never scores.
+	EvalIntegrationErrors int64 `json:"evalIntegrationErrors,omitempty"`
+	Receipts              int64 `json:"receipts,omitempty"`
+	ReceiptMembers        int64 `json:"receiptMembers,omitempty"`
+	ExecutionRecords      int64 `json:"executionRecords,omitempty"`
+	BenchmarkFilesNotRead int64 `json:"benchmarkFilesNotRead,omitempty"`
 	// LatestBenchmarks is the refresh of the latest_benchmarks view after
 	// the commit (absent for dry runs and aborted ingests).
 	LatestBenchmarks *ViewRefresh `json:"latestBenchmarks,omitempty"`

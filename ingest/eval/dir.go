@@ -20,6 +20,9 @@ const maxMetaBytes = 1 << 20
 type FileFailure struct {
 	File   string
 	Reason string
+	// Integration: a harness's infrastructure failure (integration_error or
+	// zero effective samples in an inferencex-eval-v1 result).
+	Integration bool `json:",omitempty"`
 }
 
 // DirResult is what one per-config eval artifact holds.
@@ -94,7 +97,7 @@ func ReadDir(open Opener, artifact string, files []string) DirResult {
 		}
 		for _, t := range tasks {
 			if t.bad != "" && c.skip == "" {
-				res.Failures = append(res.Failures, FileFailure{File: c.file, Reason: "task " + t.task + ": " + t.bad})
+				res.Failures = append(res.Failures, FileFailure{File: c.file, Reason: "task " + t.task + ": " + t.bad, Integration: t.integration})
 				continue
 			}
 			row := Row{Identity: ident, Agentic: agentic, Task: t.task, ISL: isl, OSL: osl, Conc: c.conc,

@@ -29,6 +29,28 @@ type results struct {
 		Effective json.RawMessage `json:"effective"`
 	} `json:"n-samples"`
 	ModelName string `json:"model_name"`
+	// ResultFormat is "inferencex-eval-v1" for the producer's
+	// compatibility results of its non-lm-eval harnesses (results_<adapter>_*.json:
+	// Kimi and MiniMax vendor verifiers, BFCL), absent for lm-eval.
+	ResultFormat *string `json:"result_format"`
+	// IntegrationError {type, message} marks an infrastructure failure:
+	// a zero-effective-sample result that is no score.
+	IntegrationError json.RawMessage `json:"integration_error"`
+}
+
+// ResultFormatV1 is the producer's result format of its own harnesses.
+const ResultFormatV1 = "inferencex-eval-v1"
+
+// integrationError says what an integration_error object reports.
+func integrationError(raw json.RawMessage) string {
+	var e struct {
+		Type    any `json:"type"`
+		Message any `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return strings.TrimSpace(string(raw))
+	}
+	return strings.TrimSpace(catalog.ValueText(e.Type) + ": " + catalog.ValueText(e.Message))
 }
 
 // taskResult is one task of a results file, with its scores selected, or
@@ -38,6 +60,9 @@ type taskResult struct {
 	index   int
 	metrics map[string]any
 	bad     string
+	// integration: bad because the harness reported an infrastructure
+	// failure (integration_error, or no effective sample).
+	integration bool
 }
 
 // readResults parses a results file and returns its tasks in name order.
@@ -70,6 +95,14 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 	if doc.Version == nil && doc.Results == nil {
 		return nil, nil, fmt.Errorf("not an lm-eval results object: no lm_eval_version and no results")
 	}
+	v1 := doc.ResultFormat != nil
+	if v1 && *doc.ResultFormat != ResultFormatV1 {
+		return nil, nil, fmt.Errorf("result_format %q is not supported (this ingest reads %s)", *doc.ResultFormat, ResultFormatV1)
+	}
+	integration := ""
+	if v1 && doc.IntegrationError != nil && !isNull(doc.IntegrationError) {
+		integration = integrationError(doc.IntegrationError)
+	}
 	var byTask map[string]map[string]json.RawMessage
 	if !isNull(doc.Results) && doc.Results != nil {
 		d := json.NewDecoder(bytes.NewReader(doc.Results))
@@ -94,6 +127,12 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 			tasks = append(tasks, t)
 			continue
 		}
+		if integration != "" {
+			// An infrastructure failure: its zero score is no measurement.
+			t.bad, t.integration = "integration error ("+integration+"): not a score", true
+			tasks = append(tasks, t)
+			continue
+		}
 		m, err := selectScores(byTask[name])
 		if err != nil {
 			t.bad = err.Error()
@@ -114,6 +153,15 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 				continue
 			}
 			m["n_eff"] = float64(n)
+			if v1 && n == 0 {
+				t.bad, t.integration = "no effective samples: not a score", true
+				tasks = append(tasks, t)
+				continue
+			}
+		} else if v1 {
+			t.bad = "n-samples effective: missing"
+			tasks = append(tasks, t)
+			continue
 		}
 		t.metrics = m
 		tasks = append(tasks, t)

@@ -221,3 +221,20 @@ func JSONFiles(a *source.Artifact) []string {
 	}
 	return out
 }
+
+// BenchmarkFiles are the JSON files of a benchmark artifact at any depth,
+// in path order (the producer's collector loads every *.json of a bmk_*
+// artifact recursively), and the artifact's other files, which hold no
+// rows.
+func BenchmarkFiles(a *source.Artifact) (jsonFiles, others []string) {
+	for _, f := range a.Files {
+		if strings.EqualFold(path.Ext(f), ".json") {
+			jsonFiles = append(jsonFiles, f)
+		} else {
+			others = append(others, f)
+		}
+	}
+	sort.Strings(jsonFiles)
+	sort.Strings(others)
+	return jsonFiles, others
+}

@@ -44,6 +44,39 @@ type Tree struct {
 	// Problems are tree-level: stray files, rejected names and name
 	// collisions. Sorted.
 	Problems []Problem
+	// HasReceipt is true when the tree holds a measurement receipt
+	// (ReceiptFile, a regular file at its top): not an artifact, read by
+	// OpenReceipt.
+	HasReceipt bool
+}
+
+// ReceiptFile is a measurement receipt at the top of a tree.
+const ReceiptFile = "receipt.json"
+
+// OpenReceipt opens the tree's measurement receipt; it refuses anything
+// but a regular file.
+func (t *Tree) OpenReceipt() (*os.File, error) {
+	p := filepath.Join(t.Root, ReceiptFile)
+	link, err := os.Lstat(p)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if !link.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	info, err := f.Stat()
+	if err == nil && !os.SameFile(link, info) {
+		err = errors.New("replaced while it was opened")
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Open reads the tree at dir: it names the artifacts at its root and parses
@@ -135,6 +168,8 @@ func (t *Tree) scanRoot(entries []os.DirEntry) rootScan {
 			} else {
 				broken[name] = notRegularListing(typ)
 			}
+		case name == ReceiptFile && typ.IsRegular():
+			t.HasReceipt = true
 		case typ&fs.ModeSymlink != 0:
 			t.problem(name, "", "symbolic link rejected")
 		case typ.IsDir():

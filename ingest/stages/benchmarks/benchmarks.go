@@ -40,11 +40,23 @@ type Stage struct {
 	seed maphash.Seed
 	// quarantine lists the per-job files the producer quarantined.
 	quarantine *quarantine.Lists
+	// evidence: execution records a receipt names, by artifact.
+	evidence map[string]map[string]bool
+	// notRead: files of benchmark artifacts that hold no rows.
+	notRead []string
 }
 
 // SetQuarantine gives the stage the producer's lists of quarantined rows,
 // read before any benchmark file.
 func (s *Stage) SetQuarantine(l *quarantine.Lists) { s.quarantine = l }
+
+// SetEvidence gives the stage the execution records a measurement receipt
+// names, by artifact: evidence, never rows (execution.json always is).
+func (s *Stage) SetEvidence(paths map[string]map[string]bool) { s.evidence = paths }
+
+// NotRead lists (artifact/file) the files of benchmark artifacts that are
+// not JSON and so hold no rows, in order.
+func (s *Stage) NotRead() []string { return s.notRead }
 
 // New returns the benchmark stage of a run: it reports into t and appends
 // the records of the artifacts it reads to records.
@@ -168,7 +180,7 @@ feed:
 // checks them.
 func (s *Stage) fork(covered *coverage, recordOwned bool) *parseWorker {
 	w := &parseWorker{deps: s.deps, run: s.run, headSHA: s.headSHA, tally: runstate.NewTally(&schema.Summary{}), reader: benchmark.NewReader(),
-		covered: covered, seed: s.seed, quarantine: s.quarantine}
+		covered: covered, seed: s.seed, quarantine: s.quarantine, evidence: s.evidence}
 	if recordOwned {
 		w.owns = newCoverage()
 	}
@@ -189,6 +201,9 @@ func (s *Stage) merge(w *parseWorker) {
 	dst.Details.MissingIdentityRows += src.Details.MissingIdentityRows
 	dst.Details.UnsupportedSchemaRows += src.Details.UnsupportedSchemaRows
 	dst.Details.QuarantinedRows += src.Details.QuarantinedRows
+	dst.Details.ExecutionRecords += src.Details.ExecutionRecords
+	dst.Details.BenchmarkFilesNotRead += src.Details.BenchmarkFilesNotRead
+	s.notRead = append(s.notRead, w.notRead...)
 	dst.Stats.CoveredByPerJobFiles += src.Stats.CoveredByPerJobFiles
 	dst.Details.RetiredGPUPowerPoints += src.Details.RetiredGPUPowerPoints
 	s.tally.Merge(w.tally)
@@ -202,6 +217,7 @@ func (s *Stage) merge(w *parseWorker) {
 func (s *Stage) sortOutputs() {
 	recs := *s.records
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
+	sort.Strings(s.notRead)
 	f := s.tally.Summary().Failures
 	sort.SliceStable(f, func(i, j int) bool {
 		if f[i].Category != f[j].Category {

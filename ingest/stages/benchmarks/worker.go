@@ -15,6 +15,7 @@ import (
 	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/quarantine"
+	"github.com/inferencex/ingest/ingest/receipt"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/schema"
@@ -39,6 +40,10 @@ type parseWorker struct {
 	agentx runstate.AgentX
 	// quarantine lists the per-job files the producer quarantined.
 	quarantine *quarantine.Lists
+	// evidence: execution records a receipt names, by artifact.
+	evidence map[string]map[string]bool
+	// notRead: files of the artifacts read that hold no rows.
+	notRead []string
 }
 
 // hash is the 128-bit hash of a point key.
@@ -85,10 +90,19 @@ func (s *parseWorker) readArtifact(ctx context.Context, pa runstate.Planned, out
 		itemFailed("", fsErr.Error())
 		return nil
 	}
-	for _, file := range runstate.JSONFiles(a) {
+	files, others := runstate.BenchmarkFiles(a)
+	for _, file := range files {
+		if receipt.IsExecutionRecord(file, s.evidence[a.Name]) {
+			sum.Details.ExecutionRecords++ // evidence of how the point ran, never a row
+			continue
+		}
 		if err := s.readFile(ctx, pa, fsys, file, rec, out); err != nil {
 			return err
 		}
+	}
+	for _, file := range others {
+		sum.Details.BenchmarkFilesNotRead++
+		s.notRead = append(s.notRead, a.Name+"/"+file)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest/benchmark"
 	chlog "github.com/inferencex/ingest/ingest/changelog"
+	"github.com/inferencex/ingest/ingest/receipt"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/schema"
 )
@@ -104,7 +105,12 @@ func SkipForEvalsOnly(p *runstate.Plan, t *runstate.Tally, records *[]*runstate.
 		if pa.Aggregate {
 			shape = benchmark.ArrayOnly
 		}
-		for _, file := range runstate.JSONFiles(a) {
+		files, _ := runstate.BenchmarkFiles(a)
+		for _, file := range files {
+			if receipt.IsExecutionRecord(file, nil) {
+				sum.Details.ExecutionRecords++ // evidence, never a row
+				continue
+			}
 			f, err := open(file)
 			if err != nil {
 				itemFailed(file, fmt.Sprintf("cannot open: %v", err))

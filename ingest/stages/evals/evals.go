@@ -170,6 +170,9 @@ func (s *evalStage) readDir(a *source.Artifact) {
 	res := eval.ReadDir(runstate.OpenRecorded(fsys, rec, &s.env.Sum.Details), a.Name, a.Files)
 	for _, f := range res.Failures {
 		s.failItem(a.Name, f.File, f.Reason)
+		if f.Integration {
+			s.env.Sum.Details.EvalIntegrationErrors++
+		}
 	}
 	for _, r := range res.Rows {
 		if q := s.env.Quarantine; q != nil && q.EvalTask(a.Name+"/"+r.File, r.Task) {

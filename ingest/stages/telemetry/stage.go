@@ -235,7 +235,8 @@ func (st *telemetryStage) pointUnmapped(names []string) bool {
 		}
 		reader := benchmark.NewReader()
 		unmapped := false
-		for _, file := range runstate.JSONFiles(a) {
+		files, _ := runstate.BenchmarkFiles(a)
+		for _, file := range files {
 			f, err := fsys.Open(file)
 			if err != nil {
 				continue
