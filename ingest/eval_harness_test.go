@@ -67,9 +67,20 @@ func TestProducerEvalHarnesses(t *testing.T) {
 	eval("eval_kimik3_conc64", "moonshotai/Kimi-K3", "kimik3", 64, "results_kimi_vendor_2026-11-02T13-00-00.000001.json",
 		map[string]any{"result_format": "inferencex-eval-v2", "results": map[string]any{"x": map[string]any{"acc,none": 1.0}}})
 
+	// The collector's aggregate row of the failed MiniMax eval (its
+	// build_row: scores null, n_eff 0, infrastructure_success false).
+	writeFile(t, filepath.Join(dir, "eval_results_all", "agg_eval_all.json"), mustJSON(t, []any{map[string]any{
+		"is_multinode": false, "model_prefix": "minimaxm3", "model": "MiniMaxAI/MiniMax-M3", "hw": "B200", "framework": "vllm",
+		"precision": "fp4", "spec_decoding": "none", "isl": 0, "osl": 0, "tp": 4, "ep": 1, "conc": 8, "dp_attention": "false",
+		"task": "minimax_m3_full", "em_strict": nil, "em_strict_se": nil, "em_flexible": nil, "em_flexible_se": nil, "n_eff": 0,
+		"source":                 "eval_results/eval_minimaxm3_conc8/results_minimax_vendor_2026-11-02T11-00-00.000001.json",
+		"infrastructure_success": false, "integration_error": map[string]any{"type": "TimeoutError", "message": "stock verifier exceeded 25200 s"},
+		"score": nil, "score_name": nil, "score_se": nil,
+	}}))
+
 	sum := e.mustIngest(dir, ingest.Config{Run: RunID(42, 1)})
-	require.Equal(t, schema.Counts{New: 3, Failed: 3}, sum.Rows.Eval)
-	require.EqualValues(t, 2, sum.Details.EvalIntegrationErrors)
+	require.Equal(t, schema.Counts{New: 3, Failed: 4}, sum.Rows.Eval)
+	require.EqualValues(t, 3, sum.Details.EvalIntegrationErrors)
 	got := map[string]string{}
 	for _, f := range sum.Failures {
 		require.Equal(t, schema.CategoryEval, f.Category)
@@ -79,6 +90,7 @@ func TestProducerEvalHarnesses(t *testing.T) {
 		"eval_minimaxm3_conc8 / results_minimax_vendor_2026-11-02T11-00-00.000001.json":  "task minimax_m3_full: integration error (TimeoutError: stock verifier exceeded 25200 s): not a score",
 		"eval_minimaxm3_conc16 / results_minimax_vendor_2026-11-02T12-00-00.000001.json": "task minimax_m3_smoke: no effective samples: not a score",
 		"eval_kimik3_conc64 / results_kimi_vendor_2026-11-02T13-00-00.000001.json":       `result_format "inferencex-eval-v2" is not supported (this ingest reads inferencex-eval-v1)`,
+		"eval_results_all / agg_eval_all.json":                                           "row 0: task minimax_m3_full: integration error (TimeoutError: stock verifier exceeded 25200 s): not a score",
 	}, got)
 	require.Zero(t, e.count(`SELECT count(*) FROM eval_results WHERE task LIKE 'minimax%'`), "no score of 0 for a harness that did not run")
 	type row struct {

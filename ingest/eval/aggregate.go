@@ -17,12 +17,21 @@ import (
 // (docs/formats.md, evals).
 var aggregateMetricKeys = []string{"em_strict", "em_strict_se", "em_flexible", "em_flexible_se", "n_eff", "score", "score_se"}
 
+// BadRow is an element of an aggregate that is not a usable row.
+type BadRow struct {
+	Index  int
+	Reason string
+	// Integration: the producer marked the row an infrastructure failure
+	// (integration_error, infrastructure_success false).
+	Integration bool
+}
+
 // ReadAggregate streams the rows of an eval_results_all/agg_eval_all.json
 // array, calling row for every row read (skipped ones included) and bad
 // for every element that is not a usable row. It returns an error when the
 // file itself is unreadable (not JSON, not an array, truncated); rows
 // delivered before that stand.
-func ReadAggregate(r io.Reader, file string, row func(Row), bad func(index int, reason string)) error {
+func ReadAggregate(r io.Reader, file string, row func(Row), bad func(BadRow)) error {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -42,7 +51,7 @@ func ReadAggregate(r io.Reader, file string, row func(Row), bad func(index int, 
 			return fmt.Errorf("element %d: %v", i, err)
 		}
 		if err := chk.Check(raw); err != nil {
-			bad(i, fmt.Sprintf("row %d: %v", i, err))
+			bad(BadRow{Index: i, Reason: fmt.Sprintf("row %d: %v", i, err)})
 			continue
 		}
 		var v any
@@ -53,12 +62,16 @@ func ReadAggregate(r io.Reader, file string, row func(Row), bad func(index int, 
 		}
 		obj, ok := v.(map[string]any)
 		if !ok {
-			bad(i, fmt.Sprintf("element %d is not an object", i))
+			bad(BadRow{Index: i, Reason: fmt.Sprintf("element %d is not an object", i)})
+			continue
+		}
+		if reason := infrastructureFailure(obj); reason != "" {
+			bad(BadRow{Index: i, Reason: fmt.Sprintf("row %d: task %s: %s", i, catalog.ValueText(obj["task"]), reason), Integration: true})
 			continue
 		}
 		rw, reason := aggregateRow(obj, file, i)
 		if reason != "" {
-			bad(i, fmt.Sprintf("row %d: %s", i, reason))
+			bad(BadRow{Index: i, Reason: fmt.Sprintf("row %d: %s", i, reason)})
 			continue
 		}
 		row(rw)
@@ -133,4 +146,21 @@ func aggregateRow(obj map[string]any, file string, index int) (Row, string) {
 		r.SkipReason = SkipNoMetrics
 	}
 	return r, ""
+}
+
+// infrastructureFailure says why an aggregate row is the producer's record
+// of an eval that did not run (integration_error set, or
+// infrastructure_success false), or "" for a measured row. Such a row's
+// scores are no measurement.
+func infrastructureFailure(obj map[string]any) string {
+	if e, ok := obj["integration_error"]; ok && e != nil {
+		if m, isObj := e.(map[string]any); isObj {
+			return "integration error (" + strings.TrimSpace(catalog.ValueText(m["type"])+": "+catalog.ValueText(m["message"])) + "): not a score"
+		}
+		return "integration error (" + catalog.ValueText(e) + "): not a score"
+	}
+	if ok, set := catalog.ParseOptionalBool(obj["infrastructure_success"]); set && !ok {
+		return "infrastructure_success is false: not a score"
+	}
+	return ""
 }

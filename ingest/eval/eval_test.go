@@ -132,7 +132,7 @@ func TestReadAggregateGolden(t *testing.T) {
 			var rows []rowView
 			var bad []string
 			err = eval.ReadAggregate(f, file, func(r eval.Row) { rows = append(rows, view(t, n, r)) },
-				func(_ int, reason string) { bad = append(bad, reason) })
+				func(b eval.BadRow) { bad = append(bad, b.Reason) })
 			require.NoError(t, err)
 			golden(t, "aggregate_"+strings.TrimSuffix(file, ".json"), map[string]any{"rows": rows, "bad": bad})
 		})
@@ -155,13 +155,14 @@ func TestReadAggregateErrors(t *testing.T) {
 		{"not storable", `[{"task": "gsm8k` + "\xff" + `", "em_strict": 0.9}, {"task": "gsm8k\ud800", "em_strict": 0.9}, {"task": "gsm8k", "hw": "b\u0000", "em_strict": 0.9}, {"task": "gsm8k", "em_strict": 0.9}]`, 1, 3, ""},
 		{"bad scores", `[{"task": "gsm8k", "em_strict": "0.9462"}, {"task": "gsm8k", "em_strict": 1e400}, {"task": "gsm8k", "score": -0.1}, {"task": "gsm8k", "em_flexible": 1.5}, {"task": "gsm8k", "em_strict_se": -0.01}, {"task": "gsm8k", "em_strict": 1, "n_eff": 1319}]`, 1, 5, ""},
 		{"bad topology", `[{"task": "gsm8k", "tp": "eight", "em_strict": 0.9}, {"task": "gsm8k", "decode_num_workers": -2, "em_strict": 0.9}]`, 0, 2, ""},
+		{"infrastructure failures", `[{"task": "minimax_m3_full", "em_strict": null, "n_eff": 0, "infrastructure_success": false, "integration_error": {"type": "TimeoutError", "message": "m"}}, {"task": "gsm8k", "em_strict": 0, "infrastructure_success": false}, {"task": "gsm8k", "em_strict": 0.9, "infrastructure_success": true, "integration_error": null}]`, 1, 2, ""},
 		{"trailing data", `[] []`, 0, 0, "data after the array"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var rows []eval.Row
 			bad := 0
 			err := eval.ReadAggregate(strings.NewReader(tc.data), "agg.json", func(r eval.Row) { rows = append(rows, r) },
-				func(int, string) { bad++ })
+				func(eval.BadRow) { bad++ })
 			if tc.err == "" {
 				require.NoError(t, err)
 			} else {

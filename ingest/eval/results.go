@@ -33,8 +33,8 @@ type results struct {
 	// compatibility results of its non-lm-eval harnesses (results_<adapter>_*.json:
 	// Kimi and MiniMax vendor verifiers, BFCL), absent for lm-eval.
 	ResultFormat *string `json:"result_format"`
-	// IntegrationError {type, message} marks an infrastructure failure:
-	// a zero-effective-sample result that is no score.
+	// IntegrationError {type, message} marks an infrastructure failure
+	// (any result format): a zero-effective-sample result that is no score.
 	IntegrationError json.RawMessage `json:"integration_error"`
 }
 
@@ -100,7 +100,7 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 		return nil, nil, fmt.Errorf("result_format %q is not supported (this ingest reads %s)", *doc.ResultFormat, ResultFormatV1)
 	}
 	integration := ""
-	if v1 && doc.IntegrationError != nil && !isNull(doc.IntegrationError) {
+	if doc.IntegrationError != nil && !isNull(doc.IntegrationError) {
 		integration = integrationError(doc.IntegrationError)
 	}
 	var byTask map[string]map[string]json.RawMessage
@@ -153,7 +153,7 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 				continue
 			}
 			m["n_eff"] = float64(n)
-			if v1 && n == 0 {
+			if n == 0 {
 				t.bad, t.integration = "no effective samples: not a score", true
 				tasks = append(tasks, t)
 				continue

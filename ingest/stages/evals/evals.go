@@ -203,7 +203,12 @@ func (s *evalStage) readAggregate(a *source.Artifact) {
 		}
 		err = eval.ReadAggregate(f, file,
 			func(r eval.Row) { s.add(&evalCandidate{row: r, artifact: a, record: rec}) },
-			func(_ int, reason string) { s.failItem(a.Name, file, reason) })
+			func(b eval.BadRow) {
+				s.failItem(a.Name, file, b.Reason)
+				if b.Integration {
+					s.env.Sum.Details.EvalIntegrationErrors++
+				}
+			})
 		f.Close()
 		if err != nil {
 			s.failItem(a.Name, file, err.Error())
