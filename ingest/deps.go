@@ -43,6 +43,9 @@ type RunWriter interface {
 	StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error)
 	Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error)
 	SetInputDigest(digest, files []byte)
+	// UpdateLatestBenchmarks brings latest_benchmarks up to date with the
+	// run's writes, in its transaction, after the last of them.
+	UpdateLatestBenchmarks(ctx context.Context) (schema.ViewRefresh, error)
 	Finish(ctx context.Context, sum *schema.Summary, artifacts json.RawMessage, dryRun bool) error
 	Rollback(ctx context.Context) error
 	evals.Writer
@@ -78,7 +81,8 @@ type Deps struct {
 	// StageDone, when set, is told the wall time of each stage of a run
 	// that is written as it ends: "benchmarks" (from the start of Run to the
 	// benchmark rows applied), then each later stage by name (evals,
-	// traces, telemetry, changelog), then "commit". The bench command
+	// traces, telemetry, changelog), then "curves" (latest_benchmarks
+	// brought up to date in the run's transaction), then "commit". The bench command
 	// reports throughput per stage with it.
 	StageDone func(stage string, took time.Duration)
 }

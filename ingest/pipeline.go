@@ -175,6 +175,15 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		t.Note(fmt.Sprintf("%s the producer quarantined (rejected_rows_*) were skipped: %d benchmark, %d eval",
 			runstate.Plural(int(n), "row", "rows"), sum.Details.QuarantinedRows, sum.Details.QuarantinedEvalRows))
 	}
+	curvesStarted := time.Now()
+	view, err := w.UpdateLatestBenchmarks(ctx)
+	if err != nil {
+		return abortRecorded(ctx, sum, t, d, start, records, err)
+	}
+	if !cfg.DryRun {
+		viewUpdated(sum, view)
+	}
+	d.stageDone("curves", curvesStarted)
 	if !cl.Log.EvalsOnly() {
 		sum.Details.NoBenchmarkData = noBenchmarkData(sum.Rows.Benchmark, len(p.Benchmark), expiredBenchmark, missingBenchmark, tree.ListingName)
 	}

@@ -24,6 +24,12 @@ type ViewRefresh struct {
 	Changes    int64  `json:"changes"`
 	DurationMS int64  `json:"durationMs"`
 	Error      string `json:"error,omitempty"`
+	// Curves is how many curves were recomputed; Added, Removed and
+	// Moved count the rows the view gained, lost, and saw change snapshot.
+	Curves  int64 `json:"curves,omitempty"`
+	Added   int64 `json:"added,omitempty"`
+	Removed int64 `json:"removed,omitempty"`
+	Moved   int64 `json:"moved,omitempty"`
 }
 
 // ViewState is the refresh state of latest_benchmarks.

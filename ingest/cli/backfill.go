@@ -209,9 +209,9 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 			err = werr
 		}
 	}
-	// The runs' ingests left change marks; one refresh at the end of the
-	// pass takes them all in (a refresh per run would rescan the table for
-	// every run of the history).
+	// Each run's ingest updated latest_benchmarks in its transaction; the
+	// refresh at the end of the pass applies what is left (an update that
+	// failed, changes other writers committed), normally nothing.
 	refreshFailed := false
 	if err == nil && !res.Interrupted {
 		r, rerr := st.RefreshLatestBenchmarks(ctx, false)

@@ -78,6 +78,11 @@ func TestDashboardQueries(t *testing.T) {
 			require.Equal(t, runURL+"/attempts/2", r["run_url"])
 			require.Equal(t, "lmsysorg/sglang:v0.5.14-cu130", r["image"])
 			require.IsType(t, map[string]any{}, r["metrics"])
+			// One full run: every row is its own curve's snapshot.
+			require.Equal(t, "2026-11-20", r["curve_date"])
+			require.Equal(t, r["workflow_run_id"], r["curve_workflow_run_id"])
+			require.Equal(t, r["run_started_at"], r["curve_run_started_at"])
+			require.Nil(t, r["kv_transfer_lib"])
 			if r["benchmark_type"] == "single_turn" {
 				require.Equal(t, int32(8192), r["isl"])
 				require.Equal(t, int32(1024), r["osl"])

@@ -168,14 +168,18 @@ func TestLatestBenchmarksFailedRefresh(t *testing.T) {
 	second := writeLineRun(t, lineRun{id: 29000000600, created: "2026-11-02T08:00:00Z", concs: []int{16}})
 	loadSummary(t, vars, cli.ExitOK, "load", first)
 
-	// Without its unique index the view cannot be refreshed concurrently.
-	execSQL(t, db, `DROP INDEX latest_benchmarks_pk`)
+	// A constraint no row meets makes every update of the view's rows
+	// fail: the ingest's own update (undone in its savepoint) and the
+	// refresh that retries it after the commit.
+	execSQL(t, db, `ALTER TABLE latest_benchmark_points ADD CONSTRAINT broken CHECK (result_id < 0) NOT VALID`)
 	s := loadSummary(t, vars, cli.ExitCompletedWithFailures, "load", second)
 	require.Equal(t, schema.RefreshFailed, s.Details.LatestBenchmarks.Status)
 	require.Equal(t, schema.StatusCompletedWithFailures, s.Status)
-	require.Len(t, s.Failures, 1)
+	require.Len(t, s.Failures, 1, "the retry's failure replaces the update's")
 	require.Equal(t, "latest_benchmarks", s.Failures[0].Artifact)
 	require.Contains(t, s.Failures[0].Reason, "refresh failed")
+	require.Contains(t, s.Failures[0].Reason, "broken")
+	require.Equal(t, int64(1), s.Rows.Benchmark.New, "the run's rows are committed")
 	require.Equal(t, rowsOf(29000000500, 4, 8), latestRows(t, db), "the view still shows the older run")
 	// The ledger keeps the outcome the report showed.
 	r := run(t, vars, "report", "--run-id", "29000000600", "--format", "json")
@@ -187,8 +191,7 @@ func TestLatestBenchmarksFailedRefresh(t *testing.T) {
 	require.Contains(t, r.stdout, "latest_benchmarks  STALE")
 	require.Contains(t, r.stdout, "last refresh failed at")
 
-	execSQL(t, db, `CREATE UNIQUE INDEX latest_benchmarks_pk ON latest_benchmarks
-		(config_id, conc, isl, osl, benchmark_type, offload_mode, recipe_fingerprint) NULLS NOT DISTINCT`)
+	execSQL(t, db, `ALTER TABLE latest_benchmark_points DROP CONSTRAINT broken`)
 	// A rerun changes nothing, yet retries the pending refresh.
 	s = loadSummary(t, vars, cli.ExitOK, "load", second)
 	require.Equal(t, int64(1), s.Rows.Benchmark.Duplicate)

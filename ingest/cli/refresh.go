@@ -9,13 +9,15 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// runRefresh refreshes latest_benchmarks on demand: when changes are
-// pending, or always with --force. --dry-run only says what it would do.
+// runRefresh applies to latest_benchmarks the changes still pending (each
+// ingest updates it in its own transaction; this applies what other
+// writers committed), or recomputes every curve with --force. --dry-run
+// only says what it would do.
 func runRefresh(ctx context.Context, env Env, args []string) int {
 	fs, s := newFlagSet("refresh", env)
 	common := addCommon(s)
 	dryRun := s.flag("dry-run", "show the view's state and whether a refresh is due, refresh nothing", "INGEST_DRY_RUN")
-	force := s.flag("force", "refresh even when no change is pending", "INGEST_REFRESH_FORCE")
+	force := s.flag("force", "recompute every curve, even when no change is pending", "INGEST_REFRESH_FORCE")
 	format := s.str("format", "text", "text or json", "INGEST_REPORT_FORMAT")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "usage: ingest refresh [--force] [--dry-run] [--format text|json]")

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -56,6 +58,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		bin      string
 		baseline string
 		floor    bool
+		history  string
+		hrepeat  int
 	)
 	g := &cfg.Gen
 	fs.IntVar(&cfg.Runs, "runs", 1, "number of generated runs (distinct run ids and seeds)")
@@ -77,6 +81,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 	fs.StringVar(&bin, "ingest", "", "with -processes: the ingest binary (default: go build ./cmd/ingest)")
 	fs.StringVar(&baseline, "baseline", "", "with -processes: another ingest binary, measured side by side (alternated in every repeat) and compared")
 	fs.BoolVar(&floor, "floor", false, "with -processes: also measure the database floor: the rows each first ingest wrote, copied into a fresh database in one transaction (COPY, every index and trigger in place), and latest_benchmarks refreshed")
+	fs.StringVar(&history, "history", "", "instead: for each number of stored runs (e.g. 0,200), fill a database with that many earlier runs of the same points, then measure a first ingest, its update of latest_benchmarks and the dashboard's main and history reads")
+	fs.IntVar(&hrepeat, "repeat", 3, "with -history: measurements per level (the levels take turns)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -98,6 +104,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return usage("-baseline compares `ingest load` processes: it needs -processes")
 	case floor && repeat == 0:
 		return usage("-floor measures what `ingest load` processes wrote: it needs -processes")
+	case history != "" && (repeat > 0 || cfg.Runs != 1):
+		return usage("-history measures one run at each level: no -processes, -runs must be 1")
+	case hrepeat < 1:
+		return usage("-repeat must be at least 1")
 	case cfg.Runs < 1:
 		return usage("-runs must be at least 1")
 	case g.Points < 1:
@@ -120,6 +130,14 @@ func Main(ctx context.Context, args []string, env Env) int {
 		g.EvalDocs = generate.GSM8KDocs
 	}
 
+	if history != "" {
+		levels, err := parseLevels(history)
+		if err != nil {
+			return usage("-history: " + err.Error())
+		}
+		return runHistory(ctx, HistoryConfig{Gen: cfg.Gen, Levels: levels, Repeat: hrepeat, AdminURL: cfg.AdminURL,
+			Keep: cfg.Keep, Dir: cfg.Dir, Log: cfg.Log, GC: cfg.GC}, format, env)
+	}
 	if repeat > 0 {
 		return runProcesses(ctx, ProcessConfig{Gen: cfg.Gen, Repeat: repeat, Bin: bin, Baseline: baseline, Floor: floor,
 			AdminURL: cfg.AdminURL, Keep: cfg.Keep, Dir: cfg.Dir, Log: cfg.Log}, format, env)
@@ -153,6 +171,39 @@ func runProcesses(ctx context.Context, cfg ProcessConfig, format string, env Env
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+func runHistory(ctx context.Context, cfg HistoryConfig, format string, env Env) int {
+	res, err := RunHistory(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
+		return ExitFailed
+	}
+	if err := RenderHistory(env.Stdout, res, format); err != nil {
+		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
+		return ExitFailed
+	}
+	if len(res.Problems) > 0 {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// parseLevels reads -history: stored-run counts, comma-separated,
+// increasing.
+func parseLevels(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a number of runs", f)
+		}
+		if len(out) > 0 && n <= out[len(out)-1] {
+			return nil, fmt.Errorf("levels must increase: %s", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func firstOf(values ...string) string {

@@ -51,11 +51,13 @@ func (f Floor) Total() time.Duration {
 	return t
 }
 
-// notCopied says which tables the ingest does not write itself: the
-// migrations' version, and what the triggers and the refresh fill in.
+// notCopied says which tables the ingest does not copy rows into: the
+// migrations' version, what the triggers fill in, and what the update of
+// latest_benchmarks computes (the floor runs that update after the copy).
 func notCopied(table string) bool {
 	switch table {
-	case "schema_migrations", "data_changes", "materialized_view_marks", "materialized_view_state":
+	case "schema_migrations", "data_changes", "materialized_view_marks", "materialized_view_state",
+		"benchmark_curves", "benchmark_curve_lines", "latest_benchmark_points":
 		return true
 	}
 	return false

@@ -58,6 +58,7 @@ func TestTextViewRefresh(t *testing.T) {
 		want    string
 	}{
 		{&schema.ViewRefresh{View: "latest_benchmarks", Status: schema.RefreshRefreshed, Changes: 2, DurationMS: 31}, "latest_benchmarks refreshed in 31 ms (2 changes)\n"},
+		{&schema.ViewRefresh{View: "latest_benchmarks", Status: schema.RefreshRefreshed, Changes: 3, DurationMS: 4, Curves: 1, Added: 2}, "latest_benchmarks refreshed in 4 ms (3 changes, 1 curve)\n"},
 		{&schema.ViewRefresh{View: "latest_benchmarks", Status: schema.RefreshSkipped}, "latest_benchmarks unchanged: refresh skipped\n"},
 		{&schema.ViewRefresh{View: "latest_benchmarks", Status: schema.RefreshFailed, Error: "cannot refresh\nconcurrently"}, "latest_benchmarks refresh FAILED: the view is stale until the next ingest or `ingest refresh` (cannot refresh concurrently)\n"},
 	} {

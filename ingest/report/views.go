@@ -45,12 +45,16 @@ func stampPtr(t *time.Time) string {
 	return stamp(*t)
 }
 
-// viewRefreshLine is the console report's line on the refresh of
-// latest_benchmarks after the commit.
+// viewRefreshLine is the console report's line on the update of
+// latest_benchmarks the ingest made (and the refresh after its commit).
 func viewRefreshLine(v schema.ViewRefresh) string {
 	switch v.Status {
 	case schema.RefreshRefreshed:
-		return fmt.Sprintf("%s refreshed in %d ms (%s)", v.View, v.DurationMS, plural(int(v.Changes), "change", "changes"))
+		what := plural(int(v.Changes), "change", "changes")
+		if v.Curves > 0 {
+			what += ", " + plural(int(v.Curves), "curve", "curves")
+		}
+		return fmt.Sprintf("%s refreshed in %d ms (%s)", v.View, v.DurationMS, what)
 	case schema.RefreshSkipped:
 		return v.View + " unchanged: refresh skipped"
 	case schema.RefreshAbsent:

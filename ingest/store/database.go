@@ -56,6 +56,12 @@ func IsMissingDatabase(err error) bool {
 // "postgres") and returns the URL of the new database. It fails when the
 // database exists.
 func CreateDatabase(ctx context.Context, adminURL, name string) (string, error) {
+	return CreateDatabaseFrom(ctx, adminURL, name, "")
+}
+
+// CreateDatabaseFrom is CreateDatabase copying the database template (no
+// session may be connected to it); "" is the server's default template.
+func CreateDatabaseFrom(ctx context.Context, adminURL, name, template string) (string, error) {
 	url, err := withDatabase(adminURL, name)
 	if err != nil {
 		return "", err
@@ -65,7 +71,11 @@ func CreateDatabase(ctx context.Context, adminURL, name string) (string, error) 
 		return "", err
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+	q := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if template != "" {
+		q += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
+	}
+	if _, err := conn.Exec(ctx, q); err != nil {
 		return "", fmt.Errorf("create database %q: %w", name, err)
 	}
 	return url, nil

@@ -1,10 +1,21 @@
 package store
 
-// The statements of the materialized-view refresh (migration 000006).
+// The statements of the refresh of latest_benchmarks: per curve since
+// migration 000013 (queries_curves.go), a materialized view before it
+// (migration 000006).
 
 // qViewPresent tells whether the schema has the view's bookkeeping (a
 // database migrated before 000006 by a command that never migrates).
 const qViewPresent = `SELECT to_regclass('public.materialized_view_marks') IS NOT NULL`
+
+// qViewPending counts the changes the view does not show yet.
+const qViewPending = `SELECT count(*) FROM materialized_view_marks WHERE view_name = 'latest_benchmarks'`
+
+// qViewRefreshedCurves records a successful refresh ($1 ms).
+const qViewRefreshedCurves = `
+UPDATE materialized_view_state
+SET refreshed_at = clock_timestamp(), last_attempt_at = clock_timestamp(), last_duration_ms = $1, last_error = NULL
+WHERE view_name = 'latest_benchmarks'`
 
 // qViewMarks lists the marks of latest_benchmarks: the changes the view
 // does not show yet.

@@ -44,6 +44,9 @@ type RunTx struct {
 	// ledger records it, so a transaction committed after it — even while
 	// this one ran — counts as a later change.
 	dataSnapshot string
+	// curvesUpdated is set once UpdateLatestBenchmarks has recomputed
+	// curves: CurveImpact reads its scratch tables.
+	curvesUpdated bool
 }
 
 // SetInputDigest gives the digest of the run's inputs, which Finish

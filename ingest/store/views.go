@@ -11,17 +11,63 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// LatestBenchmarksView is the materialized view the dashboard charts from.
+// LatestBenchmarksView is the view the dashboard charts from.
 const LatestBenchmarksView = "latest_benchmarks"
 
-// RefreshLatestBenchmarks refreshes latest_benchmarks concurrently (readers
-// keep the old contents until it is done) when changes are pending, or
-// always when force is set. It takes in the change marks committed before
-// it began; marks committed while it runs stay for the next refresh. A
-// failure is recorded in materialized_view_state and returned both in the
-// result and as the error; the marks stay, so the view reads as stale and
-// the next refresh retries.
+// RefreshLatestBenchmarks applies the changes other writers committed
+// (statements run by hand, an ingest whose own update failed) to
+// latest_benchmarks when any are pending, or recomputes every curve when
+// force is set, in a transaction of its own: readers keep the old rows
+// until it commits. An ingest updates the view for its own run before it
+// commits (RunTx.UpdateLatestBenchmarks), so after an ingest this is
+// normally skipped. A failure is recorded in materialized_view_state and
+// returned both in the result and as the error; the marks stay, so the
+// view reads as stale and the next refresh retries. A schema before
+// migration 000013 has the materialized view instead, refreshed whole.
 func (s *Store) RefreshLatestBenchmarks(ctx context.Context, force bool) (schema.ViewRefresh, error) {
+	r := schema.ViewRefresh{View: LatestBenchmarksView}
+	var perCurve bool
+	if err := s.pool.QueryRow(ctx, qCurvePresent).Scan(&perCurve); err != nil {
+		return s.refreshFailed(ctx, r, 0, fmt.Errorf("look up the view: %w", err))
+	}
+	if !perCurve {
+		return s.refreshMaterialized(ctx, force)
+	}
+	if err := s.pool.QueryRow(ctx, qViewPending).Scan(&r.Changes); err != nil {
+		return s.refreshFailed(ctx, r, 0, fmt.Errorf("read change marks: %w", err))
+	}
+	if r.Changes == 0 && !force {
+		r.Status = schema.RefreshSkipped
+		return r, nil
+	}
+	began := time.Now()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return s.refreshFailed(ctx, r, 0, fmt.Errorf("begin: %w", err))
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	o, err := updateCurves(ctx, tx, true, force, s.opts.explain)
+	if err == nil {
+		_, err = tx.Exec(ctx, qViewRefreshedCurves, time.Since(began).Milliseconds())
+	}
+	if err == nil {
+		err = tx.Commit(ctx)
+	}
+	if err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return s.refreshFailed(ctx, r, time.Since(began), err)
+	}
+	took := time.Since(began)
+	r = o.refresh(took)
+	s.log.Info("latest_benchmarks refreshed", zap.Int64("changes", r.Changes), zap.Int64("curves", r.Curves),
+		zap.Duration("took", took))
+	return r, nil
+}
+
+// refreshMaterialized refreshes the materialized view of a schema before
+// migration 000013 (a command run with --no-migrate) when changes are
+// pending, or always with force.
+func (s *Store) refreshMaterialized(ctx context.Context, force bool) (schema.ViewRefresh, error) {
 	r := schema.ViewRefresh{View: LatestBenchmarksView}
 	var present bool
 	if err := s.pool.QueryRow(ctx, qViewPresent).Scan(&present); err != nil {
@@ -111,7 +157,7 @@ func (s *Store) refreshFailed(ctx context.Context, r schema.ViewRefresh, took ti
 }
 
 // LatestBenchmarksState reads the refresh state of latest_benchmarks; ok
-// is false when the schema predates the view (migration 000006).
+// is false when the schema predates its bookkeeping (migration 000006).
 func (s *Store) LatestBenchmarksState(ctx context.Context) (v schema.ViewState, ok bool, err error) {
 	v = schema.ViewState{View: LatestBenchmarksView}
 	if err := s.pool.QueryRow(ctx, qViewPresent).Scan(&ok); err != nil || !ok {

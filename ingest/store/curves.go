@@ -1,0 +1,231 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// latest_benchmarks is kept per curve (migration 000013): a transaction
+// that changed benchmark rows or runs finds its change marks (inserted by
+// triggers, naming the runs) and recomputes the curves those runs are on,
+// and only those, before it commits. A refresh does the same for the
+// marks other writers committed (a statement run by hand), or for every
+// run with force.
+
+// curveOutcome is what one update of the curves did.
+type curveOutcome struct {
+	marks, curves, added, removed, moved int64
+}
+
+// updateCurves takes the change marks — every committed one (all), else
+// the transaction's own — and recomputes the curves of their runs, every
+// run with force, in one round trip. The caller holds tx; a failed update
+// may leave it unusable (the ingest wraps it in a savepoint).
+func updateCurves(ctx context.Context, tx pgx.Tx, all, force bool, explain func(string, error) error) (curveOutcome, error) {
+	var o curveOutcome
+	// The statements of a batch are prepared before the first runs: the
+	// scratch tables are created, and the marks taken, in a batch of their
+	// own.
+	b := &pgx.Batch{}
+	for _, q := range qCurveScratch {
+		b.Queue(q)
+	}
+	b.Queue(qCurveTakeMarks, all, force)
+	res := tx.SendBatch(ctx, b)
+	for range qCurveScratch {
+		if _, err := res.Exec(); err != nil {
+			res.Close()
+			return o, explain("latest_benchmarks: create the scratch tables", err)
+		}
+	}
+	var runs []int64
+	if err := res.QueryRow().Scan(&o.marks, &runs); err != nil {
+		res.Close()
+		return o, explain("latest_benchmarks: take the change marks", err)
+	}
+	if err := res.Close(); err != nil {
+		return o, explain("latest_benchmarks: take the change marks", err)
+	}
+	b = &pgx.Batch{}
+	for _, s := range curveSteps {
+		if s.runs {
+			b.Queue(s.sql, runs)
+		} else {
+			b.Queue(s.sql)
+		}
+	}
+	b.Queue(qCurveApply)
+	res = tx.SendBatch(ctx, b)
+	defer res.Close()
+	for _, s := range curveSteps {
+		if _, err := res.Exec(); err != nil {
+			return o, explain("latest_benchmarks: "+s.what, err)
+		}
+	}
+	var kept int64
+	if err := res.QueryRow().Scan(&o.curves, &o.added, &o.removed, &o.moved, &kept); err != nil {
+		return o, explain("latest_benchmarks: recompute the touched curves", err)
+	}
+	if err := res.Close(); err != nil {
+		return o, explain("latest_benchmarks: update the curves", err)
+	}
+	return o, nil
+}
+
+// curveSteps run between taking the marks and recomputing the curves;
+// runs: the statement takes the marked runs.
+var curveSteps = []struct {
+	sql, what string
+	runs      bool
+}{
+	{qCurveNewLines, "compute the runs' curve lines", true},
+	{qCurveTouched, "list the touched curves", true},
+	{qCurveLock, "lock the touched curves", false},
+	{qCurveAddCurves, "name new curves", false},
+	{qCurveIDs, "look up the curves", false},
+	{qCurveDropLines, "drop stale curve lines", true},
+	{qCurveAddLines, "write curve lines", false},
+}
+
+func (o curveOutcome) refresh(took time.Duration) schema.ViewRefresh {
+	return schema.ViewRefresh{View: LatestBenchmarksView, Status: schema.RefreshRefreshed, Changes: o.marks,
+		DurationMS: took.Milliseconds(), Curves: o.curves, Added: o.added, Removed: o.removed, Moved: o.moved}
+}
+
+// UpdateLatestBenchmarks brings latest_benchmarks up to date with what
+// this transaction wrote, before it commits: the curves of the runs whose
+// rows changed are recomputed (only those), and the view shows the run
+// the moment it commits; a dry run rolls it back with the rest. Nothing
+// changed: skipped. The update runs in a savepoint: when it fails, its
+// work is undone, the transaction's change marks stay and commit with the
+// run (the view is stale until the next refresh retries), and the outcome
+// says failed. The error is returned only when the transaction itself is
+// no longer usable. A schema without the per-curve tables (before
+// migration 000013) answers absent: RefreshLatestBenchmarks refreshes its
+// materialized view after the commit.
+//
+// Call it once, after the run's last write; CurveImpact then tells what it
+// did to each curve.
+func (t *RunTx) UpdateLatestBenchmarks(ctx context.Context) (schema.ViewRefresh, error) {
+	r := schema.ViewRefresh{View: LatestBenchmarksView}
+	var present bool
+	if err := t.tx.QueryRow(ctx, qCurvePresent).Scan(&present); err != nil {
+		return r, t.explain("latest_benchmarks: look up its tables", err)
+	}
+	if !present {
+		r.Status = schema.RefreshAbsent
+		return r, nil
+	}
+	var pending bool
+	if err := t.tx.QueryRow(ctx, qCurveOwnMarks).Scan(&pending); err != nil {
+		return r, t.explain("latest_benchmarks: look up the run's changes", err)
+	}
+	if !pending {
+		r.Status = schema.RefreshSkipped
+		return r, nil
+	}
+	began := time.Now()
+	if _, err := t.tx.Exec(ctx, qCurveSavepoint); err != nil {
+		return r, t.explain("latest_benchmarks: savepoint", err)
+	}
+	o, err := updateCurves(ctx, t.tx, false, false, t.explain)
+	if err == nil {
+		_, err = t.tx.Exec(ctx, qCurveStateUpdated, time.Since(began).Milliseconds())
+		if err != nil {
+			err = t.explain("latest_benchmarks: record the update", err)
+		}
+	}
+	if err != nil {
+		r.Status, r.Error, r.DurationMS = schema.RefreshFailed, oneLineError(err), time.Since(began).Milliseconds()
+		if ctx.Err() != nil {
+			return r, err
+		}
+		if _, rerr := t.tx.Exec(ctx, qCurveRollback); rerr != nil {
+			return r, errors.Join(err, fmt.Errorf("undo the failed update of latest_benchmarks: %w", rerr))
+		}
+		t.log.Error("latest_benchmarks not updated: the view is stale until the next refresh")
+		return r, nil
+	}
+	if _, err := t.tx.Exec(ctx, qCurveRelease); err != nil {
+		return r, t.explain("latest_benchmarks: release savepoint", err)
+	}
+	t.curvesUpdated = true
+	return o.refresh(time.Since(began)), nil
+}
+
+// CurveImpact tells, inside the run's transaction and after
+// UpdateLatestBenchmarks, which curves of latest_benchmarks the run
+// touched, and the rows each showed before and shows after (a curve the
+// run only confirmed has the same rows on both sides). Curves are in id
+// order, rows in point order.
+func (t *RunTx) CurveImpact(ctx context.Context) ([]schema.CurveImpact, error) {
+	if !t.curvesUpdated {
+		return nil, nil
+	}
+	return curveImpact(ctx, t.tx)
+}
+
+func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
+	rows, err := q.Query(ctx, qCurveTouchedOnly)
+	if err != nil {
+		return nil, fmt.Errorf("list the touched curves: %w", err)
+	}
+	var out []schema.CurveImpact
+	at := map[int64]int{}
+	for rows.Next() {
+		var c schema.CurveImpact
+		if err := rows.Scan(&c.CurveID, &c.Scope); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list the touched curves: %w", err)
+		}
+		at[c.CurveID] = len(out)
+		out = append(out, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list the touched curves: %w", err)
+	}
+	rows, err = q.Query(ctx, qCurveImpact)
+	if err != nil {
+		return nil, fmt.Errorf("read the curves' rows: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			curve       int64
+			scope, side string
+			p           schema.CurvePoint
+			isl, osl    *int32
+			conc        int32
+		)
+		if err := rows.Scan(&curve, &scope, &side, &p.ResultID, &p.WorkflowRunID, &p.ConfigID, &p.BenchmarkType,
+			&isl, &osl, &p.OffloadMode, &p.RecipeFingerprint, &conc, &p.SnapshotDate, &p.SnapshotWorkflowRunID); err != nil {
+			return nil, fmt.Errorf("read the curves' rows: %w", err)
+		}
+		p.ISL, p.OSL, p.Conc = intOf(isl), intOf(osl), int(conc)
+		c := &out[at[curve]]
+		if side == "before" {
+			c.Before = append(c.Before, p)
+		} else {
+			c.After = append(c.After, p)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the curves' rows: %w", err)
+	}
+	return out, nil
+}
+
+func intOf(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	x := int(*v)
+	return &x
+}

@@ -1,0 +1,233 @@
+package store
+
+// The statements that keep latest_benchmarks per curve (migration 000013,
+// curves.go). They run in one batch, in the transaction that changed the
+// rows, in this order.
+
+// qCurvePresent tells whether the schema keeps latest_benchmarks per curve
+// (migration 000013) rather than as a materialized view.
+const qCurvePresent = `SELECT to_regclass('public.latest_benchmark_points') IS NOT NULL`
+
+// qCurveOwnMarks tells whether this transaction changed anything
+// latest_benchmarks shows.
+const qCurveOwnMarks = `SELECT EXISTS (SELECT 1 FROM materialized_view_marks
+	WHERE view_name = 'latest_benchmarks' AND xact = pg_current_xact_id())`
+
+// qCurveStateUpdated records that an ingest brought the view up to date
+// (its duration, $1 ms); a pending error of a refresh stays until a
+// refresh clears it.
+const qCurveStateUpdated = `
+UPDATE materialized_view_state SET refreshed_at = clock_timestamp(), last_duration_ms = $1
+WHERE view_name = 'latest_benchmarks'`
+
+// The scratch tables of one update; they go with the transaction.
+var qCurveScratch = []string{
+	`CREATE TEMP TABLE curve_new_lines (
+		curve_scope jsonb NOT NULL, model text NOT NULL, hardware text NOT NULL, framework text NOT NULL,
+		precision text NOT NULL, benchmark_type text NOT NULL,
+		workflow_run_id bigint NOT NULL, date date NOT NULL, run_started_at timestamptz, append_only boolean NOT NULL,
+		image text, image_count integer NOT NULL, images_complete boolean NOT NULL
+	) ON COMMIT DROP`,
+	`CREATE TEMP TABLE curve_touched (curve_scope jsonb PRIMARY KEY, curve_id integer) ON COMMIT DROP`,
+	`CREATE TEMP TABLE curve_before (
+		result_id bigint NOT NULL, curve_id integer NOT NULL, config_id integer NOT NULL,
+		snapshot_date date NOT NULL, snapshot_workflow_run_id bigint NOT NULL
+	) ON COMMIT DROP`,
+}
+
+const (
+	qCurveSavepoint = `SAVEPOINT latest_benchmarks`
+	qCurveRelease   = `RELEASE SAVEPOINT latest_benchmarks`
+	qCurveRollback  = `ROLLBACK TO SAVEPOINT latest_benchmarks`
+)
+
+// qCurveTakeMarks takes the change marks to apply — this transaction's own
+// ($1 false: an ingest), or every committed one ($1 true: a refresh) — and
+// returns how many it took and their runs with every other attempt of
+// their GitHub runs (a new attempt hides the older attempts' rows); a mark
+// without a run, or $2 (force), stands for every run.
+const qCurveTakeMarks = `
+WITH taken AS (
+	DELETE FROM materialized_view_marks
+	WHERE view_name = 'latest_benchmarks' AND ($1::boolean OR xact = pg_current_xact_id())
+	RETURNING workflow_run_id
+), runs AS (
+	SELECT workflow_run_id AS id FROM taken WHERE workflow_run_id IS NOT NULL
+	UNION
+	SELECT id FROM workflow_runs WHERE $2::boolean OR EXISTS (SELECT 1 FROM taken WHERE workflow_run_id IS NULL)
+)
+SELECT (SELECT count(*) FROM taken), ARRAY(
+	SELECT id FROM runs
+	UNION
+	SELECT o.id FROM runs r JOIN workflow_runs w ON w.id = r.id JOIN workflow_runs o ON o.github_run_id = w.github_run_id
+	ORDER BY 1)`
+
+// qCurveNewLines computes the lines of the runs ($1) from their rows: one per
+// (curve, run, date) of a latest attempt, as benchmark_curve_runs has it.
+const qCurveNewLines = `
+INSERT INTO curve_new_lines
+SELECT benchmark_curve_scope(c.model, c.hardware, c.framework, c.precision,
+		br.benchmark_type, br.isl, br.osl, c.spec_method, c.disagg, br.offload_mode),
+	c.model, c.hardware, c.framework, c.precision, br.benchmark_type,
+	br.workflow_run_id, br.date, w.run_started_at, w.append_only,
+	min(br.image), count(DISTINCT br.image), bool_and(br.image IS NOT NULL)
+FROM unnest($1::bigint[]) AS r (id)
+JOIN workflow_runs w ON w.id = r.id
+CROSS JOIN LATERAL (
+	SELECT * FROM benchmark_results b WHERE b.workflow_run_id = r.id AND b.error IS NULL
+	OFFSET 0 -- the run's rows through the natural key, whatever the statistics say
+) br
+JOIN configs c ON c.id = br.config_id
+WHERE w.run_attempt = (SELECT max(o.run_attempt) FROM workflow_runs o WHERE o.github_run_id = w.github_run_id)
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`
+
+// qCurveTouched lists the curves to recompute: those of the runs' new
+// lines and those their stored lines were on.
+const qCurveTouched = `
+INSERT INTO curve_touched (curve_scope)
+SELECT curve_scope FROM curve_new_lines
+UNION
+SELECT k.curve_scope FROM benchmark_curve_lines l
+JOIN benchmark_curves k ON k.id = l.curve_id
+WHERE l.workflow_run_id = ANY($1::bigint[])`
+
+// qCurveLock takes a transaction lock per touched curve, in key order, so
+// that two transactions never recompute one curve at once: the second
+// recomputes it once the first has committed, seeing its rows (each later
+// statement of READ COMMITTED takes a new snapshot).
+const qCurveLock = `
+SELECT count(pg_advisory_xact_lock(k.key)) FROM (
+	SELECT hashtextextended('ingest-curve:' || curve_scope::text, 0) AS key FROM curve_touched ORDER BY 1
+) k`
+
+// qCurveAddCurves names the new curves and gives every touched curve its id.
+const (
+	qCurveAddCurves = `
+INSERT INTO benchmark_curves (curve_scope, model, hardware, framework, precision, benchmark_type, spec_method, disagg)
+SELECT DISTINCT ON (curve_scope) curve_scope, model, hardware, framework, precision, benchmark_type,
+	curve_scope->>7, (curve_scope->>8)::boolean
+FROM curve_new_lines
+ON CONFLICT (curve_scope) DO NOTHING`
+	qCurveIDs = `UPDATE curve_touched t SET curve_id = k.id FROM benchmark_curves k WHERE k.curve_scope = t.curve_scope`
+)
+
+// qCurveDropLines and qCurveAddLines replace the stored lines of the runs
+// ($1) with
+// the new ones, writing only what differs.
+const (
+	qCurveDropLines = `
+DELETE FROM benchmark_curve_lines l
+WHERE l.workflow_run_id = ANY($1::bigint[]) AND NOT EXISTS (
+	SELECT 1 FROM curve_new_lines n JOIN curve_touched k ON k.curve_scope = n.curve_scope
+	WHERE k.curve_id = l.curve_id AND n.workflow_run_id = l.workflow_run_id AND n.date = l.date
+		AND n.run_started_at IS NOT DISTINCT FROM l.run_started_at AND n.append_only = l.append_only
+		AND n.image IS NOT DISTINCT FROM l.image AND n.image_count = l.image_count
+		AND n.images_complete = l.images_complete)`
+	qCurveAddLines = `
+INSERT INTO benchmark_curve_lines
+SELECT k.curve_id, n.workflow_run_id, n.date, n.run_started_at, n.append_only, n.image, n.image_count, n.images_complete
+FROM curve_new_lines n JOIN curve_touched k ON k.curve_scope = n.curve_scope
+WHERE NOT EXISTS (SELECT 1 FROM benchmark_curve_lines l
+	WHERE l.curve_id = k.curve_id AND l.workflow_run_id = n.workflow_run_id AND l.date = n.date)`
+)
+
+// qCurveApply recomputes the touched curves and writes the difference to
+// latest_benchmark_points, keeping the rows they had in curve_before.
+//
+// chain walks each curve from its newest line down to the next older one
+// while the rule allows (an index scan per step, never the curve's whole
+// history); after takes each point from the newest run of the chain that
+// has it, finding a run's rows of the curve through the curve's configs
+// (configs' model and hardware index) and benchmark_results' natural key
+// (run, config, type), and checking the exact scope: the work grows with
+// the touched curves' points, not with the runs stored. It returns the curves, and the points added,
+// removed and moved to another snapshot.
+const qCurveApply = `
+WITH RECURSIVE chain AS (
+	SELECT t.curve_id, l.workflow_run_id, l.date, l.run_started_at, l.append_only, l.image, l.image_count,
+		l.images_complete, 1 AS run_rank, l.image AS root_image, l.date AS snapshot_date,
+		l.workflow_run_id AS snapshot_workflow_run_id
+	FROM curve_touched t
+	CROSS JOIN LATERAL (
+		SELECT * FROM benchmark_curve_lines l WHERE l.curve_id = t.curve_id
+		ORDER BY l.date DESC, l.run_started_at DESC NULLS LAST, l.workflow_run_id DESC LIMIT 1
+	) l
+	UNION ALL
+	SELECT c.curve_id, o.workflow_run_id, o.date, o.run_started_at, o.append_only, o.image, o.image_count,
+		o.images_complete, c.run_rank + 1, c.root_image, c.snapshot_date, c.snapshot_workflow_run_id
+	FROM chain c
+	CROSS JOIN LATERAL (
+		SELECT * FROM benchmark_curve_lines l WHERE l.curve_id = c.curve_id
+			AND (l.date < c.date OR (l.date = c.date AND (
+				(c.run_started_at IS NOT NULL AND (l.run_started_at IS NULL OR l.run_started_at < c.run_started_at))
+				OR (l.run_started_at IS NOT DISTINCT FROM c.run_started_at AND l.workflow_run_id < c.workflow_run_id))))
+		ORDER BY l.date DESC, l.run_started_at DESC NULLS LAST, l.workflow_run_id DESC LIMIT 1
+	) o
+	WHERE c.append_only AND c.image_count = 1 AND c.images_complete
+		AND o.image_count = 1 AND o.images_complete AND o.image = c.root_image
+), after AS MATERIALIZED (
+	SELECT DISTINCT ON (br.config_id, br.benchmark_type, br.isl, br.osl, br.offload_mode, br.recipe_fingerprint, br.conc)
+		br.id AS result_id, ch.curve_id, br.config_id, ch.snapshot_date, ch.snapshot_workflow_run_id
+	FROM chain ch
+	JOIN benchmark_curves k ON k.id = ch.curve_id
+	CROSS JOIN LATERAL (
+		SELECT b.id, b.config_id, b.benchmark_type, b.isl, b.osl, b.offload_mode, b.recipe_fingerprint, b.conc
+		FROM configs cf
+		CROSS JOIN LATERAL (
+			SELECT b.* FROM benchmark_results b
+			WHERE b.workflow_run_id = ch.workflow_run_id AND b.config_id = cf.id AND b.benchmark_type = k.benchmark_type
+			OFFSET 0 -- a probe per curve, run and config, never a join of whole runs
+		) b
+		WHERE cf.model = k.model AND cf.hardware = k.hardware AND cf.framework = k.framework
+			AND cf.precision = k.precision
+			AND (k.benchmark_type = 'agentic_traces' OR (cf.spec_method = k.spec_method AND cf.disagg = k.disagg))
+			AND b.error IS NULL
+			AND benchmark_curve_scope(cf.model, cf.hardware, cf.framework, cf.precision, b.benchmark_type,
+				b.isl, b.osl, cf.spec_method, cf.disagg, b.offload_mode) = k.curve_scope
+	) br
+	ORDER BY br.config_id, br.benchmark_type, br.isl, br.osl, br.offload_mode, br.recipe_fingerprint, br.conc, ch.run_rank
+), kept AS (
+	INSERT INTO curve_before
+	SELECT p.result_id, p.curve_id, p.config_id, p.snapshot_date, p.snapshot_workflow_run_id
+	FROM latest_benchmark_points p JOIN curve_touched t ON t.curve_id = p.curve_id
+	RETURNING 1
+), removed AS (
+	DELETE FROM latest_benchmark_points p USING curve_touched t
+	WHERE p.curve_id = t.curve_id AND NOT EXISTS (SELECT 1 FROM after a WHERE a.result_id = p.result_id)
+	RETURNING 1
+), moved AS (
+	UPDATE latest_benchmark_points p
+	SET snapshot_date = a.snapshot_date, snapshot_workflow_run_id = a.snapshot_workflow_run_id
+	FROM after a
+	WHERE a.result_id = p.result_id
+		AND (p.snapshot_date, p.snapshot_workflow_run_id) IS DISTINCT FROM (a.snapshot_date, a.snapshot_workflow_run_id)
+	RETURNING 1
+), added AS (
+	INSERT INTO latest_benchmark_points (result_id, curve_id, config_id, snapshot_date, snapshot_workflow_run_id)
+	SELECT a.result_id, a.curve_id, a.config_id, a.snapshot_date, a.snapshot_workflow_run_id FROM after a
+	WHERE NOT EXISTS (SELECT 1 FROM latest_benchmark_points p WHERE p.result_id = a.result_id)
+	RETURNING 1
+)
+SELECT (SELECT count(*) FROM curve_touched), (SELECT count(*) FROM added), (SELECT count(*) FROM removed),
+	(SELECT count(*) FROM moved), (SELECT count(*) FROM kept)`
+
+// qCurveImpact lists, per curve the transaction's update touched, the
+// points it showed before (side 'before', from curve_before) and shows now
+// ('after'), with what names each point.
+const qCurveImpact = `
+SELECT t.curve_id, t.curve_scope::text, s.side, b.id, b.workflow_run_id, b.config_id, b.benchmark_type,
+	b.isl, b.osl, b.offload_mode, b.recipe_fingerprint, b.conc, s.snapshot_date::text, s.snapshot_workflow_run_id
+FROM curve_touched t
+JOIN (
+	SELECT 'before' AS side, result_id, curve_id, snapshot_date, snapshot_workflow_run_id FROM curve_before
+	UNION ALL
+	SELECT 'after', p.result_id, p.curve_id, p.snapshot_date, p.snapshot_workflow_run_id
+	FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id
+) s ON s.curve_id = t.curve_id
+JOIN benchmark_results b ON b.id = s.result_id
+ORDER BY t.curve_id, s.side DESC, b.config_id, b.benchmark_type, b.isl, b.osl, b.offload_mode,
+	b.recipe_fingerprint NULLS FIRST, b.conc`
+
+// qCurveTouchedOnly lists the touched curves (one may end with no point
+// before and none after).
+const qCurveTouchedOnly = `SELECT curve_id, curve_scope::text FROM curve_touched ORDER BY curve_id`

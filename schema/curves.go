@@ -1,0 +1,26 @@
+package schema
+
+// CurveImpact is what one transaction did to one curve of latest_benchmarks
+// (a benchmark_curve_scope): the rows it showed before and shows after.
+type CurveImpact struct {
+	CurveID int64
+	// Scope is the curve's benchmark_curve_scope, as JSON.
+	Scope  string
+	Before []CurvePoint
+	After  []CurvePoint
+}
+
+// CurvePoint is one row of latest_benchmarks: the benchmark row, what
+// names its point, and the snapshot it belongs to.
+type CurvePoint struct {
+	ResultID              int64
+	WorkflowRunID         int64
+	ConfigID              int64
+	BenchmarkType         string
+	ISL, OSL              *int
+	OffloadMode           string
+	RecipeFingerprint     *string
+	Conc                  int
+	SnapshotDate          string
+	SnapshotWorkflowRunID int64
+}
