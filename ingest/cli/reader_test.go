@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,7 +116,12 @@ func readerCannotWrite(t *testing.T, reader *pgx.Conn) {
 		}
 	}
 	require.Positive(t, kinds["v"], "views were tried")
-	require.Positive(t, kinds["m"], "the materialized view was tried")
+	// latest_benchmarks is a plain view since migration 13, kept by the
+	// ingest: no materialized view is left.
+	require.Zero(t, kinds["m"], "no materialized view")
+	require.Contains(t, rels, rel{"public", "latest_benchmarks", "v", rels[slices.IndexFunc(rels, func(r rel) bool {
+		return r.Name == "latest_benchmarks"
+	})].Col}, "latest_benchmarks was tried, as a view")
 	// By default its transactions are read-only too.
 	_, err = reader.Exec(ctx, "UPDATE configs SET model = model")
 	var pg *pgconn.PgError
