@@ -52,7 +52,13 @@ func TestTraceGoldenH100Retry(t *testing.T) {
 		require.NoError(t, e.pool().QueryRow(context.Background(), `SELECT jsonb_build_object(
 			'server_gpu_cache_hit_rate', metrics->'server_gpu_cache_hit_rate',
 			'server_cpu_cache_hit_rate', metrics->'server_cpu_cache_hit_rate',
+			'published_server_gpu_cache_hit_rate', metrics->'published_server_gpu_cache_hit_rate',
+			'published_server_cpu_cache_hit_rate', metrics->'published_server_cpu_cache_hit_rate',
 			'kv_cache_pool_tokens', metrics->'kv_cache_pool_tokens',
+			'published_kv_cache_pool_tokens', metrics->'published_kv_cache_pool_tokens',
+			'total_prompt_tokens', metrics->'total_prompt_tokens',
+			'published_total_prompt_tokens', metrics->'published_total_prompt_tokens',
+			'server_metrics_version', metrics->'server_metrics_version',
 			'median_full_response_itl', metrics->'median_full_response_itl',
 			'p90_full_response_intvty', metrics->'p90_full_response_intvty',
 			'median_itl', metrics->'median_itl', 'median_intvty', metrics->'median_intvty',

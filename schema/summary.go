@@ -155,6 +155,12 @@ type Details struct {
 	CPUPowerFilesRead    int64 `json:"cpuPowerFilesRead,omitempty"`
 	CPUPowerSampleRows   int64 `json:"cpuPowerSampleRows,omitempty"`
 	CPUPowerFilesRefused int64 `json:"cpuPowerFilesRefused,omitempty"`
+	// OverrideRowsDeleted / OverrideRowsRewritten: rows of data earlier
+	// ingests stored that the run's override-ledger entries deleted
+	// (benchmark rows and what only they used, run rows) or rewrote
+	// (conclusions, retired GPU power); a note names each entry.
+	OverrideRowsDeleted   int64 `json:"overrideRowsDeleted,omitempty"`
+	OverrideRowsRewritten int64 `json:"overrideRowsRewritten,omitempty"`
 	// PurgedRun is set when the run overrides purge the run: nothing of
 	// it was written, not even a ledger row.
 	PurgedRun bool `json:"purgedRun,omitempty"`
@@ -213,6 +219,13 @@ type Details struct {
 	ReceiptMembers        int64 `json:"receiptMembers,omitempty"`
 	ExecutionRecords      int64 `json:"executionRecords,omitempty"`
 	BenchmarkFilesNotRead int64 `json:"benchmarkFilesNotRead,omitempty"`
+	// ServerMetricRows: AgentX rows whose owned server-metric keys were
+	// derived; ServerMetricRowsUpdated those whose stored keys changed;
+	// ServerMetricDisagreements the published values that the derived ones
+	// differ from by more than 5 % (listed as server metric warnings).
+	ServerMetricRows          int64 `json:"serverMetricRows,omitempty"`
+	ServerMetricRowsUpdated   int64 `json:"serverMetricRowsUpdated,omitempty"`
+	ServerMetricDisagreements int64 `json:"serverMetricDisagreements,omitempty"`
 	// LatestBenchmarks is the refresh of the latest_benchmarks view after
 	// the commit (absent for dry runs and aborted ingests).
 	LatestBenchmarks *ViewRefresh `json:"latestBenchmarks,omitempty"`
@@ -284,6 +297,10 @@ type Summary struct {
 	Notes       []string  `json:"notes"`
 	// PowerWarnings lists published power that its telemetry contradicts.
 	PowerWarnings []PowerWarning `json:"powerWarnings,omitempty"`
+	// ServerMetricWarnings lists published AgentX server metrics that the
+	// values derived from the raw server metrics differ from by more than
+	// 5 %.
+	ServerMetricWarnings []ServerMetricWarning `json:"serverMetricWarnings,omitempty"`
 }
 
 // SummarySchemaVersion is the version of the Summary JSON layout.

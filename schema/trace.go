@@ -21,6 +21,32 @@ type TracePoint struct {
 type TraceRowLink struct {
 	RowID                        int64
 	TraceDigest, ServerLogDigest []byte
+	// Config and Metrics are what the owned server-metric keys of an
+	// AgentX row derive from: the row's config and the stored metrics
+	// among ServerMetricInputs (absent keys, non-numbers left out).
+	Config  Config
+	Metrics map[string]float64
+}
+
+// RowServerMetrics are the owned server-metric keys of one AgentX row, as
+// the traces stage derived them: Metrics replaces every owned key, its
+// published_* copy and the marker (ServerMetricsReplaced) in the row.
+type RowServerMetrics struct {
+	RowID   int64
+	Metrics map[string]float64
+}
+
+// ServerMetricWarning is a published server metric of an AgentX row that
+// the value the ingest derived from the raw server metrics differs from.
+type ServerMetricWarning struct {
+	Artifact  string  `json:"artifact"`
+	File      string  `json:"file"`
+	Field     string  `json:"field"`
+	Published float64 `json:"published"`
+	Derived   float64 `json:"derived"`
+	// RelDiff is |derived − published| / |published| (1 when published is
+	// 0 and derived is not).
+	RelDiff float64 `json:"relDiff"`
 }
 
 // TraceKnown are the digests among those asked for that are already stored.
@@ -117,6 +143,10 @@ type TraceApply struct {
 	Dataset string
 	// DatasetRow is its catalogue entry, nil when it is not catalogued.
 	DatasetRow *DatasetRow
+	// ServerMetrics are the owned server-metric keys of the run's AgentX
+	// rows, and ServerMetricsReplaced every key they replace.
+	ServerMetrics         []RowServerMetrics
+	ServerMetricsReplaced []string
 }
 
 // TraceApplyResult is what the batch changed.
@@ -125,6 +155,9 @@ type TraceApplyResult struct {
 	SidecarsRefreshed                                  int64
 	ServerLogsNew, ServerLogRowsLinked, MetricsUpdated int64
 	ServerLogTextsNew, ServerLogTextBytesNew           int64
+	// ServerMetricRowsUpdated: AgentX rows whose owned server-metric keys
+	// changed.
+	ServerMetricRowsUpdated int64
 }
 
 // DerivedMetricPrefix starts the name of every metric the ingest derives

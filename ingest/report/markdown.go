@@ -66,6 +66,7 @@ func renderMarkdown(s *schema.Summary, limit int) string {
 	writeMarkdownNotes(&b, s.Notes, bud)
 	writeMarkdownDetails(&b, s, bud)
 	writeMarkdownPowerWarnings(&b, s, bud)
+	writeMarkdownServerMetricWarnings(&b, s, bud)
 	if bud.cut {
 		writeCutNote(&b, s, limit, bud)
 	}
@@ -80,7 +81,7 @@ type budget struct {
 	limited bool
 	left    int
 	cut     bool
-	omitted [4]int // by listKind
+	omitted [5]int // by listKind
 }
 
 // listKind is a kind of list item a bounded rendering may leave out.
@@ -91,6 +92,7 @@ const (
 	listUnmapped
 	listFailures
 	listPowerWarnings
+	listServerMetricWarnings
 )
 
 // take reports whether n more bytes fit; it counts them when they do, and
@@ -126,6 +128,7 @@ func writeCutNote(b *strings.Builder, s *schema.Summary, limit int, bud *budget)
 	}{
 		{listNotes, "note", "notes"}, {listUnmapped, "unmapped value", "unmapped values"},
 		{listFailures, "failure", "failures"}, {listPowerWarnings, "power warning", "power warnings"},
+		{listServerMetricWarnings, "server metric warning", "server metric warnings"},
 	} {
 		if n := bud.omitted[k.kind]; n > 0 {
 			parts = append(parts, plural(n, k.one, k.many))

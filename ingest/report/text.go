@@ -43,6 +43,7 @@ func Text(s *schema.Summary) string {
 		}
 	}
 	writeTextPowerWarnings(&b, s)
+	writeTextServerMetricWarnings(&b, s)
 	for _, n := range s.Notes {
 		if n = plainInline(n); n != "" {
 			fmt.Fprintf(&b, "note: %s\n", n)

@@ -6,9 +6,18 @@ package store
 // qTraceRowLinks finds the run's benchmark rows by content digest (the
 // winners the pipeline ranked while staging), with their current trace and
 // server log links.
+//
+// With them come the row's config and its numeric metrics among $3, what
+// the owned server-metric keys of an AgentX row derive from.
 const qTraceRowLinks = `
-SELECT b.content_digest, b.id, t.digest, l.digest
+SELECT b.content_digest, b.id, t.digest, l.digest,
+	c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
+	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
+	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
+	coalesce((SELECT jsonb_object_agg(m.key, m.value) FROM jsonb_each(b.metrics) AS m
+		WHERE m.key = ANY($3::text[]) AND jsonb_typeof(m.value) = 'number'), '{}'::jsonb)
 FROM benchmark_results b
+JOIN configs c ON c.id = b.config_id
 LEFT JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
 LEFT JOIN server_logs l ON l.id = b.server_log_id
 WHERE b.workflow_run_id = $1 AND b.content_digest = ANY($2::bytea[])`
@@ -160,13 +169,20 @@ WHERE b.id = u.id AND b.server_log_id IS DISTINCT FROM l.id`
 // has none. It runs on every ingest, so values survive a retry's aggregate
 // replacing a linked row's metrics; rows already holding them are not
 // touched.
+//
+// On AgentX rows the server-side keys are the ingest's own
+// (qApplyServerMetrics): the pool is not filled there, and the sidecar's
+// derived cache hit rates, computed from the JSON export, stay in the
+// sidecar only (the rows serve server_*_cache_hit_rate).
 const qApplyDerivedMetrics = `
 WITH n AS (
 	SELECT b.id,
-		b.metrics
+		CASE WHEN b.benchmark_type = 'agentic_traces'
+			THEN b.metrics - 'derived_gpu_cache_hit_rate' - 'derived_cpu_cache_hit_rate' ELSE b.metrics END
 		|| coalesce((SELECT jsonb_object_agg(d.key, d.value) FROM jsonb_each(t.derived_metrics) AS d
-			WHERE starts_with(d.key, 'derived_')), '{}'::jsonb)
-		|| CASE WHEN jsonb_typeof(b.metrics -> 'kv_cache_pool_tokens') = 'number'
+			WHERE starts_with(d.key, 'derived_') AND NOT (b.benchmark_type = 'agentic_traces'
+				AND d.key IN ('derived_gpu_cache_hit_rate', 'derived_cpu_cache_hit_rate'))), '{}'::jsonb)
+		|| CASE WHEN b.benchmark_type = 'agentic_traces' OR jsonb_typeof(b.metrics -> 'kv_cache_pool_tokens') = 'number'
 				OR coalesce(t.kv_cache_pool_tokens, l.kv_cache_pool_tokens) IS NULL THEN '{}'::jsonb
 			ELSE jsonb_build_object('kv_cache_pool_tokens', coalesce(t.kv_cache_pool_tokens, l.kv_cache_pool_tokens)) END
 		AS metrics
@@ -177,6 +193,19 @@ WITH n AS (
 )
 UPDATE benchmark_results b SET metrics = n.metrics
 FROM n WHERE b.id = n.id AND b.metrics IS DISTINCT FROM n.metrics`
+
+// qApplyServerMetrics replaces the owned server-metric keys of AgentX rows
+// ($3: every owned key, its published_* copy and the marker) with what the
+// traces stage derived ($1 row ids, $2 their keys as JSON objects); rows
+// already holding exactly those are not touched.
+const qApplyServerMetrics = `
+WITH u AS (
+	SELECT x.id, (b.metrics - $3::text[]) || x.m AS metrics
+	FROM unnest($1::bigint[], $2::jsonb[]) AS x(id, m)
+	JOIN benchmark_results b ON b.id = x.id
+)
+UPDATE benchmark_results b SET metrics = u.metrics
+FROM u WHERE b.id = u.id AND b.metrics IS DISTINCT FROM u.metrics`
 
 // qUpsertRunDataset records the run's dataset slug.
 const qUpsertRunDataset = `

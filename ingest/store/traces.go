@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -18,12 +20,12 @@ func (t *RunTx) TracePoints() []schema.TracePoint {
 // TraceRowLinks finds the stored rows of the given winners' content
 // digests with their current trace and server log links, keyed by digest.
 // One round trip.
-func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte) (map[string]schema.TraceRowLink, error) {
+func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys []string) (map[string]schema.TraceRowLink, error) {
 	out := make(map[string]schema.TraceRowLink, len(digests))
 	if len(digests) == 0 {
 		return out, nil
 	}
-	rows, err := t.tx.Query(ctx, qTraceRowLinks, t.run.WorkflowRunID, digests)
+	rows, err := t.tx.Query(ctx, qTraceRowLinks, t.run.WorkflowRunID, digests, nonNilS(metricKeys))
 	if err != nil {
 		return nil, t.explain("find trace rows", err)
 	}
@@ -31,7 +33,12 @@ func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte) (map[string
 	for rows.Next() {
 		var d []byte
 		var l schema.TraceRowLink
-		if err := rows.Scan(&d, &l.RowID, &l.TraceDigest, &l.ServerLogDigest); err != nil {
+		c := &l.Config
+		if err := rows.Scan(&d, &l.RowID, &l.TraceDigest, &l.ServerLogDigest,
+			&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
+			&c.PrefillTP, &c.PrefillEP, &c.PrefillDPAttention, &c.PrefillNumWorkers,
+			&c.DecodeTP, &c.DecodeEP, &c.DecodeDPAttention, &c.DecodeNumWorkers, &c.NumPrefillGPU, &c.NumDecodeGPU,
+			&l.Metrics); err != nil {
 			return nil, t.explain("find trace rows", err)
 		}
 		out[string(d)] = l
@@ -196,6 +203,17 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 	gid, gdg := links(a.LogLinks)
 	b.Queue(qLinkServerLogs, gid, gdg)
 	b.Queue(qApplyDerivedMetrics, t.run.WorkflowRunID)
+	if len(a.ServerMetrics) > 0 {
+		ids, ms := make([]int64, len(a.ServerMetrics)), make([]string, len(a.ServerMetrics))
+		for i, x := range a.ServerMetrics {
+			enc, err := json.Marshal(x.Metrics)
+			if err != nil {
+				return r, fmt.Errorf("encode the server metrics of row %d: %w", x.RowID, err)
+			}
+			ids[i], ms[i] = x.RowID, string(enc)
+		}
+		b.Queue(qApplyServerMetrics, ids, ms, nonNilS(a.ServerMetricsReplaced))
+	}
 	if a.Dataset != "" {
 		b.Queue(qUpsertRunDataset, t.run.WorkflowRunID, a.Dataset, t.run.IngestID)
 	}
@@ -249,6 +267,12 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 		return r, t.explain("write trace-derived metrics", err)
 	}
 	r.MetricsUpdated = tag.RowsAffected()
+	if len(a.ServerMetrics) > 0 {
+		if tag, err = res.Exec(); err != nil {
+			return r, t.explain("write AgentX server metrics", err)
+		}
+		r.ServerMetricRowsUpdated = tag.RowsAffected()
+	}
 	if a.Dataset != "" {
 		if _, err := res.Exec(); err != nil {
 			return r, t.explain("record run dataset", err)

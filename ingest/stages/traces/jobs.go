@@ -48,6 +48,10 @@ type sidecarJob struct {
 	// read: the trace is stored without server-side series, and the
 	// report says so.
 	metricsProblem string
+	// scrape is server_metrics_export.csv, read in the first pass (nil
+	// without one); scrapeProblem why it could not be read.
+	scrape        trace.Scrape
+	scrapeProblem string
 }
 
 // logJob is the server log artifact of one or more rows.
@@ -62,17 +66,26 @@ type logJob struct {
 	kv       *int64
 	failed   string
 	failFile string
+	// startup are the startup lines of the bundle's worker logs (tarball
+	// entries included), read in the first pass; nil when a tarball could
+	// not be walked.
+	startup []trace.LogFileLines
 }
 
-// hashFile reads one file of an artifact through sha256.
-func hashFile(fsys fs.FS, name string) (*fileDigest, error) {
+// hashFile reads one file of an artifact through sha256, and through also
+// when it is not nil.
+func hashFile(fsys fs.FS, name string, also io.Writer) (*fileDigest, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	w := io.Writer(h)
+	if also != nil {
+		w = io.MultiWriter(h, also)
+	}
+	n, err := io.Copy(w, f)
 	if err != nil {
 		return nil, err
 	}
@@ -107,15 +120,73 @@ func (j *sidecarJob) hash(rec *runstate.Record) {
 		if p == "" {
 			continue
 		}
-		d, err := hashFile(fsys, p)
+		var csv *bytes.Buffer
+		if i == 3 {
+			csv = &bytes.Buffer{}
+		}
+		d, err := hashFile(fsys, p, bufferOrNil(csv))
 		if err != nil {
 			j.failed, j.failFile = fmt.Sprintf("cannot read: %v", err), p
 			return
 		}
 		j.parts[i] = d
 		rec.AddFile(p, [sha256.Size]byte(d.sha), d.size)
+		if csv != nil {
+			if j.scrape, err = trace.ReadScrape(csv); err != nil {
+				j.scrape, j.scrapeProblem = nil, err.Error()
+			}
+		}
 	}
 	j.digest = bundleDigest(sidecarTags, j.parts[:])
+}
+
+// bufferOrNil keeps a nil *bytes.Buffer from becoming a non-nil io.Writer.
+func bufferOrNil(b *bytes.Buffer) io.Writer {
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
+// startupLines collects the worker logs' startup lines of a server log
+// file: a worker log itself (through the hash read), or the worker-log
+// entries of a tarball (walked once more after hashing).
+func (j *logJob) startupLines(fsys fs.FS, p string, lines *trace.StartupLines) {
+	if j.startup == nil { // a tarball of the bundle could not be walked
+		return
+	}
+	if lines != nil {
+		_ = lines.Close()
+		j.startup = append(j.startup, trace.LogFileLines{Name: p, Lines: lines.Lines})
+		return
+	}
+	if !trace.IsTarball(p) {
+		return
+	}
+	f, err := fsys.Open(p)
+	if err != nil {
+		j.startup = nil
+		return
+	}
+	defer f.Close()
+	var found []trace.LogFileLines
+	err = trace.WalkTarball(f, func(name string, _ int64, r io.Reader) error {
+		if _, _, ok := trace.WorkerOfLogFile(name); !ok {
+			return nil
+		}
+		sl := trace.NewStartupLines()
+		if _, err := io.Copy(sl, r); err != nil {
+			return err
+		}
+		_ = sl.Close()
+		found = append(found, trace.LogFileLines{Name: p + "/" + name, Lines: sl.Lines})
+		return nil
+	})
+	if err != nil {
+		j.startup = nil // the second pass, or the stored bundle, says why
+		return
+	}
+	j.startup = append(j.startup, found...)
 }
 
 // hash is the first pass over a server log artifact. Tarballs count as one
@@ -132,18 +203,26 @@ func (j *logJob) hash(rec *runstate.Record) {
 		j.failed, j.failFile = pr.Reason, pr.File
 		return
 	}
+	j.startup = []trace.LogFileLines{}
 	for _, p := range j.art.Files {
 		if reason := trace.BadName(p); reason != "" {
 			j.failed, j.failFile = fmt.Sprintf("file %s: %s", strconv.Quote(p), reason), strconv.Quote(p)
 			return
 		}
-		d, err := hashFile(fsys, p)
+		var lines *trace.StartupLines
+		var also io.Writer
+		if _, _, ok := trace.WorkerOfLogFile(p); ok {
+			lines = trace.NewStartupLines()
+			also = lines
+		}
+		d, err := hashFile(fsys, p, also)
 		if err != nil {
 			j.failed, j.failFile = fmt.Sprintf("cannot read: %v", err), p
 			return
 		}
 		j.files = append(j.files, d)
 		rec.AddFile(p, [sha256.Size]byte(d.sha), d.size)
+		j.startupLines(fsys, p, lines)
 	}
 	if len(j.files) == 0 {
 		j.failed = "the artifact holds no files"

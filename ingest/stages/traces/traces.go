@@ -28,7 +28,7 @@ import (
 // the rest. The run's points come from the benchmark stage's ranking.
 type Writer interface {
 	TracePoints() []schema.TracePoint
-	TraceRowLinks(ctx context.Context, digests [][]byte) (map[string]schema.TraceRowLink, error)
+	TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys []string) (map[string]schema.TraceRowLink, error)
 	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, texts [][]byte, v schema.TracePayloadVersions) (schema.TraceKnown, error)
 	StageTraceChunks(ctx context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error)
 	ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.TraceApplyResult, error)
@@ -131,6 +131,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	passStarted = time.Now()
 	apply := st.build(dataset)
 	apply.DatasetRow = datasetRow
+	st.serverMetrics(&apply)
 	res, err := w.ApplyTraces(ctx, apply)
 	if err != nil {
 		return err
@@ -148,6 +149,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	d.TraceBlobBytesNew += res.BlobBytesNew
 	d.ServerLogsNew += res.ServerLogsNew
 	d.ServerLogRowsLinked += res.ServerLogRowsLinked
+	d.ServerMetricRowsUpdated += res.ServerMetricRowsUpdated
 	if res.RowsLinked != counts.New {
 		env.Log.Warn("trace links differ from the rows counted new", zap.Int64("linked", res.RowsLinked), zap.Int64("new", counts.New))
 	}
@@ -169,6 +171,8 @@ type traceStage struct {
 	// items are the AgentX rows in point order, with what became of them.
 	items   []traceItem
 	skipped []string
+	// rows are the stored rows of the paired points, by row id.
+	rows map[int64]schema.TraceRowLink
 }
 
 type traceItem struct {
@@ -204,12 +208,21 @@ func (s *traceStage) resolveRows(ctx context.Context, w Writer) error {
 			digests = append(digests, p.Digest)
 		}
 	}
+	for _, it := range s.items {
+		if it.job == nil {
+			digests = append(digests, it.point.Digest) // its server metrics are derived all the same
+		}
+	}
 	if len(digests) == 0 {
 		return nil
 	}
-	links, err := w.TraceRowLinks(ctx, digests)
+	links, err := w.TraceRowLinks(ctx, digests, serverMetricInputs)
 	if err != nil {
 		return err
+	}
+	s.rows = make(map[int64]schema.TraceRowLink, len(links))
+	for _, l := range links {
+		s.rows[l.RowID] = l
 	}
 	fill := func(p *schema.TracePoint) error {
 		l, ok := links[string(p.Digest)]
@@ -234,10 +247,8 @@ func (s *traceStage) resolveRows(ctx context.Context, w Writer) error {
 		}
 	}
 	for i := range s.items {
-		if s.items[i].job != nil {
-			if err := fill(&s.items[i].point); err != nil {
-				return err
-			}
+		if err := fill(&s.items[i].point); err != nil {
+			return err
 		}
 	}
 	return nil
