@@ -25,6 +25,13 @@ type Store interface {
 	BeginRun(ctx context.Context, start schema.RunStart) (RunWriter, error)
 	RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error)
 	ledger
+	overrideApplier
+}
+
+// overrideApplier applies the run-override ledger to stored data in a
+// transaction of its own (a purged run's ingest, which opens none).
+type overrideApplier interface {
+	ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string) (schema.OverrideResult, int64, error)
 }
 
 // ledger is what a rerun with unchanged inputs needs: the run's prior
@@ -46,6 +53,9 @@ type RunWriter interface {
 	// UpdateLatestBenchmarks brings latest_benchmarks up to date with the
 	// run's writes, in its transaction, after the last of them.
 	UpdateLatestBenchmarks(ctx context.Context) (schema.ViewRefresh, error)
+	// ApplyRunOverrides applies the ledger entries of the run (plan) to
+	// what is stored of it, inside the run's transaction.
+	ApplyRunOverrides(ctx context.Context, plan schema.OverridePlan) (schema.OverrideResult, error)
 	Finish(ctx context.Context, sum *schema.Summary, artifacts json.RawMessage, dryRun bool) error
 	Rollback(ctx context.Context) error
 	evals.Writer
@@ -142,6 +152,7 @@ type Beginner[W RunWriter] interface {
 	BeginRun(ctx context.Context, start schema.RunStart) (W, error)
 	RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error)
 	ledger
+	overrideApplier
 }
 
 // AdaptStore presents a store with a concrete writer type as a Store.
@@ -159,6 +170,10 @@ func (a adapted[W]) BeginRun(ctx context.Context, start schema.RunStart) (RunWri
 
 func (a adapted[W]) RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error) {
 	return a.s.RecordAborted(ctx, start, sum, artifacts, cause)
+}
+
+func (a adapted[W]) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string) (schema.OverrideResult, int64, error) {
+	return a.s.ApplyOverrides(ctx, plan, dryRun, toolVersion)
 }
 
 func (a adapted[W]) PriorIngest(ctx context.Context, run schema.RunIdentity) (schema.PriorIngest, error) {

@@ -48,6 +48,12 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		t.Note(fmt.Sprintf("run %d attempt %d is purged by the run overrides (%s): nothing was written",
 			start.Run.SourceRunID, start.Run.SourceRunAttempt, reason))
 		sum.Details.PurgedRun = true
+		// What an earlier ingest stored of it goes (one transaction).
+		res, _, err := d.Store.ApplyOverrides(ctx, d.runOverrides(start.Run.SourceRunID), cfg.DryRun, cfg.ToolVersion)
+		if err != nil {
+			return abort(sum, t, d, err), err
+		}
+		noteOverrides(t, sum, res)
 		return finish(sum, t, d), nil
 	}
 	if c, ok := d.Overrides.Conclusion(start.Run.SourceRunID); ok {
@@ -175,7 +181,14 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		t.Note(fmt.Sprintf("%s the producer quarantined (rejected_rows_*) were skipped: %d benchmark, %d eval",
 			runstate.Plural(int(n), "row", "rows"), sum.Details.QuarantinedRows, sum.Details.QuarantinedEvalRows))
 	}
-	curvesStarted := time.Now()
+	// The ledger applies to what earlier ingests stored of the run too
+	// (a point purged since, another attempt purged, retired GPU power).
+	ores, err := w.ApplyRunOverrides(ctx, d.runOverrides(start.Run.SourceRunID))
+	if err != nil {
+		return abortRecorded(ctx, sum, t, d, start, records, err)
+	}
+	noteOverrides(t, sum, ores)
+	curvesStarted := time.Now() // after the overrides: their deletions are part of the update
 	view, err := w.UpdateLatestBenchmarks(ctx)
 	if err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)

@@ -33,6 +33,7 @@ func commands() []command {
 		{"run", "fetch a run from GitHub, ingest it, comment on its PR: ingest run --run-id N", runRun},
 		{"demo", "migrate, then ingest the bundled demo run and print its report", runDemo},
 		{"backfill", "ingest a workflow's history, a run list or a directory of trees: ingest backfill --repo R", runBackfill},
+		{"overrides", "apply the run-override ledger to stored data: ingest overrides apply [--dry-run]", runOverrides},
 		{"refresh", "refresh the dashboard's latest_benchmarks view now: ingest refresh [--force] [--dry-run]", runRefresh},
 		{"supplemental", "load hand-curated rows: ingest supplemental supplemental-evals.json supplemental-bmk.json", runSupplemental},
 		{"status", "the ledger at a glance: recent ingests, backfill passes; --run-id N for one run", runStatus},

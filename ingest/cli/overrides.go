@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/inferencex/ingest/ingest"
+	"github.com/inferencex/ingest/ingest/report"
+	"github.com/inferencex/ingest/schema"
+)
+
+// runOverrides is `ingest overrides apply`: the run-override ledger and
+// the source policies applied to the data already stored, in one
+// transaction, then latest_benchmarks refreshed.
+func runOverrides(ctx context.Context, env Env, args []string) int {
+	if len(args) == 0 || args[0] != "apply" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			fmt.Fprintln(env.Stderr, "usage: ingest overrides apply [--dry-run] [--overrides FILES] [--format text|json]")
+			return ExitOK
+		}
+		fmt.Fprintln(env.Stderr, "usage: ingest overrides apply [--dry-run] [--overrides FILES] [--format text|json]")
+		return ExitUsage
+	}
+	fs, s := newFlagSet("overrides apply", env)
+	common := addCommon(s)
+	dryRun := s.flag("dry-run", "show what would be deleted and rewritten, change nothing", "INGEST_DRY_RUN")
+	catalogFiles := s.str("catalog", "", "comma-separated alias-table extension files (the GPU power keys a retired source loses)", "INGEST_CATALOG")
+	overrideFiles := s.str("overrides", "", "comma-separated run-override files (JSON, same shape as the embedded ledger)", "INGEST_OVERRIDES")
+	format := s.str("format", "text", "text or json", "INGEST_REPORT_FORMAT")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: ingest overrides apply [--dry-run] [--overrides FILES] [--format text|json]")
+		fs.PrintDefaults()
+	}
+	if _, ok, code := parse(fs, s, args[1:], 0); !ok {
+		return code
+	}
+	if f := format.String(); f != report.FormatText && f != report.FormatJSON {
+		fmt.Fprintf(env.Stderr, "ingest overrides apply: --format %q is not text or json\n", f)
+		return ExitUsage
+	}
+	log, err := newLogger(common, env)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", err)
+		return ExitUsage
+	}
+	deps, err := loadDepsFrom(catalogFiles.String(), overrideFiles.String(), log)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	st, err := openStore(ctx, common, log, true)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	defer st.Close()
+	plan := deps.Overrides.Plan(deps.Catalog.GPUPowerKeys())
+	res, id, err := st.ApplyOverrides(ctx, plan, *dryRun, toolVersion())
+	if err != nil {
+		return fail(env, "overrides apply: %v (nothing was changed)", err)
+	}
+	var refresh *schema.ViewRefresh
+	var refreshErr error
+	if !*dryRun && res.Changed() {
+		r, err := st.RefreshLatestBenchmarks(ctx, false)
+		refresh, refreshErr = &r, err
+	}
+	if format.String() == report.FormatJSON {
+		out := struct {
+			DryRun        bool                  `json:"dryRun"`
+			ApplicationID int64                 `json:"applicationId,omitempty"`
+			Changed       bool                  `json:"changed"`
+			Result        schema.OverrideResult `json:"result"`
+			Refresh       *schema.ViewRefresh   `json:"latestBenchmarks,omitempty"`
+		}{*dryRun, id, res.Changed(), res, refresh}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return fail(env, "%v", err)
+		}
+	} else {
+		writeOverrideResult(env.Stdout, res, *dryRun, id, refresh)
+	}
+	if refreshErr != nil {
+		return fail(env, "refresh latest_benchmarks: %v (the overrides were applied; `ingest refresh` retries)", refreshErr)
+	}
+	return ExitOK
+}
+
+// writeOverrideResult is the text report of an apply.
+func writeOverrideResult(w io.Writer, res schema.OverrideResult, dryRun bool, id int64, refresh *schema.ViewRefresh) {
+	switch {
+	case !res.Changed() && dryRun:
+		fmt.Fprintln(w, "dry run: the stored data already reflects the run overrides; nothing would change")
+		return
+	case !res.Changed():
+		fmt.Fprintf(w, "the stored data already reflects the run overrides: nothing changed (application #%d recorded)\n", id)
+		return
+	case dryRun:
+		fmt.Fprintln(w, "dry run: nothing was changed; applying would")
+	default:
+		fmt.Fprintf(w, "applied the run overrides (application #%d)\n", id)
+	}
+	verb := "deleted"
+	if dryRun {
+		verb = "delete"
+	}
+	fmt.Fprintf(w, "%s: %d workflow runs, %d benchmark rows, %d server logs, %d trace sidecars, %d telemetry series, "+
+		"%d availability rows, %d run stats, %d eval rows, %d changelog entries, %d run datasets\n", verb,
+		res.WorkflowRunsDeleted, res.BenchmarkRowsDeleted, res.ServerLogsDeleted, res.TraceSidecarsDeleted, res.GPUMetricSeriesDeleted,
+		res.AvailabilityDeleted, res.RunStatsDeleted, res.EvalRowsDeleted, res.ChangelogDeleted, res.RunDatasetsDeleted)
+	verb = "rewrote"
+	if dryRun {
+		verb = "rewrite"
+	}
+	fmt.Fprintf(w, "%s: %d conclusions, %d rows' GPU power\n", verb, res.ConclusionsUpdated, res.GPUPowerRowsRewritten)
+	for _, a := range res.Actions {
+		fmt.Fprintf(w, "  %s\n", ingest.OverrideActionLine(a))
+	}
+	if refresh != nil {
+		fmt.Fprintf(w, "latest_benchmarks %s (%d pending changes)\n", refresh.Status, refresh.Changes)
+	}
+}

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// Override kinds of an OverrideAction.
+const (
+	OverrideConclusion   = "conclusion"
+	OverridePurgedRun    = "purged_run"
+	OverridePurgedPoint  = "purged_point"
+	OverrideRetiredPower = "retired_gpu_power"
+)
+
+// ApplyOverrides applies the run-override ledger to the data already
+// stored, in one transaction: conclusions corrected, purged runs, attempts
+// and points deleted with what only they used (server logs, trace
+// sidecars, telemetry series, availability; the run rows: run stats,
+// evals, changelog, dataset), retired GPU power removed. A dry run rolls
+// back and records nothing; otherwise the ledger keeps an entry
+// (override_applications) with the result, also when nothing changed.
+// The latest_benchmarks view is marked by its triggers; the caller
+// refreshes it.
+func (s *Store) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string) (schema.OverrideResult, int64, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	res, err := applyOverrides(ctx, tx, plan)
+	if err != nil {
+		return res, 0, err
+	}
+	if dryRun {
+		return res, 0, nil
+	}
+	planJSON, err := json.Marshal(plan)
+	if err != nil {
+		return res, 0, err
+	}
+	digest := sha256.Sum256(planJSON)
+	resJSON, err := json.Marshal(res)
+	if err != nil {
+		return res, 0, err
+	}
+	var id int64
+	if err := tx.QueryRow(ctx, qRecordOverrideApply, toolVersion, digest[:], res.Changed(), resJSON).Scan(&id); err != nil {
+		return res, 0, fmt.Errorf("apply overrides: record the application: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return res, 0, fmt.Errorf("apply overrides: commit: %w", err)
+	}
+	return res, id, nil
+}
+
+// ApplyRunOverrides applies the ledger entries of the run this
+// transaction writes (the caller restricts the plan to it) to what is
+// stored of it.
+func (t *RunTx) ApplyRunOverrides(ctx context.Context, plan schema.OverridePlan) (schema.OverrideResult, error) {
+	res, err := applyOverrides(ctx, t.tx, plan)
+	if err != nil {
+		return res, t.explain("apply the run overrides", err)
+	}
+	return res, nil
+}
+
+func applyOverrides(ctx context.Context, tx pgx.Tx, plan schema.OverridePlan) (schema.OverrideResult, error) {
+	var res schema.OverrideResult
+	act := func(kind string, run int64, attempt int, target, reason string, rows int64) {
+		if rows > 0 {
+			res.Actions = append(res.Actions, schema.OverrideAction{Kind: kind, RunID: run, Attempt: attempt, Target: target,
+				Reason: reason, Rows: rows})
+		}
+	}
+	for _, c := range plan.Conclusions {
+		tag, err := tx.Exec(ctx, qOverrideConclusion, c.RunID, c.Conclusion)
+		if err != nil {
+			return res, fmt.Errorf("conclusion of run %d: %w", c.RunID, err)
+		}
+		res.ConclusionsUpdated += tag.RowsAffected()
+		act(OverrideConclusion, c.RunID, 0, c.Conclusion, "", tag.RowsAffected())
+	}
+	for _, r := range plan.PurgedRuns {
+		attempts := r.Attempts
+		if attempts == nil {
+			attempts = []int{}
+		}
+		runs, err := ids(ctx, tx, qOverrideRunRows, r.RunID, attempts)
+		if err != nil {
+			return res, fmt.Errorf("purged run %d: %w", r.RunID, err)
+		}
+		if len(runs) == 0 {
+			continue
+		}
+		before := res
+		results, err := ids(ctx, tx, qOverrideRunResults, runs)
+		if err != nil {
+			return res, fmt.Errorf("purged run %d: %w", r.RunID, err)
+		}
+		if err := purgeResults(ctx, tx, results, &res); err != nil {
+			return res, fmt.Errorf("purged run %d: %w", r.RunID, err)
+		}
+		for _, d := range []struct {
+			q string
+			n *int64
+		}{{qOverrideDeleteRunStats, &res.RunStatsDeleted}, {qOverrideDeleteEvals, &res.EvalRowsDeleted},
+			{qOverrideDeleteChangelog, &res.ChangelogDeleted}, {qOverrideDeleteRunDataset, &res.RunDatasetsDeleted},
+			{qOverrideDeleteRunSeries, &res.GPUMetricSeriesDeleted}, {qOverrideUnlinkIngests, nil}, {qOverrideDeleteRuns, &res.WorkflowRunsDeleted}} {
+			tag, err := tx.Exec(ctx, d.q, runs)
+			if err != nil {
+				return res, fmt.Errorf("purged run %d: %w", r.RunID, err)
+			}
+			if d.n != nil {
+				*d.n += tag.RowsAffected()
+			}
+		}
+		attempt := 0
+		if len(r.Attempts) == 1 {
+			attempt = r.Attempts[0]
+		}
+		act(OverridePurgedRun, r.RunID, attempt, attemptsTarget(r.Attempts), r.Reason, rowsDeleted(res)-rowsDeleted(before))
+	}
+	for _, x := range plan.PurgedPoints {
+		rows, err := pointRows(ctx, tx, x.RunID, x.Attempt, "", &x.Point)
+		if err != nil {
+			return res, fmt.Errorf("purged point of run %d: %w", x.RunID, err)
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		if err := purgeResults(ctx, tx, rows, &res); err != nil {
+			return res, fmt.Errorf("purged point of run %d: %w", x.RunID, err)
+		}
+		act(OverridePurgedPoint, x.RunID, x.Attempt, pointTarget(&x.Point), x.Reason, int64(len(rows)))
+	}
+	if len(plan.GPUPowerKeys) > 0 {
+		for _, x := range plan.RetiredGPUPower {
+			rows, err := pointRows(ctx, tx, x.RunID, x.Attempt, x.HeadSHA, &x.Point)
+			if err != nil {
+				return res, fmt.Errorf("retired GPU power of run %d: %w", x.RunID, err)
+			}
+			if len(rows) == 0 {
+				continue
+			}
+			tag, err := tx.Exec(ctx, qOverrideRetireGPUPower, rows, plan.GPUPowerKeys)
+			if err != nil {
+				return res, fmt.Errorf("retired GPU power of run %d: %w", x.RunID, err)
+			}
+			res.GPUPowerRowsRewritten += tag.RowsAffected()
+			act(OverrideRetiredPower, x.RunID, x.Attempt, pointTarget(&x.Point), x.Reason, tag.RowsAffected())
+		}
+	}
+	return res, nil
+}
+
+// rowsDeleted is every deleted row counted in r.
+func rowsDeleted(r schema.OverrideResult) int64 {
+	return r.WorkflowRunsDeleted + r.BenchmarkRowsDeleted + r.ServerLogsDeleted + r.TraceSidecarsDeleted + r.GPUMetricSeriesDeleted +
+		r.AvailabilityDeleted + r.RunStatsDeleted + r.EvalRowsDeleted + r.ChangelogDeleted + r.RunDatasetsDeleted
+}
+
+func attemptsTarget(attempts []int) string {
+	if len(attempts) == 0 {
+		return "every attempt"
+	}
+	parts := make([]string, len(attempts))
+	for i, a := range attempts {
+		parts[i] = fmt.Sprint(a)
+	}
+	return "attempts " + strings.Join(parts, ",")
+}
+
+// pointTarget names a point: model precision hardware framework, type,
+// isl/osl, conc.
+func pointTarget(p *schema.BenchmarkPoint) string {
+	c := p.Config
+	seq := "-"
+	if p.ISL != nil && p.OSL != nil {
+		seq = fmt.Sprintf("%d/%d", *p.ISL, *p.OSL)
+	}
+	return fmt.Sprintf("%s %s %s %s %s %s conc %d offload %s", c.Model, c.Precision, c.Hardware, c.Framework, p.BenchmarkType, seq, p.Conc, p.OffloadMode)
+}
+
+func pointRows(ctx context.Context, tx pgx.Tx, run int64, attempt int, head string, p *schema.BenchmarkPoint) ([]int64, error) {
+	c := p.Config
+	return ids(ctx, tx, qOverridePointRows, run, attempt, c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod,
+		c.Disagg, c.IsMultinode, c.PrefillTP, c.PrefillEP, c.PrefillDPAttention, c.PrefillNumWorkers,
+		c.DecodeTP, c.DecodeEP, c.DecodeDPAttention, c.DecodeNumWorkers, c.NumPrefillGPU, c.NumDecodeGPU,
+		p.BenchmarkType, p.ISL, p.OSL, p.Conc, p.OffloadMode, p.RecipeFingerprint, head)
+}
+
+func ids(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]int64, error) {
+	rows, err := tx.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// purgeResults deletes benchmark rows and what only they used.
+func purgeResults(ctx context.Context, tx pgx.Tx, results []int64, res *schema.OverrideResult) error {
+	if len(results) == 0 {
+		return nil
+	}
+	var logs, sidecars, series []int64
+	if err := tx.QueryRow(ctx, qOverrideDependents, results).Scan(&logs, &sidecars, &series); err != nil {
+		return fmt.Errorf("find dependents: %w", err)
+	}
+	if _, err := tx.Exec(ctx, qOverrideAvailabilityKeys, results); err != nil {
+		return fmt.Errorf("availability keys: %w", err)
+	}
+	steps := []struct {
+		what string
+		q    string
+		arg  []int64
+		n    *int64
+	}{
+		{"benchmark rows", qOverrideDeleteResults, results, &res.BenchmarkRowsDeleted},
+		{"server logs", qOverrideDeleteServerLogs, logs, &res.ServerLogsDeleted},
+		{"trace sidecars", qOverrideDeleteSidecars, sidecars, &res.TraceSidecarsDeleted},
+		{"telemetry series", qOverrideDeleteSeries, series, &res.GPUMetricSeriesDeleted},
+	}
+	for _, st := range steps {
+		if len(st.arg) == 0 {
+			continue
+		}
+		tag, err := tx.Exec(ctx, st.q, st.arg)
+		if err != nil {
+			return fmt.Errorf("delete %s: %w", st.what, err)
+		}
+		*st.n += tag.RowsAffected()
+	}
+	var n int64
+	if err := tx.QueryRow(ctx, qOverrideDeleteAvailability).Scan(&n); err != nil {
+		return fmt.Errorf("delete availability: %w", err)
+	}
+	res.AvailabilityDeleted += n
+	if _, err := tx.Exec(ctx, qOverrideDropAvailability); err != nil {
+		return fmt.Errorf("availability keys: %w", err)
+	}
+	return nil
+}

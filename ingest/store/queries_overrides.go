@@ -1,0 +1,105 @@
+package store
+
+// SQL of the run-override ledger applied to stored data (overrides.go).
+
+// qOverrideConclusion corrects a run's conclusion on every attempt.
+const qOverrideConclusion = `
+UPDATE workflow_runs SET conclusion = $2 WHERE github_run_id = $1 AND conclusion IS DISTINCT FROM $2`
+
+// qOverrideRunRows are the workflow_runs rows of a purged run ($2 empty:
+// every attempt).
+const qOverrideRunRows = `
+SELECT id FROM workflow_runs WHERE github_run_id = $1 AND (cardinality($2::int[]) = 0 OR run_attempt = ANY($2::int[]))
+ORDER BY id`
+
+const qOverrideRunResults = `SELECT id FROM benchmark_results WHERE workflow_run_id = ANY($1::bigint[]) ORDER BY id`
+
+// qOverridePointRows are the stored rows of one point of a run ($2 = 0:
+// every attempt), matched on the full config and point identity.
+const qOverridePointRows = `
+SELECT b.id FROM benchmark_results b
+JOIN workflow_runs w ON w.id = b.workflow_run_id
+JOIN configs c ON c.id = b.config_id
+WHERE w.github_run_id = $1 AND ($2::int = 0 OR w.run_attempt = $2::int)
+	AND c.hardware = $3 AND c.framework = $4 AND c.model = $5 AND c.precision = $6 AND c.spec_method = $7
+	AND c.disagg = $8 AND c.is_multinode = $9
+	AND c.prefill_tp = $10 AND c.prefill_ep = $11 AND c.prefill_dp_attention = $12 AND c.prefill_num_workers = $13
+	AND c.decode_tp = $14 AND c.decode_ep = $15 AND c.decode_dp_attention = $16 AND c.decode_num_workers = $17
+	AND c.num_prefill_gpu = $18 AND c.num_decode_gpu = $19
+	AND b.benchmark_type = $20 AND b.isl IS NOT DISTINCT FROM $21::int AND b.osl IS NOT DISTINCT FROM $22::int
+	AND b.conc = $23 AND b.offload_mode = $24 AND b.recipe_fingerprint IS NOT DISTINCT FROM $25::text
+	AND ($26::text = '' OR coalesce(w.head_sha, '') IN ('', $26::text))
+ORDER BY b.id`
+
+// The dependents of benchmark rows about to be deleted: their server logs,
+// trace sidecars, telemetry series and availability keys.
+const qOverrideDependents = `
+SELECT
+	coalesce((SELECT array_agg(DISTINCT server_log_id) FROM benchmark_results WHERE id = ANY($1::bigint[]) AND server_log_id IS NOT NULL), '{}'),
+	coalesce((SELECT array_agg(DISTINCT trace_replay_id) FROM benchmark_results WHERE id = ANY($1::bigint[]) AND trace_replay_id IS NOT NULL), '{}'),
+	coalesce((SELECT array_agg(DISTINCT series_id) FROM benchmark_result_gpu_metrics WHERE benchmark_result_id = ANY($1::bigint[])), '{}')`
+
+// qOverrideAvailabilityKeys are the availability keys of the rows.
+const qOverrideAvailabilityKeys = `
+CREATE TEMP TABLE override_availability ON COMMIT DROP AS
+SELECT DISTINCT c.model, b.isl, b.osl, c.precision, c.hardware, c.framework, c.spec_method, c.disagg, b.benchmark_type, b.date
+FROM benchmark_results b JOIN configs c ON c.id = b.config_id WHERE b.id = ANY($1::bigint[])`
+
+const qOverrideDeleteResults = `DELETE FROM benchmark_results WHERE id = ANY($1::bigint[])`
+
+const qOverrideDeleteServerLogs = `
+DELETE FROM server_logs l WHERE l.id = ANY($1::bigint[])
+	AND NOT EXISTS (SELECT 1 FROM benchmark_results b WHERE b.server_log_id = l.id)`
+
+const qOverrideDeleteSidecars = `
+DELETE FROM agentic_trace_replay t WHERE t.id = ANY($1::bigint[])
+	AND NOT EXISTS (SELECT 1 FROM benchmark_results b WHERE b.trace_replay_id = t.id)`
+
+const qOverrideDeleteSeries = `
+DELETE FROM gpu_metric_series s WHERE s.id = ANY($1::bigint[])
+	AND NOT EXISTS (SELECT 1 FROM benchmark_result_gpu_metrics m WHERE m.series_id = s.id)`
+
+// qOverrideDeleteAvailability removes the availability entries no stored
+// row backs any more.
+const qOverrideDeleteAvailability = `
+WITH gone AS (
+	DELETE FROM availability a USING override_availability k
+	WHERE a.model = k.model AND a.isl IS NOT DISTINCT FROM k.isl AND a.osl IS NOT DISTINCT FROM k.osl
+		AND a.precision = k.precision AND a.hardware = k.hardware AND a.framework = k.framework
+		AND a.spec_method = k.spec_method AND a.disagg = k.disagg AND a.benchmark_type = k.benchmark_type AND a.date = k.date
+		AND NOT EXISTS (SELECT 1 FROM benchmark_results b JOIN configs c ON c.id = b.config_id
+			WHERE c.model = a.model AND b.isl IS NOT DISTINCT FROM a.isl AND b.osl IS NOT DISTINCT FROM a.osl
+				AND c.precision = a.precision AND c.hardware = a.hardware AND c.framework = a.framework
+				AND c.spec_method = a.spec_method AND c.disagg = a.disagg AND b.benchmark_type = a.benchmark_type AND b.date = a.date)
+	RETURNING 1
+)
+SELECT count(*) FROM gone`
+
+const qOverrideDropAvailability = `DROP TABLE IF EXISTS override_availability`
+
+// The rows of the purged workflow runs themselves; the ledger keeps its
+// ingests, unlinked.
+const (
+	qOverrideDeleteRunStats   = `DELETE FROM run_stats WHERE workflow_run_id = ANY($1::bigint[])`
+	qOverrideDeleteEvals      = `DELETE FROM eval_results WHERE workflow_run_id = ANY($1::bigint[])`
+	qOverrideDeleteChangelog  = `DELETE FROM changelog_entries WHERE workflow_run_id = ANY($1::bigint[])`
+	qOverrideDeleteRunDataset = `DELETE FROM run_datasets WHERE workflow_run_id = ANY($1::bigint[])`
+	qOverrideDeleteRunSeries  = `DELETE FROM gpu_metric_series WHERE workflow_run_id = ANY($1::bigint[])`
+	qOverrideUnlinkIngests    = `UPDATE ingests SET workflow_run_id = NULL WHERE workflow_run_id = ANY($1::bigint[])`
+	qOverrideDeleteRuns       = `DELETE FROM workflow_runs WHERE id = ANY($1::bigint[])`
+)
+
+// qOverrideRetireGPUPower removes the GPU power keys ($2) from the metrics
+// and every worker object of the rows ($1) that hold any.
+const qOverrideRetireGPUPower = `
+UPDATE benchmark_results b SET
+	metrics = b.metrics - $2::text[],
+	workers = CASE WHEN jsonb_typeof(b.workers) = 'array' THEN (
+		SELECT jsonb_agg(CASE WHEN jsonb_typeof(e) = 'object' THEN e - $2::text[] ELSE e END ORDER BY n)
+		FROM jsonb_array_elements(b.workers) WITH ORDINALITY AS x(e, n)) ELSE b.workers END
+WHERE b.id = ANY($1::bigint[]) AND (b.metrics ?| $2::text[] OR (jsonb_typeof(b.workers) = 'array' AND EXISTS (
+	SELECT 1 FROM jsonb_array_elements(b.workers) AS e WHERE jsonb_typeof(e) = 'object' AND e ?| $2::text[])))`
+
+// qRecordOverrideApply is the ledger entry of an apply.
+const qRecordOverrideApply = `
+INSERT INTO override_applications (tool_version, plan_digest, changed, result) VALUES ($1, $2, $3, $4) RETURNING id`

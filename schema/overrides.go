@@ -1,0 +1,130 @@
+package schema
+
+// OverridePlan is the run-override ledger as the store applies it to data
+// already stored (ingest overrides apply, and every ingest for the run it
+// writes).
+type OverridePlan struct {
+	Conclusions []OverrideConclusion
+	// PurgedRuns: every attempt of the run when Attempts is empty.
+	PurgedRuns   []OverrideRun
+	PurgedPoints []OverridePoint
+	// RetiredGPUPower: points whose GPUPowerKeys are removed from metrics
+	// and workers.
+	RetiredGPUPower []OverrideRetired
+	GPUPowerKeys    []string
+}
+
+// OverrideConclusion corrects a run's conclusion.
+type OverrideConclusion struct {
+	RunID      int64
+	Conclusion string
+}
+
+// OverrideRun purges a run, or some of its attempts.
+type OverrideRun struct {
+	RunID    int64
+	Attempts []int
+	Reason   string
+}
+
+// OverridePoint purges one benchmark point of a run; Attempt 0 is every
+// attempt.
+type OverridePoint struct {
+	RunID   int64
+	Attempt int
+	Point   BenchmarkPoint
+	Reason  string
+}
+
+// OverrideRetired names a point whose GPU power a source policy retires;
+// an empty HeadSHA or a stored run without one matches any.
+type OverrideRetired struct {
+	RunID   int64
+	Attempt int
+	HeadSHA string
+	Point   BenchmarkPoint
+	Reason  string
+}
+
+// ForRun is the part of the plan about one source run.
+func (p OverridePlan) ForRun(runID int64) OverridePlan {
+	out := OverridePlan{GPUPowerKeys: p.GPUPowerKeys}
+	for _, c := range p.Conclusions {
+		if c.RunID == runID {
+			out.Conclusions = append(out.Conclusions, c)
+		}
+	}
+	for _, r := range p.PurgedRuns {
+		if r.RunID == runID {
+			out.PurgedRuns = append(out.PurgedRuns, r)
+		}
+	}
+	for _, x := range p.PurgedPoints {
+		if x.RunID == runID {
+			out.PurgedPoints = append(out.PurgedPoints, x)
+		}
+	}
+	for _, x := range p.RetiredGPUPower {
+		if x.RunID == runID {
+			out.RetiredGPUPower = append(out.RetiredGPUPower, x)
+		}
+	}
+	return out
+}
+
+// OverrideResult is what applying a plan changed (or, in a dry run, would
+// change), by table, and what each ledger entry did.
+type OverrideResult struct {
+	ConclusionsUpdated     int64 `json:"conclusionsUpdated"`
+	WorkflowRunsDeleted    int64 `json:"workflowRunsDeleted"`
+	BenchmarkRowsDeleted   int64 `json:"benchmarkRowsDeleted"`
+	ServerLogsDeleted      int64 `json:"serverLogsDeleted"`
+	TraceSidecarsDeleted   int64 `json:"traceSidecarsDeleted"`
+	GPUMetricSeriesDeleted int64 `json:"gpuMetricSeriesDeleted"`
+	AvailabilityDeleted    int64 `json:"availabilityDeleted"`
+	RunStatsDeleted        int64 `json:"runStatsDeleted"`
+	EvalRowsDeleted        int64 `json:"evalRowsDeleted"`
+	ChangelogDeleted       int64 `json:"changelogEntriesDeleted"`
+	RunDatasetsDeleted     int64 `json:"runDatasetsDeleted"`
+	GPUPowerRowsRewritten  int64 `json:"gpuPowerRowsRewritten"`
+	// Actions are the ledger entries that found stored data, in ledger
+	// order; entries that found nothing are not listed.
+	Actions []OverrideAction `json:"actions"`
+}
+
+// OverrideAction is one ledger entry applied: its kind (conclusion,
+// purged_run, purged_point, retired_gpu_power), the run and attempt it
+// names (0: every attempt), what it names within it, why, and how many
+// stored rows it deleted or rewrote.
+type OverrideAction struct {
+	Kind    string `json:"kind"`
+	RunID   int64  `json:"runId"`
+	Attempt int    `json:"attempt,omitempty"`
+	Target  string `json:"target,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Rows    int64  `json:"rows"`
+}
+
+// Changed reports whether the plan changed anything.
+func (r OverrideResult) Changed() bool {
+	return r.ConclusionsUpdated+r.WorkflowRunsDeleted+r.BenchmarkRowsDeleted+r.ServerLogsDeleted+r.TraceSidecarsDeleted+
+		r.GPUMetricSeriesDeleted+r.AvailabilityDeleted+r.RunStatsDeleted+r.EvalRowsDeleted+r.ChangelogDeleted+
+		r.RunDatasetsDeleted+r.GPUPowerRowsRewritten > 0
+}
+
+// Add adds o's counts and actions to r's.
+func (r *OverrideResult) Add(o OverrideResult) {
+	r.ConclusionsUpdated += o.ConclusionsUpdated
+	r.WorkflowRunsDeleted += o.WorkflowRunsDeleted
+	r.BenchmarkRowsDeleted += o.BenchmarkRowsDeleted
+	r.ServerLogsDeleted += o.ServerLogsDeleted
+	r.TraceSidecarsDeleted += o.TraceSidecarsDeleted
+	r.GPUMetricSeriesDeleted += o.GPUMetricSeriesDeleted
+	r.AvailabilityDeleted += o.AvailabilityDeleted
+	r.RunStatsDeleted += o.RunStatsDeleted
+	r.EvalRowsDeleted += o.EvalRowsDeleted
+	r.ChangelogDeleted += o.ChangelogDeleted
+	r.RunDatasetsDeleted += o.RunDatasetsDeleted
+	r.GPUPowerRowsRewritten += o.GPUPowerRowsRewritten
+	r.Actions = append(r.Actions, o.Actions...)
+}
