@@ -87,12 +87,12 @@ type telemetryStage struct {
 	// artifact (the series inventory of their artifact's new series)
 	unchangedSeries map[string][]tel.StoredSeries
 	// cpu are the CPU-side samples of the power bundles read
-	cpu []cpuFile
-	links           []tel.Link
-	replace         []int64
-	samples         int64
-	measured        map[int64]bool // benchmark ids with a stored series
-	warnings        []schema.PowerWarning
+	cpu      []cpuFile
+	links    []tel.Link
+	replace  []int64
+	samples  int64
+	measured map[int64]bool // benchmark ids with a stored series
+	warnings []schema.PowerWarning
 }
 
 func newTelemetryStage(env *runstate.Env, state tel.RunState) *telemetryStage {
