@@ -63,23 +63,6 @@ func Derive(p *Profile, sm *ServerMetrics) (*Derived, error) {
 	return d, nil
 }
 
-func hbmSlice(sm *ServerMetrics) ([]float64, bool) {
-	var out []float64
-	for _, s := range hbmSources {
-		arr, ok := sm.bySource[s]
-		if !ok {
-			continue
-		}
-		if out == nil {
-			out = make([]float64, sm.slices)
-		}
-		for i := range arr {
-			out[i] += arr[i]
-		}
-	}
-	return out, out != nil
-}
-
 // fullResponseITL sets the derived full-response ITL stats reconstructed
 // from the profile and their interactivity (intvty = 1/itl).
 func fullResponseITL(m DerivedMetrics, itl []float64) {

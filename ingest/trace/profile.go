@@ -102,15 +102,6 @@ func (p *Profile) push(r req) {
 	*last = append(*last, r)
 }
 
-// each calls fn for every record in file order.
-func (p *Profile) each(fn func(r *req)) {
-	for _, b := range p.blocks {
-		for i := range b {
-			fn(&b[i])
-		}
-	}
-}
-
 // Requests is the number of records kept for the timeline.
 func (p *Profile) Requests() int {
 	n := 0
