@@ -152,6 +152,7 @@ func rerunOf(prior schema.Summary, cur *schema.Summary, priorID int64) *schema.S
 	st.RunStatsNew, st.EvalSamplesNew, st.GPUMetricSamplesNew, st.ChangelogEntriesWritten = 0, 0, 0, 0
 	dt.BenchmarkRowsUpdated, dt.ConfigsNew, dt.AvailabilityNew, dt.EvalRowsUpdated, dt.EvalSampleTextsNew = 0, 0, 0, 0, 0
 	dt.TraceSidecarsNew, dt.TraceBlobsNew, dt.TraceBlobBytesNew, dt.ServerLogsNew, dt.ServerLogRowsLinked = 0, 0, 0, 0, 0
+	dt.ServerMetricRowsUpdated, dt.OverrideRowsDeleted, dt.OverrideRowsRewritten = 0, 0, 0
 	dt.EvalSampleFilesUnchanged = dt.EvalSampleFilesRecorded
 	dt.LatestBenchmarks = nil
 	dt.UnchangedSince = priorID

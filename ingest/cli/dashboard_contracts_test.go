@@ -312,7 +312,8 @@ var readContracts = []readContract{
 			require.Len(t, rows, 1)
 			require.Equal(t, "sglang", rows[0]["framework"])
 			m := rows[0]["metrics"].(map[string]any)
-			require.EqualValues(t, 4274346, m["kv_cache_pool_tokens"], "the trace's KV capacity (the server log's is only a fallback)")
+			require.EqualValues(t, 4382208, m["kv_cache_pool_tokens"], "the ingest's: the worker log's max_total_num_tokens (issue 25)")
+			require.EqualValues(t, 4274346, m["published_kv_cache_pool_tokens"], "the producer's, traceable")
 		}},
 	{read: "trace-availability.ts: getTraceAvailability", sql: `
     select br.id from benchmark_results br
