@@ -29,8 +29,16 @@ type PurgedRun struct {
 // PurgedPoint removes one benchmark point of one run. Attempt 0 matches
 // every attempt. A nil recipe fingerprint matches only rows without one.
 type PurgedPoint struct {
-	RunID             int64         `json:"runId"`
-	Attempt           int           `json:"attempt,omitempty"`
+	RunID   int64 `json:"runId"`
+	Attempt int   `json:"attempt,omitempty"`
+	PointFields
+	Reason string `json:"reason"`
+}
+
+// PointFields names one benchmark point in an override entry: the full
+// config and the point's natural key. Its fields sit at the entry's top level
+// in the JSON.
+type PointFields struct {
 	Config            schema.Config `json:"config"`
 	BenchmarkType     string        `json:"benchmarkType"`
 	ISL               *int          `json:"isl"`
@@ -38,7 +46,12 @@ type PurgedPoint struct {
 	Conc              int           `json:"conc"`
 	OffloadMode       string        `json:"offloadMode"`
 	RecipeFingerprint *string       `json:"recipeFingerprint"`
-	Reason            string        `json:"reason"`
+}
+
+// Point is the benchmark point the fields name.
+func (f PointFields) Point() *schema.BenchmarkPoint {
+	return &schema.BenchmarkPoint{Config: f.Config, BenchmarkType: f.BenchmarkType, ISL: f.ISL, OSL: f.OSL,
+		Conc: f.Conc, OffloadMode: f.OffloadMode, RecipeFingerprint: f.RecipeFingerprint}
 }
 
 // ConclusionOverride corrects the conclusion GitHub reports for a run.
@@ -131,7 +144,7 @@ func (o *Overrides) add(name string, r io.Reader) error {
 		if p.RecipeFingerprint != nil && *p.RecipeFingerprint == "" {
 			return bad("purged point of run %d: recipeFingerprint must be null or non-empty", p.RunID)
 		}
-		o.points[pointKey{p.RunID, p.Attempt, p.point().Key()}] = p
+		o.points[pointKey{p.RunID, p.Attempt, p.Point().Key()}] = p
 	}
 	for _, c := range f.ConclusionOverrides {
 		if c.RunID <= 0 || !validConclusions[c.Conclusion] || strings.TrimSpace(c.Reason) == "" {
@@ -140,11 +153,6 @@ func (o *Overrides) add(name string, r io.Reader) error {
 		o.conclusions[c.RunID] = c.Conclusion
 	}
 	return nil
-}
-
-func (p PurgedPoint) point() *schema.BenchmarkPoint {
-	return &schema.BenchmarkPoint{Config: p.Config, BenchmarkType: p.BenchmarkType, ISL: p.ISL, OSL: p.OSL,
-		Conc: p.Conc, OffloadMode: p.OffloadMode, RecipeFingerprint: p.RecipeFingerprint}
 }
 
 // RunPurged reports whether a run attempt must not be ingested, and why.

@@ -26,7 +26,7 @@ func (o *Overrides) Plan(gpuKeys []string) schema.OverridePlan {
 		if _, ok := o.RunPurged(x.RunID, k.attempt); ok && k.attempt != 0 {
 			continue // the attempt's purge covers it
 		}
-		p.PurgedPoints = append(p.PurgedPoints, schema.OverridePoint{RunID: x.RunID, Attempt: k.attempt, Point: *x.point(), Reason: x.Reason})
+		p.PurgedPoints = append(p.PurgedPoints, schema.OverridePoint{RunID: x.RunID, Attempt: k.attempt, Point: *x.Point(), Reason: x.Reason})
 	}
 	slices.SortFunc(p.PurgedPoints, func(a, b schema.OverridePoint) int {
 		return cmp.Or(cmp.Compare(a.RunID, b.RunID), cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.Point.Key(), b.Point.Key()))

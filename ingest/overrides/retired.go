@@ -20,25 +20,13 @@ var retiredEmbedded []byte
 // RetiredPoint is one point whose GPU power is retired, identified exactly:
 // source run, attempt and head commit, the full config and the point.
 type RetiredPoint struct {
-	RunID             int64         `json:"runId"`
-	Attempt           int           `json:"attempt"`
-	HeadSHA           string        `json:"headSha"`
-	Config            schema.Config `json:"config"`
-	BenchmarkType     string        `json:"benchmarkType"`
-	ISL               *int          `json:"isl"`
-	OSL               *int          `json:"osl"`
-	Conc              int           `json:"conc"`
-	OffloadMode       string        `json:"offloadMode"`
-	RecipeFingerprint *string       `json:"recipeFingerprint"`
+	RunID   int64  `json:"runId"`
+	Attempt int    `json:"attempt"`
+	HeadSHA string `json:"headSha"`
+	PointFields
 	// CSVSHA256 is the sha256 of the raw telemetry file the verdict rests on.
 	CSVSHA256 string `json:"csvSha256"`
 	Reason    string `json:"reason"`
-}
-
-// Point is the benchmark point the entry names.
-func (r RetiredPoint) Point() *schema.BenchmarkPoint {
-	return &schema.BenchmarkPoint{Config: r.Config, BenchmarkType: r.BenchmarkType, ISL: r.ISL, OSL: r.OSL,
-		Conc: r.Conc, OffloadMode: r.OffloadMode, RecipeFingerprint: r.RecipeFingerprint}
 }
 
 func loadRetired() ([]RetiredPoint, error) {
