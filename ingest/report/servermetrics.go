@@ -15,44 +15,13 @@ func serverMetricWarningLine(w schema.ServerMetricWarning, esc func(string) stri
 		strconv.FormatFloat(w.RelDiff*100, 'f', 1, 64))
 }
 
-// writeMarkdownServerMetricWarnings writes the collapsible list of published
-// AgentX server metrics that the derived values contradict, when there is
-// any.
+// writeMarkdownServerMetricWarnings writes the collapsible list of server metric warnings, when
+// there is any.
 func writeMarkdownServerMetricWarnings(b *strings.Builder, s *schema.Summary, bud *budget) {
-	n := len(s.ServerMetricWarnings)
-	if n == 0 {
-		return
-	}
-	fmt.Fprintf(b, "\n<details><summary>%s</summary>\n\n", plural(n, "server metric warning", "server metric warnings"))
-	shown := s.ServerMetricWarnings[:min(markdownListLimit, n)]
-	listed := 0
-	for i, w := range shown {
-		line := "- " + serverMetricWarningLine(w, mdInline) + "\n"
-		if !bud.take(listServerMetricWarnings, len(line)) {
-			bud.omit(listServerMetricWarnings, len(shown)-i-1)
-			break
-		}
-		b.WriteString(line)
-		listed++
-	}
-	if more := n - listed; more > 0 {
-		fmt.Fprintf(b, "- … and %d more\n", more)
-	}
-	b.WriteString("\n</details>\n")
+	writeMarkdownWarnings(b, s.ServerMetricWarnings, "server metric warning", "server metric warnings", listServerMetricWarnings, bud, serverMetricWarningLine)
 }
 
 // writeTextServerMetricWarnings lists up to ten server metric warnings.
 func writeTextServerMetricWarnings(b *strings.Builder, s *schema.Summary) {
-	n := len(s.ServerMetricWarnings)
-	if n == 0 {
-		return
-	}
-	fmt.Fprintf(b, "server metric warnings (%d):\n", n)
-	shown := s.ServerMetricWarnings[:min(textListLimit, n)]
-	for _, w := range shown {
-		fmt.Fprintf(b, "  %s\n", serverMetricWarningLine(w, plainInline))
-	}
-	if more := n - len(shown); more > 0 {
-		fmt.Fprintf(b, "  … and %d more\n", more)
-	}
+	writeTextWarnings(b, s.ServerMetricWarnings, "server metric warnings", serverMetricWarningLine)
 }

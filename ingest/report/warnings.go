@@ -1,0 +1,49 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// writeMarkdownWarnings writes a collapsible list of warnings, when there is
+// any: at most markdownListLimit lines within the comment's budget, the rest
+// counted.
+func writeMarkdownWarnings[W any](b *strings.Builder, ws []W, one, many string, kind listKind, bud *budget,
+	line func(W, func(string) string) string) {
+	n := len(ws)
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n<details><summary>%s</summary>\n\n", plural(n, one, many))
+	shown := ws[:min(markdownListLimit, n)]
+	listed := 0
+	for i, w := range shown {
+		l := "- " + line(w, mdInline) + "\n"
+		if !bud.take(kind, len(l)) {
+			bud.omit(kind, len(shown)-i-1)
+			break
+		}
+		b.WriteString(l)
+		listed++
+	}
+	if more := n - listed; more > 0 {
+		fmt.Fprintf(b, "- … and %d more\n", more)
+	}
+	b.WriteString("\n</details>\n")
+}
+
+// writeTextWarnings lists up to textListLimit warnings under "title (n):".
+func writeTextWarnings[W any](b *strings.Builder, ws []W, title string, line func(W, func(string) string) string) {
+	n := len(ws)
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s (%d):\n", title, n)
+	shown := ws[:min(textListLimit, n)]
+	for _, w := range shown {
+		fmt.Fprintf(b, "  %s\n", line(w, plainInline))
+	}
+	if more := n - len(shown); more > 0 {
+		fmt.Fprintf(b, "  … and %d more\n", more)
+	}
+}
