@@ -56,6 +56,13 @@ func TestTracesStalePayloadsRecomputedOnRerun(t *testing.T) {
 		request_timeline_digest = NULL, request_timeline_size = NULL, chart_series = '{"version": 11}'
 		WHERE id = (SELECT min(id) FROM agentic_trace_replay)`)
 	require.NoError(t, err)
+	// One left by the build before this one: current but for its timeline
+	// (version 5, without the replay lanes of version 6).
+	_, err = e.pool().Exec(context.Background(), `UPDATE agentic_trace_replay SET aggregate_stats = '{"version": 7}',
+		request_timeline_digest = NULL, request_timeline_size = NULL, chart_series = '{"version": 12}',
+		request_timeline = '{"version": 5, "requests": []}'
+		WHERE id = (SELECT max(id) FROM agentic_trace_replay)`)
+	require.NoError(t, err)
 
 	second := e.mustIngest(dir, ingest.Config{})
 	checkTraceInvariant(t, second)
@@ -112,7 +119,7 @@ func TestDashboardAgenticTraceReplayView(t *testing.T) {
 	// the view and by the query the timeline reader runs.
 	require.Equal(t, 4, e.count(`SELECT count(*) FROM dashboard.agentic_trace_replay
 		WHERE (aggregate_stats->>'version')::int = 7 AND (chart_series->>'version')::int = 12
-		AND (request_timeline->>'version')::int = 5`))
+		AND (request_timeline->>'version')::int = 6`))
 	var timeline json.RawMessage
 	var hasBlob bool
 	require.NoError(t, e.pool().QueryRow(ctx, `SELECT (atr.profile_export_jsonl_gz IS NOT NULL), atr.request_timeline
@@ -124,9 +131,9 @@ func TestDashboardAgenticTraceReplayView(t *testing.T) {
 		Requests []map[string]any `json:"requests"`
 	}
 	require.NoError(t, json.Unmarshal(timeline, &tl))
-	require.Equal(t, 5, tl.Version)
+	require.Equal(t, 6, tl.Version)
 	require.NotEmpty(t, tl.Requests)
-	for _, k := range []string{"cid", "ti", "wid", "ad", "phase", "credit", "start", "ack", "end", "ttftMs", "tpotMs", "isl", "osl", "cancelled"} {
+	for _, k := range []string{"cid", "ri", "ti", "wid", "ad", "phase", "credit", "start", "ack", "end", "ttftMs", "tpotMs", "isl", "osl", "cancelled"} {
 		require.Contains(t, tl.Requests[0], k)
 	}
 	// The compact chart projection the dashboard runs in SQL casts isl and

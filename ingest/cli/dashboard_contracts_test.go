@@ -323,6 +323,40 @@ var readContracts = []readContract{
 		want: func(t *testing.T, f demoFacts, rows []map[string]any) {
 			require.Equal(t, []map[string]any{{"id": f.agentic}}, rows)
 		}},
+	{read: "request-timeline.ts: getRequestTimeline", sql: `
+    select
+      atr.id as trace_replay_id,
+      (atr.profile_export_jsonl_gz is not null) as has_blob,
+      (atr.request_timeline->>'version')::int as timeline_version,
+      pg_column_size(atr.request_timeline)::int as timeline_storage_bytes,
+      case
+        when pg_column_size(atr.request_timeline) <= $2
+        then atr.request_timeline
+        else null
+      end as request_timeline
+    from benchmark_results br
+    join agentic_trace_replay atr on atr.id = br.trace_replay_id
+    where br.id = $1`,
+		args: func(f demoFacts) []any { return []any{f.agentic, 16 * 1024 * 1024} },
+		want: func(t *testing.T, _ demoFacts, rows []map[string]any) {
+			// The site's fast path: version 6 (REQUEST_TIMELINE_VERSION of
+			// compute-request-timeline.ts, 44a8289). Sample values of the
+			// conc-4 profile (68 timed records, each with its own
+			// x_correlation_id), by the reference's formulas: origin the
+			// earliest credit, ri the rank of a lane's first dispatch.
+			require.Len(t, rows, 1)
+			require.Equal(t, int32(6), rows[0]["timeline_version"])
+			require.Equal(t, true, rows[0]["has_blob"])
+			tl := rows[0]["request_timeline"].(map[string]any)
+			require.InDelta(t, 129.15093248, tl["durationS"], 1e-9)
+			reqs := tl["requests"].([]any)
+			require.Len(t, reqs, 68)
+			first, last := reqs[0].(map[string]any), reqs[67].(map[string]any)
+			require.Equal(t, map[string]any{"cid": "trace-0", "ti": 1.0, "ri": 0.0, "start": 0.0, "phase": "warmup"},
+				map[string]any{"cid": first["cid"], "ti": first["ti"], "ri": first["ri"], "start": first["start"], "phase": first["phase"]})
+			require.Equal(t, map[string]any{"cid": "trace-9", "ti": 5.0, "ri": 67.0, "start": 114077183744.0, "phase": "profiling"},
+				map[string]any{"cid": last["cid"], "ti": last["ti"], "ri": last["ri"], "start": last["start"], "phase": last["phase"]})
+		}},
 	{read: "benchmark-siblings.ts: getBenchmarkSiblings (seed)", sql: `
     select c.hardware, c.framework, c.model, c.precision, c.spec_method, br.benchmark_type, br.workflow_run_id, br.date::text,
       wr.github_run_id, rd.dataset_slug

@@ -19,6 +19,7 @@ import (
 // rec is one profile record for a test; zero fields are left out.
 type rec struct {
 	cid, wid, phase, srcTrace, srcKind string
+	root, xcorr                        any // root_correlation_id, x_correlation_id
 	ti, ad                             any
 	srcOuter, srcInner                 any
 	credit, start, ack, end            any
@@ -35,6 +36,12 @@ func (r rec) line() string {
 		}
 	}
 	set(md, "conversation_id", r.cid)
+	if r.root != nil {
+		md["root_correlation_id"] = r.root
+	}
+	if r.xcorr != nil {
+		md["x_correlation_id"] = r.xcorr
+	}
 	set(md, "worker_id", r.wid)
 	set(md, "benchmark_phase", r.phase)
 	set(md, "source_trace_id", r.srcTrace)
@@ -98,13 +105,13 @@ func timelineOf(t *testing.T, p *Profile) (timelineDoc, string) {
 	return d, b.String()
 }
 
-func TestRequestTimelineV5(t *testing.T) {
+func TestRequestTimelineV6(t *testing.T) {
 	t.Run("times from the earliest credit", func(t *testing.T) {
 		p := profileOf(t,
 			rec{cid: "a", ti: 0, credit: 1_000_000_000, start: 1_001_000_000, end: 1_010_000_000},
 			rec{cid: "a", ti: 1, credit: 1_020_000_000, start: 1_021_000_000, end: 1_030_000_000})
 		d, _ := timelineOf(t, p)
-		require.Equal(t, 5, d.Version)
+		require.Equal(t, 6, d.Version)
 		require.Equal(t, 1e9, d.StartNs)
 		require.Equal(t, 1.03e9, d.EndNs)
 		require.Equal(t, 0.03, d.DurationS) // 30 000 000 ns
@@ -135,7 +142,7 @@ func TestRequestTimelineV5(t *testing.T) {
 				wid: "worker_abcd1234", ad: 2, phase: "profiling", credit: 0, start: 10, ack: 40, end: 100,
 				ttft: 25.5, tpot: 12.5, itl: 99.0, isl: 1024, osl: 256, cancelled: true})
 		_, raw := timelineOf(t, p)
-		require.JSONEq(t, `{"version":5,"startNs":0,"endNs":100,"durationS":1e-7,"requests":[{"cid":"trace::fa:003","ti":3,
+		require.JSONEq(t, `{"version":6,"startNs":0,"endNs":100,"durationS":1e-7,"requests":[{"cid":"trace::fa:003","ti":3,
 			"srcTrace":"trace","srcOuter":204,"srcInner":16,"srcKind":"weka_flat","wid":"worker_abcd1234","ad":2,
 			"phase":"profiling","credit":0,"start":10,"ack":40,"end":100,"ttftMs":25.5,"tpotMs":12.5,"isl":1024,
 			"osl":256,"cancelled":true}]}`, raw, "time_per_output_token wins over inter_token_latency")
@@ -145,7 +152,7 @@ func TestRequestTimelineV5(t *testing.T) {
 		// source fields; inter_token_latency as the TPOT.
 		p := profileOf(t, rec{start: 5, end: 9, itl: 8.25}, rec{cid: "c", credit: 2, end: 3})
 		_, raw := timelineOf(t, p)
-		require.JSONEq(t, `{"version":5,"startNs":2,"endNs":9,"durationS":7e-9,"requests":[
+		require.JSONEq(t, `{"version":6,"startNs":2,"endNs":9,"durationS":7e-9,"requests":[
 			{"cid":"c","ti":0,"wid":"unknown","ad":0,"phase":"unknown","credit":0,"start":0,"ack":null,"end":1,
 			 "ttftMs":null,"tpotMs":null,"isl":null,"osl":null,"cancelled":false},
 			{"cid":"unknown","ti":0,"wid":"unknown","ad":0,"phase":"unknown","credit":3,"start":3,"ack":null,"end":7,
@@ -158,6 +165,50 @@ func TestRequestTimelineV5(t *testing.T) {
 		d, _ := timelineOf(t, p)
 		require.Len(t, d.Requests, 1, "warmup and failed records are on the timeline")
 		require.Equal(t, "warmup", d.Requests[0]["phase"])
+	})
+	t.Run("replay lanes", func(t *testing.T) {
+		ris := func(d timelineDoc) []any {
+			var out []any
+			for _, r := range d.Requests {
+				out = append(out, r["ri"])
+			}
+			return out
+		}
+		// One conversation replayed in two lanes at once: one id each.
+		d, _ := timelineOf(t, profileOf(t,
+			rec{cid: "reused-conversation", ti: 26, root: "root-a", credit: 10, start: 20, end: 100},
+			rec{cid: "reused-conversation", ti: 40, root: "root-b", credit: 30, start: 40, end: 120}))
+		require.Equal(t, []any{0.0, 1.0}, ris(d))
+		// Every turn and subagent request of a lane, warmup and profiling,
+		// share its id.
+		d, _ = timelineOf(t, profileOf(t,
+			rec{cid: "conversation", ti: 0, root: "root-a", phase: "warmup", credit: 0, start: 1, end: 10},
+			rec{cid: "conversation", ti: 1, root: "root-a", phase: "profiling", credit: 20, start: 21, end: 30},
+			rec{cid: "conversation::sa:subagent_001_abcd", ti: 1, root: "root-a", phase: "profiling", credit: 22, start: 23, end: 29}))
+		require.Equal(t, []any{0.0, 0.0, 0.0}, ris(d))
+		// x_correlation_id stands in; ids rank by first dispatch, not by
+		// file order.
+		d, _ = timelineOf(t, profileOf(t,
+			rec{cid: "conversation", ti: 1, xcorr: "later", credit: 100, start: 110, end: 120},
+			rec{cid: "conversation", ti: 0, xcorr: "earlier", credit: 0, start: 10, end: 20}))
+		require.Equal(t, []any{0.0, 1.0}, ris(d))
+		require.Equal(t, []any{0.0, 1.0}, []any{d.Requests[0]["ti"], d.Requests[1]["ti"]})
+		// Equal first dispatches rank by key; a lane's first dispatch is its
+		// earliest, wherever it is in the file.
+		d, _ = timelineOf(t, profileOf(t,
+			rec{ti: 0, root: "b", credit: 50, start: 50, end: 60},
+			rec{ti: 1, root: "a", credit: 5, start: 5, end: 6},
+			rec{ti: 2, root: "b", credit: 5, start: 7, end: 8}))
+		require.Equal(t, []any{0.0, 1.0, 1.0}, ris(d))
+		// No correlation id: no "ri". A present root that is empty or not a
+		// string hides x_correlation_id (JavaScript's ??); a null one does not.
+		_, raw := timelineOf(t, profileOf(t,
+			rec{cid: "legacy", ti: 0, credit: 0, start: 10, end: 20},
+			rec{cid: "empty-root", ti: 1, root: "", xcorr: "x1", credit: 1, start: 11, end: 21},
+			rec{cid: "number-root", ti: 2, root: 7, xcorr: "x2", credit: 2, start: 12, end: 22}))
+		require.NotContains(t, raw, `"ri"`)
+		d, _ = timelineOf(t, profileOf(t, rec{cid: "c", ti: 0, root: json.RawMessage("null"), xcorr: "x3", credit: 0, start: 10, end: 20}))
+		require.Equal(t, []any{0.0}, ris(d))
 	})
 	t.Run("epoch nanoseconds as float64", func(t *testing.T) {
 		// 1787300000000000123 reads as the float64 1787300000000000000 and

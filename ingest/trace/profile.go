@@ -39,7 +39,10 @@ type req struct {
 	ttftMs, tpotMs, isl, osl           float64
 	ti, ad, srcOuter, srcInner         float64
 	cid, wid, phase, srcTrace, srcKind uint32
-	has                                uint16
+	// replay is the record's replay lane (1 + its index in
+	// Profile.replays), 0 without a correlation id.
+	replay uint32
+	has    uint16
 }
 
 // Bits of req.has: which optional values the record carries.
@@ -76,6 +79,10 @@ type Profile struct {
 	// JSON-encoded.
 	names   []string
 	nameIdx map[string]uint32
+	// replays are the replay lanes (correlation ids) of the timeline's
+	// records in order of first appearance, with their earliest dispatch.
+	replays   []replayLane
+	replayIdx map[string]uint32
 }
 
 // name interns a string as its JSON encoding.
@@ -194,20 +201,22 @@ func (n *bare) UnmarshalJSON(b []byte) error {
 
 type record struct {
 	Metadata struct {
-		Phase          *string `json:"benchmark_phase"`
-		Credit         nanos   `json:"credit_issued_ns"`
-		Start          nanos   `json:"request_start_ns"`
-		Ack            nanos   `json:"request_ack_ns"`
-		End            nanos   `json:"request_end_ns"`
-		ConversationID *string `json:"conversation_id"`
-		TurnIndex      bare    `json:"turn_index"`
-		WorkerID       *string `json:"worker_id"`
-		AgentDepth     bare    `json:"agent_depth"`
-		SourceTraceID  *string `json:"source_trace_id"`
-		SourceOuter    bare    `json:"source_outer_idx"`
-		SourceInner    bare    `json:"source_inner_idx"`
-		SourceKind     *string `json:"source_kind"`
-		WasCancelled   bool    `json:"was_cancelled"`
+		Phase           *string `json:"benchmark_phase"`
+		Credit          nanos   `json:"credit_issued_ns"`
+		Start           nanos   `json:"request_start_ns"`
+		Ack             nanos   `json:"request_ack_ns"`
+		End             nanos   `json:"request_end_ns"`
+		ConversationID  *string `json:"conversation_id"`
+		TurnIndex       bare    `json:"turn_index"`
+		WorkerID        *string `json:"worker_id"`
+		AgentDepth      bare    `json:"agent_depth"`
+		SourceTraceID   *string `json:"source_trace_id"`
+		SourceOuter     bare    `json:"source_outer_idx"`
+		SourceInner     bare    `json:"source_inner_idx"`
+		SourceKind      *string `json:"source_kind"`
+		WasCancelled    bool    `json:"was_cancelled"`
+		RootCorrelation jsValue `json:"root_correlation_id"`
+		XCorrelation    jsValue `json:"x_correlation_id"`
 	} `json:"metadata"`
 	Metrics recordMetrics   `json:"metrics"`
 	Error   json.RawMessage `json:"error"`
@@ -263,7 +272,7 @@ func val(n *number) (float64, bool) {
 func ReadProfile(r io.Reader) (*Profile, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	p := &Profile{Accounting: Accounting{ErrorCategories: map[string]int64{}}, originNs: math.Inf(1),
-		nameIdx: map[string]uint32{}}
+		nameIdx: map[string]uint32{}, replayIdx: map[string]uint32{}}
 	var long []byte
 	var chk strictjson.Checker
 	for lineNo := 1; ; lineNo++ {

@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"io"
 	"slices"
+	"strconv"
 )
 
 // RequestTimelineVersion is the version of the request timeline payload
 // (agentic_trace_replay.request_timeline) whose shape and values this
 // package writes: the dashboard recomputes a stored timeline of any other
 // version from the profile blob.
-const RequestTimelineVersion = 5
+const RequestTimelineVersion = 6
 
 // timeline keeps one record for the request timeline. A record is on the
 // timeline when it has a dispatch time (credit_issued_ns, else
@@ -35,6 +36,9 @@ func (p *Profile) timeline(rec *record) {
 	}
 	if md.Ack.set {
 		r.has |= hasAck
+	}
+	if key, ok := replayKey(md.RootCorrelation, md.XCorrelation); ok {
+		r.replay = p.lane(key, cStart.f)
 	}
 	r.cid = p.nameOr(md.ConversationID)
 	r.wid = p.nameOr(md.WorkerID)
@@ -92,10 +96,10 @@ func (p *Profile) nameOr(s *string) uint32 {
 // NULL, as the dashboard's own computation gives.
 func (p *Profile) HasTimeline() bool { return p.Requests() > 0 }
 
-// WriteTimeline writes the request timeline JSON, version 5:
+// WriteTimeline writes the request timeline JSON, version 6:
 // {version, startNs, endNs, durationS, requests: [...]}, requests ordered by
 // start (stable: file order among equal starts), times as nanoseconds from
-// startNs. Requests are encoded one at a time: the document is never held
+// startNs, each request's replay lane as its rank ("ri", replayRanks). Requests are encoded one at a time: the document is never held
 // whole; only a 4-byte index per request is added to sort them.
 func (p *Profile) WriteTimeline(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -130,12 +134,13 @@ func (p *Profile) WriteTimeline(w io.Writer) error {
 		}
 		return 0
 	})
+	ranks := p.replayRanks()
 	for i, ix := range order {
 		b = b[:0]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = p.appendRequest(b, p.at(ix))
+		b = p.appendRequest(b, p.at(ix), ranks)
 		if _, err := bw.Write(b); err != nil {
 			return err
 		}
@@ -149,12 +154,16 @@ func (p *Profile) WriteTimeline(w io.Writer) error {
 func (p *Profile) at(i uint32) *req { return &p.blocks[i/reqBlock][i%reqBlock] }
 
 // appendRequest encodes one request with the dashboard's field names, in
-// its order; absent optional source fields are left out, absent metrics are
-// null.
-func (p *Profile) appendRequest(b []byte, r *req) []byte {
+// its order; absent optional fields (replay lane, source fields) are left
+// out, absent metrics are null.
+func (p *Profile) appendRequest(b []byte, r *req, ranks []uint32) []byte {
 	o := p.originNs
 	b = append(b, `{"cid":`...)
 	b = append(b, p.names[r.cid]...)
+	if r.replay != 0 {
+		b = append(b, `,"ri":`...)
+		b = strconv.AppendUint(b, uint64(ranks[r.replay-1]), 10)
+	}
 	b = append(b, `,"ti":`...)
 	b = appendNum(b, r.ti)
 	if r.has&hasSrcTrace != 0 {
