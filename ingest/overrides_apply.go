@@ -27,7 +27,8 @@ func noteOverrides(t *runstate.Tally, sum *schema.Summary, res schema.OverrideRe
 		res.GPUMetricSeriesDeleted + res.AvailabilityDeleted + res.RunStatsDeleted + res.EvalRowsDeleted + res.ChangelogDeleted +
 		res.RunDatasetsDeleted
 	sum.Details.OverrideRowsDeleted += deleted
-	sum.Details.OverrideRowsRewritten += res.GPUPowerRowsRewritten + res.ConclusionsUpdated
+	sum.Details.OverrideRowsRewritten += res.GPUPowerRowsRewritten + res.ConclusionsUpdated + res.PointBackfillRowsRewritten +
+		res.ChangelogRowsRewritten
 	for i, a := range res.Actions {
 		if i == maxOverrideNotes {
 			t.Note(fmt.Sprintf("… and %d more run-override entries applied to stored data", len(res.Actions)-maxOverrideNotes))
@@ -54,6 +55,10 @@ func OverrideActionLine(a schema.OverrideAction) string {
 		return fmt.Sprintf("run overrides: %s (%s) purged%s: %s deleted", run, a.Target, reason, runstate.Plural(int(a.Rows), "stored row", "stored rows"))
 	case "purged_point":
 		return fmt.Sprintf("run overrides: %s point %s purged%s: %s deleted", run, a.Target, reason, runstate.Plural(int(a.Rows), "stored benchmark row", "stored benchmark rows"))
+	case "point_backfill":
+		return fmt.Sprintf("run overrides: %s point backfill %s%s: %s rewritten", run, a.Target, reason, runstate.Plural(int(a.Rows), "stored benchmark row", "stored benchmark rows"))
+	case "changelog_backfill":
+		return fmt.Sprintf("run overrides: %s changelog backfill %s%s: %s rewritten", run, a.Target, reason, runstate.Plural(int(a.Rows), "stored row", "stored rows"))
 	default:
 		return fmt.Sprintf("source policy: %s point %s GPU power retired%s: %s rewritten", run, a.Target, reason, runstate.Plural(int(a.Rows), "stored row", "stored rows"))
 	}

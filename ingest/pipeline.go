@@ -129,6 +129,20 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abort(sum, t, d, err), err
 	}
 
+	// Stored points of the run the ledger corrects are corrected before
+	// the run's rows are written, so a corrected identity meets no stale
+	// copy of its source.
+	pointFixes, laterOverrides := d.runOverrides(start.Run.SourceRunID).SplitPointBackfills()
+	var ores schema.OverrideResult
+	if len(pointFixes.PointBackfills) > 0 {
+		r, err := w.ApplyRunOverrides(ctx, pointFixes)
+		if err != nil {
+			_ = bs.stop()
+			return abortRecorded(ctx, sum, t, d, start, records, err)
+		}
+		ores.Add(r)
+	}
+
 	log.Debug("staging benchmark rows")
 	if err := bs.copyTo(ctx, w, d.Normalizer); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
@@ -183,10 +197,11 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	}
 	// The ledger applies to what earlier ingests stored of the run too
 	// (a point purged since, another attempt purged, retired GPU power).
-	ores, err := w.ApplyRunOverrides(ctx, d.runOverrides(start.Run.SourceRunID))
+	later, err := w.ApplyRunOverrides(ctx, laterOverrides)
 	if err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
+	ores.Add(later)
 	noteOverrides(t, sum, ores)
 	curvesStarted := time.Now() // after the overrides: their deletions are part of the update
 	view, err := w.UpdateLatestBenchmarks(ctx)

@@ -12,6 +12,10 @@ type OverridePlan struct {
 	// and workers.
 	RetiredGPUPower []OverrideRetired
 	GPUPowerKeys    []string
+	// ChangelogBackfills and PointBackfills: audited corrections of
+	// stored changelogs and benchmark points, in ledger order.
+	ChangelogBackfills []OverrideChangelogBackfill
+	PointBackfills     []OverridePointBackfill
 }
 
 // OverrideConclusion corrects a run's conclusion.
@@ -69,7 +73,28 @@ func (p OverridePlan) ForRun(runID int64) OverridePlan {
 			out.RetiredGPUPower = append(out.RetiredGPUPower, x)
 		}
 	}
+	for _, x := range p.ChangelogBackfills {
+		if x.RunID == runID {
+			out.ChangelogBackfills = append(out.ChangelogBackfills, x)
+		}
+	}
+	for _, x := range p.PointBackfills {
+		if x.RunID == runID {
+			out.PointBackfills = append(out.PointBackfills, x)
+		}
+	}
 	return out
+}
+
+// SplitPointBackfills splits the plan into its point backfills and the
+// rest: an ingest corrects the stored points of its run before it writes
+// its own rows (so a corrected identity never meets its stale source
+// row), and applies the rest after its stages.
+func (p OverridePlan) SplitPointBackfills() (points, rest OverridePlan) {
+	points = OverridePlan{PointBackfills: p.PointBackfills}
+	rest = p
+	rest.PointBackfills = nil
+	return points, rest
 }
 
 // OverrideResult is what applying a plan changed (or, in a dry run, would
@@ -87,13 +112,20 @@ type OverrideResult struct {
 	ChangelogDeleted       int64 `json:"changelogEntriesDeleted"`
 	RunDatasetsDeleted     int64 `json:"runDatasetsDeleted"`
 	GPUPowerRowsRewritten  int64 `json:"gpuPowerRowsRewritten"`
+	// PointBackfillRowsRewritten: benchmark rows whose metrics or offload
+	// mode a point backfill corrected; ChangelogRowsRewritten: changelog
+	// entries and workflow runs (append_only) a changelog backfill
+	// corrected.
+	PointBackfillRowsRewritten int64 `json:"pointBackfillRowsRewritten"`
+	ChangelogRowsRewritten     int64 `json:"changelogRowsRewritten"`
 	// Actions are the ledger entries that found stored data, in ledger
 	// order; entries that found nothing are not listed.
 	Actions []OverrideAction `json:"actions"`
 }
 
 // OverrideAction is one ledger entry applied: its kind (conclusion,
-// purged_run, purged_point, retired_gpu_power), the run and attempt it
+// purged_run, purged_point, retired_gpu_power, point_backfill,
+// changelog_backfill), the run and attempt it
 // names (0: every attempt), what it names within it, why, and how many
 // stored rows it deleted or rewrote.
 type OverrideAction struct {
@@ -109,7 +141,7 @@ type OverrideAction struct {
 func (r OverrideResult) Changed() bool {
 	return r.ConclusionsUpdated+r.WorkflowRunsDeleted+r.BenchmarkRowsDeleted+r.ServerLogsDeleted+r.TraceSidecarsDeleted+
 		r.GPUMetricSeriesDeleted+r.AvailabilityDeleted+r.RunStatsDeleted+r.EvalRowsDeleted+r.ChangelogDeleted+
-		r.RunDatasetsDeleted+r.GPUPowerRowsRewritten > 0
+		r.RunDatasetsDeleted+r.GPUPowerRowsRewritten+r.PointBackfillRowsRewritten+r.ChangelogRowsRewritten > 0
 }
 
 // Add adds o's counts and actions to r's.
@@ -126,5 +158,7 @@ func (r *OverrideResult) Add(o OverrideResult) {
 	r.ChangelogDeleted += o.ChangelogDeleted
 	r.RunDatasetsDeleted += o.RunDatasetsDeleted
 	r.GPUPowerRowsRewritten += o.GPUPowerRowsRewritten
+	r.PointBackfillRowsRewritten += o.PointBackfillRowsRewritten
+	r.ChangelogRowsRewritten += o.ChangelogRowsRewritten
 	r.Actions = append(r.Actions, o.Actions...)
 }

@@ -161,6 +161,14 @@ type Details struct {
 	// (conclusions, retired GPU power); a note names each entry.
 	OverrideRowsDeleted   int64 `json:"overrideRowsDeleted,omitempty"`
 	OverrideRowsRewritten int64 `json:"overrideRowsRewritten,omitempty"`
+	// BackfilledPoints: rows staged with the correction of a point
+	// backfill of the ledger (metrics, offload mode); PointBackfillsWithheld:
+	// rows a backfill names whose metrics no longer carry the audited
+	// values it rests on, staged as read; BackfilledChangelogEntries:
+	// changelog entries written with a changelog backfill's correction.
+	BackfilledPoints           int64 `json:"backfilledPoints,omitempty"`
+	PointBackfillsWithheld     int64 `json:"pointBackfillsWithheld,omitempty"`
+	BackfilledChangelogEntries int64 `json:"backfilledChangelogEntries,omitempty"`
 	// PurgedRun is set when the run overrides purge the run: nothing of
 	// it was written, not even a ledger row.
 	PurgedRun bool `json:"purgedRun,omitempty"`

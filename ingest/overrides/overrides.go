@@ -66,6 +66,10 @@ type file struct {
 	PurgedRunAttempts   []PurgedRun          `json:"purgedRunAttempts"`
 	PurgedPoints        []PurgedPoint        `json:"purgedPoints"`
 	ConclusionOverrides []ConclusionOverride `json:"conclusionOverrides"`
+	// ChangelogBackfills and BenchmarkPointBackfills correct stored
+	// values (backfills.go).
+	ChangelogBackfills      []ChangelogBackfill `json:"changelogBackfills"`
+	BenchmarkPointBackfills []PointBackfill     `json:"benchmarkPointBackfills"`
 }
 
 // Overrides is the loaded, validated ledger. It is immutable.
@@ -74,6 +78,9 @@ type Overrides struct {
 	points      map[pointKey]PurgedPoint
 	conclusions map[int64]string
 	retired     []RetiredPoint
+	// changelogBackfills and pointBackfills, in ledger order.
+	changelogBackfills []ChangelogBackfill
+	pointBackfills     []PointBackfill
 }
 
 type pointKey struct {
@@ -96,6 +103,9 @@ func Load(extensions ...io.Reader) (*Overrides, error) {
 		if err := o.add(fmt.Sprintf("overrides extension %d", i+1), r); err != nil {
 			return nil, err
 		}
+	}
+	if err := o.validateBackfills(); err != nil {
+		return nil, fmt.Errorf("run overrides: %w", err)
 	}
 	return o, nil
 }
@@ -152,6 +162,8 @@ func (o *Overrides) add(name string, r io.Reader) error {
 		}
 		o.conclusions[c.RunID] = c.Conclusion
 	}
+	o.changelogBackfills = append(o.changelogBackfills, f.ChangelogBackfills...)
+	o.pointBackfills = append(o.pointBackfills, f.BenchmarkPointBackfills...)
 	return nil
 }
 

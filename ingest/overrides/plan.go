@@ -35,5 +35,11 @@ func (o *Overrides) Plan(gpuKeys []string) schema.OverridePlan {
 		p.RetiredGPUPower = append(p.RetiredGPUPower, schema.OverrideRetired{RunID: r.RunID, Attempt: r.Attempt, HeadSHA: r.HeadSHA,
 			Point: *r.Point(), Reason: r.Reason})
 	}
+	for _, b := range o.changelogBackfills {
+		p.ChangelogBackfills = append(p.ChangelogBackfills, b.backfill())
+	}
+	for _, b := range o.pointBackfills {
+		p.PointBackfills = append(p.PointBackfills, b.backfill())
+	}
 	return p
 }

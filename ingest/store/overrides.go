@@ -88,6 +88,12 @@ func applyOverrides(ctx context.Context, tx pgx.Tx, plan schema.OverridePlan) (s
 		res.ConclusionsUpdated += tag.RowsAffected()
 		act(OverrideConclusion, c.RunID, 0, c.Conclusion, "", tag.RowsAffected())
 	}
+	if err := applyChangelogBackfills(ctx, tx, plan, &res); err != nil {
+		return res, err
+	}
+	if err := applyPointBackfills(ctx, tx, plan, &res); err != nil {
+		return res, err
+	}
 	for _, r := range plan.PurgedRuns {
 		attempts := r.Attempts
 		if attempts == nil {

@@ -103,3 +103,35 @@ WHERE b.id = ANY($1::bigint[]) AND (b.metrics ?| $2::text[] OR (jsonb_typeof(b.w
 // qRecordOverrideApply is the ledger entry of an apply.
 const qRecordOverrideApply = `
 INSERT INTO override_applications (tool_version, plan_digest, changed, result) VALUES ($1, $2, $3, $4) RETURNING id`
+
+// qBackfillPointRows are the stored rows of one point of a run attempt
+// under its source or its corrected offload mode ($24: both), with their
+// offload mode and metrics.
+const qBackfillPointRows = `
+SELECT b.id, b.offload_mode, b.metrics::text FROM benchmark_results b
+JOIN workflow_runs w ON w.id = b.workflow_run_id
+JOIN configs c ON c.id = b.config_id
+WHERE w.github_run_id = $1 AND w.run_attempt = $2
+	AND c.hardware = $3 AND c.framework = $4 AND c.model = $5 AND c.precision = $6 AND c.spec_method = $7
+	AND c.disagg = $8 AND c.is_multinode = $9
+	AND c.prefill_tp = $10 AND c.prefill_ep = $11 AND c.prefill_dp_attention = $12 AND c.prefill_num_workers = $13
+	AND c.decode_tp = $14 AND c.decode_ep = $15 AND c.decode_dp_attention = $16 AND c.decode_num_workers = $17
+	AND c.num_prefill_gpu = $18 AND c.num_decode_gpu = $19
+	AND b.benchmark_type = $20 AND b.isl IS NOT DISTINCT FROM $21::int AND b.osl IS NOT DISTINCT FROM $22::int
+	AND b.conc = $23 AND b.offload_mode = ANY($24::text[]) AND b.recipe_fingerprint IS NOT DISTINCT FROM $25::text
+ORDER BY b.id`
+
+// qBackfillPoint writes a corrected point: its offload mode and metrics.
+const qBackfillPoint = `UPDATE benchmark_results SET offload_mode = $2, metrics = $3::jsonb WHERE id = $1`
+
+// qBackfillChangelogRows are the stored entries of one changelog of a run
+// attempt, in entry order, with their workflow run.
+const qBackfillChangelogRows = `
+SELECT e.id, w.id, e.config_keys, e.description, e.pr_link, e.append_only, w.append_only
+FROM changelog_entries e JOIN workflow_runs w ON w.id = e.workflow_run_id
+WHERE w.github_run_id = $1 AND w.run_attempt = $2 AND e.base_ref = $3 AND e.head_ref = $4
+ORDER BY e.entry_index`
+
+// qBackfillChangelogEntry writes a corrected changelog entry.
+const qBackfillChangelogEntry = `
+UPDATE changelog_entries SET config_keys = $2, description = $3, pr_link = $4, append_only = $5 WHERE id = $1`

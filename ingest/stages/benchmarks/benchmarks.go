@@ -44,6 +44,9 @@ type Stage struct {
 	evidence map[string]map[string]bool
 	// notRead: files of benchmark artifacts that hold no rows.
 	notRead []string
+	// ids: the staged identities, kept only when the ledger corrects
+	// points of the run.
+	ids *identities
 }
 
 // SetQuarantine gives the stage the producer's lists of quarantined rows,
@@ -61,7 +64,11 @@ func (s *Stage) NotRead() []string { return s.notRead }
 // New returns the benchmark stage of a run: it reports into t and appends
 // the records of the artifacts it reads to records.
 func New(d runstate.Deps, run schema.RunIdentity, headSHA string, t *runstate.Tally, records *[]*runstate.Record) *Stage {
-	return &Stage{deps: d, run: run, headSHA: headSHA, tally: t, records: records, seed: maphash.MakeSeed()}
+	s := &Stage{deps: d, run: run, headSHA: headSHA, tally: t, records: records, seed: maphash.MakeSeed()}
+	if d.Overrides != nil && d.Overrides.HasPointBackfills(run.SourceRunID) {
+		s.ids = newIdentities()
+	}
+	return s
 }
 
 // Staged is how many rows the stage sent to be staged.
@@ -124,6 +131,17 @@ func (s *Stage) Stream(ctx context.Context, p runstate.Plan, out chan<- schema.S
 	err := s.phase(ctx, aggregates, out, nil, owned)
 	s.deps.Log.Debug("aggregate benchmark files read", zap.Int("artifacts", len(aggregates)), zap.Duration("took", time.Since(started)))
 	s.sortOutputs()
+	if err == nil && s.ids != nil {
+		err = s.ids.err()
+	}
+	if n := s.tally.Summary().Details.BackfilledPoints; n > 0 {
+		s.tally.Note(fmt.Sprintf("%s corrected by the run overrides' point backfills (metrics, offload mode)",
+			runstate.Plural(int(n), "benchmark point", "benchmark points")))
+	}
+	if n := s.tally.Summary().Details.PointBackfillsWithheld; n > 0 {
+		s.tally.Note(fmt.Sprintf("point backfills withheld from %s: their metrics differ from the audited measurement the backfill rests on (stored as read)",
+			runstate.Plural(int(n), "benchmark point", "benchmark points")))
+	}
 	if n := s.tally.Summary().Details.RetiredGPUPowerPoints; n > 0 {
 		s.tally.Note(fmt.Sprintf("%s GPU power retired by the legacy amd-smi source policy (its metrics and workers keep no GPU watts or joules)",
 			runstate.Plural(int(n), "point has its", "points have their")))
@@ -180,7 +198,7 @@ feed:
 // checks them.
 func (s *Stage) fork(covered *coverage, recordOwned bool) *parseWorker {
 	w := &parseWorker{deps: s.deps, run: s.run, headSHA: s.headSHA, tally: runstate.NewTally(&schema.Summary{}), reader: benchmark.NewReader(),
-		covered: covered, seed: s.seed, quarantine: s.quarantine, evidence: s.evidence}
+		covered: covered, seed: s.seed, quarantine: s.quarantine, evidence: s.evidence, ids: s.ids}
 	if recordOwned {
 		w.owns = newCoverage()
 	}
@@ -206,6 +224,8 @@ func (s *Stage) merge(w *parseWorker) {
 	s.notRead = append(s.notRead, w.notRead...)
 	dst.Stats.CoveredByPerJobFiles += src.Stats.CoveredByPerJobFiles
 	dst.Details.RetiredGPUPowerPoints += src.Details.RetiredGPUPowerPoints
+	dst.Details.BackfilledPoints += src.Details.BackfilledPoints
+	dst.Details.PointBackfillsWithheld += src.Details.PointBackfillsWithheld
 	s.tally.Merge(w.tally)
 	*s.records = append(*s.records, w.records...)
 	s.staged += w.staged

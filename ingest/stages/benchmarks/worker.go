@@ -44,6 +44,8 @@ type parseWorker struct {
 	evidence map[string]map[string]bool
 	// notRead: files of the artifacts read that hold no rows.
 	notRead []string
+	// ids: the stage's staged identities (nil: no point backfills).
+	ids *identities
 }
 
 // hash is the 128-bit hash of a point key.
@@ -266,6 +268,21 @@ func (s *parseWorker) normalize(artifact, file string, index int, row map[string
 			zap.Int("row", index), zap.String("reason", reason))
 		return schema.StagedBenchmark{}, false
 	}
+	backfilled := false
+	if s.ids != nil {
+		source := point.Key()
+		id := ""
+		if b, ok := s.deps.Overrides.PointBackfill(s.run.SourceRunID, s.run.SourceRunAttempt, &point); ok {
+			if b.ApplyTo(&point) {
+				id, backfilled = b.ID, true
+			} else {
+				sum.Details.PointBackfillsWithheld++
+				s.deps.Log.Info("point backfill withheld: the point's metrics differ from the audited measurement", zap.String("backfill", b.ID),
+					zap.String("artifact", artifact), zap.String("file", file), zap.Int("row", index))
+			}
+		}
+		s.ids.record(source, point.Key(), id)
+	}
 	key := point.Key()
 	h := s.hash(key)
 	if s.covered != nil {
@@ -274,6 +291,9 @@ func (s *parseWorker) normalize(artifact, file string, index int, row map[string
 			sum.Stats.CoveredByPerJobFiles++
 			return schema.StagedBenchmark{}, false
 		}
+	}
+	if backfilled {
+		sum.Details.BackfilledPoints++
 	}
 	if s.owns != nil {
 		s.owns.points[h] = struct{}{}

@@ -161,6 +161,13 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 			AllEvals: e.AllEvals, AppendOnly: e.AppendOnly, EvalMinPrefillEP: e.EvalMinPrefillEP,
 			ScenarioTypes: e.ScenarioTypes, Fallback: cl.Log.Fallback, SourceArtifact: cl.Artifact, SourceFile: cl.File}
 	}
+	if b, ok := env.Deps.Overrides.ChangelogBackfill(env.Start.Run.SourceRunID, env.Start.Run.SourceRunAttempt, cl.Log.BaseRef, cl.Log.HeadRef); ok {
+		if n := b.ApplyTo(rows); n > 0 {
+			env.Sum.Details.BackfilledChangelogEntries += int64(n)
+			env.Tally.Note(fmt.Sprintf("changelog backfill %s corrected %s (%s)", b.ID,
+				runstate.Plural(n, "changelog entry", "changelog entries"), b.Reason))
+		}
+	}
 	written, removed, err := w.WriteChangelog(ctx, rows)
 	if err != nil {
 		return err
