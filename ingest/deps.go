@@ -53,6 +53,9 @@ type RunWriter interface {
 	// UpdateLatestBenchmarks brings latest_benchmarks up to date with the
 	// run's writes, in its transaction, after the last of them.
 	UpdateLatestBenchmarks(ctx context.Context) (schema.ViewRefresh, error)
+	// CurveImpact lists, after UpdateLatestBenchmarks, the curves it
+	// touched with their rows before and after.
+	CurveImpact(ctx context.Context) ([]schema.CurveImpact, error)
 	// ApplyRunOverrides applies the ledger entries of the run (plan) to
 	// what is stored of it, inside the run's transaction.
 	ApplyRunOverrides(ctx context.Context, plan schema.OverridePlan) (schema.OverrideResult, error)
@@ -145,6 +148,12 @@ type Config struct {
 	// that a worker whose claim was lost neither redoes nor commits a run
 	// another worker may have ingested.
 	Fence func(ctx context.Context) error
+	// CoverageGuard is warn (the default, "") or refuse: a run that would
+	// shrink a published curve (fewer points, arms, a narrower
+	// concurrency span, frontier points lost undominated) is reported, or
+	// rolled back, unless AcceptCoverageLoss names the curve (its key).
+	CoverageGuard      string
+	AcceptCoverageLoss []string
 }
 
 // Beginner is a store whose BeginRun returns its own concrete writer type.

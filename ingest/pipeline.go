@@ -211,6 +211,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	if !cfg.DryRun {
 		viewUpdated(sum, view)
 	}
+	if err := noteImpact(ctx, cfg, w, view, sum); err != nil {
+		return abortRecorded(ctx, sum, t, d, start, records, err)
+	}
 	d.stageDone("curves", curvesStarted)
 	if !cl.Log.EvalsOnly() {
 		sum.Details.NoBenchmarkData = noBenchmarkData(sum.Rows.Benchmark, len(p.Benchmark), expiredBenchmark, missingBenchmark, tree.ListingName)

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/inferencex/ingest/ingest/impact"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/schema"
@@ -155,6 +156,8 @@ func rerunOf(prior schema.Summary, cur *schema.Summary, priorID int64) *schema.S
 	dt.ServerMetricRowsUpdated, dt.OverrideRowsDeleted, dt.OverrideRowsRewritten = 0, 0, 0
 	dt.EvalSampleFilesUnchanged = dt.EvalSampleFilesRecorded
 	dt.LatestBenchmarks = nil
+	// Nothing is written: nothing the dashboard shows changes.
+	r.Impact = impact.Unchanged()
 	dt.UnchangedSince = priorID
 	// The refresh that followed the prior ingest is not part of its
 	// outcome: this ingest's own refresh follows it.

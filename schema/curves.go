@@ -23,4 +23,16 @@ type CurvePoint struct {
 	Conc                  int
 	SnapshotDate          string
 	SnapshotWorkflowRunID int64
+	// Deleted: the row was shown before and deleted since (by an
+	// override); only ResultID, ConfigID, the snapshot and Config are set.
+	Deleted bool
+	// GitHubRunID and RunAttempt name the row's run; SnapshotGitHubRunID
+	// the snapshot's.
+	GitHubRunID         int64
+	RunAttempt          int
+	SnapshotGitHubRunID int64
+	// Config is the row's config (its arm: topology, decoding).
+	Config Config
+	// Values are the row's metrics the impact section compares.
+	Values PointValues
 }

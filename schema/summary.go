@@ -309,6 +309,10 @@ type Summary struct {
 	// values derived from the raw server metrics differ from by more than
 	// 5 %.
 	ServerMetricWarnings []ServerMetricWarning `json:"serverMetricWarnings,omitempty"`
+	// Impact is what the run does to the published dashboard
+	// (latest_benchmarks); absent when nothing was computed (a purged run,
+	// an ingest aborted before the update, a summary stored before it).
+	Impact *Impact `json:"impact,omitempty"`
 }
 
 // SummarySchemaVersion is the version of the Summary JSON layout.

@@ -7,4 +7,5 @@ const (
 	ExitAborted               = 1 // the ingest (or command) failed; nothing was written
 	ExitUsage                 = 2 // bad flags or arguments
 	ExitCompletedWithFailures = 3 // the run was written, some items failed
+	ExitCoverageRefused       = 4 // the coverage guard (refuse) rolled the run back: it would shrink a published curve
 )

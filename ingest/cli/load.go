@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,6 +48,7 @@ type ingestOpts struct {
 	runURL      *setting
 	conclusion  *setting
 	event       *setting
+	coverage    coverageOpts
 }
 
 func addIngest(s *settings) *ingestOpts {
@@ -70,6 +72,7 @@ func addIngest(s *settings) *ingestOpts {
 		runURL:      s.str("run-url", "", "web URL of the run", "INGEST_RUN_URL"),
 		conclusion:  s.str("conclusion", "", "run conclusion (success, failure, …)", "INGEST_RUN_CONCLUSION"),
 		event:       s.str("event", "", "event that triggered the run (push, pull_request, …)", "INGEST_RUN_EVENT"),
+		coverage:    addCoverage(s),
 	}
 }
 
@@ -216,6 +219,9 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 	}
 	if runErr != nil {
 		fmt.Fprintln(env.Stderr, "ingest: aborted:", github.RedactURLText(runErr.Error()))
+		if errors.Is(runErr, ingest.ErrCoverageRefused) {
+			return sum, ExitCoverageRefused
+		}
 		return sum, ExitAborted
 	}
 	if sum.Status == schema.StatusCompletedWithFailures {
@@ -274,6 +280,9 @@ func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
 		return cfg, fmt.Errorf("--attempt %d is out of range", attempt)
 	}
 	cfg.Run = schema.RunIdentity{Repo: opts.repo.String(), SourceRunID: runID, SourceRunAttempt: int(attempt)}
+	if err := opts.coverage.apply(&cfg); err != nil {
+		return cfg, err
+	}
 	cfg.Meta = schema.RunMeta{Name: opts.runName.String(), HeadSHA: opts.headSHA.String(), HeadBranch: opts.headBranch.String(),
 		HTMLURL: github.RedactURLText(opts.runURL.String()), Conclusion: opts.conclusion.String(), Event: opts.event.String()}
 	if d := opts.runDate.String(); d != "" {

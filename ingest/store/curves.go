@@ -204,11 +204,23 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 			isl, osl    *int32
 			conc        int32
 		)
-		if err := rows.Scan(&curve, &scope, &side, &p.ResultID, &p.WorkflowRunID, &p.ConfigID, &p.BenchmarkType,
-			&isl, &osl, &p.OffloadMode, &p.RecipeFingerprint, &conc, &p.SnapshotDate, &p.SnapshotWorkflowRunID); err != nil {
+		var (
+			attempt                              int32
+			ptp, pep, pw, dtp, dep, dw, npg, ndg int16
+			pdpa, ddpa                           bool
+		)
+		cf, v := &p.Config, &p.Values
+		if err := rows.Scan(&curve, &scope, &side, &p.ResultID, &p.Deleted, &p.WorkflowRunID, &p.ConfigID, &p.BenchmarkType,
+			&isl, &osl, &p.OffloadMode, &p.RecipeFingerprint, &conc, &p.SnapshotDate, &p.SnapshotWorkflowRunID,
+			&p.GitHubRunID, &attempt, &p.SnapshotGitHubRunID,
+			&cf.SpecMethod, &cf.Disagg, &cf.IsMultinode, &ptp, &pep, &pdpa, &pw, &dtp, &dep, &ddpa, &dw, &npg, &ndg,
+			&v.TputPerGPU, &v.OutputTputPerGPU, &v.MedianIntvty, &v.P90E2EL, &v.MedianTTFT); err != nil {
 			return nil, fmt.Errorf("read the curves' rows: %w", err)
 		}
-		p.ISL, p.OSL, p.Conc = intOf(isl), intOf(osl), int(conc)
+		p.ISL, p.OSL, p.Conc, p.RunAttempt = intOf(isl), intOf(osl), int(conc), int(attempt)
+		cf.PrefillTP, cf.PrefillEP, cf.PrefillDPAttention, cf.PrefillNumWorkers = int(ptp), int(pep), pdpa, int(pw)
+		cf.DecodeTP, cf.DecodeEP, cf.DecodeDPAttention, cf.DecodeNumWorkers = int(dtp), int(dep), ddpa, int(dw)
+		cf.NumPrefillGPU, cf.NumDecodeGPU = int(npg), int(ndg)
 		c := &out[at[curve]]
 		if side == "before" {
 			c.Before = append(c.Before, p)

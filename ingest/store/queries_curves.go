@@ -213,20 +213,35 @@ SELECT (SELECT count(*) FROM curve_touched), (SELECT count(*) FROM added), (SELE
 
 // qCurveImpact lists, per curve the transaction's update touched, the
 // points it showed before (side 'before', from curve_before) and shows now
-// ('after'), with what names each point.
+// ('after'), with what names each point (a row deleted since, by an
+// override, has only its id and config), the GitHub runs of the row and of
+// its snapshot, the row's config and the metrics the impact section
+// compares (numbers only; NULL otherwise).
 const qCurveImpact = `
-SELECT t.curve_id, t.curve_scope::text, s.side, b.id, b.workflow_run_id, b.config_id, b.benchmark_type,
-	b.isl, b.osl, b.offload_mode, b.recipe_fingerprint, b.conc, s.snapshot_date::text, s.snapshot_workflow_run_id
+SELECT t.curve_id, t.curve_scope::text, s.side, s.result_id, b.id IS NULL, coalesce(b.workflow_run_id, 0), s.config_id,
+	coalesce(b.benchmark_type, ''), b.isl, b.osl, coalesce(b.offload_mode, ''), b.recipe_fingerprint, coalesce(b.conc, 0),
+	s.snapshot_date::text, s.snapshot_workflow_run_id,
+	coalesce(w.github_run_id, 0), coalesce(w.run_attempt, 0), sw.github_run_id,
+	c.spec_method, c.disagg, c.is_multinode, c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
+	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
+	CASE WHEN jsonb_typeof(b.metrics -> 'tput_per_gpu') = 'number' THEN (b.metrics ->> 'tput_per_gpu')::float8 END,
+	CASE WHEN jsonb_typeof(b.metrics -> 'output_tput_per_gpu') = 'number' THEN (b.metrics ->> 'output_tput_per_gpu')::float8 END,
+	CASE WHEN jsonb_typeof(b.metrics -> 'median_intvty') = 'number' THEN (b.metrics ->> 'median_intvty')::float8 END,
+	CASE WHEN jsonb_typeof(b.metrics -> 'p90_e2el') = 'number' THEN (b.metrics ->> 'p90_e2el')::float8 END,
+	CASE WHEN jsonb_typeof(b.metrics -> 'median_ttft') = 'number' THEN (b.metrics ->> 'median_ttft')::float8 END
 FROM curve_touched t
 JOIN (
-	SELECT 'before' AS side, result_id, curve_id, snapshot_date, snapshot_workflow_run_id FROM curve_before
+	SELECT 'before' AS side, result_id, curve_id, config_id, snapshot_date, snapshot_workflow_run_id FROM curve_before
 	UNION ALL
-	SELECT 'after', p.result_id, p.curve_id, p.snapshot_date, p.snapshot_workflow_run_id
+	SELECT 'after', p.result_id, p.curve_id, p.config_id, p.snapshot_date, p.snapshot_workflow_run_id
 	FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id
 ) s ON s.curve_id = t.curve_id
-JOIN benchmark_results b ON b.id = s.result_id
-ORDER BY t.curve_id, s.side DESC, b.config_id, b.benchmark_type, b.isl, b.osl, b.offload_mode,
-	b.recipe_fingerprint NULLS FIRST, b.conc`
+LEFT JOIN benchmark_results b ON b.id = s.result_id -- a row shown before may be deleted (an override)
+LEFT JOIN workflow_runs w ON w.id = b.workflow_run_id
+JOIN workflow_runs sw ON sw.id = s.snapshot_workflow_run_id
+JOIN configs c ON c.id = s.config_id
+ORDER BY t.curve_id, s.side DESC, s.config_id, b.benchmark_type, b.isl, b.osl, b.offload_mode,
+	b.recipe_fingerprint NULLS FIRST, b.conc, s.result_id`
 
 // qCurveTouchedOnly lists the touched curves (one may end with no point
 // before and none after).

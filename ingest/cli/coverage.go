@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/inferencex/ingest/ingest"
+	"github.com/inferencex/ingest/ingest/impact"
+)
+
+// coverageOpts are the coverage guard's options: what a run that would
+// shrink a published curve gets (warn or refuse), and the curves whose
+// loss is acknowledged.
+type coverageOpts struct {
+	guard  *setting
+	accept *setting
+}
+
+func addCoverage(s *settings) coverageOpts {
+	return coverageOpts{
+		guard: s.str("coverage-guard", "warn", "a run that would shrink a published curve (fewer points or arms, a narrower "+
+			"concurrency span, frontier points lost undominated): warn (report it) or refuse (roll the run back, exit 4)", "INGEST_COVERAGE_GUARD"),
+		accept: s.str("accept-coverage-loss", "", "comma-separated curve keys (as the report names them) whose coverage loss is deliberate: "+
+			"the guard lets them through", "INGEST_ACCEPT_COVERAGE_LOSS"),
+	}
+}
+
+// apply puts the options in cfg; a guard mode other than warn or refuse
+// is a usage error.
+func (o coverageOpts) apply(cfg *ingest.Config) error {
+	mode, err := impact.ParseGuard(o.guard.String())
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.guard.label(), err)
+	}
+	cfg.CoverageGuard = mode
+	for _, k := range strings.Split(o.accept.String(), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			cfg.AcceptCoverageLoss = append(cfg.AcceptCoverageLoss, k)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package impact
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// Compute tells what the update of latest_benchmarks (view, the outcome
+// of RunTx.UpdateLatestBenchmarks) did to the curves it touched (curves,
+// from RunTx.CurveImpact). An update that failed, or a schema without the
+// per-curve view, has no known impact; one that was skipped (the run
+// changed nothing the view shows) changes nothing.
+func Compute(curves []schema.CurveImpact, view schema.ViewRefresh) (*schema.Impact, error) {
+	imp := &schema.Impact{Status: schema.ImpactUnchanged, Curves: []schema.CurveChange{}}
+	switch view.Status {
+	case schema.RefreshFailed, schema.RefreshAbsent:
+		imp.Status = schema.ImpactUnknown
+		return imp, nil
+	case schema.RefreshSkipped:
+		return imp, nil
+	}
+	imp.RowsAdded, imp.RowsRemoved = view.Added, view.Removed
+	imp.CurvesTouched = len(curves)
+	for _, ci := range curves {
+		c, err := curve(ci)
+		if err != nil {
+			return nil, err
+		}
+		imp.PointsGained += len(c.Gained)
+		imp.PointsReplaced += len(c.Replaced)
+		imp.PointsDropped += len(c.Dropped)
+		imp.PointsKept += c.Kept
+		if len(c.Gained)+len(c.Replaced)+len(c.Dropped) == 0 {
+			continue
+		}
+		imp.CurvesChanged++
+		if len(c.CoverageLoss) > 0 {
+			imp.CoverageLossCurves++
+		}
+		imp.Curves = append(imp.Curves, c)
+	}
+	if imp.CurvesChanged > 0 {
+		imp.Status = schema.ImpactChanged
+	}
+	slices.SortStableFunc(imp.Curves, func(a, b schema.CurveChange) int {
+		if la, lb := len(a.CoverageLoss) > 0, len(b.CoverageLoss) > 0; la != lb {
+			if la {
+				return -1
+			}
+			return 1
+		}
+		if d := changed(b) - changed(a); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	return imp, nil
+}
+
+// Unchanged is the impact of a rerun answered from the ledger: nothing was
+// written, so nothing the dashboard shows changes.
+func Unchanged() *schema.Impact {
+	return &schema.Impact{Status: schema.ImpactUnchanged, Curves: []schema.CurveChange{}}
+}
+
+func changed(c schema.CurveChange) int { return len(c.Gained) + len(c.Replaced) + len(c.Dropped) }
+
+// curve computes one curve's change.
+func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
+	c := schema.CurveChange{Gained: []schema.ImpactPoint{}, Replaced: []schema.Replacement{}, Dropped: []schema.ImpactPoint{},
+		SupersededRuns: []schema.RunRef{}, Frontiers: []schema.FrontierChange{}, CoverageLoss: []string{}}
+	if err := describe(&c, ci.Scope); err != nil {
+		return c, err
+	}
+	armOf := func(p schema.CurvePoint) string { return arm(&c, p) }
+	point := func(p schema.CurvePoint) schema.ImpactPoint {
+		return schema.ImpactPoint{Conc: p.Conc, Arm: armOf(p), Recipe: p.RecipeFingerprint, RunID: p.GitHubRunID,
+			Attempt: p.RunAttempt, Values: p.Values}
+	}
+	after := map[int64]bool{}
+	for _, p := range ci.After {
+		after[p.ResultID] = true
+	}
+	before := map[int64]bool{}
+	var removed, added []schema.CurvePoint
+	for _, p := range ci.Before {
+		before[p.ResultID] = true
+		if after[p.ResultID] {
+			c.Kept++
+		} else {
+			removed = append(removed, p)
+		}
+	}
+	for _, p := range ci.After {
+		if !before[p.ResultID] {
+			added = append(added, p)
+		}
+	}
+	pairs := match(removed, added, armOf)
+	oldUsed, newUsed := make([]bool, len(removed)), make([]bool, len(added))
+	for _, pr := range pairs {
+		oldUsed[pr.old], newUsed[pr.new] = true, true
+		o, n := removed[pr.old], added[pr.new]
+		c.Replaced = append(c.Replaced, schema.Replacement{MatchedBy: pr.by, Previous: point(o), New: point(n),
+			Change: change(o.Values, n.Values)})
+	}
+	for i, p := range removed {
+		if !oldUsed[i] {
+			c.Dropped = append(c.Dropped, point(p))
+		}
+	}
+	for j, p := range added {
+		if !newUsed[j] {
+			c.Gained = append(c.Gained, point(p))
+		}
+	}
+	byPoint := func(a, b schema.ImpactPoint) int {
+		return cmp.Or(strings.Compare(a.Arm, b.Arm), cmp.Compare(a.Conc, b.Conc))
+	}
+	slices.SortStableFunc(c.Gained, byPoint)
+	slices.SortStableFunc(c.Dropped, byPoint)
+	slices.SortStableFunc(c.Replaced, func(a, b schema.Replacement) int {
+		return cmp.Or(cmp.Compare(magnitude(b.Change.TputPerGPU), magnitude(a.Change.TputPerGPU)), byPoint(a.New, b.New))
+	})
+	c.Before, c.After = shape(ci.Before, armOf), shape(ci.After, armOf)
+	c.SupersededRuns = superseded(ci.Before, ci.After)
+	for _, ch := range charts() {
+		c.Frontiers = append(c.Frontiers, frontierChange(ci.Before, ci.After, ch, point))
+	}
+	c.CoverageLoss = coverageLoss(c, len(ci.Before) > 0)
+	return c, nil
+}
+
+// magnitude orders relative changes: the largest first, none last.
+func magnitude(v *float64) float64 {
+	if v == nil {
+		return -1
+	}
+	return math.Abs(*v)
+}
+
+// shape is one side of a curve.
+func shape(pts []schema.CurvePoint, armOf func(schema.CurvePoint) string) schema.CurveShape {
+	s := schema.CurveShape{Points: len(pts), Arms: []string{}}
+	for i, p := range pts {
+		if i == 0 || p.Conc < s.ConcMin {
+			s.ConcMin = p.Conc
+		}
+		s.ConcMax = max(s.ConcMax, p.Conc)
+		if a := armOf(p); !slices.Contains(s.Arms, a) {
+			s.Arms = append(s.Arms, a)
+		}
+		s.SnapshotRunID, s.SnapshotDate = p.SnapshotGitHubRunID, p.SnapshotDate
+	}
+	slices.Sort(s.Arms)
+	return s
+}
+
+// superseded lists the GitHub runs (and attempts) whose points the curve
+// showed before and shows none of after.
+func superseded(before, after []schema.CurvePoint) []schema.RunRef {
+	shown := map[schema.RunRef]bool{}
+	for _, p := range after {
+		shown[schema.RunRef{RunID: p.GitHubRunID, Attempt: p.RunAttempt}] = true
+	}
+	out := []schema.RunRef{}
+	for _, p := range before {
+		r := schema.RunRef{RunID: p.GitHubRunID, Attempt: p.RunAttempt}
+		if p.Deleted || shown[r] || slices.Contains(out, r) {
+			continue
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b schema.RunRef) int {
+		return cmp.Or(cmp.Compare(a.RunID, b.RunID), cmp.Compare(a.Attempt, b.Attempt))
+	})
+	return out
+}
+
+// frontierChange is the curve's frontier on ch before and after: the new
+// points on it and the points of the frontier before that the curve no
+// longer shows, each dominated or not by a point shown after.
+func frontierChange(before, after []schema.CurvePoint, ch chart, point func(schema.CurvePoint) schema.ImpactPoint) schema.FrontierChange {
+	fb, fa := frontier(before, ch), frontier(after, ch)
+	f := schema.FrontierChange{Chart: ch.name, Before: len(fb), After: len(fa), New: []schema.ImpactPoint{},
+		Lost: []schema.LostFrontierPoint{}}
+	f.Few = len(after) > 0 && len(fa) < recommendedFrontier
+	inBefore, inAfter := map[int64]bool{}, map[int64]bool{}
+	for _, p := range before {
+		inBefore[p.ResultID] = true
+	}
+	for _, p := range after {
+		inAfter[p.ResultID] = true
+	}
+	for _, i := range fa {
+		if !inBefore[after[i].ResultID] {
+			f.New = append(f.New, point(after[i]))
+		}
+	}
+	for _, i := range fb {
+		p := before[i]
+		if inAfter[p.ResultID] {
+			continue
+		}
+		lost := schema.LostFrontierPoint{ImpactPoint: point(p)}
+		for _, q := range after {
+			if dominates(q.Values, p.Values, ch) {
+				lost.Dominated = true
+				break
+			}
+		}
+		f.Lost = append(f.Lost, lost)
+	}
+	return f
+}
+
+// coverageLoss lists how the change shrinks a published curve (published:
+// it had points before): fewer points, fewer arms, a narrower concurrency
+// span, frontier points lost with no point after at least as good.
+func coverageLoss(c schema.CurveChange, published bool) []string {
+	out := []string{}
+	if !published {
+		return out
+	}
+	b, a := c.Before, c.After
+	if a.Points < b.Points {
+		out = append(out, fmt.Sprintf("fewer points: %d → %d", b.Points, a.Points))
+	}
+	if len(a.Arms) < len(b.Arms) {
+		var lost []string
+		for _, x := range b.Arms {
+			if !slices.Contains(a.Arms, x) {
+				lost = append(lost, x)
+			}
+		}
+		out = append(out, fmt.Sprintf("fewer arms: %d → %d (no longer shown: %s)", len(b.Arms), len(a.Arms), strings.Join(lost, ", ")))
+	}
+	if a.Points > 0 && (a.ConcMin > b.ConcMin || a.ConcMax < b.ConcMax) {
+		out = append(out, fmt.Sprintf("narrower concurrency span: %d–%d → %d–%d", b.ConcMin, b.ConcMax, a.ConcMin, a.ConcMax))
+	} else if a.Points == 0 {
+		out = append(out, "the curve is no longer shown")
+	}
+	for _, f := range c.Frontiers {
+		var undominated []string
+		for _, l := range f.Lost {
+			if !l.Dominated {
+				undominated = append(undominated, fmt.Sprintf("conc %d %s", l.Conc, l.Arm))
+			}
+		}
+		if len(undominated) > 0 {
+			out = append(out, fmt.Sprintf("%s frontier loses %s without a dominating replacement: %s",
+				f.Chart, plural(len(undominated), "point", "points"), strings.Join(undominated, ", ")))
+		}
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,41 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/inferencex/ingest/ingest/impact"
+	"github.com/inferencex/ingest/schema"
+)
+
+// ErrCoverageRefused is wrapped by Run's error when the coverage guard
+// (Config.CoverageGuard refuse) rolled the run back: it would shrink a
+// published curve and the loss was not acknowledged.
+var ErrCoverageRefused = errors.New("coverage guard refused the run")
+
+// noteImpact computes what the run does to the published dashboard, inside
+// its transaction after the update of latest_benchmarks (view), into
+// sum.Impact, and applies the coverage guard: an error wrapping
+// ErrCoverageRefused when it refuses the run.
+func noteImpact(ctx context.Context, cfg Config, w RunWriter, view schema.ViewRefresh, sum *schema.Summary) error {
+	curves, err := w.CurveImpact(ctx)
+	if err != nil {
+		return fmt.Errorf("impact on latest_benchmarks: %w", err)
+	}
+	imp, err := impact.Compute(curves, view)
+	if err != nil {
+		return fmt.Errorf("impact on latest_benchmarks: %w", err)
+	}
+	mode, err := impact.ParseGuard(cfg.CoverageGuard)
+	if err != nil {
+		return err
+	}
+	open := impact.Guard(imp, mode, cfg.AcceptCoverageLoss)
+	sum.Impact = imp
+	if len(open) > 0 && mode == schema.CoverageGuardRefuse {
+		imp.Refused = true
+		return fmt.Errorf("%s: %w", impact.RefusalReason(open), ErrCoverageRefused)
+	}
+	return nil
+}

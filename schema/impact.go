@@ -1,0 +1,175 @@
+package schema
+
+// What a run does to the published dashboard (latest_benchmarks): the
+// report's impact section (issue 27), computed inside the run's
+// transaction from the touched curves' rows before and after
+// (CurveImpact).
+
+// Impact statuses.
+const (
+	// ImpactChanged: at least one point of a curve is gained, replaced or
+	// dropped.
+	ImpactChanged = "changed"
+	// ImpactUnchanged: nothing the dashboard shows changes (a rerun, a run
+	// older than its curves' newest, a run without benchmark rows).
+	ImpactUnchanged = "unchanged"
+	// ImpactUnknown: the update of latest_benchmarks failed or the schema
+	// does not keep it per curve, so what the run does is not known.
+	ImpactUnknown = "unknown"
+)
+
+// Coverage guard modes (--coverage-guard).
+const (
+	CoverageGuardWarn   = "warn"
+	CoverageGuardRefuse = "refuse"
+)
+
+// Impact is the report's impact section.
+type Impact struct {
+	Status string `json:"status"`
+	// CurvesTouched: curves the run's rows are on, or were on;
+	// CurvesChanged: those whose points change.
+	CurvesTouched int `json:"curvesTouched"`
+	CurvesChanged int `json:"curvesChanged"`
+	// Points the dashboard gains, replaces (a new row where a published one
+	// was), drops, and keeps (the same row, perhaps under a new snapshot),
+	// over every touched curve.
+	PointsGained   int `json:"pointsGained"`
+	PointsReplaced int `json:"pointsReplaced"`
+	PointsDropped  int `json:"pointsDropped"`
+	PointsKept     int `json:"pointsKept"`
+	// RowsAdded / RowsRemoved are the rows the update of latest_benchmarks
+	// added and removed (its own count): gained + replaced and replaced +
+	// dropped must equal them (report.CheckImpact).
+	RowsAdded   int64 `json:"rowsAdded"`
+	RowsRemoved int64 `json:"rowsRemoved"`
+	// CoverageLossCurves: curves the run shrinks (CurveChange.CoverageLoss);
+	// Guard is the --coverage-guard mode that judged them (absent when no
+	// curve loses coverage); Refused is set when the guard
+	// rolled the run back; Accepted lists the curve keys whose loss was
+	// acknowledged (--accept-coverage-loss).
+	CoverageLossCurves int      `json:"coverageLossCurves"`
+	Guard              string   `json:"guard,omitempty"`
+	Refused            bool     `json:"refused,omitempty"`
+	Accepted           []string `json:"accepted,omitempty"`
+	// Curves are the changed curves, coverage losses first, then by the
+	// number of changed points; curves only confirmed are counted, not
+	// listed.
+	Curves []CurveChange `json:"curves"`
+}
+
+// CurveChange is what the run does to one curve.
+type CurveChange struct {
+	// Key names the curve: model/hardware/framework/precision/sequence
+	// and, for a fixed-sequence curve, spec method, agg|disagg and offload
+	// mode (the benchmark_curve_scope). --accept-coverage-loss takes it.
+	Key           string `json:"key"`
+	Model         string `json:"model"`
+	Hardware      string `json:"hardware"`
+	Framework     string `json:"framework"`
+	Precision     string `json:"precision"`
+	BenchmarkType string `json:"benchmarkType"`
+	ISL           *int   `json:"isl"`
+	OSL           *int   `json:"osl"`
+	SpecMethod    string `json:"specMethod"`
+	Disagg        bool   `json:"disagg"`
+	OffloadMode   string `json:"offloadMode"`
+
+	Before CurveShape `json:"before"`
+	After  CurveShape `json:"after"`
+
+	Gained   []ImpactPoint `json:"gained"`
+	Replaced []Replacement `json:"replaced"`
+	Dropped  []ImpactPoint `json:"dropped"`
+	Kept     int           `json:"kept"`
+	// SupersededRuns are the GitHub runs whose points the curve showed
+	// before and no longer shows.
+	SupersededRuns []RunRef `json:"supersededRuns"`
+	// Frontiers: the Pareto frontier on each chart the dashboard draws.
+	Frontiers []FrontierChange `json:"frontiers"`
+	// CoverageLoss lists how the run shrinks the published curve (empty:
+	// it does not); Accepted: the loss was acknowledged.
+	CoverageLoss []string `json:"coverageLoss"`
+	Accepted     bool     `json:"accepted,omitempty"`
+}
+
+// CurveShape is one side of a curve: its points, arms (topology and
+// offload variants), concurrency span and snapshot run.
+type CurveShape struct {
+	Points        int      `json:"points"`
+	Arms          []string `json:"arms"`
+	ConcMin       int      `json:"concMin"`
+	ConcMax       int      `json:"concMax"`
+	SnapshotRunID int64    `json:"snapshotRunId,omitempty"`
+	SnapshotDate  string   `json:"snapshotDate,omitempty"`
+}
+
+// RunRef names a GitHub run and attempt.
+type RunRef struct {
+	RunID   int64 `json:"runId"`
+	Attempt int   `json:"attempt"`
+}
+
+// ImpactPoint is one point of a curve as the report shows it.
+type ImpactPoint struct {
+	Conc   int     `json:"conc"`
+	Arm    string  `json:"arm"`
+	Recipe *string `json:"recipe,omitempty"`
+	RunID  int64   `json:"runId"`
+	// Attempt of RunID.
+	Attempt int         `json:"attempt"`
+	Values  PointValues `json:"values"`
+}
+
+// Replacement is a published point and the new point that takes its place,
+// matched by concurrency (same concurrency, preferring the same arm) or,
+// where no concurrency matches, by the nearest median interactivity.
+type Replacement struct {
+	MatchedBy string      `json:"matchedBy"`
+	Previous  ImpactPoint `json:"previous"`
+	New       ImpactPoint `json:"new"`
+	// Change is the relative change (new / previous - 1) of each value
+	// both sides have.
+	Change PointValues `json:"change"`
+}
+
+// Match kinds of a Replacement.
+const (
+	MatchedByConcurrency   = "concurrency"
+	MatchedByInteractivity = "interactivity"
+)
+
+// FrontierChange is a curve's Pareto frontier on one chart, before and
+// after.
+type FrontierChange struct {
+	// Chart: "interactivity" (tput_per_gpu, higher is better, over
+	// median_intvty, higher is better) or "e2el" (tput_per_gpu over
+	// p90_e2el, lower is better).
+	Chart  string `json:"chart"`
+	Before int    `json:"before"`
+	After  int    `json:"after"`
+	// New: points on the frontier after that were not on the curve before.
+	New []ImpactPoint `json:"new"`
+	// Lost: points on the frontier before that the curve no longer shows.
+	Lost []LostFrontierPoint `json:"lost"`
+	// Few: the frontier after has fewer than 5 points (the producer's
+	// recommended minimum), on a curve that has points.
+	Few bool `json:"few"`
+}
+
+// LostFrontierPoint is a frontier point the curve no longer shows;
+// Dominated: some point after is at least as good on both axes.
+type LostFrontierPoint struct {
+	ImpactPoint
+	Dominated bool `json:"dominated"`
+}
+
+// PointValues are the values the impact section compares, by metric key;
+// nil where the row has none.
+type PointValues struct {
+	TputPerGPU       *float64 `json:"tput_per_gpu"`
+	OutputTputPerGPU *float64 `json:"output_tput_per_gpu"`
+	MedianIntvty     *float64 `json:"median_intvty"`
+	P90E2EL          *float64 `json:"p90_e2el"`
+	MedianTTFT       *float64 `json:"median_ttft"`
+}
