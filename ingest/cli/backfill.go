@@ -185,7 +185,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	}
 	deps.LargeHeap = env.GC.LargeHeap // one Target: the workers share its hold
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
-	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: target.String(), ToolVersion: toolVersion(), Reread: *reread}
+	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: target.String(), ToolVersion: toolVersion(env.Version), Reread: *reread}
 	if cfg.Target == "" {
 		cfg.Target = databaseName(common.dbURL.String())
 	}

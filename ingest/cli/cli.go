@@ -19,6 +19,10 @@ type Env struct {
 	// GC is the garbage-collection target the command set (nil: none);
 	// the telemetry stage raises it while it runs (Deps.LargeHeap).
 	GC *gctarget.Target
+	// Version is the release version stamped into the binary at link time
+	// (cmd/ingest's version, set by the release build); empty: the module
+	// version from the build information.
+	Version string
 }
 
 type command struct {
@@ -80,6 +84,6 @@ func usage(w io.Writer) {
 }
 
 func runVersion(_ context.Context, env Env, _ []string) int {
-	fmt.Fprintln(env.Stdout, "ingest", toolVersion())
+	fmt.Fprintln(env.Stdout, "ingest", toolVersion(env.Version))
 	return ExitOK
 }

@@ -267,7 +267,7 @@ func openIngestStore(ctx context.Context, opts *ingestOpts, log *zap.Logger, mis
 }
 
 func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
-	cfg := ingest.Config{Target: opts.target.String(), DryRun: *opts.dryRun, Reread: *opts.reread, ToolVersion: toolVersion()}
+	cfg := ingest.Config{Target: opts.target.String(), DryRun: *opts.dryRun, Reread: *opts.reread, ToolVersion: toolVersion(env.Version)}
 	runID, err := opts.runID.int64()
 	if err != nil {
 		return cfg, err

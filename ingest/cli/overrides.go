@@ -55,7 +55,7 @@ func runOverrides(ctx context.Context, env Env, args []string) int {
 	}
 	defer st.Close()
 	plan := deps.Overrides.Plan(deps.Catalog.GPUPowerKeys())
-	res, id, err := st.ApplyOverrides(ctx, plan, *dryRun, toolVersion())
+	res, id, err := st.ApplyOverrides(ctx, plan, *dryRun, toolVersion(env.Version))
 	if err != nil {
 		return fail(env, "overrides apply: %v (nothing was changed)", err)
 	}

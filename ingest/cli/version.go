@@ -6,12 +6,19 @@ import (
 )
 
 // toolVersion is what `ingest version` prints and what the ledger records
-// for every ingest: the module version and the VCS revision the binary was
-// built from, read from the build information the Go toolchain stamps.
-func toolVersion() string {
+// for every ingest: the release version stamped at link time (stamped; the
+// module version when empty) and the VCS revision the binary was built
+// from, read from the build information the Go toolchain stamps.
+func toolVersion(stamped string) string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
+		if stamped != "" {
+			return stamped
+		}
 		return "unknown (no build information)"
+	}
+	if stamped != "" {
+		info.Main.Version = stamped
 	}
 	return describeBuild(info)
 }

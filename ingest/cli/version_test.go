@@ -2,6 +2,7 @@ package cli
 
 import (
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,16 @@ func TestDescribeBuild(t *testing.T) {
 				t.Errorf("describeBuild = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A version stamped at link time (cmd/ingest's version) replaces the
+// module version; the revision part still comes from the build.
+func TestToolVersionStamped(t *testing.T) {
+	if got := toolVersion("v3.1.4"); !strings.HasPrefix(got, "v3.1.4 ") {
+		t.Errorf("toolVersion(v3.1.4) = %q, want it to start with the stamped version", got)
+	}
+	if got := toolVersion(""); strings.HasPrefix(got, "v3.1.4") {
+		t.Errorf("toolVersion without a stamp = %q", got)
 	}
 }

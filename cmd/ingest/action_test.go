@@ -1,0 +1,302 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inferencex/ingest/ingest/cli"
+)
+
+// actionFile is the part of action.yml the checks read.
+type actionFile struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Inputs      map[string]struct {
+		Description string  `yaml:"description"`
+		Required    bool    `yaml:"required"`
+		Default     *string `yaml:"default"`
+	} `yaml:"inputs"`
+	Outputs map[string]struct {
+		Value string `yaml:"value"`
+	} `yaml:"outputs"`
+	Runs struct {
+		Using string `yaml:"using"`
+		Steps []struct {
+			ID    string            `yaml:"id"`
+			Name  string            `yaml:"name"`
+			Shell string            `yaml:"shell"`
+			Env   map[string]string `yaml:"env"`
+			Run   string            `yaml:"run"`
+		} `yaml:"steps"`
+	} `yaml:"runs"`
+}
+
+var (
+	inputRef     = regexp.MustCompile(`\$\{\{\s*inputs\.([A-Za-z0-9_-]+)\s*\}\}`)
+	stepOutRef   = regexp.MustCompile(`\$\{\{\s*steps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z0-9_-]+)\s*\}\}`)
+	exportedName = regexp.MustCompile(`(?m)^\s*export\s+([A-Z_][A-Z0-9_]*)=`)
+)
+
+// TestActionDefinition validates action.yml: a composite action whose
+// steps use only declared inputs, pass them through the environment (never
+// into the script text), name their shell, and give `ingest run` only
+// variables it reads.
+func TestActionDefinition(t *testing.T) {
+	root := repoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a actionFile
+	if err := yaml.Unmarshal(data, &a); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	if a.Name == "" || a.Description == "" {
+		t.Error("action.yml needs a name and a description")
+	}
+	if a.Runs.Using != "composite" {
+		t.Fatalf("runs.using %q, want composite", a.Runs.Using)
+	}
+	for name, in := range a.Inputs {
+		if in.Description == "" {
+			t.Errorf("input %s has no description", name)
+		}
+		if in.Required && in.Default != nil {
+			t.Errorf("input %s is required and has a default", name)
+		}
+	}
+	for _, required := range []string{"run-id", "database-url"} {
+		if !a.Inputs[required].Required {
+			t.Errorf("input %s must be required", required)
+		}
+	}
+
+	used := map[string]bool{}
+	ids := map[string]bool{}
+	runEnv := map[string]bool{}
+	ranIngest := false
+	for i, s := range a.Runs.Steps {
+		label := fmt.Sprintf("step %d (%s)", i+1, s.Name)
+		if s.ID != "" {
+			ids[s.ID] = true
+		}
+		if s.Run == "" {
+			t.Errorf("%s runs nothing", label)
+			continue
+		}
+		if s.Shell == "" {
+			t.Errorf("%s has no shell (a composite step must name one)", label)
+		}
+		if strings.Contains(s.Run, "${{") {
+			t.Errorf("%s puts an expression into its script text; pass it through env", label)
+		}
+		for _, v := range s.Env {
+			for _, m := range inputRef.FindAllStringSubmatch(v, -1) {
+				used[m[1]] = true
+			}
+		}
+		if strings.Contains(s.Run, "ingest run") {
+			ranIngest = true
+			for k := range s.Env {
+				runEnv[k] = true
+			}
+			for _, m := range exportedName.FindAllStringSubmatch(s.Run, -1) {
+				runEnv[m[1]] = true
+			}
+		}
+		for _, m := range regexp.MustCompile(`\$ACTION_PATH/([A-Za-z0-9_./-]+)`).FindAllStringSubmatch(s.Run, -1) {
+			st, err := os.Stat(filepath.Join(root, m[1]))
+			if err != nil {
+				t.Errorf("%s runs %s: %v", label, m[1], err)
+			} else if st.Mode()&0o111 == 0 {
+				t.Errorf("%s runs %s, which is not executable", label, m[1])
+			}
+		}
+	}
+	for name := range used {
+		if _, ok := a.Inputs[name]; !ok {
+			t.Errorf("a step uses inputs.%s, which is not declared", name)
+		}
+	}
+	for name := range a.Inputs {
+		if !used[name] {
+			t.Errorf("input %s is declared and never used", name)
+		}
+	}
+	for name, o := range a.Outputs {
+		m := stepOutRef.FindStringSubmatch(o.Value)
+		if m == nil || !ids[m[1]] {
+			t.Errorf("output %s = %q names no step of the action", name, o.Value)
+		}
+	}
+	if !ranIngest {
+		t.Fatal("no step runs `ingest run`")
+	}
+
+	// Every variable the run step sets must be one `ingest run` reads.
+	var help bytes.Buffer
+	cli.Main(context.Background(), []string{"run", "--help"}, cli.Env{Stdout: &help, Stderr: &help, Getenv: func(string) string { return "" }})
+	readable := map[string]bool{"GITHUB_TOKEN": true} // the token is never a flag; `ingest run --help` says where it comes from
+	for _, m := range regexp.MustCompile(`[A-Z][A-Z0-9_]+`).FindAllString(help.String(), -1) {
+		readable[m] = true
+	}
+	if !readable["INGEST_RUN_ID"] {
+		t.Fatalf("`ingest run --help` names no INGEST_RUN_ID; output:\n%s", help.String())
+	}
+	for name := range runEnv {
+		if strings.HasPrefix(name, "INPUT_") {
+			continue // the step's own inputs, read by its script
+		}
+		if !readable[name] {
+			t.Errorf("the run step sets %s, which `ingest run` does not read", name)
+		}
+	}
+}
+
+// TestFetchRelease runs scripts/fetch-release against a fake GitHub (the
+// releases API and the download URLs) serving a release built here: the
+// latest tag is resolved, the archive checked against checksums.txt and
+// its binary installed; a wrong checksum, a missing release or a malformed
+// version is refused.
+func TestFetchRelease(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the script installs Linux binaries")
+	}
+	for _, tool := range []string{"bash", "curl", "jq", "tar", "sha256sum"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	arch := map[string]string{"amd64": "amd64", "arm64": "arm64"}[runtime.GOARCH]
+	if arch == "" {
+		t.Skipf("no release for %s", runtime.GOARCH)
+	}
+	payload := []byte("#!/bin/sh\necho fake ingest v1.4.2\n")
+	archive := tarGz(t, "ingest", payload)
+	name := "ingest_1.4.2_linux_" + arch + ".tar.gz"
+	sum := sha256.Sum256(archive)
+
+	type release struct{ sums string }
+	releases := map[string]*release{
+		"v1.4.2": {sums: hex.EncodeToString(sum[:]) + "  " + name + "\n"},
+		"v1.4.3": {sums: strings.Repeat("0", 64) + "  " + strings.Replace(name, "1.4.2", "1.4.3", 1) + "\n"},
+	}
+	var (
+		mu       sync.Mutex // the handler runs on the server's goroutines
+		latest   = "v1.4.2"
+		requests []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		requests = append(requests, r.URL.Path+" auth="+r.Header.Get("Authorization"))
+		switch {
+		case r.URL.Path == "/api/repos/acme/ingest/releases/latest":
+			if latest == "" {
+				http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
+				return
+			}
+			fmt.Fprintf(w, `{"tag_name":%q,"name":"release"}`, latest)
+		case strings.HasPrefix(r.URL.Path, "/acme/ingest/releases/download/"):
+			parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/acme/ingest/releases/download/"), "/")
+			rel := releases[parts[0]]
+			if rel == nil || len(parts) != 2 {
+				http.NotFound(w, r)
+				return
+			}
+			switch {
+			case parts[1] == "checksums.txt":
+				fmt.Fprint(w, rel.sums)
+			case strings.HasSuffix(parts[1], ".tar.gz"):
+				w.Write(archive)
+			default:
+				http.NotFound(w, r)
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	script := filepath.Join(repoRoot(t), "scripts", "fetch-release")
+	run := func(version string) (string, string, int) {
+		dest := filepath.Join(t.TempDir(), "bin")
+		cmd := exec.Command(script, dest)
+		cmd.Env = append(os.Environ(),
+			"INGEST_RELEASE_REPO=acme/ingest", "INGEST_VERSION="+version, "GH_TOKEN=tok",
+			"GITHUB_SERVER_URL="+srv.URL, "GITHUB_API_URL="+srv.URL+"/api")
+		out, err := cmd.CombinedOutput()
+		return dest, string(out), exitCode(err)
+	}
+
+	dest, out, code := run("latest")
+	if code != 0 {
+		t.Fatalf("fetch latest: exit %d\n%s", code, out)
+	}
+	got, err := os.ReadFile(filepath.Join(dest, "ingest"))
+	if err != nil || !bytes.Equal(got, payload) {
+		t.Fatalf("installed binary %q (%v), want the release's", got, err)
+	}
+	if st, _ := os.Stat(filepath.Join(dest, "ingest")); st == nil || st.Mode()&0o111 == 0 {
+		t.Error("the installed binary is not executable")
+	}
+	mu.Lock()
+	if !slices.Contains(requests, "/api/repos/acme/ingest/releases/latest auth=Bearer tok") {
+		t.Errorf("the latest release was not asked for with the token: %q", requests)
+	}
+	mu.Unlock()
+
+	if _, out, code := run("v1.4.3"); code == 0 || !strings.Contains(out, "checksums.txt says") {
+		t.Errorf("a checksum mismatch was not refused: exit %d\n%s", code, out)
+	}
+	if _, out, code := run("v2.0.0"); code == 0 {
+		t.Errorf("a release that does not exist was installed: exit %d\n%s", code, out)
+	}
+	if _, out, code := run("main; rm -rf /"); code != 2 || !strings.Contains(out, "must be a tag") {
+		t.Errorf("a malformed version was not refused as usage: exit %d\n%s", code, out)
+	}
+	mu.Lock()
+	latest = ""
+	mu.Unlock()
+	if _, out, code := run("latest"); code == 0 {
+		t.Errorf("no latest release, yet exit 0\n%s", out)
+	}
+}
+
+func tarGz(t *testing.T, name string, data []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(data))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
