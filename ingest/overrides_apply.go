@@ -28,7 +28,7 @@ func noteOverrides(t *runstate.Tally, sum *schema.Summary, res schema.OverrideRe
 		res.RunDatasetsDeleted
 	sum.Details.OverrideRowsDeleted += deleted
 	sum.Details.OverrideRowsRewritten += res.GPUPowerRowsRewritten + res.ConclusionsUpdated + res.PointBackfillRowsRewritten +
-		res.ChangelogRowsRewritten
+		res.ChangelogRowsRewritten + res.TelemetryPowerSeriesRewritten
 	for i, a := range res.Actions {
 		if i == maxOverrideNotes {
 			t.Note(fmt.Sprintf("… and %d more run-override entries applied to stored data", len(res.Actions)-maxOverrideNotes))
@@ -59,6 +59,8 @@ func OverrideActionLine(a schema.OverrideAction) string {
 		return fmt.Sprintf("run overrides: %s point backfill %s%s: %s rewritten", run, a.Target, reason, runstate.Plural(int(a.Rows), "stored benchmark row", "stored benchmark rows"))
 	case "changelog_backfill":
 		return fmt.Sprintf("run overrides: %s changelog backfill %s%s: %s rewritten", run, a.Target, reason, runstate.Plural(int(a.Rows), "stored row", "stored rows"))
+	case "retired_telemetry_power":
+		return fmt.Sprintf("source policy: %s %s GPU power retired%s: %s rewritten", run, a.Target, reason, runstate.Plural(int(a.Rows), "stored telemetry series", "stored telemetry series"))
 	default:
 		return fmt.Sprintf("source policy: %s point %s GPU power retired%s: %s rewritten", run, a.Target, reason, runstate.Plural(int(a.Rows), "stored row", "stored rows"))
 	}

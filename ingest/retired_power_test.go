@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -112,4 +113,67 @@ func TestLegacyAMDSMIRetirement(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The retired source's raw series goes too, as the reference's retirement
+// does: the stored AMD series whose CSV bytes are the audited file's
+// (matched by sha256; this fixture's bytes differ, so the test stores the
+// real file's digest) lose their power samples, per-GPU power statistics
+// and power facts, temperatures and clocks stay, another series of the
+// run keeps its power; a second apply rewrites nothing; an ingest of the
+// run applies it in its transaction, and the next one finds nothing left.
+func TestRetiredSourceTelemetryLosesItsPower(t *testing.T) {
+	const realCSV = "39e5513048c262624dfc5d91deaf0d1ab45b5f0ba5a77958f1a1012749afd508"
+	ctx := context.Background()
+	tree := func(t *testing.T) string {
+		dir := t.TempDir()
+		perJob(t, dir, "qwen3.5_fp4_mi355x_conc4", retiredRow(nil))
+		writeFile(t, filepath.Join(dir, "gpu_metrics_qwen3.5_fp4_mi355x_conc4", "gpu_metrics.csv"), amdCSV)
+		perJob(t, dir, "qwen3.5_fp4_mi355x_conc8", retiredRow(map[string]any{"conc": 8}))
+		writeFile(t, filepath.Join(dir, "gpu_metrics_qwen3.5_fp4_mi355x_conc8", "gpu_metrics.csv"), amdCSV)
+		return dir
+	}
+	cfg := ingest.Config{Run: RunID(36507377618, 1), Meta: schema.RunMeta{HeadSHA: "b9489aead453ae3765bf5882db84031326bf1ff7"}}
+	retired := `(SELECT id FROM gpu_metric_series WHERE artifact_name LIKE '%conc4')`
+	control := `(SELECT id FROM gpu_metric_series WHERE artifact_name LIKE '%conc8')`
+	withPower := func(e *env, series string) int {
+		return e.count(`SELECT count(*) FROM gpu_metric_sample_chunks WHERE power_w IS NOT NULL AND series_id = `+series) +
+			e.count(`SELECT count(*) FROM gpu_metric_gpu_stats WHERE metric = 'power_w' AND series_id = `+series) +
+			e.count(`SELECT count(*) FROM gpu_metric_series WHERE avg_power_w IS NOT NULL AND id = `+series)
+	}
+
+	e := newEnv(t)
+	dir := tree(t)
+	e.mustIngest(dir, cfg)
+	require.Positive(t, withPower(e, retired))
+	_, err := e.pool().Exec(ctx, `UPDATE gpu_metric_series SET csv_sha256 = $1 WHERE id = `+retired, realCSV)
+	require.NoError(t, err)
+	temps := e.count(`SELECT count(*) FROM gpu_metric_gpu_stats WHERE metric = 'temperature_c' AND series_id = ` + retired)
+	require.Positive(t, temps)
+
+	plan := e.deps.Overrides.Plan(e.deps.Catalog.GPUPowerKeys())
+	res, _, err := e.st.ApplyOverrides(ctx, plan, false, "test")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.TelemetryPowerSeriesRewritten)
+	require.Equal(t, "retired_telemetry_power", res.Actions[len(res.Actions)-1].Kind)
+	require.Zero(t, withPower(e, retired), "no power samples, statistics or facts")
+	require.Equal(t, temps, e.count(`SELECT count(*) FROM gpu_metric_gpu_stats WHERE metric = 'temperature_c' AND series_id = `+retired))
+	require.Positive(t, e.count(`SELECT count(*) FROM gpu_metric_sample_chunks WHERE temperature_c IS NOT NULL AND series_id = `+retired))
+	require.Positive(t, withPower(e, control), "another series keeps its power")
+	again, _, err := e.st.ApplyOverrides(ctx, plan, false, "test")
+	require.NoError(t, err)
+	require.False(t, again.Changed())
+
+	fresh := newEnv(t)
+	fdir := tree(t)
+	fresh.mustIngest(fdir, cfg)
+	_, err = fresh.pool().Exec(ctx, `UPDATE gpu_metric_series SET csv_sha256 = $1 WHERE id = `+retired, realCSV)
+	require.NoError(t, err)
+	sum := fresh.mustIngest(fdir, cfg)
+	require.EqualValues(t, 1, sum.Details.OverrideRowsRewritten, "%v", sum.Notes)
+	require.True(t, hasNote(sum, "source policy: run 36507377618 attempt 1 telemetry 39e5513048c2… of qwen3.5 fp4 mi355x sglang single_turn 8192/1024 conc 4"), "%v", sum.Notes)
+	require.Zero(t, withPower(fresh, retired))
+	next := fresh.mustIngest(fdir, cfg)
+	require.Zero(t, next.Details.OverrideRowsRewritten, "nothing left to retire")
+	require.Zero(t, withPower(fresh, retired), "a re-ingest does not restore it")
 }

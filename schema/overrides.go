@@ -48,6 +48,9 @@ type OverrideRetired struct {
 	HeadSHA string
 	Point   BenchmarkPoint
 	Reason  string
+	// CSVSHA256 is the hex sha256 of the raw telemetry CSV the verdict
+	// rests on: the stored AMD series with these bytes lose their power.
+	CSVSHA256 string
 }
 
 // ForRun is the part of the plan about one source run.
@@ -112,6 +115,10 @@ type OverrideResult struct {
 	ChangelogDeleted       int64 `json:"changelogEntriesDeleted"`
 	RunDatasetsDeleted     int64 `json:"runDatasetsDeleted"`
 	GPUPowerRowsRewritten  int64 `json:"gpuPowerRowsRewritten"`
+	// TelemetryPowerSeriesRewritten: stored telemetry series whose power
+	// samples, per-GPU power statistics and power facts a retired source
+	// removed.
+	TelemetryPowerSeriesRewritten int64 `json:"telemetryPowerSeriesRewritten"`
 	// PointBackfillRowsRewritten: benchmark rows whose metrics or offload
 	// mode a point backfill corrected; ChangelogRowsRewritten: changelog
 	// entries and workflow runs (append_only) a changelog backfill
@@ -141,7 +148,7 @@ type OverrideAction struct {
 func (r OverrideResult) Changed() bool {
 	return r.ConclusionsUpdated+r.WorkflowRunsDeleted+r.BenchmarkRowsDeleted+r.ServerLogsDeleted+r.TraceSidecarsDeleted+
 		r.GPUMetricSeriesDeleted+r.AvailabilityDeleted+r.RunStatsDeleted+r.EvalRowsDeleted+r.ChangelogDeleted+
-		r.RunDatasetsDeleted+r.GPUPowerRowsRewritten+r.PointBackfillRowsRewritten+r.ChangelogRowsRewritten > 0
+		r.RunDatasetsDeleted+r.GPUPowerRowsRewritten+r.TelemetryPowerSeriesRewritten+r.PointBackfillRowsRewritten+r.ChangelogRowsRewritten > 0
 }
 
 // Add adds o's counts and actions to r's.
@@ -158,6 +165,7 @@ func (r *OverrideResult) Add(o OverrideResult) {
 	r.ChangelogDeleted += o.ChangelogDeleted
 	r.RunDatasetsDeleted += o.RunDatasetsDeleted
 	r.GPUPowerRowsRewritten += o.GPUPowerRowsRewritten
+	r.TelemetryPowerSeriesRewritten += o.TelemetryPowerSeriesRewritten
 	r.PointBackfillRowsRewritten += o.PointBackfillRowsRewritten
 	r.ChangelogRowsRewritten += o.ChangelogRowsRewritten
 	r.Actions = append(r.Actions, o.Actions...)

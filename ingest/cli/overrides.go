@@ -113,8 +113,8 @@ func writeOverrideResult(w io.Writer, res schema.OverrideResult, dryRun bool, id
 	if dryRun {
 		verb = "rewrite"
 	}
-	fmt.Fprintf(w, "%s: %d conclusions, %d rows' GPU power, %d benchmark rows (point backfills), %d changelog rows (changelog backfills)\n",
-		verb, res.ConclusionsUpdated, res.GPUPowerRowsRewritten, res.PointBackfillRowsRewritten, res.ChangelogRowsRewritten)
+	fmt.Fprintf(w, "%s: %d conclusions, %d rows' GPU power, %d telemetry series' GPU power, %d benchmark rows (point backfills), %d changelog rows (changelog backfills)\n",
+		verb, res.ConclusionsUpdated, res.GPUPowerRowsRewritten, res.TelemetryPowerSeriesRewritten, res.PointBackfillRowsRewritten, res.ChangelogRowsRewritten)
 	for _, a := range res.Actions {
 		fmt.Fprintf(w, "  %s\n", ingest.OverrideActionLine(a))
 	}

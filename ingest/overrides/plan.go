@@ -33,7 +33,7 @@ func (o *Overrides) Plan(gpuKeys []string) schema.OverridePlan {
 	})
 	for _, r := range o.retired {
 		p.RetiredGPUPower = append(p.RetiredGPUPower, schema.OverrideRetired{RunID: r.RunID, Attempt: r.Attempt, HeadSHA: r.HeadSHA,
-			Point: *r.Point(), Reason: r.Reason})
+			Point: *r.Point(), Reason: r.Reason, CSVSHA256: r.CSVSHA256})
 	}
 	for _, b := range o.changelogBackfills {
 		p.ChangelogBackfills = append(p.ChangelogBackfills, b.backfill())

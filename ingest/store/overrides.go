@@ -18,6 +18,8 @@ const (
 	OverridePurgedRun    = "purged_run"
 	OverridePurgedPoint  = "purged_point"
 	OverrideRetiredPower = "retired_gpu_power"
+	// OverrideRetiredSeriesPower: the retired source's stored telemetry.
+	OverrideRetiredSeriesPower = "retired_telemetry_power"
 )
 
 // ApplyOverrides applies the run-override ledger to the data already
@@ -164,6 +166,11 @@ func applyOverrides(ctx context.Context, tx pgx.Tx, plan schema.OverridePlan) (s
 			act(OverrideRetiredPower, x.RunID, x.Attempt, pointTarget(&x.Point), x.Reason, tag.RowsAffected())
 		}
 	}
+	for _, x := range plan.RetiredGPUPower {
+		if err := retireSeriesPower(ctx, tx, x, &res); err != nil {
+			return res, fmt.Errorf("retired GPU power of run %d: telemetry: %w", x.RunID, err)
+		}
+	}
 	return res, nil
 }
 
@@ -252,5 +259,29 @@ func purgeResults(ctx context.Context, tx pgx.Tx, results []int64, res *schema.O
 	if _, err := tx.Exec(ctx, qOverrideDropAvailability); err != nil {
 		return fmt.Errorf("availability keys: %w", err)
 	}
+	return nil
+}
+
+// retireSeriesPower removes the power of the stored AMD telemetry series
+// whose CSV bytes are the retired source's (the reference's stored-series
+// match: run, the entry's attempt and head commit where stored, vendor
+// amd, CSV sha256): power samples, per-GPU power statistics and the
+// series' power facts. Temperatures, clocks and utilisation stay.
+func retireSeriesPower(ctx context.Context, tx pgx.Tx, x schema.OverrideRetired, res *schema.OverrideResult) error {
+	if x.CSVSHA256 == "" {
+		return nil
+	}
+	series, err := ids(ctx, tx, qOverrideRetiredSeries, x.RunID, x.Attempt, x.HeadSHA, x.CSVSHA256)
+	if err != nil || len(series) == 0 {
+		return err
+	}
+	for _, q := range []string{qOverrideRetireChunkPower, qOverrideRetireStatsPower, qOverrideRetireSeriesPower} {
+		if _, err := tx.Exec(ctx, q, series); err != nil {
+			return err
+		}
+	}
+	res.TelemetryPowerSeriesRewritten += int64(len(series))
+	res.Actions = append(res.Actions, schema.OverrideAction{Kind: OverrideRetiredSeriesPower, RunID: x.RunID, Attempt: x.Attempt,
+		Target: "telemetry " + x.CSVSHA256[:min(12, len(x.CSVSHA256))] + "… of " + pointTarget(&x.Point), Reason: x.Reason, Rows: int64(len(series))})
 	return nil
 }

@@ -135,3 +135,26 @@ ORDER BY e.entry_index`
 // qBackfillChangelogEntry writes a corrected changelog entry.
 const qBackfillChangelogEntry = `
 UPDATE changelog_entries SET config_keys = $2, description = $3, pr_link = $4, append_only = $5 WHERE id = $1`
+
+// qOverrideRetiredSeries are the stored AMD series of the retired source
+// ($4: the CSV's hex sha256) that still hold power: the run, the entry's
+// attempt, and its head commit where the run has one.
+const qOverrideRetiredSeries = `
+SELECT s.id FROM gpu_metric_series s JOIN workflow_runs w ON w.id = s.workflow_run_id
+WHERE w.github_run_id = $1 AND w.run_attempt = $2 AND coalesce(w.head_sha, '') IN ('', $3::text)
+	AND s.vendor = 'amd' AND s.csv_sha256 = $4
+	AND (s.energy_j IS NOT NULL OR s.avg_power_w IS NOT NULL OR s.avg_total_power_w IS NOT NULL
+		OR s.p50_power_w IS NOT NULL OR s.p90_power_w IS NOT NULL
+		OR EXISTS (SELECT 1 FROM gpu_metric_sample_chunks c WHERE c.series_id = s.id AND c.power_w IS NOT NULL)
+		OR EXISTS (SELECT 1 FROM gpu_metric_gpu_stats g WHERE g.series_id = s.id AND g.metric = 'power_w'))
+ORDER BY s.id`
+
+// What a retired source's series lose: power samples, per-GPU power
+// statistics, the series' power facts.
+const (
+	qOverrideRetireChunkPower  = `UPDATE gpu_metric_sample_chunks SET power_w = NULL WHERE series_id = ANY($1::bigint[]) AND power_w IS NOT NULL`
+	qOverrideRetireStatsPower  = `DELETE FROM gpu_metric_gpu_stats WHERE series_id = ANY($1::bigint[]) AND metric = 'power_w'`
+	qOverrideRetireSeriesPower = `
+UPDATE gpu_metric_series SET energy_j = NULL, avg_power_w = NULL, avg_total_power_w = NULL, p50_power_w = NULL, p90_power_w = NULL
+WHERE id = ANY($1::bigint[])`
+)
