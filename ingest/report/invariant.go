@@ -17,7 +17,8 @@ var ErrInvariant = errors.New("row counts do not add up to items read")
 // for evals, Details.TraceRowsRead for traces and Details.PowerSeriesRead
 // for power. The benchmark row is always checked; the others when their
 // counter is set, since summaries stored before a row had a counter carry
-// none (and a row with nothing read has nothing to check).
+// none (and a row with nothing read has nothing to check). The impact
+// section is checked too (CheckImpact).
 func CheckInvariant(s *schema.Summary) error {
 	if s == nil {
 		return errors.New("summary invariant: nil summary")
@@ -44,5 +45,5 @@ func CheckInvariant(s *schema.Summary) error {
 				r.cat, c.New, c.Duplicate, c.Skipped, c.Unmapped, c.Failed, got, r.counter, r.read, ErrInvariant)
 		}
 	}
-	return nil
+	return CheckImpact(s)
 }

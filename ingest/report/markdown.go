@@ -42,7 +42,7 @@ func renderMarkdown(s *schema.Summary, limit int) string {
 	o := outcomeOf(s)
 	var head, tail strings.Builder
 	fmt.Fprintf(&head, "<!-- ingest-report source-run=%d -->\n", s.Run.SourceRunID)
-	emoji, sentence := headingEN(s, mdInline)
+	emoji, sentence := headingWithImpact(s, mdInline)
 	fmt.Fprintf(&head, "Ingest report — %s %s\n", emoji, sentence)
 	if links := markdownLinks(s.Links); links != "" {
 		fmt.Fprintf(&head, "\n%s\n", links)
@@ -50,10 +50,11 @@ func renderMarkdown(s *schema.Summary, limit int) string {
 	head.WriteString("\n")
 	writeMarkdownTable(&head, s.Rows)
 	fmt.Fprintf(&head, "\n_{%s}_\n", statsLine(s.Stats))
+	writeMarkdownImpact(&head, s)
 
 	fmt.Fprintf(&tail, "\n%s\n", footerEN(o))
 	tail.WriteString("\n中文\n\n")
-	fmt.Fprintf(&tail, "Ingest 报告 — %s\n", headingZH(s, mdInline))
+	fmt.Fprintf(&tail, "Ingest 报告 — %s\n", withCoverageLossZH(s, headingZH(s, mdInline)))
 	fmt.Fprintf(&tail, "\n%s\n", footerZH(o))
 
 	bud := &budget{}

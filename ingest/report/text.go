@@ -15,7 +15,7 @@ import (
 // be nil.
 func Text(s *schema.Summary) string {
 	var b strings.Builder
-	emoji, sentence := headingEN(s, plainInline)
+	emoji, sentence := headingWithImpact(s, plainInline)
 	fmt.Fprintf(&b, "Ingest report — %s %s\n", emoji, sentence)
 	b.WriteString(runLine(s) + "\n\n")
 
@@ -24,6 +24,7 @@ func Text(s *schema.Summary) string {
 	if v := s.Details.LatestBenchmarks; v != nil {
 		b.WriteString(viewRefreshLine(*v) + "\n")
 	}
+	writeTextImpact(&b, s)
 
 	kinds := unmappedKinds(s.Unmapped)
 	if len(kinds) > 0 || len(s.Failures) > 0 {
