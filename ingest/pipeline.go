@@ -234,8 +234,12 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		}
 		w.SetInputDigest(digest, index)
 	}
+	encoded := ahead.Encode(records)
+	if err := publish(ctx, cfg, inputs, encoded, sum); err != nil {
+		return abortRecorded(ctx, sum, t, d, start, records, err)
+	}
 	commitStarted := time.Now()
-	if err := w.Finish(ctx, sum, ahead.Encode(records), cfg.DryRun); err != nil {
+	if err := w.Finish(ctx, sum, encoded, cfg.DryRun); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	d.stageDone("commit", commitStarted)

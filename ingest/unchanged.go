@@ -26,6 +26,8 @@ import (
 type inputDigest struct {
 	build, caller []byte
 	tree          *source.Digesting
+	// treeSum is the tree's own digest, once wait computed it.
+	treeSum []byte
 }
 
 func newInputDigest(ctx context.Context, cfg Config, tree *source.Tree, build []byte) *inputDigest {
@@ -63,6 +65,7 @@ func (in *inputDigest) wait(ctx context.Context) (digest, index []byte, err erro
 	if err != nil {
 		return nil, nil, err
 	}
+	in.treeSum = td
 	h := sha256.New()
 	for _, part := range [][]byte{in.build, in.caller, td} {
 		fmt.Fprintf(h, "%d:", len(part))
@@ -89,7 +92,9 @@ func answerUnchanged(ctx context.Context, cfg Config, start schema.RunStart, sum
 	compare := !cfg.Reread &&
 		// "run date unknown: using the ingest time": each ingest says another time
 		!(start.CreatedAtIsFallback && start.Meta.CreatedAt.Equal(start.StartedAt)) &&
-		prior.IngestID != 0 && prior.InputDigest != nil && prior.DataUnchanged && prior.Summary != nil
+		prior.IngestID != 0 && prior.InputDigest != nil && prior.DataUnchanged && prior.Summary != nil &&
+		// a publishing caller needs the prior's publication section
+		(cfg.Publish == nil || prior.Summary.Publication != nil)
 	// A digest nothing compares with now is only recorded. Without an
 	// earlier file index to take unchanged files from, it is computed after
 	// the stages from the files they read (each file is then read once);
@@ -113,6 +118,10 @@ func answerUnchanged(ctx context.Context, cfg Config, start schema.RunStart, sum
 		return nil, false, nil
 	}
 	rs := rerunOf(*prior.Summary, sum, prior.IngestID)
+	if cfg.Publish == nil {
+		// The prior's publication section is its caller's, not this one's.
+		rs.Publication = nil
+	}
 	rs.FinishedAt = d.Now()
 	rs.Details.DurationMS = rs.FinishedAt.Sub(rs.StartedAt).Milliseconds()
 	rs.Status = schema.StatusSucceeded

@@ -290,7 +290,9 @@ type Summary struct {
 	IngestID      int64       `json:"ingestId,omitempty"`
 	Run           RunIdentity `json:"run"`
 	Target        string      `json:"target"`
-	Status        Status      `json:"status"`
+	// Publication says whether this was a staged ingest or a promotion.
+	Publication *Publication `json:"publication,omitempty"`
+	Status      Status       `json:"status"`
 	// AbortReason is the one-line reason of an aborted ingest.
 	AbortReason string    `json:"abortReason,omitempty"`
 	DryRun      bool      `json:"dryRun"`

@@ -41,7 +41,6 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	dryRun := s.flag("dry-run", "list what would be done, oldest run first; write nothing", "INGEST_DRY_RUN")
 	worker := s.str("worker", "", "name of this worker in the queue (default HOST:PID)", "INGEST_BACKFILL_WORKER")
 	keep := s.flag("keep-downloads", "keep each run's downloaded artifacts in the cache (default: removed once the run is settled)", "INGEST_KEEP_DOWNLOADS")
-	target := s.str("target", "", "name of the database in each report (default: the database name)", "INGEST_TARGET")
 	catalogFiles := s.str("catalog", "", "comma-separated alias-table extension files", "INGEST_CATALOG")
 	overrideFiles := s.str("overrides", "", "comma-separated run-override files", "INGEST_OVERRIDES")
 	ghOpts := addGitHub(s)
@@ -185,10 +184,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	}
 	deps.LargeHeap = env.GC.LargeHeap // one Target: the workers share its hold
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
-	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: target.String(), ToolVersion: toolVersion(env.Version), Reread: *reread}
-	if cfg.Target == "" {
-		cfg.Target = databaseName(common.dbURL.String())
-	}
+	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: common.target.name, ToolVersion: toolVersion(env.Version), Reread: *reread}
 	ingestTree := func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
 		cfg.TreeDigest = source.StartDigest(ctx, dir) // hashed while the tree is opened and read
 		tree, err := source.Open(ctx, dir, runLog)

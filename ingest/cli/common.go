@@ -29,8 +29,14 @@ type commonOpts struct {
 	lockTimeout      *setting
 	statementTimeout *setting
 	noMigrate        *bool
+	targetName       *setting
+	targetsFile      *setting
 	// store is what check resolved the timeouts to.
 	store store.Options
+	// target is what check resolved --target to; dbURL then holds its URL.
+	target target
+	// getenv reads the environment (the targets' URLs).
+	getenv func(string) string
 }
 
 func addCommon(s *settings) *commonOpts {
@@ -42,17 +48,21 @@ func addCommon(s *settings) *commonOpts {
 			"longest wait for a lock, the run's advisory lock included (0: no limit)", "INGEST_LOCK_TIMEOUT"),
 		statementTimeout: s.str("statement-timeout", store.FormatDuration(store.DefaultStatementTimeout),
 			"longest run of one SQL statement (0: no limit)", "INGEST_STATEMENT_TIMEOUT"),
-		noMigrate: s.flag("no-migrate", "do not apply pending migrations first", "INGEST_NO_MIGRATE"),
+		noMigrate:   s.flag("no-migrate", "do not apply pending migrations first", "INGEST_NO_MIGRATE"),
+		targetName:  s.str("target", ProductionTarget, "the database to use: production, or a target configured by DATABASE_WRITE_URL_<TARGET> or the targets file", "INGEST_TARGET"),
+		targetsFile: s.str("targets-file", "", "JSON file naming targets and where their URLs come from", "INGEST_TARGETS_FILE"),
+		getenv:      s.env,
 	}
 }
 
 // check validates the options every database command shares, before
 // anything connects: an error is a usage error (exit 2).
 func (c *commonOpts) check() error {
-	if err := store.CheckURL(c.dbURL.String()); err != nil {
-		return fmt.Errorf("%s: %v", c.dbURL.label(), err)
+	t, err := resolveTarget(c.targetName.String(), c.dbURL, c.targetsFile.String(), c.getenv)
+	if err != nil {
+		return err
 	}
-	var err error
+	c.target, c.dbURL.value = t, t.url
 	if c.store.LockTimeout, err = c.lockTimeout.timeout(); err != nil {
 		return err
 	}

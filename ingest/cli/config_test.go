@@ -52,7 +52,7 @@ func TestDatabaseURLPrecedence(t *testing.T) {
 			}
 			r := run(t, vars, args...)
 			requireCode(t, cli.ExitOK, r)
-			require.Equal(t, dbName(t, dbs[tt.want]), parseSummary(t, r.stdout).Target)
+			require.Equal(t, "production", parseSummary(t, r.stdout).Target)
 			for src, db := range dbs {
 				want := int64(0)
 				if src == tt.want {
@@ -162,8 +162,8 @@ func TestIngestOptionPrecedence(t *testing.T) {
 			func(t *testing.T, s schema.Summary) { require.Equal(t, "from-flag", s.Target) }},
 		{"INGEST_TARGET", nil, map[string]string{"INGEST_TARGET": "from-env"},
 			func(t *testing.T, s schema.Summary) { require.Equal(t, "from-env", s.Target) }},
-		{"target defaults to the database name", nil, nil,
-			func(t *testing.T, s schema.Summary) { require.Equal(t, dbName(t, db), s.Target) }},
+		{"target defaults to production", nil, nil,
+			func(t *testing.T, s schema.Summary) { require.Equal(t, "production", s.Target) }},
 		{"repo flag beats INGEST_REPO", []string{"--repo", "flag/repo"}, map[string]string{"INGEST_REPO": "env/repo"},
 			func(t *testing.T, s schema.Summary) { require.Equal(t, "flag/repo", s.Run.Repo) }},
 		{"INGEST_REPO", nil, map[string]string{"INGEST_REPO": "env/repo"},

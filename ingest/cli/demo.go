@@ -3,9 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
-	"strings"
 
 	"github.com/inferencex/ingest/fixtures"
 	"github.com/inferencex/ingest/ingest/report"
@@ -58,13 +56,3 @@ func runDemo(ctx context.Context, env Env, args []string) int {
 // demoCreateHint ends the refusal of a dry demo whose database does not
 // exist.
 const demoCreateHint = `run "ingest demo" without --dry-run to create and migrate it`
-
-// databaseName is the last path element of a connection URL, used as the
-// report's target name when none is configured.
-func databaseName(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || strings.Trim(u.Path, "/") == "" {
-		return "configured"
-	}
-	return strings.Trim(u.Path, "/")
-}

@@ -23,7 +23,7 @@ func TestDemo(t *testing.T) {
 
 	first := run(t, nil, "demo", "--database-url", db)
 	requireCode(t, cli.ExitOK, first) // the designed failures do not fail the demo
-	require.Contains(t, first.stdout, "Ingest report — ⚠️ Results ingested into the "+dbName(t, db)+" database, with 2 failures.")
+	require.Contains(t, first.stdout, "Ingest report — ⚠️ Results ingested into the production database, with 2 failures.")
 	require.Contains(t, first.stdout, "source run 28485856738 attempt 2 of SemiAnalysisAI/InferenceX")
 	rep := parseText(t, first.stdout)
 	require.Equal(t, demoFirst, rep.benchmark)
@@ -51,7 +51,7 @@ func TestDemo(t *testing.T) {
 		MergeRunID: demoRunID, MergeRunAttempt: 2}, sum.Run)
 	require.Equal(t, []string{"a100-lab"}, sum.Unmapped.Hardware)
 	require.Len(t, sum.Failures, 2)
-	require.Equal(t, dbName(t, db), sum.Target)
+	require.Equal(t, "production", sum.Target)
 	require.False(t, sum.DryRun)
 	require.NotZero(t, sum.IngestID)
 	require.Equal(t, int64(12), count(t, db, "benchmark_results"), "a rerun adds no rows")
@@ -106,7 +106,7 @@ func TestDemoCreatesDatabase(t *testing.T) {
 	requireCode(t, cli.ExitOK, r)
 	sum := parseSummary(t, r.stdout)
 	require.Equal(t, demoFirst, sum.Rows.Benchmark)
-	require.Equal(t, name, sum.Target)
+	require.Equal(t, "production", sum.Target)
 	require.Equal(t, int64(12), count(t, db, "benchmark_results"))
 	require.Zero(t, count(t, base, "benchmark_results"))
 }

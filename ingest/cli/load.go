@@ -32,7 +32,6 @@ type ingestOpts struct {
 	*commonOpts
 	dryRun      *bool
 	reread      *bool
-	target      *setting
 	format      *setting
 	summaryJSON *setting
 	unmappedOut *setting
@@ -49,6 +48,7 @@ type ingestOpts struct {
 	conclusion  *setting
 	event       *setting
 	coverage    coverageOpts
+	publish     *publishOpts
 }
 
 func addIngest(s *settings) *ingestOpts {
@@ -56,7 +56,6 @@ func addIngest(s *settings) *ingestOpts {
 		commonOpts:  addCommon(s),
 		dryRun:      s.flag("dry-run", "run the whole ingest, report what would happen, then roll back", "INGEST_DRY_RUN"),
 		reread:      s.flag("reread", "read and compare the whole run even when its inputs and the data are unchanged since its last ingest", "INGEST_REREAD"),
-		target:      s.str("target", "", "name of the database in the report heading (default: the database name)", "INGEST_TARGET"),
 		format:      s.str("format", "text", "report printed on stdout: text, md or json", "INGEST_REPORT_FORMAT"),
 		summaryJSON: s.str("summary-json", "", "also write the JSON summary to this file", "INGEST_SUMMARY_JSON"),
 		unmappedOut: s.str("unmapped-output", "", "write unmapped-entities.json here when anything is unmapped", "UNMAPPED_ENTITIES_OUTPUT"),
@@ -73,6 +72,7 @@ func addIngest(s *settings) *ingestOpts {
 		conclusion:  s.str("conclusion", "", "run conclusion (success, failure, …)", "INGEST_RUN_CONCLUSION"),
 		event:       s.str("event", "", "event that triggered the run (push, pull_request, …)", "INGEST_RUN_EVENT"),
 		coverage:    addCoverage(s),
+		publish:     addPublish(s),
 	}
 }
 
@@ -174,6 +174,10 @@ func prepareIngest(opts *ingestOpts, env Env) (*zap.Logger, ingest.Config, int) 
 		fmt.Fprintf(env.Stderr, "ingest: --format %q is not one of %v\n", opts.format.String(), report.Formats())
 		return nil, ingest.Config{}, ExitUsage
 	}
+	if err := opts.publish.check(opts.commonOpts); err != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", err)
+		return nil, ingest.Config{}, ExitUsage
+	}
 	return log, cfg, ExitOK
 }
 
@@ -182,9 +186,8 @@ func prepareIngest(opts *ingestOpts, env Env) (*zap.Logger, ingest.Config, int) 
 // and the exit code.
 func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, cfg ingest.Config, deps ingest.Deps, st *store.Store, opening *openingTree) (*schema.Summary, int) {
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
-	if cfg.Target == "" {
-		cfg.Target = databaseName(opts.dbURL.String())
-	}
+	closePublish := opts.publish.configure(&cfg, opts.commonOpts, log)
+	defer closePublish()
 	if opening.digest != nil {
 		// Stopped unless the ingest waited for it (an ingest that never
 		// starts, or a caller's own TreeDigest).
@@ -267,7 +270,7 @@ func openIngestStore(ctx context.Context, opts *ingestOpts, log *zap.Logger, mis
 }
 
 func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
-	cfg := ingest.Config{Target: opts.target.String(), DryRun: *opts.dryRun, Reread: *opts.reread, ToolVersion: toolVersion(env.Version)}
+	cfg := ingest.Config{Target: opts.target.name, DryRun: *opts.dryRun, Reread: *opts.reread, ToolVersion: toolVersion(env.Version)}
 	runID, err := opts.runID.int64()
 	if err != nil {
 		return cfg, err

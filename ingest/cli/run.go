@@ -115,9 +115,6 @@ func fetchAborted(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logge
 		cfg.Run.SourceRunAttempt = fe.Attempt
 	}
 	cfg.Run.MergeRunID = mergeID
-	if cfg.Target == "" {
-		cfg.Target = databaseName(opts.dbURL.String())
-	}
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
 	sum, cause := ingest.RecordAbort(ctx, cfg, deps, started, fmt.Errorf("fetch run %d: %s", cfg.Run.SourceRunID, github.RedactURLText(err.Error())))
 	if werr := writeOutputs(env, opts, sum, log); werr != nil {

@@ -21,6 +21,8 @@ type setting struct {
 	// from is the environment variable the value came from ("" when it
 	// is a flag or the default).
 	from string
+	// given is set when the value came from the command line.
+	given bool
 }
 
 // settings is the option set of one command.
@@ -69,6 +71,7 @@ func (s *settings) resolve() {
 	s.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	for _, it := range s.items {
 		if given[it.name] {
+			it.given = true
 			continue
 		}
 		envVal, from := "", ""

@@ -66,6 +66,10 @@ func runStatus(ctx context.Context, env Env, args []string) int {
 			views = []schema.ViewState{v}
 		}
 	}
+	if format.String() != report.FormatJSON {
+		// The database the ledger was read from, by target (never its URL).
+		fmt.Fprintf(env.Stdout, "Target %s\n\n", common.target.name)
+	}
 	if format.String() == report.FormatJSON {
 		err = report.StatusJSON(env.Stdout, ingests, backfills, views)
 	} else if id != 0 {

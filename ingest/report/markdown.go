@@ -47,6 +47,7 @@ func renderMarkdown(s *schema.Summary, limit int) string {
 	if links := markdownLinks(s.Links); links != "" {
 		fmt.Fprintf(&head, "\n%s\n", links)
 	}
+	writeMarkdownPublication(&head, s)
 	head.WriteString("\n")
 	writeMarkdownTable(&head, s.Rows)
 	fmt.Fprintf(&head, "\n_{%s}_\n", statsLine(s.Stats))

@@ -17,7 +17,9 @@ func Text(s *schema.Summary) string {
 	var b strings.Builder
 	emoji, sentence := headingWithImpact(s, plainInline)
 	fmt.Fprintf(&b, "Ingest report — %s %s\n", emoji, sentence)
-	b.WriteString(runLine(s) + "\n\n")
+	b.WriteString(runLine(s) + "\n")
+	writeTextPublication(&b, s)
+	b.WriteString("\n")
 
 	b.WriteString(TextTable(s.Rows, ""))
 	fmt.Fprintf(&b, "\n%s\n", statsLine(s.Stats))
