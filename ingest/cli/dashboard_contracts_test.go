@@ -64,7 +64,9 @@ type demoFacts struct {
 	runID      int64  // GitHub run id
 	evalResult int64  // the b200 qwen3.5 gsm8k result (1319 documents)
 	agentic    int64  // the sglang conc 4 AgentX row: server log results/server.log + results/benchmark.log
-	serverLog  string // that server.log as the tree holds it
+	// disagg is the dynamo-sglang (disaggregated) conc 16 AgentX row.
+	disagg    int64
+	serverLog string // that server.log as the tree holds it
 	// serverLogFile is its path in the tree.
 	serverLogFile string
 }
@@ -357,6 +359,52 @@ var readContracts = []readContract{
 			require.Equal(t, map[string]any{"cid": "trace-9", "ti": 5.0, "ri": 67.0, "start": 114077183744.0, "phase": "profiling"},
 				map[string]any{"cid": last["cid"], "ti": last["ti"], "ri": last["ri"], "start": last["start"], "phase": last["phase"]})
 		}},
+	{read: "trace-server-metrics.ts: getTraceServerMetrics", sql: `
+    select
+      br.trace_replay_id,
+      (atr.server_metrics_json_gz is not null) as has_blob,
+      atr.chart_series,
+      br.id, c.hardware, c.framework, c.model, c.precision, c.spec_method,
+      c.disagg, c.is_multinode,
+      br.conc, br.offload_mode, br.isl, br.osl, br.benchmark_type,
+      br.date::text,
+      case when wr.html_url is not null then wr.html_url || '/attempts/' || wr.run_attempt else null end as run_url,
+      (br.metrics ->> 'kv_cache_pool_tokens')::numeric as kv_cache_pool_tokens
+    from benchmark_results br
+    join configs c on c.id = br.config_id
+    join workflow_runs wr on wr.id = br.workflow_run_id
+    left join agentic_trace_replay atr on atr.id = br.trace_replay_id
+    where br.id = any($1::bigint[])
+    order by br.id`,
+		args: func(f demoFacts) []any { return []any{[]int64{f.agentic, f.disagg}} },
+		want: func(t *testing.T, f demoFacts, rows []map[string]any) {
+			// The site's fast path: version 12 (CHART_SERIES_VERSION at
+			// 7fe6d62). The disaggregated Dynamo point has its sources: its
+			// export is one endpoint without Dynamo labels, so one source
+			// (role unknown) holding every series; the aggregated point none.
+			require.Len(t, rows, 2)
+			byID := map[int64]map[string]any{}
+			for _, r := range rows {
+				byID[r["id"].(int64)] = r
+			}
+			agg, dis := byID[f.agentic]["chart_series"].(map[string]any), byID[f.disagg]["chart_series"].(map[string]any)
+			require.Equal(t, 12.0, agg["version"])
+			require.Equal(t, 12.0, dis["version"])
+			require.Equal(t, []any{}, agg["metricSources"])
+			require.Equal(t, true, byID[f.disagg]["disagg"])
+			srcs := dis["metricSources"].([]any)
+			require.Len(t, srcs, 1)
+			src := srcs[0].(map[string]any)
+			require.Equal(t, map[string]any{"id": "dynamo|unknown|http://localhost:8888/metrics|||", "adapter": "dynamo",
+				"role": "unknown", "endpointUrl": "http://localhost:8888/metrics", "nativeRole": nil, "workerId": nil,
+				"dpRank": nil, "engine": nil}, src["source"])
+			// One source holding every series: its lines are the point's.
+			require.Equal(t, dis["prefillTps"], src["promptTps"])
+			require.Equal(t, dis["decodeTps"], src["generationTps"])
+			require.Equal(t, dis["kvCacheUsage"], src["kvCacheUsage"])
+			require.Equal(t, dis["queueDepth"], src["queueDepth"])
+			require.NotEmpty(t, src["kvCacheUsage"])
+		}},
 	{read: "benchmark-siblings.ts: getBenchmarkSiblings (seed)", sql: `
     select c.hardware, c.framework, c.model, c.precision, c.spec_method, br.benchmark_type, br.workflow_run_id, br.date::text,
       wr.github_run_id, rd.dataset_slug
@@ -440,6 +488,8 @@ func TestDashboardContracts(t *testing.T) {
 	require.NoError(t, admin.QueryRow(t.Context(), `SELECT br.id, l.source_artifact FROM benchmark_results br
 		JOIN configs c ON c.id = br.config_id JOIN server_logs l ON l.id = br.server_log_id
 		WHERE br.benchmark_type = 'agentic_traces' AND br.conc = 4 AND c.framework = 'sglang'`).Scan(&f.agentic, &source))
+	require.NoError(t, admin.QueryRow(t.Context(), `SELECT br.id FROM benchmark_results br JOIN configs c ON c.id = br.config_id
+		WHERE br.benchmark_type = 'agentic_traces' AND c.framework = 'dynamo-sglang' AND c.disagg`).Scan(&f.disagg))
 	f.serverLogFile = filepath.Join(demo, source, "results", "server.log")
 	b, err := os.ReadFile(f.serverLogFile)
 	require.NoError(t, err)

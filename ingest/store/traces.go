@@ -52,12 +52,14 @@ func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys 
 // KnownTraceDigests reports which sidecar, server log, blob and log text
 // digests are already stored. One round trip.
 //
-// A stored sidecar whose payloads are not of the versions v is also listed
-// in Stale.
-func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, texts [][]byte, v schema.TracePayloadVersions) (schema.TraceKnown, error) {
+// A stored sidecar whose payloads are not of the versions v, or, among
+// perSource (the sidecars of disaggregated Dynamo points), whose chart has
+// series but no per-source series, is also listed in Stale.
+func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, texts [][]byte, v schema.TracePayloadVersions,
+	perSource [][]byte) (schema.TraceKnown, error) {
 	k := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}, Stale: map[string]bool{}, LogTexts: map[string]bool{}}
 	rows, err := t.tx.Query(ctx, qKnownTraceDigests, nonNil(sidecars), nonNil(logs), nonNil(blobs),
-		v.Stats, v.Chart, v.Timeline, nonNil(texts))
+		v.Stats, v.Chart, v.Timeline, nonNil(texts), nonNil(perSource))
 	if err != nil {
 		return k, t.explain("read stored trace digests", err)
 	}

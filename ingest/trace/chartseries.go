@@ -63,8 +63,9 @@ type sliceIn struct {
 }
 
 type seriesIn struct {
-	Labels     json.RawMessage `json:"labels"`
-	Timeslices []sliceIn       `json:"timeslices"`
+	EndpointURL *string         `json:"endpoint_url"`
+	Labels      json.RawMessage `json:"labels"`
+	Timeslices  []sliceIn       `json:"timeslices"`
 }
 
 type metricIn struct {
@@ -131,18 +132,28 @@ type bucket struct {
 // chartCollector gathers, while the export streams by, what the chart
 // series and the server-side statistics need: per metric the timeslice
 // fields summed by start, the KV-cache usage series one by one, the
-// prompt-token sources, and the time span. Nothing else is kept.
+// prompt-token sources, the time span and, for a point whose series the
+// dashboard groups by source, one such collector per source. Nothing else
+// is kept.
 type chartCollector struct {
 	metrics       map[string]*metricAcc
 	kv            map[string][]*kvSeries
 	vllmSources   []*bucket
 	sglangSources []*bucket
 	all, charted  span
+	// perSource: the series are also grouped by source (PointContext).
+	perSource bool
+	// streamedExport: the dashboard would stream the export, seeing the
+	// charted metrics only.
+	streamedExport bool
+	sources        []*sourceGroup
+	sourceIdx      map[string]*sourceGroup
 }
 
-func newChartCollector() *chartCollector {
+func newChartCollector(ctx PointContext, streamed bool) *chartCollector {
 	return &chartCollector{metrics: map[string]*metricAcc{}, kv: map[string][]*kvSeries{},
-		all: span{start: math.Inf(1)}, charted: span{start: math.Inf(1)}}
+		all: span{start: math.Inf(1)}, charted: span{start: math.Inf(1)},
+		perSource: ctx.PerSource(), streamedExport: streamed, sourceIdx: map[string]*sourceGroup{}}
 }
 
 // streamed reports whether the dashboard would stream the export rather
@@ -176,6 +187,24 @@ func (c *chartCollector) series(phase int, name string, raw json.RawMessage) err
 	if chartKeys[name] {
 		c.charted.add(s.Timeslices)
 	}
+	var labels map[string]string
+	parsed := false
+	// Every series the dashboard sees belongs to a source: of every
+	// metric when it parses the export whole, of the charted ones when it
+	// streams it. Only the charted ones feed the source's series.
+	if c.perSource && (!c.streamedExport || chartKeys[name]) {
+		var err error
+		if labels, err = parseLabels(s.Labels); err != nil {
+			return err
+		}
+		parsed = true
+		g := c.sourceOf(s.EndpointURL, labels)
+		if chartKeys[name] {
+			if err := g.chart.series(phase, name, raw); err != nil {
+				return err
+			}
+		}
+	}
 	if !wanted(name) {
 		return nil
 	}
@@ -200,9 +229,9 @@ func (c *chartCollector) series(phase int, name string, raw json.RawMessage) err
 			m.rate[phase].add(ts.StartNs.v, ts.Rate.v)
 		}
 	}
-	labels := map[string]string{}
-	if len(bytes.TrimSpace(s.Labels)) > 0 && !bytes.Equal(bytes.TrimSpace(s.Labels), []byte("null")) {
-		if err := json.Unmarshal(s.Labels, &labels); err != nil {
+	if !parsed {
+		var err error
+		if labels, err = parseLabels(s.Labels); err != nil {
 			return err
 		}
 	}
@@ -252,6 +281,17 @@ func (c *chartCollector) series(phase int, name string, raw json.RawMessage) err
 		c.sglangSources = addRates(c.sglangSources, label, s.Timeslices)
 	}
 	return nil
+}
+
+// parseLabels reads a series' labels; none when absent or null.
+func parseLabels(raw json.RawMessage) (map[string]string, error) {
+	labels := map[string]string{}
+	if t := bytes.TrimSpace(raw); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		if err := json.Unmarshal(raw, &labels); err != nil {
+			return nil, err
+		}
+	}
+	return labels, nil
 }
 
 func firstLabel(labels map[string]string, keys ...string) (string, bool) {
@@ -405,27 +445,28 @@ type EngineSeries struct {
 }
 
 // ChartSeries is the chart series payload, version 12 (the dashboard's
-// ChartSeries). MetricSources, the per-worker series of disaggregated
-// Dynamo points, is always empty: see docs/dashboard-schema.md.
+// ChartSeries). MetricSources, the series of each source (worker) of a
+// disaggregated Dynamo point, is empty for any other point.
 type ChartSeries struct {
-	Version              int                `json:"version"`
-	StartNs              float64            `json:"startNs"`
-	EndNs                float64            `json:"endNs"`
-	DurationS            float64            `json:"durationS"`
-	TimeslicesCount      int                `json:"timeslicesCount"`
-	KVCacheUsage         []Point            `json:"kvCacheUsage"`
-	PrefixCacheHitRate   []Point            `json:"prefixCacheHitRate"`
-	QueueDepth           []QueuePoint       `json:"queueDepth"`
-	PromptTokensBySource map[string][]Point `json:"promptTokensBySource"`
-	PrefillTps           []Point            `json:"prefillTps"`
-	DecodeTps            []Point            `json:"decodeTps"`
-	PrefixCacheHitsTps   []Point            `json:"prefixCacheHitsTps"`
-	HostKVCacheUsage     []Point            `json:"hostKvCacheUsage"`
-	KVCacheUsageByEngine []EngineSeries     `json:"kvCacheUsageByEngine"`
-	MetricSources        []struct{}         `json:"metricSources"`
+	Version              int                  `json:"version"`
+	StartNs              float64              `json:"startNs"`
+	EndNs                float64              `json:"endNs"`
+	DurationS            float64              `json:"durationS"`
+	TimeslicesCount      int                  `json:"timeslicesCount"`
+	KVCacheUsage         []Point              `json:"kvCacheUsage"`
+	PrefixCacheHitRate   []Point              `json:"prefixCacheHitRate"`
+	QueueDepth           []QueuePoint         `json:"queueDepth"`
+	PromptTokensBySource map[string][]Point   `json:"promptTokensBySource"`
+	PrefillTps           []Point              `json:"prefillTps"`
+	DecodeTps            []Point              `json:"decodeTps"`
+	PrefixCacheHitsTps   []Point              `json:"prefixCacheHitsTps"`
+	HostKVCacheUsage     []Point              `json:"hostKvCacheUsage"`
+	KVCacheUsageByEngine []EngineSeries       `json:"kvCacheUsageByEngine"`
+	MetricSources        []MetricSourceSeries `json:"metricSources"`
 }
 
-// build assembles the chart series over both phases.
+// build assembles the chart series over both phases, with the series of
+// each source when the point has them.
 func (c *chartCollector) build(streamed bool) *ChartSeries {
 	sp := c.all
 	if streamed {
@@ -435,12 +476,22 @@ func (c *chartCollector) build(streamed bool) *ChartSeries {
 	if !finite(start) {
 		start = 0
 	}
-	tOf := func(ns float64) float64 { return (ns - start) / 1e9 }
-	cs := &ChartSeries{Version: ChartSeriesVersion, StartNs: start, EndNs: sp.end, TimeslicesCount: sp.count,
-		PromptTokensBySource: map[string][]Point{}, KVCacheUsageByEngine: []EngineSeries{}, MetricSources: []struct{}{}}
+	cs := c.buildFrom(start)
+	cs.StartNs, cs.EndNs, cs.TimeslicesCount = start, sp.end, sp.count
 	if sp.end > start {
 		cs.DurationS = (sp.end - start) / 1e9
 	}
+	if c.perSource {
+		cs.MetricSources = c.metricSources(start)
+	}
+	return cs
+}
+
+// buildFrom assembles the series, timed in seconds from origin (ns).
+func (c *chartCollector) buildFrom(origin float64) *ChartSeries {
+	tOf := func(ns float64) float64 { return (ns - origin) / 1e9 }
+	cs := &ChartSeries{Version: ChartSeriesVersion, PromptTokensBySource: map[string][]Point{},
+		KVCacheUsageByEngine: []EngineSeries{}, MetricSources: []MetricSourceSeries{}}
 	points := func(m map[float64]float64) []Point {
 		out := make([]Point, 0, len(m))
 		for _, t := range sortedKeys(m) {

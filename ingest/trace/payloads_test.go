@@ -282,7 +282,7 @@ func TestAggregateStatsV7(t *testing.T) {
 			"vllm:kv_cache_usage_perc":{"series":[{"timeslices":[{"start_ns":0,"end_ns":1,"avg":0.2},{"start_ns":1,"end_ns":2,"avg":0.5},{"start_ns":2,"end_ns":3,"avg":0.8}]}]},
 			"vllm:prefix_cache_hits":{"series":[{"timeslices":[{"start_ns":0,"rate":80}]}]},
 			"vllm:prefix_cache_queries":{"series":[{"timeslices":[{"start_ns":0,"rate":100}]}]}},
-			"warmup_metrics":{"vllm:kv_cache_usage_perc":{"series":[{"timeslices":[{"start_ns":-5,"avg":0.9}]}]}}}`)
+			"warmup_metrics":{"vllm:kv_cache_usage_perc":{"series":[{"timeslices":[{"start_ns":-5,"avg":0.9}]}]}}}`, PointContext{})
 		p := profileOf(t, rec{cid: "a", start: 1, end: 2})
 		d, err := Derive(p, sm)
 		require.NoError(t, err)
@@ -300,11 +300,11 @@ func TestAggregateStatsV7(t *testing.T) {
 			"sglang:cached_tokens":{"series":[{"labels":{"cache_source":"device"},"timeslices":[{"start_ns":0,"rate":30}]}]},
 			"sglang:prompt_tokens":{"series":[{"timeslices":[{"start_ns":0,"rate":120}]}]}}}`
 		p := profileOf(t, rec{cid: "a", start: 1, end: 2})
-		d, err := Derive(p, serverMetricsOf(t, 0, doc))
+		d, err := Derive(p, serverMetricsOf(t, 0, doc, PointContext{}))
 		require.NoError(t, err)
 		require.Contains(t, string(d.AggregateStats), `"kvCacheUtil":{"mean":0.5,"p50":0.5,"p75":0.5,"p90":0.5,"p99":0.5,"n":1}`)
 		require.Contains(t, string(d.AggregateStats), `"prefixCacheHitRate":{"mean":0.25,"p50":0.25,"p75":0.25,"p90":0.25,"p99":0.25,"n":1}`)
-		d, err = Derive(p, serverMetricsOf(t, inMemoryExportLimit+1, doc))
+		d, err = Derive(p, serverMetricsOf(t, inMemoryExportLimit+1, doc, PointContext{}))
 		require.NoError(t, err)
 		require.Contains(t, string(d.AggregateStats), `"kvCacheUtil":null`)
 		require.Contains(t, string(d.AggregateStats), `"prefixCacheHitRate":null`)
@@ -346,19 +346,26 @@ func roundJSON(t *testing.T, raw []byte) string {
 
 var nsLiteral = regexp.MustCompile(`"(start_ns|end_ns)":(-?\d+)e9`)
 
-func serverMetricsOf(t *testing.T, size int64, doc string) *ServerMetrics {
+func serverMetricsOf(t *testing.T, size int64, doc string, pc PointContext) *ServerMetrics {
 	t.Helper()
 	// Timestamps are written as integers, as exports write them.
 	doc = nsLiteral.ReplaceAllString(doc, `"$1":${2}000000000`)
-	sm, err := ReadServerMetrics(strings.NewReader(doc), size)
+	sm, err := ReadServerMetrics(strings.NewReader(doc), size, pc)
 	require.NoError(t, err)
 	return sm
 }
 
 func chartOf(t *testing.T, size int64, doc string) map[string]json.RawMessage {
 	t.Helper()
+	return chartFor(t, size, doc, PointContext{})
+}
+
+// chartFor is the chart series of an export for a point of the given
+// context.
+func chartFor(t *testing.T, size int64, doc string, pc PointContext) map[string]json.RawMessage {
+	t.Helper()
 	p := profileOf(t, rec{cid: "a", start: 1, end: 2})
-	d, err := Derive(p, serverMetricsOf(t, size, doc))
+	d, err := Derive(p, serverMetricsOf(t, size, doc, pc))
 	require.NoError(t, err)
 	var m map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(d.ChartSeries, &m))

@@ -126,11 +126,14 @@ func (m *ServerMetrics) grow(n int) {
 // payloads read it and "warmup_metrics" one series at a time.
 //
 // size is the export's size in bytes, which decides how the dashboard would
-// have parsed it (see inMemoryExportLimit); 0 reads it as a small one.
-func ReadServerMetrics(r io.Reader, size int64) (*ServerMetrics, error) {
+// have parsed it (see inMemoryExportLimit); 0 reads it as a small one. pc
+// is the point's context, which decides whether the chart series group the
+// series by source.
+func ReadServerMetrics(r io.Reader, size int64, pc PointContext) (*ServerMetrics, error) {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
-	m := &ServerMetrics{bySource: map[string][]float64{}, chart: newChartCollector(), exportSize: size}
+	m := &ServerMetrics{bySource: map[string][]float64{}, exportSize: size}
+	m.chart = newChartCollector(pc, m.streamed())
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, err
 	}

@@ -100,7 +100,7 @@ func readTestdata(t *testing.T) (*Profile, *ServerMetrics) {
 	m, err := os.Open("testdata/server_metrics_export.json")
 	require.NoError(t, err)
 	defer m.Close()
-	sm, err := ReadServerMetrics(m, 0)
+	sm, err := ReadServerMetrics(m, 0, PointContext{})
 	require.NoError(t, err)
 	return p, sm
 }
@@ -217,7 +217,7 @@ func TestReadServerMetricsStrictJSON(t *testing.T) {
 			`metrics: vllm:num_requests_running: field "type": string holds a NUL`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadServerMetrics(strings.NewReader(tc.doc), 0)
+			_, err := ReadServerMetrics(strings.NewReader(tc.doc), 0, PointContext{})
 			require.EqualError(t, err, tc.want)
 		})
 	}
@@ -233,7 +233,7 @@ func TestKVCapacityFromServerMetrics(t *testing.T) {
 	capOf := func(metrics map[string]json.RawMessage) *int64 {
 		b, err := json.Marshal(map[string]any{"metrics": metrics, "warmup_metrics": map[string]any{}})
 		require.NoError(t, err)
-		sm, err := ReadServerMetrics(bytes.NewReader(b), 0)
+		sm, err := ReadServerMetrics(bytes.NewReader(b), 0, PointContext{})
 		require.NoError(t, err)
 		return sm.KVCapacity()
 	}

@@ -34,6 +34,9 @@ type sidecarJob struct {
 	files  trace.Files
 	rows   []schema.TracePoint
 	digest []byte
+	// point is what its chart series depend on beyond the files: a
+	// disaggregated Dynamo config among its rows (pointContexts).
+	point trace.PointContext
 	// profile, aiperf, metricsJSON, metricsCSV; nil entries are absent.
 	parts [4]*fileDigest
 	known bool
@@ -249,3 +252,22 @@ func primaryLog(files []*fileDigest) string {
 }
 
 func sameDigest(a, b []byte) bool { return a != nil && bytes.Equal(a, b) }
+
+// pointContexts settles each sidecar's point context from the configs of
+// the rows it serves: a sidecar serving a disaggregated Dynamo point has
+// per-source chart series (one sidecar serves the rows of one AIPerf
+// directory, whose configs agree; should they not, any such row decides).
+func (s *traceStage) pointContexts() {
+	for _, j := range s.sidecarOrder {
+		for _, p := range j.rows {
+			l, ok := s.rows[p.RowID]
+			if !ok {
+				continue
+			}
+			pc := trace.PointContext{Framework: l.Config.Framework, Disagg: l.Config.Disagg}
+			if j.point = pc; pc.PerSource() {
+				break
+			}
+		}
+	}
+}

@@ -245,7 +245,7 @@ func (s *streamer) sidecar(j *sidecarJob, known schema.TraceKnown) {
 		var consume func(io.Reader) error
 		if i == 2 {
 			consume = func(r io.Reader) error {
-				m, err := trace.ReadServerMetrics(r, d.size)
+				m, err := trace.ReadServerMetrics(r, d.size, j.point)
 				if err != nil {
 					// Derivation failures are isolated: the trace is
 					// stored without server-side series, and the

@@ -29,7 +29,8 @@ import (
 type Writer interface {
 	TracePoints() []schema.TracePoint
 	TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys []string) (map[string]schema.TraceRowLink, error)
-	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, texts [][]byte, v schema.TracePayloadVersions) (schema.TraceKnown, error)
+	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, texts [][]byte, v schema.TracePayloadVersions,
+		perSource [][]byte) (schema.TraceKnown, error)
 	StageTraceChunks(ctx context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error)
 	ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.TraceApplyResult, error)
 }
@@ -83,14 +84,18 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	if err := st.resolveRows(ctx, w); err != nil {
 		return err
 	}
+	st.pointContexts()
 	passStarted := time.Now()
 	st.firstPass()
 	env.Log.Debug("traces hashed", zap.Int("sidecars", len(st.sidecarOrder)), zap.Int("server_logs", len(st.logOrder)),
 		zap.Duration("took", time.Since(passStarted)))
-	var sd, ld, bd, td [][]byte
+	var sd, ld, bd, td, ps [][]byte
 	for _, j := range st.sidecarOrder {
 		if j.failed == "" {
 			sd = append(sd, j.digest)
+			if j.point.PerSource() {
+				ps = append(ps, j.digest)
+			}
 			for _, d := range j.parts {
 				if d != nil {
 					bd = append(bd, d.sha)
@@ -110,7 +115,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	}
 	known := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}, Stale: map[string]bool{}, LogTexts: map[string]bool{}}
 	if len(sd)+len(ld) > 0 {
-		if known, err = w.KnownTraceDigests(ctx, sd, ld, bd, td, payloadVersions); err != nil {
+		if known, err = w.KnownTraceDigests(ctx, sd, ld, bd, td, payloadVersions, ps); err != nil {
 			return err
 		}
 	}
