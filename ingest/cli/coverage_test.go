@@ -1,0 +1,80 @@
+package cli_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/fixtures/generate"
+	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/store/pgtest"
+	"github.com/inferencex/ingest/schema"
+)
+
+// TestCoverageGuard: a later run that publishes a narrower sweep of the
+// same curves shrinks them. Under --coverage-guard refuse (here from the
+// environment) it is rolled back with exit 4, its report lists the
+// coverage loss and says how to acknowledge it, and nothing of it is
+// written; --accept-coverage-loss naming those curves lets it through;
+// under warn (the default) it is written with ⚠️ in the headline. A dry
+// run shows the same section.
+func TestCoverageGuard(t *testing.T) {
+	t.Parallel()
+	wide, _ := genTree(t, generate.Options{Points: 24, Seed: 7, RunID: 900001})
+	narrow, _ := genTree(t, generate.Options{Points: 6, Seed: 7, RunID: 900002})
+	db := pgtest.New(t)
+	first := run(t, nil, "load", wide, "--database-url", db, "--run-date", "2026-11-01", "--format", "json")
+	requireCode(t, cli.ExitOK, first)
+	require.Equal(t, schema.ImpactChanged, parseSummary(t, first.stdout).Impact.Status)
+	rows := count(t, db, "benchmark_results")
+
+	dry := run(t, nil, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "json", "--dry-run")
+	requireCode(t, cli.ExitOK, dry)
+	preview := parseSummary(t, dry.stdout).Impact
+	require.NotNil(t, preview)
+	require.Positive(t, preview.CoverageLossCurves, "the narrow sweep shrinks a published curve")
+	require.Equal(t, schema.CoverageGuardWarn, preview.Guard)
+	var keys []string
+	for _, c := range preview.Curves {
+		if len(c.CoverageLoss) > 0 {
+			keys = append(keys, c.Key)
+		}
+	}
+
+	dryMD := run(t, nil, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "md", "--dry-run")
+	requireCode(t, cli.ExitOK, dryMD)
+	require.Contains(t, dryMD.stdout, "Ingest report — 🔎 Dry run — nothing was written. ⚠️ Coverage loss on ")
+	require.Contains(t, dryMD.stdout, "<details><summary>Dashboard impact: ")
+
+	refuse := map[string]string{"INGEST_COVERAGE_GUARD": "refuse"}
+	refused := run(t, refuse, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "md")
+	requireCode(t, cli.ExitCoverageRefused, refused)
+	require.Contains(t, refused.stdout, "❌ Ingest failed: the coverage guard refused the run")
+	require.Contains(t, refused.stdout, "**Coverage loss** (coverage guard: refuse)")
+	require.Contains(t, refused.stdout, "--accept-coverage-loss "+strings.Join(keys, ","))
+	require.Contains(t, refused.stderr, "--accept-coverage-loss "+strings.Join(keys, ","))
+	require.Equal(t, rows, count(t, db, "benchmark_results"), "a refused run writes nothing")
+
+	accepted := run(t, refuse, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "json",
+		"--accept-coverage-loss", strings.Join(keys, ","))
+	requireCode(t, cli.ExitOK, accepted)
+	imp := parseSummary(t, accepted.stdout).Impact
+	require.Equal(t, keys, imp.Accepted)
+	require.Equal(t, preview.PointsReplaced, imp.PointsReplaced, "the dry run previewed what the run did")
+	require.Equal(t, preview.PointsDropped, imp.PointsDropped)
+
+	// The same run again under warn, read in full: nothing changes.
+	again := run(t, nil, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "text", "--reread")
+	requireCode(t, cli.ExitOK, again)
+	require.Contains(t, again.stdout, "\nDashboard impact: nothing changes.\n")
+}
+
+// TestCoverageGuardUsage: an unknown guard mode is a usage error.
+func TestCoverageGuardUsage(t *testing.T) {
+	t.Parallel()
+	dir, _ := genTree(t, generate.Options{Points: 2, Seed: 1})
+	r := run(t, nil, "load", dir, "--coverage-guard", "block")
+	requireCode(t, cli.ExitUsage, r)
+	require.Contains(t, r.stderr, `--coverage-guard: coverage guard "block": want warn or refuse`)
+}
