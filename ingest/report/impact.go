@@ -209,6 +209,9 @@ func span(s schema.CurveShape) string {
 	if s.Points == 0 {
 		return "none"
 	}
+	if s.ConcMin == s.ConcMax {
+		return strconv.Itoa(s.ConcMin)
+	}
 	return fmt.Sprintf("%d–%d", s.ConcMin, s.ConcMax)
 }
 
