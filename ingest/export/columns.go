@@ -1,73 +1,56 @@
 package export
 
 import (
-	"encoding/binary"
-	"math"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/inferencex/ingest/ingest/telemetry"
 )
 
-// columns buffers one row group of samples, column by column, already in
-// the forms the Parquet pages take: PLAIN little-endian values of the
-// rows that have one, a definition level per row for the optional
-// columns, and dictionary indices for the names.
+// columns buffers one row group of samples, column by column, in the
+// forms arrow-go's column writers take: the values of the rows that have
+// one, and a definition level per row for the optional columns.
 type columns struct {
 	rows      int
-	series    []byte
+	series    []int64
 	artifact  names
 	file      names
 	host      names
-	gpu       []byte
-	sampledAt []byte
-	metrics   [telemetry.NumMetrics][]byte
-	defs      [telemetry.NumMetrics][]int32
+	gpu       []int32
+	sampledAt []int64
+	metrics   [telemetry.NumMetrics][]float32
+	defs      [telemetry.NumMetrics][]int16
 }
 
-// names is a dictionary-encoded name column of one row group. Names
-// repeat for every sample of a series, so the name of the row before is
-// looked up first.
+// names is a name column of one row group. Names repeat for every sample
+// of a series, so the bytes of the row before are reused (the writer
+// dictionary-encodes the column).
 type names struct {
-	index   map[string]int32
-	dict    []byte // PLAIN: length-prefixed bytes
-	n       int
-	last    string
-	lastID  int32
-	indices []int32
-	defs    []int32 // optional columns only
+	values []parquet.ByteArray
+	defs   []int16 // optional columns only
+	last   string
+	bytes  parquet.ByteArray
+	has    bool
 }
 
 func (c *names) add(s string) {
-	if c.n == 0 || s != c.last {
-		id, ok := c.index[s]
-		if !ok {
-			if c.index == nil {
-				c.index = map[string]int32{}
-			}
-			id = int32(c.n)
-			c.index[s] = id
-			c.n++
-			c.dict = binary.LittleEndian.AppendUint32(c.dict, uint32(len(s)))
-			c.dict = append(c.dict, s...)
-		}
-		c.last, c.lastID = s, id
+	if !c.has || s != c.last {
+		c.last, c.bytes, c.has = s, parquet.ByteArray(s), true
 	}
-	c.indices = append(c.indices, c.lastID)
-}
-
-func (c *names) input() chunkInput {
-	return chunkInput{defs: c.defs, dict: c.dict, dictLen: c.n, indices: c.indices}
+	c.values = append(c.values, c.bytes)
 }
 
 func (c *names) reset() {
-	clear(c.index)
-	c.dict, c.n, c.last, c.lastID = c.dict[:0], 0, "", 0
-	c.indices, c.defs = c.indices[:0], c.defs[:0]
+	clear(c.values)
+	c.values, c.defs = c.values[:0], c.defs[:0]
 }
 
 // add appends one sample.
 func (c *columns) add(r *telemetry.ExportRow) {
 	c.rows++
-	c.series = binary.LittleEndian.AppendUint64(c.series, uint64(r.SeriesID))
+	c.series = append(c.series, r.SeriesID)
 	c.artifact.add(r.Artifact)
 	c.file.add(r.File)
 	if r.Host == "" {
@@ -76,11 +59,11 @@ func (c *columns) add(r *telemetry.ExportRow) {
 		c.host.add(r.Host)
 		c.host.defs = append(c.host.defs, 1)
 	}
-	c.gpu = binary.LittleEndian.AppendUint32(c.gpu, uint32(int32(r.GPU)))
-	c.sampledAt = binary.LittleEndian.AppendUint64(c.sampledAt, uint64(r.SampledAt))
+	c.gpu = append(c.gpu, int32(r.GPU))
+	c.sampledAt = append(c.sampledAt, r.SampledAt)
 	for i := range c.metrics {
 		if r.Valid[i] {
-			c.metrics[i] = binary.LittleEndian.AppendUint32(c.metrics[i], math.Float32bits(r.Metrics[i]))
+			c.metrics[i] = append(c.metrics[i], r.Metrics[i])
 			c.defs[i] = append(c.defs[i], 1)
 		} else {
 			c.defs[i] = append(c.defs[i], 0)
@@ -89,23 +72,39 @@ func (c *columns) add(r *telemetry.ExportRow) {
 }
 
 // flush writes the buffered rows as one row group, in the order of
-// telemetryColumns, and empties the buffers for the next.
-func (c *columns) flush(pw *pqWriter) error {
+// telemetryParquetSchema, and empties the buffers for the next.
+func (c *columns) flush(w *file.Writer) error {
 	if c.rows == 0 {
 		return nil
 	}
-	in := []chunkInput{
-		{plain: c.series},
-		c.artifact.input(),
-		c.file.input(),
-		c.host.input(),
-		{plain: c.gpu},
-		{plain: c.sampledAt},
+	rg, err := w.AppendRowGroupChecked()
+	if err != nil {
+		return err
+	}
+	writes := []func(file.ColumnChunkWriter) error{
+		int64s(c.series),
+		byteArrays(c.artifact.values, nil),
+		byteArrays(c.file.values, nil),
+		byteArrays(c.host.values, c.host.defs),
+		int32s(c.gpu),
+		int64s(c.sampledAt),
 	}
 	for i := range c.metrics {
-		in = append(in, chunkInput{defs: c.defs[i], plain: c.metrics[i]})
+		writes = append(writes, float32s(c.metrics[i], c.defs[i]))
 	}
-	if err := pw.writeRowGroup(c.rows, in); err != nil {
+	for _, write := range writes {
+		cw, err := rg.NextColumn()
+		if err != nil {
+			return err
+		}
+		if err := write(cw); err != nil {
+			return fmt.Errorf("column %s: %w", cw.Descr().Name(), err)
+		}
+		if err := cw.Close(); err != nil {
+			return fmt.Errorf("column %s: %w", cw.Descr().Name(), err)
+		}
+	}
+	if err := rg.Close(); err != nil {
 		return err
 	}
 	c.rows = 0
@@ -117,4 +116,32 @@ func (c *columns) flush(pw *pqWriter) error {
 		c.metrics[i], c.defs[i] = c.metrics[i][:0], c.defs[i][:0]
 	}
 	return nil
+}
+
+func int64s(v []int64) func(file.ColumnChunkWriter) error {
+	return func(cw file.ColumnChunkWriter) error {
+		_, err := cw.(*file.Int64ColumnChunkWriter).WriteBatch(v, nil, nil)
+		return err
+	}
+}
+
+func int32s(v []int32) func(file.ColumnChunkWriter) error {
+	return func(cw file.ColumnChunkWriter) error {
+		_, err := cw.(*file.Int32ColumnChunkWriter).WriteBatch(v, nil, nil)
+		return err
+	}
+}
+
+func byteArrays(v []parquet.ByteArray, defs []int16) func(file.ColumnChunkWriter) error {
+	return func(cw file.ColumnChunkWriter) error {
+		_, err := cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(v, defs, nil)
+		return err
+	}
+}
+
+func float32s(v []float32, defs []int16) func(file.ColumnChunkWriter) error {
+	return func(cw file.ColumnChunkWriter) error {
+		_, err := cw.(*file.Float32ColumnChunkWriter).WriteBatch(v, defs, nil)
+		return err
+	}
 }

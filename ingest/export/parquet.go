@@ -2,13 +2,13 @@
 // samples as a Parquet file, readable by pandas, Polars, DuckDB and
 // arrow-go's own reader.
 //
-// The Parquet container is written here (pqfile.go), on arrow-go's Parquet
-// types and the Thrift compact protocol, not with arrow-go's writer: that
-// writer (parquet/file, and pqarrow on top of it) links arrow/compute and
-// arrow/flight with gRPC, about 40 MB of a binary that otherwise weighs
-// under 30. The file carries the Arrow schema under "ARROW:schema", as
-// arrow-go's writer does, so Arrow readers get the dictionary and
-// timestamp types back exactly. Tests read every file back with pqarrow.
+// The file is written with arrow-go's Parquet writer (parquet/file: typed
+// column writers, no arrow/compute, flight or gRPC): bounded row groups,
+// column statistics, names dictionary-encoded, snappy pages. It carries
+// the Arrow schema under "ARROW:schema", as pqarrow's writer does, so
+// Arrow readers get the dictionary and timestamp types back exactly. Tests
+// read every file back with pqarrow and with parquet-go, an independent
+// implementation.
 package export
 
 import (
@@ -22,6 +22,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/inferencex/ingest/ingest/telemetry"
@@ -77,8 +80,16 @@ func telemetryParquet(ctx context.Context, src TelemetrySource, runID int64, att
 	if err != nil {
 		return res, err
 	}
+	sc, err := telemetryParquetSchema()
+	if err != nil {
+		return res, fmt.Errorf("parquet schema: %w", err)
+	}
+	meta := metadata.NewKeyValueMetadata()
+	if err := meta.Append("ARROW:schema", arrowSchema); err != nil {
+		return res, err
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	pw, err := newPQWriter(ctx, bw, telemetryColumns(), [][2]string{{"ARROW:schema", arrowSchema}})
+	pw, err := file.NewParquetWriterWithError(bw, sc, file.WithWriterProps(writerProperties(groupRows)), file.WithWriteMetadata(meta))
 	if err != nil {
 		return res, fmt.Errorf("write parquet: %w", err)
 	}
@@ -94,8 +105,8 @@ func telemetryParquet(ctx context.Context, src TelemetrySource, runID int64, att
 	if err == nil {
 		err = cols.flush(pw)
 	}
-	if err == nil {
-		err = pw.close()
+	if cerr := pw.Close(); err == nil {
+		err = cerr
 	}
 	if ferr := bw.Flush(); err == nil && ferr != nil {
 		err = ferr
@@ -106,27 +117,56 @@ func telemetryParquet(ctx context.Context, src TelemetrySource, runID int64, att
 	return res, nil
 }
 
-// telemetryColumns is TelemetrySchema in Parquet's terms, as Arrow's own
-// writer maps it: int16 is INT32 annotated Int(16), names are UTF8 byte
-// arrays, timestamps INT64 microseconds adjusted to UTC; nullable fields
-// are optional.
-func telemetryColumns() []pqColumn {
-	ct := schema.ConvertedTypes
-	name := func(n string, optional bool) pqColumn {
-		return pqColumn{name: n, typ: parquet.Types.ByteArray, optional: optional, converted: ct.UTF8, logical: logicalString, dict: true}
+// writerProperties: snappy pages, statistics on every column, row groups
+// of at most groupRows, dictionaries for the repeating columns (names,
+// series, GPU index) and none for timestamps and metric values, which
+// rarely repeat.
+func writerProperties(groupRows int) *parquet.WriterProperties {
+	opts := []parquet.WriterProperty{
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithStats(true),
+		parquet.WithMaxRowGroupLength(int64(groupRows)),
+		parquet.WithDictionaryDefault(false),
+		parquet.WithCreatedBy("ingest (arrow-go parquet)"),
 	}
-	cols := []pqColumn{
-		{name: "series_id", typ: parquet.Types.Int64, converted: ct.Int64, logical: logicalInt(64)},
-		name("artifact_name", false),
-		name("file_name", false),
-		name("hostname", true),
-		{name: "gpu_index", typ: parquet.Types.Int32, converted: ct.Int16, logical: logicalInt(16)},
-		{name: "sampled_at", typ: parquet.Types.Int64, converted: ct.TimestampMicros, logical: logicalTimestampMicrosUTC},
+	for _, n := range []string{"series_id", "artifact_name", "file_name", "hostname", "gpu_index"} {
+		opts = append(opts, parquet.WithDictionaryFor(n, true))
+	}
+	return parquet.NewWriterProperties(opts...)
+}
+
+// telemetryParquetSchema is TelemetrySchema in Parquet's terms, as Arrow's
+// own writer maps it: int16 is INT32 annotated Int(16), names are UTF8
+// byte arrays, timestamps INT64 microseconds adjusted to UTC; nullable
+// fields are optional.
+func telemetryParquetSchema() (*schema.GroupNode, error) {
+	req, opt := parquet.Repetitions.Required, parquet.Repetitions.Optional
+	type field struct {
+		name    string
+		rep     parquet.Repetition
+		logical schema.LogicalType
+		typ     parquet.Type
+	}
+	fields := []field{
+		{"series_id", req, schema.NewIntLogicalType(64, true), parquet.Types.Int64},
+		{"artifact_name", req, schema.StringLogicalType{}, parquet.Types.ByteArray},
+		{"file_name", req, schema.StringLogicalType{}, parquet.Types.ByteArray},
+		{"hostname", opt, schema.StringLogicalType{}, parquet.Types.ByteArray},
+		{"gpu_index", req, schema.NewIntLogicalType(16, true), parquet.Types.Int32},
+		{"sampled_at", req, schema.NewTimestampLogicalType(true, schema.TimeUnitMicros), parquet.Types.Int64},
 	}
 	for _, n := range telemetry.MetricNames {
-		cols = append(cols, pqColumn{name: n, typ: parquet.Types.Float, optional: true, converted: ct.None})
+		fields = append(fields, field{n, opt, schema.NoLogicalType{}, parquet.Types.Float})
 	}
-	return cols
+	nodes := make(schema.FieldList, 0, len(fields))
+	for _, f := range fields {
+		n, err := schema.NewPrimitiveNodeLogical(f.name, f.rep, f.logical, f.typ, -1, -1)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.name, err)
+		}
+		nodes = append(nodes, n)
+	}
+	return schema.NewGroupNode("schema", req, nodes, -1)
 }
 
 // serializedSchema is TelemetrySchema as an Arrow IPC schema message,

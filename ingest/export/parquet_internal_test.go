@@ -145,25 +145,3 @@ func readRows(t *testing.T, tbl arrow.Table) []telemetry.ExportRow {
 	}
 	return out
 }
-
-// Run-length encoding: each run is its length and one value.
-func TestAppendRLE(t *testing.T) {
-	for _, tc := range []struct {
-		values []int32
-		width  int
-		want   []byte
-	}{
-		{nil, 1, nil},
-		{[]int32{1, 1, 1}, 1, []byte{3 << 1, 1}},
-		{[]int32{0, 1, 1}, 1, []byte{1 << 1, 0, 2 << 1, 1}},
-		{[]int32{300, 300}, 9, []byte{2 << 1, 0x2c, 0x01}},
-		{make([]int32, 200), 3, []byte{0x90, 0x03, 0}}, // varint 400
-	} {
-		require.Equal(t, tc.want, appendRLE(nil, tc.values, tc.width), "%v", tc.values)
-	}
-	require.Equal(t, 1, bitWidth(0))
-	require.Equal(t, 1, bitWidth(2))
-	require.Equal(t, 2, bitWidth(3))
-	require.Equal(t, 8, bitWidth(256))
-	require.Equal(t, 9, bitWidth(257))
-}
