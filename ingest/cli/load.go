@@ -49,6 +49,7 @@ type ingestOpts struct {
 	event       *setting
 	coverage    coverageOpts
 	publish     *publishOpts
+	invalidate  *invalidateOpts
 }
 
 func addIngest(s *settings) *ingestOpts {
@@ -73,6 +74,7 @@ func addIngest(s *settings) *ingestOpts {
 		event:       s.str("event", "", "event that triggered the run (push, pull_request, …)", "INGEST_RUN_EVENT"),
 		coverage:    addCoverage(s),
 		publish:     addPublish(s),
+		invalidate:  addInvalidate(s),
 	}
 }
 
@@ -174,6 +176,10 @@ func prepareIngest(opts *ingestOpts, env Env) (*zap.Logger, ingest.Config, int) 
 		fmt.Fprintf(env.Stderr, "ingest: --format %q is not one of %v\n", opts.format.String(), report.Formats())
 		return nil, ingest.Config{}, ExitUsage
 	}
+	if err := opts.invalidate.check(env.Getenv); err != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", err)
+		return nil, ingest.Config{}, ExitUsage
+	}
 	if err := opts.publish.check(opts.commonOpts); err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
 		return nil, ingest.Config{}, ExitUsage
@@ -212,6 +218,7 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 	stopProfile()
 	if runErr == nil {
 		ingest.RefreshAfterIngest(ctx, st, sum, log)
+		opts.invalidate.after(ctx, env, sum, log)
 	}
 	if err := writeOutputs(env, opts, sum, log); err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)

@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/inferencex/ingest/ingest/github"
+	"github.com/inferencex/ingest/ingest/report"
+	"github.com/inferencex/ingest/schema"
+)
+
+// verifyCheck is one check of `ingest verify` and its outcome.
+type verifyCheck struct {
+	Check  string `json:"check"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// runVerify reads a stored run back and checks it against the ledger: the
+// rows each table holds against what the run's ingests reported writing,
+// every row's ingest and source artifact against the ledger's records, and
+// the run's points in latest_benchmarks against the curves recomputed by
+// the rules. Exit 0 when every check holds, 1 otherwise.
+func runVerify(ctx context.Context, env Env, args []string) int {
+	fs, s := newFlagSet("verify", env)
+	common := addCommon(s)
+	runID := s.str("run-id", "", "GitHub workflow run id", "INGEST_RUN_ID")
+	repo := s.str("repo", "SemiAnalysisAI/InferenceX", "repository the run belongs to (OWNER/NAME)", "INGEST_REPO")
+	format := s.str("format", "text", "text or json", "INGEST_VERIFY_FORMAT")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: ingest verify --run-id N [--target T] [--repo OWNER/NAME] [--format text|json]")
+		fs.PrintDefaults()
+	}
+	if _, ok, code := parse(fs, s, args, 0); !ok {
+		return code
+	}
+	id, err := runID.int64()
+	if err != nil || id == 0 {
+		fmt.Fprintln(env.Stderr, "ingest verify: --run-id is required and must be a positive integer")
+		return ExitUsage
+	}
+	if _, _, err := github.SplitRepo(repo.String()); err != nil {
+		fmt.Fprintln(env.Stderr, "ingest verify: --repo:", err)
+		return ExitUsage
+	}
+	if f := format.String(); f != report.FormatText && f != report.FormatJSON {
+		fmt.Fprintf(env.Stderr, "ingest verify: --format %q is not text or json\n", f)
+		return ExitUsage
+	}
+	st, _, code := connect(ctx, common, env) // reads, and rolls back its recompute
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	rb, err := st.ReadBackRun(ctx, repo.String(), id)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	checks := verifyChecks(rb, id, common.target.name)
+	ok := true
+	for _, c := range checks {
+		ok = ok && c.OK
+	}
+	if format.String() == report.FormatJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(struct {
+			RunID  int64         `json:"runId"`
+			Target string        `json:"target"`
+			OK     bool          `json:"ok"`
+			Checks []verifyCheck `json:"checks"`
+		}{id, common.target.name, ok, checks})
+	} else {
+		verdict := "verified"
+		if !ok {
+			verdict = "MISMATCH"
+		}
+		_, err = fmt.Fprintf(env.Stdout, "Run %d in the %s database: %s\n", id, common.target.name, verdict)
+		for _, c := range checks {
+			mark := "ok      "
+			if !c.OK {
+				mark = "MISMATCH"
+			}
+			if _, werr := fmt.Fprintf(env.Stdout, "  %s  %s: %s\n", mark, c.Check, c.Detail); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	if !ok {
+		return ExitAborted
+	}
+	return ExitOK
+}
+
+// verifyChecks judges what was read back.
+func verifyChecks(rb schema.RunReadBack, runID int64, target string) []verifyCheck {
+	if len(rb.Ingests) == 0 {
+		return []verifyCheck{{Check: "ledger", Detail: fmt.Sprintf("no finished ingest of run %d in the %s ledger", runID, target)}}
+	}
+	last := rb.Ingests[len(rb.Ingests)-1]
+	checks := []verifyCheck{{Check: "ledger", OK: true,
+		Detail: fmt.Sprintf("%d finished ingests, the newest #%d (%s)", len(rb.Ingests), last.IngestID, last.Status)}}
+	var reported = map[string]int64{}
+	for _, s := range rb.Ingests {
+		reported["benchmark_results"] += s.Rows.Benchmark.New
+		reported["eval_results"] += s.Rows.Eval.New
+		reported["run_stats"] += s.Stats.RunStatsNew
+	}
+	for _, table := range []string{"benchmark_results", "eval_results", "run_stats"} {
+		c := verifyCheck{Check: table + " count"}
+		switch stored := rb.Stored[table]; {
+		case rb.OverridesTouched:
+			c.OK = true
+			c.Detail = fmt.Sprintf("%d stored; not compared: run overrides deleted or rewrote stored rows of the run", stored)
+		case stored == reported[table]:
+			c.OK = true
+			c.Detail = fmt.Sprintf("%d stored, as the ingests reported writing", stored)
+		default:
+			c.Detail = fmt.Sprintf("%d stored, the ingests reported writing %d", stored, reported[table])
+		}
+		checks = append(checks, c)
+		p := verifyCheck{Check: table + " provenance", OK: rb.ForeignIngest[table] == 0 && rb.UnrecordedArtifact[table] == 0}
+		if p.OK {
+			p.Detail = "every row names a finished ingest of the run and an artifact it recorded"
+		} else {
+			p.Detail = fmt.Sprintf("%d rows name no finished ingest of the run, %d an artifact their ingest did not record",
+				rb.ForeignIngest[table], rb.UnrecordedArtifact[table])
+		}
+		checks = append(checks, p)
+	}
+	lb := verifyCheck{Check: "latest_benchmarks", OK: slices.Equal(rb.Shown, rb.Expected)}
+	if lb.OK {
+		lb.Detail = fmt.Sprintf("serves %d points of the run, as the curve rules do", len(rb.Shown))
+	} else {
+		missing, extra := idDiff(rb.Expected, rb.Shown), idDiff(rb.Shown, rb.Expected)
+		lb.Detail = fmt.Sprintf("serves %d points of the run, the curve rules %d: %d missing (ids %v), %d not due (ids %v); run \"ingest refresh\"",
+			len(rb.Shown), len(rb.Expected), len(missing), firstIDs(missing), len(extra), firstIDs(extra))
+	}
+	return append(checks, lb)
+}
+
+// idDiff is the ids of a not in b (both sorted).
+func idDiff(a, b []int64) []int64 {
+	var out []int64
+	for _, x := range a {
+		if _, found := slices.BinarySearch(b, x); !found {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// firstIDs is at most ten ids, for a message.
+func firstIDs(ids []int64) []int64 { return ids[:min(10, len(ids))] }

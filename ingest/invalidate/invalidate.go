@@ -1,0 +1,108 @@
+// Package invalidate asks the dashboard to drop its cached responses once
+// an ingest committed: a POST to the site's invalidation endpoint
+// (/api/v1/invalidate) with a bearer token, retried. A failure is the
+// caller's warning; it never touches the data.
+package invalidate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Client posts invalidations to one URL.
+type Client struct {
+	URL   string
+	Token string
+	// Attempts is how many times the POST is tried (at least 1).
+	Attempts int
+	// Backoff is the wait before the second attempt, doubled before each
+	// later one; a Retry-After the site sends (seconds) wins, up to
+	// maxRetryAfter.
+	Backoff time.Duration
+	HTTP    *http.Client
+}
+
+// Result is how the invalidation went.
+type Result struct {
+	Attempts int
+	// Status is the last HTTP status received (0: none).
+	Status int
+}
+
+// maxRetryAfter bounds a Retry-After the site asks for.
+const maxRetryAfter = 30 * time.Second
+
+// permanent is a refusal retrying cannot change (a 4xx other than 408 and
+// 429: a wrong token, an unknown scope).
+type permanent struct{ status int }
+
+func (p permanent) Error() string { return fmt.Sprintf("refused with HTTP %d", p.status) }
+
+// Post sends the invalidation, retrying network errors, timeouts, 408,
+// 429 and 5xx until it succeeds (2xx) or the attempts are spent.
+func (c Client) Post(ctx context.Context) (Result, error) {
+	attempts := max(c.Attempts, 1)
+	client := c.HTTP
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	var (
+		res  Result
+		last error
+	)
+	wait := c.Backoff
+	for i := range attempts {
+		res.Attempts = i + 1
+		status, retryAfter, err := c.once(ctx, client)
+		res.Status = status
+		if err == nil {
+			return res, nil
+		}
+		last = err
+		if errors.As(err, new(permanent)) || ctx.Err() != nil || i == attempts-1 {
+			break
+		}
+		d := wait
+		if retryAfter > 0 {
+			d = min(retryAfter, maxRetryAfter)
+		}
+		select {
+		case <-ctx.Done():
+			return res, fmt.Errorf("%w (then %v)", last, context.Cause(ctx))
+		case <-time.After(d):
+		}
+		wait *= 2
+	}
+	return res, last
+}
+
+func (c Client) once(ctx context.Context, client *http.Client) (status int, retryAfter time.Duration, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	req.Header.Set("User-Agent", "ingest")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	switch s := resp.StatusCode; {
+	case s >= 200 && s < 300:
+		return s, 0, nil
+	case s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500:
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			retryAfter = time.Duration(secs) * time.Second
+		}
+		return s, retryAfter, fmt.Errorf("HTTP %d", s)
+	default:
+		return s, 0, permanent{s}
+	}
+}
