@@ -2,6 +2,8 @@ package github
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -150,8 +152,13 @@ func untilReset(reset, now time.Time) time.Duration {
 var errCorruptDownload = errors.New("corrupt download")
 
 // isTransientNetError reports errors worth another try: timeouts, dropped
-// or refused connections, truncated bodies, corrupt downloads.
+// or refused connections, truncated bodies, corrupt downloads. A host
+// name that does not resolve ("no such host") and a certificate that does
+// not verify are not: another try would give the same answer.
 func isTransientNetError(err error) bool {
+	if permanentNetError(err) {
+		return false
+	}
 	if errors.Is(err, errCorruptDownload) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
@@ -165,6 +172,20 @@ func isTransientNetError(err error) bool {
 	}
 	var oe *net.OpError
 	return errors.As(err, &oe)
+}
+
+// permanentNetError reports network errors that no retry changes: a name
+// the resolver says does not exist, and TLS certificate failures.
+func permanentNetError(err error) bool {
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		return true
+	}
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	return errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify)
 }
 
 // attemptFunc is one try of a request. It returns the HTTP response it
