@@ -20,7 +20,7 @@ const module = "github.com/inferencex/ingest/"
 var formatPackages = []string{
 	"ingest/benchmark", "ingest/eval", "ingest/trace", "ingest/telemetry", "ingest/changelog",
 	"ingest/catalog", "ingest/overrides", "ingest/source", "ingest/strictjson", "ingest/export", "ingest/report",
-	"ingest/quarantine", "ingest/receipt", "ingest/promotion",
+	"ingest/quarantine", "ingest/receipt", "ingest/promotion", "ingest/weka",
 }
 
 // stagePackages are the pipeline's stages.

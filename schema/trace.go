@@ -171,3 +171,23 @@ const DerivedMetricPrefix = "derived_"
 type DatasetRow struct {
 	ID, Slug, Label, Variant, Description, HFURL, License string
 }
+
+// DatasetConversation is one conversation of a loaded corpus
+// (dataset_conversations): its totals and its structure as JSON.
+type DatasetConversation struct {
+	ConvID                      string
+	Models                      []string
+	NumTurns, NumSubagentGroups int
+	TotalIn, TotalOut           int64
+	TotalCached                 int64
+	Structure                   []byte
+}
+
+// DatasetLoad is what a corpus load writes besides the conversations: the
+// dataset's row, and, once every conversation is read, its count, summary
+// and chart data (JSON).
+type DatasetLoad struct {
+	Row DatasetRow
+	// Finish is called after the last conversation.
+	Finish func() (count int, summary, chartData []byte, err error)
+}

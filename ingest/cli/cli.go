@@ -45,6 +45,7 @@ func commands() []command {
 		{"verify", "read a stored run back and check it against the ledger and latest_benchmarks: ingest verify --run-id N", runVerify},
 		{"migrate", "manage the schema: ingest migrate up|down [N]|force N|version", runMigrate},
 		{"reader", "the dashboard's read-only role: ingest reader create ROLE [--dry-run]", runReader},
+		{"datasets", "load an agentic trace corpus for the /datasets pages: ingest datasets load FILE --dataset ID", runDatasets},
 		{"export", "write a run's GPU telemetry as Parquet: ingest export telemetry --run-id N --out F", runExport},
 		{"version", "print the version", runVersion},
 	}
