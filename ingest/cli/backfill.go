@@ -48,7 +48,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "usage: ingest backfill --repo OWNER/NAME [--workflow FILE] [--branch main] [--since DATE] [--until DATE]\n"+
 			"                       [--runs FILE | --from-dir DIR] [--reingest] [--dry-run] [options]\n"+
 			"Runs are ingested oldest first. Any number of workers started with the same parameters on the same\n"+
-			"database share the work; rerun the command to resume. The token comes from GITHUB_TOKEN (never a flag).")
+			"database share the work; rerun the command to resume. The token comes from GH_TOKEN, else GITHUB_TOKEN (as gh takes it; never a flag).")
 		fs.PrintDefaults()
 	}
 	if _, ok, code := parse(fs, s, args, 0); !ok {

@@ -13,7 +13,8 @@ import (
 )
 
 // githubOpts are the options of the commands that talk to GitHub (run,
-// backfill). The token comes from GITHUB_TOKEN, never from a flag.
+// backfill). The token comes from GH_TOKEN, else GITHUB_TOKEN (gh's
+// order), never from a flag.
 type githubOpts struct {
 	baseURL       *setting
 	cacheDir      *setting
@@ -60,9 +61,9 @@ func (g *githubOpts) options(env Env, repo, tokenNeed string) (github.Options, e
 	if err != nil || par > 64 {
 		return github.Options{}, fmt.Errorf("--parallel: %q is not an integer from 1 to 64", g.parallel.String())
 	}
-	token := strings.TrimSpace(env.Getenv("GITHUB_TOKEN"))
+	token := githubToken(env)
 	if token == "" {
-		return github.Options{}, errors.New("GITHUB_TOKEN is required (" + tokenNeed + ")")
+		return github.Options{}, errors.New("GITHUB_TOKEN is required, or GH_TOKEN (" + tokenNeed + ")")
 	}
 	cache := g.cacheDir.String()
 	if cache == "" {
@@ -87,4 +88,13 @@ func (g *githubOpts) options(env Env, repo, tokenNeed string) (github.Options, e
 	return github.Options{BaseURL: g.baseURL.String(), Token: token, Repo: repo, CacheDir: cache, Parallel: int(par),
 		DownloadBudget: budget, MinRate: rate, FetchTimeout: fetchTimeout, CommentAuthor: g.commentAuthor.String(),
 		StallTimeout: time.Minute}, nil
+}
+
+// githubToken is the token for the GitHub API, where gh looks for it:
+// GH_TOKEN first, then GITHUB_TOKEN.
+func githubToken(env Env) string {
+	if t := strings.TrimSpace(env.Getenv("GH_TOKEN")); t != "" {
+		return t
+	}
+	return strings.TrimSpace(env.Getenv("GITHUB_TOKEN"))
 }

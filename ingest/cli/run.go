@@ -27,7 +27,7 @@ func runRun(ctx context.Context, env Env, args []string) int {
 	noComment := s.flag("no-comment", "print the PR comment body instead of posting it", "INGEST_NO_COMMENT")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "usage: ingest run --repo OWNER/NAME --run-id N [--merge-run-id M] [--pr N] [--no-comment] [--dry-run] [options]\n"+
-			"The token comes from GITHUB_TOKEN (never a flag).")
+			"The token comes from GH_TOKEN, else GITHUB_TOKEN (as gh takes it; never a flag).")
 		fs.PrintDefaults()
 	}
 	if _, ok, code := parse(fs, s, args, 0); !ok {
