@@ -56,6 +56,9 @@ type RunWriter interface {
 	// CurveImpact lists, after UpdateLatestBenchmarks, the curves it
 	// touched with their rows before and after.
 	CurveImpact(ctx context.Context) ([]schema.CurveImpact, error)
+	// PublishedEvalScores lists the newest scores other runs stored for
+	// each model and task (the report's eval evidence).
+	PublishedEvalScores(ctx context.Context, tasks []schema.EvalTask) (map[schema.EvalTask][]schema.PublishedScore, error)
 	// ApplyRunOverrides applies the ledger entries of the run (plan) to
 	// what is stored of it, inside the run's transaction.
 	ApplyRunOverrides(ctx context.Context, plan schema.OverridePlan) (schema.OverrideResult, error)

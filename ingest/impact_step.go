@@ -16,9 +16,10 @@ var ErrCoverageRefused = errors.New("coverage guard refused the run")
 
 // noteImpact computes what the run does to the published dashboard, inside
 // its transaction after the update of latest_benchmarks (view), into
-// sum.Impact, and applies the coverage guard: an error wrapping
+// sum.Impact with the run's eval evidence (evals, completed with
+// thresholds and published scores), and applies the coverage guard: an error wrapping
 // ErrCoverageRefused when it refuses the run.
-func noteImpact(ctx context.Context, cfg Config, w RunWriter, view schema.ViewRefresh, sum *schema.Summary) error {
+func noteImpact(ctx context.Context, cfg Config, w RunWriter, view schema.ViewRefresh, sum *schema.Summary, evals []schema.EvalEvidence) error {
 	curves, err := w.CurveImpact(ctx)
 	if err != nil {
 		return fmt.Errorf("impact on latest_benchmarks: %w", err)
@@ -32,6 +33,17 @@ func noteImpact(ctx context.Context, cfg Config, w RunWriter, view schema.ViewRe
 		return err
 	}
 	open := impact.Guard(imp, mode, cfg.AcceptCoverageLoss)
+	if len(evals) > 0 {
+		published, err := w.PublishedEvalScores(ctx, impact.EvalTasks(evals))
+		if err != nil {
+			return err
+		}
+		thresholds, err := impact.LoadThresholds()
+		if err != nil {
+			return err
+		}
+		imp.Evals = impact.Evidence(evals, thresholds, published)
+	}
 	sum.Impact = imp
 	if len(open) > 0 && mode == schema.CoverageGuardRefuse {
 		imp.Refused = true

@@ -211,7 +211,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	if !cfg.DryRun {
 		viewUpdated(sum, view)
 	}
-	if err := noteImpact(ctx, cfg, w, view, sum); err != nil {
+	if err := noteImpact(ctx, cfg, w, view, sum, ev.Evidence()); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	d.stageDone("curves", curvesStarted)

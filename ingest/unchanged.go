@@ -166,7 +166,7 @@ func rerunOf(prior schema.Summary, cur *schema.Summary, priorID int64) *schema.S
 	dt.EvalSampleFilesUnchanged = dt.EvalSampleFilesRecorded
 	dt.LatestBenchmarks = nil
 	// Nothing is written: nothing the dashboard shows changes.
-	r.Impact = impact.Unchanged()
+	r.Impact = impact.Unchanged(prior.Impact)
 	dt.UnchangedSince = priorID
 	// The refresh that followed the prior ingest is not part of its
 	// outcome: this ingest's own refresh follows it.

@@ -56,6 +56,9 @@ type Impact struct {
 	// number of changed points; curves only confirmed are counted, not
 	// listed.
 	Curves []CurveChange `json:"curves"`
+	// Evals is the eval evidence: every eval task of the run (the first
+	// description of each row, and the tasks whose harness failed).
+	Evals []EvalEvidence `json:"evals,omitempty"`
 }
 
 // CurveChange is what the run does to one curve.
@@ -172,4 +175,61 @@ type PointValues struct {
 	MedianIntvty     *float64 `json:"median_intvty"`
 	P90E2EL          *float64 `json:"p90_e2el"`
 	MedianTTFT       *float64 `json:"median_ttft"`
+}
+
+// EvalEvidence is one eval task of the run with what a reviewer compares
+// it with: its score and effective samples, the producer's threshold for
+// the model and task where one exists, the scores other runs published for
+// the same model and task, how the model decoded, and an infrastructure
+// failure (integration_error) in place of a score.
+type EvalEvidence struct {
+	Task       string `json:"task"`
+	Model      string `json:"model,omitempty"`
+	Hardware   string `json:"hardware,omitempty"`
+	Framework  string `json:"framework,omitempty"`
+	Precision  string `json:"precision,omitempty"`
+	SpecMethod string `json:"specMethod,omitempty"`
+	Disagg     bool   `json:"disagg,omitempty"`
+	Conc       *int   `json:"conc"`
+	// EffectiveSamples is the results file's n-samples effective (n_eff).
+	EffectiveSamples *int     `json:"effectiveSamples"`
+	Score            *float64 `json:"score"`
+	ScoreName        string   `json:"scoreName,omitempty"`
+	// Threshold is the producer's minimum score for the model and task
+	// (InferenceX utils/evals/thresholds.yaml: the model's own, else the
+	// task's default), ThresholdSource which; BelowThreshold: the score is
+	// under it.
+	Threshold       *float64 `json:"threshold"`
+	ThresholdSource string   `json:"thresholdSource,omitempty"`
+	BelowThreshold  bool     `json:"belowThreshold,omitempty"`
+	// Decoding: "greedy" (temperature 0, no sampling), "sampled"
+	// (do_sample or a positive temperature), "" when the results do not
+	// say; Temperature and DoSample as read.
+	Decoding    string   `json:"decoding,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	DoSample    *bool    `json:"doSample,omitempty"`
+	// IntegrationError is the harness's infrastructure failure (the task
+	// has no score); Artifact and File name where it was reported.
+	IntegrationError string `json:"integrationError,omitempty"`
+	Artifact         string `json:"artifact,omitempty"`
+	File             string `json:"file,omitempty"`
+	// Published are the newest scores of the same model and task from
+	// other runs (at most 5, newest first).
+	Published []PublishedScore `json:"published"`
+}
+
+// PublishedScore is an eval score another run stored.
+type PublishedScore struct {
+	RunID     int64   `json:"runId"`
+	Date      string  `json:"date"`
+	Hardware  string  `json:"hardware"`
+	Framework string  `json:"framework"`
+	Precision string  `json:"precision"`
+	Conc      *int    `json:"conc"`
+	Score     float64 `json:"score"`
+}
+
+// EvalTask names a model and task whose published scores are looked up.
+type EvalTask struct {
+	Model, Task string
 }

@@ -78,3 +78,38 @@ func TestCoverageGuardUsage(t *testing.T) {
 	requireCode(t, cli.ExitUsage, r)
 	require.Contains(t, r.stderr, `--coverage-guard: coverage guard "block": want warn or refuse`)
 }
+
+// TestEvalEvidence: every eval task of a run is listed with its score,
+// effective samples, threshold and decoding, and, once another run has
+// stored scores of the same model and task, those as published scores
+// (the other run's, never the run's own).
+func TestEvalEvidence(t *testing.T) {
+	t.Parallel()
+	first, _ := genTree(t, generate.Options{Points: 2, Seed: 3, RunID: 910001, Evals: 2, EvalDocs: 5})
+	second, _ := genTree(t, generate.Options{Points: 2, Seed: 3, RunID: 910002, Evals: 2, EvalDocs: 5})
+	db := pgtest.New(t)
+	r := run(t, nil, "load", first, "--database-url", db, "--run-date", "2026-11-01", "--format", "json")
+	requireCode(t, cli.ExitOK, r)
+	ev := parseSummary(t, r.stdout).Impact.Evals
+	require.Len(t, ev, 2)
+	for _, e := range ev {
+		require.NotNil(t, e.Score)
+		require.Equal(t, 5, *e.EffectiveSamples)
+		require.Equal(t, "greedy", e.Decoding)
+		require.Empty(t, e.Published, "the run's own scores are not published ones")
+	}
+	r = run(t, nil, "load", second, "--database-url", db, "--run-date", "2026-11-02", "--format", "json", "--dry-run")
+	requireCode(t, cli.ExitOK, r)
+	ev = parseSummary(t, r.stdout).Impact.Evals
+	require.Len(t, ev, 2)
+	for _, e := range ev {
+		require.NotEmpty(t, e.Published)
+		for _, p := range e.Published {
+			require.Equal(t, int64(910001), p.RunID)
+			require.Equal(t, "2026-11-01", p.Date)
+		}
+	}
+	r = run(t, nil, "load", second, "--database-url", db, "--run-date", "2026-11-02", "--format", "md", "--dry-run")
+	require.Contains(t, r.stdout, "<details><summary>Eval evidence: 2 tasks")
+	require.Contains(t, r.stdout, "| task | config | conc | effective samples | score | threshold | decoding | published (newest, other runs) |")
+}

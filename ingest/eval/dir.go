@@ -23,6 +23,9 @@ type FileFailure struct {
 	// Integration: a harness's infrastructure failure (integration_error or
 	// zero effective samples in an inferencex-eval-v1 result).
 	Integration bool `json:",omitempty"`
+	// Task and Conc name the task of a task's failure (not of a file's).
+	Task string `json:"-"`
+	Conc *int   `json:"-"`
 }
 
 // DirResult is what one per-config eval artifact holds.
@@ -97,11 +100,12 @@ func ReadDir(open Opener, artifact string, files []string) DirResult {
 		}
 		for _, t := range tasks {
 			if t.bad != "" && c.skip == "" {
-				res.Failures = append(res.Failures, FileFailure{File: c.file, Reason: "task " + t.task + ": " + t.bad, Integration: t.integration})
+				res.Failures = append(res.Failures, FileFailure{File: c.file, Reason: "task " + t.task + ": " + t.bad,
+					Integration: t.integration, Task: t.task, Conc: c.conc})
 				continue
 			}
 			row := Row{Identity: ident, Agentic: agentic, Task: t.task, ISL: isl, OSL: osl, Conc: c.conc,
-				LMEvalVersion: version, Metrics: t.metrics, File: c.file, Index: t.index, SkipReason: c.skip}
+				LMEvalVersion: version, Metrics: t.metrics, File: c.file, Index: t.index, SkipReason: c.skip, Decoding: t.decoding}
 			if row.SkipReason == "" && !hasMetrics(t.metrics) {
 				row.SkipReason = SkipNoMetrics
 			}

@@ -36,6 +36,41 @@ type results struct {
 	// IntegrationError {type, message} marks an infrastructure failure
 	// (any result format): a zero-effective-sample result that is no score.
 	IntegrationError json.RawMessage `json:"integration_error"`
+	// Configs[task].generation_kwargs and Config.gen_kwargs (which lm-eval
+	// applies over the task's) say how the model decoded: temperature and
+	// do_sample (the report's eval evidence).
+	Configs map[string]struct {
+		GenerationKwargs map[string]any `json:"generation_kwargs"`
+	} `json:"configs"`
+	Config struct {
+		GenKwargs map[string]any `json:"gen_kwargs"`
+	} `json:"config"`
+}
+
+// Decoding is how an eval task's model decoded, as its results file says:
+// the temperature and do_sample lm-eval used (nil where it does not say).
+type Decoding struct {
+	Temperature *float64
+	DoSample    *bool
+}
+
+// decoding reads a task's decoding: gen_kwargs of the run over the task's
+// generation_kwargs.
+func (doc *results) decoding(task string) Decoding {
+	var d Decoding
+	for _, kw := range []map[string]any{doc.Configs[task].GenerationKwargs, doc.Config.GenKwargs} {
+		if v, ok := kw["temperature"]; ok {
+			if f, ok := floatValue(v); ok {
+				d.Temperature = &f
+			}
+		}
+		if v, ok := kw["do_sample"]; ok {
+			if b, ok := catalog.ParseOptionalBool(v); ok {
+				d.DoSample = &b
+			}
+		}
+	}
+	return d
 }
 
 // ResultFormatV1 is the producer's result format of its own harnesses.
@@ -63,6 +98,7 @@ type taskResult struct {
 	// integration: bad because the harness reported an infrastructure
 	// failure (integration_error, or no effective sample).
 	integration bool
+	decoding    Decoding
 }
 
 // readResults parses a results file and returns its tasks in name order.
@@ -121,7 +157,7 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 	sort.Strings(names)
 	for i, name := range names {
 		task := strings.ToLower(strings.TrimSpace(name))
-		t := taskResult{task: task, index: i}
+		t := taskResult{task: task, index: i, decoding: doc.decoding(name)}
 		if task == "" {
 			t.task, t.bad = strconv.Quote(name), "task name is empty"
 			tasks = append(tasks, t)

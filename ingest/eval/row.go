@@ -34,6 +34,9 @@ type Row struct {
 	SamplesFile string
 	// SkipReason is set for rows read but deliberately not written.
 	SkipReason string
+	// Decoding is how the task's model decoded (per-config results files;
+	// unknown for aggregate rows).
+	Decoding Decoding `json:"-"`
 }
 
 // Skip reasons of rows that are read but not written.

@@ -62,10 +62,15 @@ func Compute(curves []schema.CurveImpact, view schema.ViewRefresh) (*schema.Impa
 	return imp, nil
 }
 
-// Unchanged is the impact of a rerun answered from the ledger: nothing was
-// written, so nothing the dashboard shows changes.
-func Unchanged() *schema.Impact {
-	return &schema.Impact{Status: schema.ImpactUnchanged, Curves: []schema.CurveChange{}}
+// Unchanged is the impact of a rerun answered from the ledger (prior: the
+// earlier ingest's): nothing was written, so nothing the dashboard shows
+// changes; the eval evidence is the earlier ingest's.
+func Unchanged(prior *schema.Impact) *schema.Impact {
+	imp := &schema.Impact{Status: schema.ImpactUnchanged, Curves: []schema.CurveChange{}}
+	if prior != nil {
+		imp.Evals = prior.Evals
+	}
+	return imp
 }
 
 func changed(c schema.CurveChange) int { return len(c.Gained) + len(c.Replaced) + len(c.Dropped) }

@@ -52,6 +52,7 @@ func renderMarkdown(s *schema.Summary, limit int) string {
 	writeMarkdownTable(&head, s.Rows)
 	fmt.Fprintf(&head, "\n_{%s}_\n", statsLine(s.Stats))
 	writeMarkdownImpact(&head, s)
+	writeMarkdownEvalEvidence(&head, s)
 
 	fmt.Fprintf(&tail, "\n%s\n", footerEN(o))
 	tail.WriteString("\n中文\n\n")

@@ -27,6 +27,7 @@ func Text(s *schema.Summary) string {
 		b.WriteString(viewRefreshLine(*v) + "\n")
 	}
 	writeTextImpact(&b, s)
+	writeTextEvalEvidence(&b, s)
 
 	kinds := unmappedKinds(s.Unmapped)
 	if len(kinds) > 0 || len(s.Failures) > 0 {

@@ -209,3 +209,20 @@ USING unnest($1::bytea[], $2::bytea[]) AS d(eval_key, digest)
 JOIN stage_eval_id i ON i.eval_key = d.eval_key
 JOIN eval_results e ON e.id = i.id
 WHERE s.eval_result_id = e.id AND e.samples_digest IS NOT NULL AND e.samples_digest <> d.digest`
+
+// qPublishedEvalScores lists, per model ($1) and task ($2), the newest five
+// scores other GitHub runs than $3 stored (the report's eval evidence).
+const qPublishedEvalScores = `
+SELECT p.model, p.task, x.github_run_id, x.date::text, x.hardware, x.framework, x.precision, x.conc, x.score
+FROM unnest($1::text[], $2::text[]) AS p (model, task)
+CROSS JOIN LATERAL (
+	SELECT w.github_run_id, e.date, c.hardware, c.framework, c.precision, e.conc, (e.metrics ->> 'score')::float8 AS score
+	FROM configs c
+	JOIN eval_results e ON e.config_id = c.id
+	JOIN workflow_runs w ON w.id = e.workflow_run_id
+	WHERE c.model = p.model AND e.task = p.task AND w.github_run_id <> $3
+		AND jsonb_typeof(e.metrics -> 'score') = 'number'
+	ORDER BY e.date DESC, e.id DESC
+	LIMIT 5
+) x
+ORDER BY p.model, p.task, x.date DESC`

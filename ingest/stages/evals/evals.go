@@ -135,6 +135,8 @@ type evalStage struct {
 	// the files this ingest staged every line of.
 	stored   map[schema.EvalKey]schema.EvalSamplesFile
 	complete []schema.EvalSamplesFile
+	// evidence is the eval evidence of the report (Rows.Evidence).
+	evidence []schema.EvalEvidence
 }
 
 // failItem counts one eval item that could not be read.
@@ -172,6 +174,8 @@ func (s *evalStage) readDir(a *source.Artifact) {
 		s.failItem(a.Name, f.File, f.Reason)
 		if f.Integration {
 			s.env.Sum.Details.EvalIntegrationErrors++
+			s.evidence = append(s.evidence, schema.EvalEvidence{Task: f.Task, Conc: f.Conc, IntegrationError: f.Reason,
+				Artifact: a.Name, File: f.File, Published: []schema.PublishedScore{}})
 		}
 	}
 	for _, r := range res.Rows {
@@ -207,6 +211,8 @@ func (s *evalStage) readAggregate(a *source.Artifact) {
 				s.failItem(a.Name, file, b.Reason)
 				if b.Integration {
 					s.env.Sum.Details.EvalIntegrationErrors++
+					s.evidence = append(s.evidence, schema.EvalEvidence{IntegrationError: b.Reason, Artifact: a.Name,
+						File: file, Published: []schema.PublishedScore{}})
 				}
 			})
 		f.Close()
@@ -270,6 +276,7 @@ func (s *evalStage) add(c *evalCandidate) {
 		src.ArtifactID = c.artifact.Listing.ID
 	}
 	s.staged = append(s.staged, schema.StagedEval{Result: c.result, Key: c.key, Source: src})
+	s.evidence = append(s.evidence, evidenceOf(c.result, r.Decoding))
 	if r.SamplesFile != "" {
 		s.samples = append(s.samples, c)
 	}

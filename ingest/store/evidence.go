@@ -1,0 +1,43 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// PublishedEvalScores returns, inside the run's transaction, the newest
+// five scores other GitHub runs stored for each model and task (the
+// report's eval evidence), in one round trip.
+func (t *RunTx) PublishedEvalScores(ctx context.Context, tasks []schema.EvalTask) (map[schema.EvalTask][]schema.PublishedScore, error) {
+	out := map[schema.EvalTask][]schema.PublishedScore{}
+	if len(tasks) == 0 {
+		return out, nil
+	}
+	models, names := make([]string, len(tasks)), make([]string, len(tasks))
+	for i, k := range tasks {
+		models[i], names[i] = k.Model, k.Task
+	}
+	rows, err := t.tx.Query(ctx, qPublishedEvalScores, models, names, t.start.Run.SourceRunID)
+	if err != nil {
+		return nil, fmt.Errorf("published eval scores: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			k    schema.EvalTask
+			p    schema.PublishedScore
+			conc *int32
+		)
+		if err := rows.Scan(&k.Model, &k.Task, &p.RunID, &p.Date, &p.Hardware, &p.Framework, &p.Precision, &conc, &p.Score); err != nil {
+			return nil, fmt.Errorf("published eval scores: %w", err)
+		}
+		p.Conc = intOf(conc)
+		out[k] = append(out[k], p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("published eval scores: %w", err)
+	}
+	return out, nil
+}
