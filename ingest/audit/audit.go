@@ -1,0 +1,196 @@
+// Package audit finds merged sweeps that have no successful ingest: every
+// run of the sweep workflow on the default branch is matched with the
+// ledger, and each one missed gets its cause and the command that recovers
+// it. Runs purged on purpose are listed with their cause and never
+// proposed for re-ingest.
+package audit
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Run is one merged sweep: a completed run of the sweep workflow.
+type Run struct {
+	ID         int64
+	Attempt    int
+	Conclusion string
+	CreatedAt  time.Time
+}
+
+// Ingest is one ledger row naming a run, as source or merge run.
+type Ingest struct {
+	ID         int64
+	RunID      int64
+	MergeRunID int64
+	Status     string
+	Error      string
+}
+
+// Artifacts says what GitHub still holds of a run: how many artifacts it
+// lists and how many of them have expired.
+type Artifacts struct {
+	Listed, Expired int
+}
+
+// Causes of a missed ingest.
+const (
+	CausePurged       = "purged on purpose"
+	CauseExpired      = "artifacts expired"
+	CauseNoArtifacts  = "no artifacts"
+	CauseAborted      = "ingest aborted"
+	CauseRunFailed    = "run failed"
+	CauseRunCancelled = "run cancelled"
+	CauseNoIngest     = "no ingest"
+)
+
+// Finding is one merged sweep without a successful ingest.
+type Finding struct {
+	RunID      int64     `json:"runId"`
+	Attempt    int       `json:"attempt"`
+	CreatedAt  time.Time `json:"createdAt"`
+	Conclusion string    `json:"conclusion"`
+	// SourceRunID is the sweep the merge run reused, when the ledger
+	// knows it (an aborted ingest recorded it), else 0.
+	SourceRunID int64  `json:"sourceRunId,omitempty"`
+	Cause       string `json:"cause"`
+	Detail      string `json:"detail,omitempty"`
+	// Command recovers the run ("" when nothing can: purged, expired).
+	Command string `json:"command,omitempty"`
+}
+
+// Result is the audit of a window of merged sweeps.
+type Result struct {
+	Runs     int       `json:"runs"`
+	Ingested int       `json:"ingested"`
+	Missed   []Finding `json:"missed"`
+}
+
+// Unresolved counts the findings that are not purged on purpose.
+func (r Result) Unresolved() int {
+	n := 0
+	for _, f := range r.Missed {
+		if f.Cause != CausePurged {
+			n++
+		}
+	}
+	return n
+}
+
+// Deps are what the audit asks about a run it found missed.
+type Deps struct {
+	Repo string
+	// Purged says whether the run overrides purge the run (and why).
+	Purged func(runID int64, attempt int) (string, bool)
+	// Artifacts lists what GitHub still holds of the run.
+	Artifacts func(runID int64) (Artifacts, error)
+}
+
+// Audit matches runs (oldest first) with the ledger's ingests.
+func Audit(runs []Run, ledger []Ingest, d Deps) (Result, error) {
+	res := Result{Runs: len(runs), Missed: []Finding{}}
+	byRun := map[int64][]Ingest{}
+	for _, in := range ledger {
+		byRun[in.RunID] = append(byRun[in.RunID], in)
+		if in.MergeRunID != 0 && in.MergeRunID != in.RunID {
+			byRun[in.MergeRunID] = append(byRun[in.MergeRunID], in)
+		}
+	}
+	for _, r := range runs {
+		ins := byRun[r.ID]
+		if succeeded(ins) {
+			res.Ingested++
+			continue
+		}
+		f := Finding{RunID: r.ID, Attempt: r.Attempt, CreatedAt: r.CreatedAt, Conclusion: r.Conclusion}
+		var aborted []Ingest
+		for _, in := range ins {
+			if in.Status == "aborted" {
+				aborted = append(aborted, in)
+				if in.MergeRunID == r.ID && in.RunID != r.ID {
+					f.SourceRunID = in.RunID
+				}
+			}
+		}
+		if reason, ok := purged(d, r, f.SourceRunID); ok {
+			f.Cause, f.Detail = CausePurged, reason
+			res.Missed = append(res.Missed, f)
+			continue
+		}
+		arts, err := d.Artifacts(r.ID)
+		if err != nil {
+			return res, fmt.Errorf("run %d: list its artifacts: %w", r.ID, err)
+		}
+		switch {
+		case arts.Listed > 0 && arts.Expired == arts.Listed:
+			f.Cause = CauseExpired
+			f.Detail = fmt.Sprintf("all %d artifacts have expired: nothing left to ingest", arts.Listed)
+		case arts.Listed == 0 && r.Conclusion == "success":
+			f.Cause, f.Detail = CauseNoArtifacts, "the run uploaded no artifact"
+		case len(aborted) > 0:
+			f.Cause = CauseAborted
+			f.Detail = fmt.Sprintf("%d %s, the last: %s", len(aborted), plural(len(aborted), "time", "times"), oneLine(aborted[len(aborted)-1].Error))
+		case r.Conclusion == "cancelled":
+			f.Cause, f.Detail = CauseRunCancelled, "its results may be partial"
+		case r.Conclusion != "success":
+			f.Cause, f.Detail = CauseRunFailed, "conclusion "+r.Conclusion+": its results may be partial"
+		default:
+			f.Cause, f.Detail = CauseNoIngest, "no ingest of the run is recorded"
+		}
+		if f.Cause != CauseExpired && f.Cause != CauseNoArtifacts {
+			f.Command = command(d.Repo, r.ID, f.SourceRunID)
+		}
+		res.Missed = append(res.Missed, f)
+	}
+	return res, nil
+}
+
+func succeeded(ins []Ingest) bool {
+	for _, in := range ins {
+		if in.Status == "succeeded" || in.Status == "completed_with_failures" {
+			return true
+		}
+	}
+	return false
+}
+
+// purged asks about the run and, for a reused sweep, its source run.
+func purged(d Deps, r Run, source int64) (string, bool) {
+	if d.Purged == nil {
+		return "", false
+	}
+	if reason, ok := d.Purged(r.ID, r.Attempt); ok {
+		return reason, true
+	}
+	if source != 0 {
+		return d.Purged(source, 0)
+	}
+	return "", false
+}
+
+// command is the recovery command: the sweep under its merge run when
+// the ledger knows the source, else the merge run (ingest run finds a
+// reused sweep's source itself).
+func command(repo string, runID, source int64) string {
+	if source != 0 {
+		return fmt.Sprintf("ingest run --repo %s --run-id %d --merge-run-id %d", repo, source, runID)
+	}
+	return fmt.Sprintf("ingest run --repo %s --run-id %d", repo, runID)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// oneLine keeps the first line of an error, at most 200 bytes.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

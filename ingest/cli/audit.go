@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/inferencex/ingest/ingest/audit"
+	"github.com/inferencex/ingest/ingest/github"
+	"github.com/inferencex/ingest/ingest/overrides"
+	"github.com/inferencex/ingest/ingest/report"
+)
+
+// runAudit is the missed-ingest watchdog: every completed run of the sweep
+// workflow on the default branch since a date, matched with the target's
+// ledger; each one without a successful ingest is listed with its cause
+// and the command that recovers it. Exit 0 when none is missed (purged
+// runs aside), 3 when some are, 1 when GitHub or the ledger cannot be read.
+func runAudit(ctx context.Context, env Env, args []string) int {
+	fs, s := newFlagSet("audit", env)
+	common := addCommon(s)
+	repo := s.str("repo", "", "repository of the sweeps, OWNER/NAME (required)", "INGEST_REPO")
+	since := s.str("since", "", "audit runs created on or after this day (YYYY-MM-DD) or time (RFC 3339) (required)", "INGEST_AUDIT_SINCE")
+	until := s.str("until", "", "audit runs created on or before this day (the whole day) or time", "INGEST_AUDIT_UNTIL")
+	workflow := s.str("workflow", "run-sweep.yml", "the merge/sweep workflow file (or id) whose runs are the merged sweeps", "INGEST_AUDIT_WORKFLOW")
+	branch := s.str("branch", "main", "the default branch", "INGEST_AUDIT_BRANCH")
+	overrideFiles := s.str("overrides", "", "comma-separated run-override files (purged runs are never proposed)", "INGEST_OVERRIDES")
+	format := s.str("format", "text", "text or json", "INGEST_AUDIT_FORMAT")
+	gh := addGitHub(s)
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: ingest audit --repo OWNER/NAME --since DATE [--until DATE] [--workflow FILE] [--branch main] [--target T] [--format text|json]\n"+
+			"The token comes from GITHUB_TOKEN (never a flag); it needs actions:read.")
+		fs.PrintDefaults()
+	}
+	if _, ok, code := parse(fs, s, args, 0); !ok {
+		return code
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(env.Stderr, "ingest audit: "+format+"\n", a...)
+		return ExitUsage
+	}
+	if _, _, err := github.SplitRepo(repo.String()); err != nil {
+		return usageErr("--repo (or INGEST_REPO) is required as OWNER/NAME: %v", err)
+	}
+	filter := github.RunFilter{Workflow: workflow.String(), Branch: branch.String()}
+	if since.String() == "" {
+		return usageErr("--since (or INGEST_AUDIT_SINCE) is required")
+	}
+	t, err := parseDate(since.String())
+	if err != nil {
+		return usageErr("--since: %v", err)
+	}
+	filter.Since = t.UTC()
+	if v := until.String(); v != "" {
+		t, err := parseDate(v)
+		if err != nil {
+			return usageErr("--until: %v", err)
+		}
+		if _, dayErr := time.Parse("2006-01-02", v); dayErr == nil {
+			t = t.Add(24*time.Hour - time.Second) // the whole day
+		}
+		filter.Until = t.UTC()
+		if filter.Until.Before(filter.Since) {
+			return usageErr("--until is before --since")
+		}
+	}
+	if f := format.String(); f != report.FormatText && f != report.FormatJSON {
+		return usageErr("--format %q is not text or json", f)
+	}
+	gopts, err := gh.options(env, repo.String(), "a token with actions:read")
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	exts, closeExts, err := readFiles(overrideFiles.String())
+	if err != nil {
+		return usageErr("--overrides: %v", err)
+	}
+	ov, err := overrides.Load(exts...)
+	closeExts()
+	if err != nil {
+		return usageErr("--overrides: %v", err)
+	}
+	st, log, code := connect(ctx, common, env)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	defer log.Sync()
+	gopts.Log = log
+	client, err := github.New(gopts)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+
+	listed, err := client.ListRuns(ctx, filter)
+	if err != nil {
+		return fail(env, "list the runs of %s on %s: %v", workflow.String(), branch.String(), err)
+	}
+	runs := make([]audit.Run, 0, len(listed))
+	ids := make([]int64, 0, len(listed))
+	for _, r := range listed {
+		runs = append(runs, audit.Run{ID: r.ID, Attempt: r.Attempt, Conclusion: r.Conclusion, CreatedAt: r.CreatedAt})
+		ids = append(ids, r.ID)
+	}
+	ledger, err := st.AuditLedger(ctx, repo.String(), ids)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	res, err := audit.Audit(runs, ledger, audit.Deps{Repo: repo.String(), Purged: ov.RunPurged,
+		Artifacts: func(id int64) (audit.Artifacts, error) {
+			list, err := client.ListArtifacts(ctx, id)
+			a := audit.Artifacts{Listed: len(list)}
+			for _, l := range list {
+				if l.Expired {
+					a.Expired++
+				}
+			}
+			return a, err
+		}})
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	if format.String() == report.FormatJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(struct {
+			Repo     string `json:"repo"`
+			Workflow string `json:"workflow"`
+			Branch   string `json:"branch"`
+			Target   string `json:"target"`
+			audit.Result
+		}{repo.String(), workflow.String(), branch.String(), common.target.name, res})
+	} else {
+		_, err = fmt.Fprint(env.Stdout, auditText(res, repo.String(), workflow.String(), branch.String(), common.target.name))
+	}
+	if err != nil {
+		return fail(env, "%v", err)
+	}
+	if res.Unresolved() > 0 {
+		return ExitCompletedWithFailures
+	}
+	return ExitOK
+}
+
+// auditText renders an audit for the console.
+func auditText(res audit.Result, repo, workflow, branch, target string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Audit of %s %s on %s against the %s ledger: %d merged sweeps, %d ingested, %d without a successful ingest\n",
+		repo, workflow, branch, target, res.Runs, res.Ingested, len(res.Missed))
+	for _, f := range res.Missed {
+		run := fmt.Sprintf("run %d attempt %d (%s, %s)", f.RunID, f.Attempt, f.CreatedAt.UTC().Format("2006-01-02 15:04"), f.Conclusion)
+		if f.SourceRunID != 0 {
+			run += fmt.Sprintf(", sweep %d", f.SourceRunID)
+		}
+		fmt.Fprintf(&b, "\n%s: %s", run, f.Cause)
+		if f.Detail != "" {
+			fmt.Fprintf(&b, " — %s", f.Detail)
+		}
+		b.WriteString("\n")
+		switch {
+		case f.Command != "":
+			fmt.Fprintf(&b, "  recover: %s\n", f.Command)
+		case f.Cause == audit.CausePurged:
+			b.WriteString("  not proposed: purged on purpose\n")
+		default:
+			b.WriteString("  not recoverable from GitHub\n")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,137 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/fixtures/generate"
+	"github.com/inferencex/ingest/ingest/audit"
+	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/ingest/store/pgtest"
+	"github.com/inferencex/ingest/schema"
+)
+
+// auditOutcome is `ingest audit --format json`.
+type auditOutcome struct {
+	Target string `json:"target"`
+	audit.Result
+}
+
+// TestAuditFindsMissedSweeps: fake GitHub serves the sweep workflow's runs
+// on main since a date (others: another branch, another workflow, before
+// the date); the ledger holds one successful ingest and two aborted ones.
+// The audit names every merged sweep without a successful ingest with its
+// cause and the command that recovers it — never for a purged run or one
+// whose artifacts expired — through a rate limit on the listing and one
+// on an artifact listing.
+func TestAuditFindsMissedSweeps(t *testing.T) {
+	t.Parallel()
+	fake := fakegithub.New(t, runTestRepo, runTestToken)
+	day := time.Date(2026, 8, 3, 10, 0, 0, 0, time.UTC)
+	const (
+		ingested  = 28500000001
+		noIngest  = 28500000002
+		expired   = 28500000003
+		failed    = 28500000004
+		cancelled = 28500000005
+		aborted   = 28500000006
+		purged    = 28500000007
+		otherBr   = 28500000008
+		before    = 28500000009
+		otherWf   = 28500000010
+		sweep     = 28499999999 // the PR sweep run `aborted` reused
+	)
+	add := func(id int64, conclusion, branch, path string, at time.Time, artifacts int, allExpired bool) {
+		fake.AddRun(fakegithub.Run{ID: id, Attempt: 1, Name: "Run Sweep", Event: "push", Status: "completed", Conclusion: conclusion,
+			HeadBranch: branch, HeadSHA: "abc", CreatedAt: at, RunStartedAt: at, Path: path})
+		for i := range artifacts {
+			fake.AddArtifact(fakegithub.Artifact{ID: id*10 + int64(i), RunID: id, Name: "bmk_" + string(rune('a'+i)), CreatedAt: at,
+				Expired: allExpired, Data: []byte("PK")})
+		}
+	}
+	sweepWf := ".github/workflows/run-sweep.yml"
+	add(ingested, "success", "main", sweepWf, day, 1, false)
+	add(noIngest, "success", "main", sweepWf, day.Add(1*time.Hour), 2, false)
+	add(expired, "success", "main", sweepWf, day.Add(2*time.Hour), 2, true)
+	add(failed, "failure", "main", sweepWf, day.Add(3*time.Hour), 1, false)
+	add(cancelled, "cancelled", "main", sweepWf, day.Add(4*time.Hour), 1, false)
+	add(aborted, "success", "main", sweepWf, day.Add(5*time.Hour), 1, false)
+	add(purged, "success", "main", sweepWf, day.Add(6*time.Hour), 1, false)
+	add(otherBr, "success", "feature", sweepWf, day.Add(7*time.Hour), 1, false)
+	add(before, "success", "main", sweepWf, day.AddDate(0, 0, -10), 1, false)
+	add(otherWf, "success", "main", ".github/workflows/e2e.yml", day.Add(8*time.Hour), 1, false)
+	fake.Inject(fakegithub.Fault{Route: fakegithub.RouteListWorkflowRuns, Kind: fakegithub.TooManyRequests, Times: 1})
+	fake.Inject(fakegithub.Fault{Route: fakegithub.RouteArtifacts, Kind: fakegithub.SecondaryRateLimit, Times: 1})
+
+	db := pgtest.New(t)
+	tree, _ := genTree(t, generate.Options{Points: 2, Seed: 1, RunID: ingested})
+	requireCode(t, cli.ExitOK, run(t, map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo}, "load", tree))
+	st, err := store.Open(t.Context(), db, zap.NewNop())
+	require.NoError(t, err)
+	for _, cause := range []string{"fetch run 28499999999: artifact bmk_x: download timed out", "fetch run 28499999999: HTTP 502"} {
+		start := schema.RunStart{Run: schema.RunIdentity{Repo: runTestRepo, SourceRunID: sweep, SourceRunAttempt: 1, MergeRunID: aborted, MergeRunAttempt: 1},
+			Target: "production", StartedAt: time.Now()}
+		_, err := st.RecordAborted(t.Context(), start, &schema.Summary{Status: schema.StatusAborted, FinishedAt: time.Now()}, nil, errors.New(cause))
+		require.NoError(t, err)
+	}
+	st.Close()
+	ov := filepath.Join(t.TempDir(), "overrides.json")
+	require.NoError(t, os.WriteFile(ov, []byte(`{"purgedRuns":[{"runId":28500000007,"reason":"wrong cluster firmware"}]}`), 0o644))
+
+	vars := map[string]string{"DATABASE_URL": db, "GITHUB_TOKEN": runTestToken, "GITHUB_API_URL": fake.BaseURL(),
+		"INGEST_CACHE_DIR": t.TempDir(), "INGEST_OVERRIDES": ov}
+	r := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-01", "--format", "json")
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+	var out auditOutcome
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), "%s", r)
+	require.Equal(t, "production", out.Target)
+	require.Equal(t, 1, fake.Hits(fakegithub.RouteListWorkflowRuns), "the rate-limited listing was retried")
+	require.Equal(t, 1, fake.Hits(fakegithub.RouteArtifacts), "the rate-limited artifact listing was retried")
+	require.Equal(t, 7, out.Runs, "the sweep workflow's runs on main since the date")
+	require.Equal(t, 1, out.Ingested)
+	type row struct {
+		run, source    int64
+		cause, command string
+	}
+	var got []row
+	for _, f := range out.Missed {
+		got = append(got, row{f.RunID, f.SourceRunID, f.Cause, f.Command})
+	}
+	cmd := "ingest run --repo " + runTestRepo + " --run-id "
+	require.Equal(t, []row{
+		{noIngest, 0, audit.CauseNoIngest, cmd + "28500000002"},
+		{expired, 0, audit.CauseExpired, ""},
+		{failed, 0, audit.CauseRunFailed, cmd + "28500000004"},
+		{cancelled, 0, audit.CauseRunCancelled, cmd + "28500000005"},
+		{aborted, sweep, audit.CauseAborted, cmd + "28499999999 --merge-run-id 28500000006"},
+		{purged, 0, audit.CausePurged, ""},
+	}, got)
+	require.Equal(t, "2 times, the last: fetch run 28499999999: HTTP 502", out.Missed[4].Detail)
+	require.Equal(t, "wrong cluster firmware", out.Missed[5].Detail)
+
+	text := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-01")
+	requireCode(t, cli.ExitCompletedWithFailures, text)
+	require.Contains(t, text.stdout, "7 merged sweeps, 1 ingested, 6 without a successful ingest")
+	require.Contains(t, text.stdout, "run 28500000006 attempt 1 (2026-08-03 15:00, success), sweep 28499999999: ingest aborted — 2 times")
+	require.Contains(t, text.stdout, "  recover: "+cmd+"28499999999 --merge-run-id 28500000006\n")
+	require.Contains(t, text.stdout, "run 28500000007 attempt 1 (2026-08-03 16:00, success): purged on purpose — wrong cluster firmware\n  not proposed: purged on purpose\n")
+	require.Contains(t, text.stdout, "artifacts expired — all 2 artifacts have expired: nothing left to ingest\n  not recoverable from GitHub\n")
+	requireNoSecret(t, []string{text.stdout, text.stderr, r.stderr})
+
+	// Only the ingested run in the window: nothing missed, exit 0.
+	clean := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-03T09:00:00Z", "--until", "2026-08-03T10:30:00Z")
+	requireCode(t, cli.ExitOK, clean)
+	require.Contains(t, clean.stdout, "1 merged sweeps, 1 ingested, 0 without a successful ingest")
+
+	requireCode(t, cli.ExitUsage, run(t, vars, "audit", "--repo", runTestRepo))
+	requireCode(t, cli.ExitUsage, run(t, vars, "audit", "--since", "2026-08-01", "--repo", "nope"))
+}

@@ -1,0 +1,27 @@
+package store
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/inferencex/ingest/ingest/audit"
+)
+
+// AuditLedger reads the ledger rows that name any of runs, as source or
+// merge run, for `ingest audit`.
+func (s *Store) AuditLedger(ctx context.Context, repo string, runs []int64) ([]audit.Ingest, error) {
+	rows, err := s.pool.Query(ctx, qAuditLedger, repo, runs)
+	if err != nil {
+		return nil, s.opts.explain("read the ledger", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Ingest, error) {
+		var in audit.Ingest
+		err := r.Scan(&in.ID, &in.RunID, &in.MergeRunID, &in.Status, &in.Error)
+		return in, err
+	})
+	if err != nil {
+		return nil, s.opts.explain("read the ledger", err)
+	}
+	return out, nil
+}
