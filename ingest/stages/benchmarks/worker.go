@@ -268,20 +268,20 @@ func (s *parseWorker) normalize(artifact, file string, index int, row map[string
 			zap.Int("row", index), zap.String("reason", reason))
 		return schema.StagedBenchmark{}, false
 	}
-	backfilled := false
+	// backfill: the ledger's correction of the point, applied (or withheld:
+	// the point's metrics differ from the audited measurement); counted
+	// below once the point is known to be staged.
+	backfill, withheld := "", ""
 	if s.ids != nil {
 		source := point.Key()
-		id := ""
 		if b, ok := s.deps.Overrides.PointBackfill(s.run.SourceRunID, s.run.SourceRunAttempt, &point); ok {
 			if b.ApplyTo(&point) {
-				id, backfilled = b.ID, true
+				backfill = b.ID
 			} else {
-				sum.Details.PointBackfillsWithheld++
-				s.deps.Log.Info("point backfill withheld: the point's metrics differ from the audited measurement", zap.String("backfill", b.ID),
-					zap.String("artifact", artifact), zap.String("file", file), zap.Int("row", index))
+				withheld = b.ID
 			}
 		}
-		s.ids.record(source, point.Key(), id)
+		s.ids.record(source, point.Key(), backfill)
 	}
 	key := point.Key()
 	h := s.hash(key)
@@ -292,8 +292,13 @@ func (s *parseWorker) normalize(artifact, file string, index int, row map[string
 			return schema.StagedBenchmark{}, false
 		}
 	}
-	if backfilled {
+	switch {
+	case backfill != "":
 		sum.Details.BackfilledPoints++
+	case withheld != "":
+		sum.Details.PointBackfillsWithheld++
+		s.deps.Log.Info("point backfill withheld: the point's metrics differ from the audited measurement", zap.String("backfill", withheld),
+			zap.String("artifact", artifact), zap.String("file", file), zap.Int("row", index))
 	}
 	if s.owns != nil {
 		s.owns.points[h] = struct{}{}
