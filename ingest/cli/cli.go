@@ -43,6 +43,7 @@ func commands() []command {
 		{"status", "the ledger at a glance: recent ingests, backfill passes; --run-id N for one run", runStatus},
 		{"report", "re-render the stored report of a run: ingest report --run-id N", runReport},
 		{"audit", "list merged sweeps without a successful ingest, with cause and recovery command: ingest audit --repo R --since DATE", runAudit},
+		{"preview", "print a run's normalized rows as the site's unofficial-run overlay reads them, no database: ingest preview DIR", runPreview},
 		{"verify", "read a stored run back and check it against the ledger and latest_benchmarks: ingest verify --run-id N", runVerify},
 		{"migrate", "manage the schema: ingest migrate up|down [N]|force N|version", runMigrate},
 		{"reader", "the dashboard's read-only role: ingest reader create ROLE [--dry-run]", runReader},
