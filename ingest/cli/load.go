@@ -155,8 +155,17 @@ func ingestPrepared(ctx context.Context, env Env, opts *ingestOpts, log *zap.Log
 		return fail(env, "%v", cancelled(ctx, err))
 	}
 	defer st.Close()
-	_, code := ingestDir(ctx, env, opts, log, cfg, deps, st, tree)
+	sum, code := ingestDir(ctx, env, opts, log, cfg, deps, st, tree)
+	warnOutputs(env, opts, sum, code, log)
 	return code
+}
+
+// warnOutputs writes the ingest's step outputs ($GITHUB_OUTPUT); one that
+// cannot be written is a warning, never a failure of the ingest.
+func warnOutputs(env Env, opts *ingestOpts, sum *schema.Summary, code int, log *zap.Logger) {
+	if err := writeGitHubOutputs(env, ingestOutputs(opts.commonOpts, sum, code)); err != nil {
+		log.Warn("could not write the step outputs", zap.Error(err))
+	}
 }
 
 // prepareIngest builds the logger and the run configuration from the

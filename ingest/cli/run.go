@@ -92,16 +92,16 @@ func runRun(ctx context.Context, env Env, args []string) int {
 	cfg.MergeMeta = cfg.MergeMeta.Merge(res.Merge.Meta)
 
 	sum, code := ingestDir(ctx, env, opts, log, cfg, deps, st, openTree(ctx, res.Dir, deps.Build != nil, log))
-	if sum == nil {
-		return code
-	}
-	if err := postReport(ctx, env, client, res, sum, int(pr), *noComment || sum.DryRun, opts.format.String(), log); err != nil {
-		fmt.Fprintln(env.Stderr, "ingest:", err)
-		if code == ExitOK {
-			// The run is written; only the comment is missing.
-			return ExitCompletedWithFailures
+	if sum != nil {
+		if err := postReport(ctx, env, client, res, sum, int(pr), *noComment || sum.DryRun, opts.format.String(), log); err != nil {
+			fmt.Fprintln(env.Stderr, "ingest:", err)
+			if code == ExitOK {
+				// The run is written; only the comment is missing.
+				code = ExitCompletedWithFailures
+			}
 		}
 	}
+	warnOutputs(env, opts, sum, code, log)
 	return code
 }
 
@@ -121,6 +121,7 @@ func fetchAborted(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logge
 		fmt.Fprintln(env.Stderr, "ingest:", werr)
 	}
 	fmt.Fprintln(env.Stderr, "ingest: aborted:", cause)
+	warnOutputs(env, opts, sum, ExitAborted, log)
 	return ExitAborted
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/schema"
@@ -65,6 +66,17 @@ func runStatus(ctx context.Context, env Env, args []string) int {
 		if ok {
 			views = []schema.ViewState{v}
 		}
+	}
+	outs := targetOutputs(common)
+	if id != 0 {
+		last := ""
+		if len(ingests) > 0 {
+			last = string(ingests[0].Status)
+		}
+		outs = append(outs, output{"ingests", strconv.Itoa(len(ingests))}, output{"last-status", last})
+	}
+	if err := writeGitHubOutputs(env, outs); err != nil {
+		fmt.Fprintln(env.Stderr, "ingest status: warning:", err)
 	}
 	if format.String() != report.FormatJSON {
 		// The database the ledger was read from, by target (never its URL).
