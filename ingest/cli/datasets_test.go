@@ -113,6 +113,15 @@ func TestDatasetsLoad(t *testing.T) {
 	requireCode(t, cli.ExitCompletedWithFailures, run(t, vars, "load", demo))
 	require.Equal(t, int64(2), count(t, db, "dataset_conversations"))
 	require.Equal(t, before, checksum(t, db))
+	// A rerun is answered from the ledger; after a load (a write outside an
+	// ingest) the next one reads the run in full.
+	r = run(t, vars, "load", demo)
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+	require.Contains(t, r.stdout, "inputs unchanged since ingest")
+	requireCode(t, cli.ExitOK, run(t, vars, "datasets", "load", corpusSample, "--dataset", id))
+	r = run(t, vars, "load", demo)
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+	require.NotContains(t, r.stdout, "inputs unchanged since ingest")
 }
 
 // checksum is the content of the dataset tables (not their dates).
