@@ -185,6 +185,11 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	deps.LargeHeap = env.GC.LargeHeap // one Target: the workers share its hold
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
 	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: common.target.name, ToolVersion: toolVersion(env.Version), Reread: *reread}
+	if common.target.name != ProductionTarget {
+		// A backfill into staging stages each run (a production backfill
+		// is not compared with staging: promote runs one by one).
+		cfg.Publish = stagedPublish
+	}
 	ingestTree := func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
 		cfg.TreeDigest = source.StartDigest(ctx, dir) // hashed while the tree is opened and read
 		tree, err := source.Open(ctx, dir, runLog)

@@ -71,9 +71,7 @@ func (p *publishOpts) check(c *commonOpts) error {
 // the connection to the staging database.
 func (p *publishOpts) configure(cfg *ingest.Config, c *commonOpts, log *zap.Logger) func() {
 	if c.target.name != ProductionTarget {
-		cfg.Publish = func(_ context.Context, _ schema.RunIdentity, tree []byte, _ json.RawMessage) (*schema.Publication, error) {
-			return &schema.Publication{Kind: schema.PublicationStaged, TreeDigest: promotion.TreeDigest(tree), SameInputs: false}, nil
-		}
+		cfg.Publish = stagedPublish
 		return func() {}
 	}
 	if p.staged == nil {
@@ -139,4 +137,10 @@ func differenceList(ds []schema.ArtifactDifference, n int) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// stagedPublish is the publication section of an ingest into a target
+// other than production: staged, with the digest of the tree it read.
+func stagedPublish(_ context.Context, _ schema.RunIdentity, tree []byte, _ json.RawMessage) (*schema.Publication, error) {
+	return &schema.Publication{Kind: schema.PublicationStaged, TreeDigest: promotion.TreeDigest(tree)}, nil
 }

@@ -158,3 +158,20 @@ func changeOneMetric(t *testing.T, dir string) {
 	}
 	t.Fatalf("no tput_per_gpu under %s", dir)
 }
+
+// TestBackfillIntoStagingStages: a backfill with --target staging writes
+// to the staging database only, and each run's report says it was staged
+// (with its tree digest, for a later promotion to compare with).
+func TestBackfillIntoStagingStages(t *testing.T) {
+	t.Parallel()
+	prod, staging := pgtest.New(t), pgtest.New(t)
+	trees := t.TempDir()
+	_, err := generate.Write(filepath.Join(trees, "a"), generate.Options{Points: 2, Seed: 1, RunID: 28400002851})
+	require.NoError(t, err)
+	vars := map[string]string{"DATABASE_URL": prod, "DATABASE_WRITE_URL_STAGING": staging, "INGEST_REPO": runTestRepo}
+	requireCode(t, cli.ExitOK, run(t, vars, "backfill", "--from-dir", trees, "--target", "staging"))
+	require.Zero(t, count(t, prod, "ingests"))
+	require.Equal(t, []string{"staged"}, queryStrings(t, staging, "SELECT summary->'publication'->>'kind' FROM ingests"))
+	require.Equal(t, []string{"staging"}, ledgerTargets(t, staging))
+	require.Len(t, queryStrings(t, staging, "SELECT summary->'publication'->>'treeDigest' FROM ingests WHERE summary->'publication'->>'treeDigest' LIKE 'sha256:%'"), 1)
+}
