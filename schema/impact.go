@@ -81,10 +81,10 @@ type CurveChange struct {
 	Before CurveShape `json:"before"`
 	After  CurveShape `json:"after"`
 
-	Gained   []ImpactPoint `json:"gained"`
-	Replaced []Replacement `json:"replaced"`
-	Dropped  []ImpactPoint `json:"dropped"`
-	Kept     int           `json:"kept"`
+	Gained   []GainedPoints `json:"gained"`
+	Replaced []Replacement  `json:"replaced"`
+	Dropped  []ImpactPoint  `json:"dropped"`
+	Kept     int            `json:"kept"`
 	// SupersededRuns are the GitHub runs whose points the curve showed
 	// before and no longer shows.
 	SupersededRuns []RunRef `json:"supersededRuns"`
@@ -94,6 +94,26 @@ type CurveChange struct {
 	// it does not); Accepted: the loss was acknowledged.
 	CoverageLoss []string `json:"coverageLoss"`
 	Accepted     bool     `json:"accepted,omitempty"`
+}
+
+// GainedCount is the number of points the curve gains.
+func (c CurveChange) GainedCount() int {
+	n := 0
+	for _, g := range c.Gained {
+		n += len(g.Concs)
+	}
+	return n
+}
+
+// GainedPoints are points a curve gains, grouped by arm, recipe and run:
+// their concurrencies, ascending (a first ingest gains thousands; one
+// group per arm keeps the JSON, which the ledger keeps, small).
+type GainedPoints struct {
+	Arm     string  `json:"arm"`
+	Recipe  *string `json:"recipe,omitempty"`
+	RunID   int64   `json:"runId"`
+	Attempt int     `json:"attempt"`
+	Concs   []int   `json:"concs"`
 }
 
 // CurveShape is one side of a curve: its points, arms (topology and
@@ -113,7 +133,8 @@ type RunRef struct {
 	Attempt int   `json:"attempt"`
 }
 
-// ImpactPoint is one point of a curve as the report shows it.
+// ImpactPoint is one replaced or dropped point of a curve as the report
+// shows it.
 type ImpactPoint struct {
 	Conc   int     `json:"conc"`
 	Arm    string  `json:"arm"`
@@ -122,6 +143,13 @@ type ImpactPoint struct {
 	// Attempt of RunID.
 	Attempt int         `json:"attempt"`
 	Values  PointValues `json:"values"`
+}
+
+// FrontierPoint names a point on a frontier by concurrency and arm (its
+// values are those of the curve's lists).
+type FrontierPoint struct {
+	Conc int    `json:"conc"`
+	Arm  string `json:"arm"`
 }
 
 // Replacement is a published point and the new point that takes its place,
@@ -152,7 +180,7 @@ type FrontierChange struct {
 	Before int    `json:"before"`
 	After  int    `json:"after"`
 	// New: points on the frontier after that were not on the curve before.
-	New []ImpactPoint `json:"new"`
+	New []FrontierPoint `json:"new"`
 	// Lost: points on the frontier before that the curve no longer shows.
 	Lost []LostFrontierPoint `json:"lost"`
 	// Few: the frontier after has fewer than 5 points (the producer's
@@ -163,7 +191,7 @@ type FrontierChange struct {
 // LostFrontierPoint is a frontier point the curve no longer shows;
 // Dominated: some point after is at least as good on both axes.
 type LostFrontierPoint struct {
-	ImpactPoint
+	FrontierPoint
 	Dominated bool `json:"dominated"`
 }
 

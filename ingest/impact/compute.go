@@ -31,11 +31,11 @@ func Compute(curves []schema.CurveImpact, view schema.ViewRefresh) (*schema.Impa
 		if err != nil {
 			return nil, err
 		}
-		imp.PointsGained += len(c.Gained)
+		imp.PointsGained += c.GainedCount()
 		imp.PointsReplaced += len(c.Replaced)
 		imp.PointsDropped += len(c.Dropped)
 		imp.PointsKept += c.Kept
-		if len(c.Gained)+len(c.Replaced)+len(c.Dropped) == 0 {
+		if changed(c) == 0 {
 			continue
 		}
 		imp.CurvesChanged++
@@ -73,19 +73,22 @@ func Unchanged(prior *schema.Impact) *schema.Impact {
 	return imp
 }
 
-func changed(c schema.CurveChange) int { return len(c.Gained) + len(c.Replaced) + len(c.Dropped) }
+func changed(c schema.CurveChange) int { return c.GainedCount() + len(c.Replaced) + len(c.Dropped) }
 
 // curve computes one curve's change.
 func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
-	c := schema.CurveChange{Gained: []schema.ImpactPoint{}, Replaced: []schema.Replacement{}, Dropped: []schema.ImpactPoint{},
+	c := schema.CurveChange{Gained: []schema.GainedPoints{}, Replaced: []schema.Replacement{}, Dropped: []schema.ImpactPoint{},
 		SupersededRuns: []schema.RunRef{}, Frontiers: []schema.FrontierChange{}, CoverageLoss: []string{}}
 	if err := describe(&c, ci.Scope); err != nil {
 		return c, err
 	}
 	armOf := func(p schema.CurvePoint) string { return arm(&c, p) }
-	point := func(p schema.CurvePoint) schema.ImpactPoint {
+	valued := func(p schema.CurvePoint) schema.ImpactPoint {
 		return schema.ImpactPoint{Conc: p.Conc, Arm: armOf(p), Recipe: p.RecipeFingerprint, RunID: p.GitHubRunID,
 			Attempt: p.RunAttempt, Values: p.Values}
+	}
+	named := func(p schema.CurvePoint) schema.FrontierPoint {
+		return schema.FrontierPoint{Conc: p.Conc, Arm: armOf(p)}
 	}
 	after := map[int64]bool{}
 	for _, p := range ci.After {
@@ -111,23 +114,24 @@ func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
 	for _, pr := range pairs {
 		oldUsed[pr.old], newUsed[pr.new] = true, true
 		o, n := removed[pr.old], added[pr.new]
-		c.Replaced = append(c.Replaced, schema.Replacement{MatchedBy: pr.by, Previous: point(o), New: point(n),
+		c.Replaced = append(c.Replaced, schema.Replacement{MatchedBy: pr.by, Previous: valued(o), New: valued(n),
 			Change: change(o.Values, n.Values)})
 	}
 	for i, p := range removed {
 		if !oldUsed[i] {
-			c.Dropped = append(c.Dropped, point(p))
+			c.Dropped = append(c.Dropped, valued(p))
 		}
 	}
+	var gained []schema.CurvePoint
 	for j, p := range added {
 		if !newUsed[j] {
-			c.Gained = append(c.Gained, point(p))
+			gained = append(gained, p)
 		}
 	}
+	c.Gained = groupGained(gained, armOf)
 	byPoint := func(a, b schema.ImpactPoint) int {
 		return cmp.Or(strings.Compare(a.Arm, b.Arm), cmp.Compare(a.Conc, b.Conc))
 	}
-	slices.SortStableFunc(c.Gained, byPoint)
 	slices.SortStableFunc(c.Dropped, byPoint)
 	slices.SortStableFunc(c.Replaced, func(a, b schema.Replacement) int {
 		return cmp.Or(cmp.Compare(magnitude(b.Change.TputPerGPU), magnitude(a.Change.TputPerGPU)), byPoint(a.New, b.New))
@@ -135,10 +139,43 @@ func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
 	c.Before, c.After = shape(ci.Before, armOf), shape(ci.After, armOf)
 	c.SupersededRuns = superseded(ci.Before, ci.After)
 	for _, ch := range charts() {
-		c.Frontiers = append(c.Frontiers, frontierChange(ci.Before, ci.After, ch, point))
+		c.Frontiers = append(c.Frontiers, frontierChange(ci.Before, ci.After, ch, named))
 	}
 	c.CoverageLoss = coverageLoss(c, len(ci.Before) > 0)
 	return c, nil
+}
+
+// groupGained groups gained points by arm, recipe and run (in that
+// order), each group's concurrencies ascending.
+func groupGained(pts []schema.CurvePoint, armOf func(schema.CurvePoint) string) []schema.GainedPoints {
+	out := []schema.GainedPoints{}
+	at := map[string]int{}
+	for _, p := range pts {
+		g := schema.GainedPoints{Arm: armOf(p), Recipe: p.RecipeFingerprint, RunID: p.GitHubRunID, Attempt: p.RunAttempt}
+		key := fmt.Sprintf("%s\x00%v\x00%s\x00%d\x00%d", g.Arm, g.Recipe != nil, deref(g.Recipe), g.RunID, g.Attempt)
+		i, ok := at[key]
+		if !ok {
+			i = len(out)
+			at[key] = i
+			out = append(out, g)
+		}
+		out[i].Concs = append(out[i].Concs, p.Conc)
+	}
+	for i := range out {
+		slices.Sort(out[i].Concs)
+	}
+	slices.SortStableFunc(out, func(a, b schema.GainedPoints) int {
+		return cmp.Or(strings.Compare(a.Arm, b.Arm), strings.Compare(deref(a.Recipe), deref(b.Recipe)),
+			cmp.Compare(a.RunID, b.RunID), cmp.Compare(a.Attempt, b.Attempt))
+	})
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // magnitude orders relative changes: the largest first, none last.
@@ -190,9 +227,9 @@ func superseded(before, after []schema.CurvePoint) []schema.RunRef {
 // frontierChange is the curve's frontier on ch before and after: the new
 // points on it and the points of the frontier before that the curve no
 // longer shows, each dominated or not by a point shown after.
-func frontierChange(before, after []schema.CurvePoint, ch chart, point func(schema.CurvePoint) schema.ImpactPoint) schema.FrontierChange {
+func frontierChange(before, after []schema.CurvePoint, ch chart, point func(schema.CurvePoint) schema.FrontierPoint) schema.FrontierChange {
 	fb, fa := frontier(before, ch), frontier(after, ch)
-	f := schema.FrontierChange{Chart: ch.name, Before: len(fb), After: len(fa), New: []schema.ImpactPoint{},
+	f := schema.FrontierChange{Chart: ch.name, Before: len(fb), After: len(fa), New: []schema.FrontierPoint{},
 		Lost: []schema.LostFrontierPoint{}}
 	f.Few = len(after) > 0 && len(fa) < recommendedFrontier
 	inBefore, inAfter := map[int64]bool{}, map[int64]bool{}
@@ -212,7 +249,7 @@ func frontierChange(before, after []schema.CurvePoint, ch chart, point func(sche
 		if inAfter[p.ResultID] {
 			continue
 		}
-		lost := schema.LostFrontierPoint{ImpactPoint: point(p)}
+		lost := schema.LostFrontierPoint{FrontierPoint: point(p)}
 		for _, q := range after {
 			if dominates(q.Values, p.Values, ch) {
 				lost.Dominated = true

@@ -184,7 +184,7 @@ func TestImpactOverlappingRuns(t *testing.T) {
 	require.Equal(t, 1, app.CurvesChanged)
 	b := app.Curves[0]
 	require.Equal(t, "dsr1/b200/sglang/fp8/8192x1024/none/agg/off", b.Key)
-	require.Len(t, b.Gained, 1)
+	require.Equal(t, []schema.GainedPoints{{Arm: "tp8", RunID: 300, Attempt: 1, Concs: []int{16}}}, b.Gained)
 	require.Equal(t, 2, b.Kept)
 	require.Empty(t, b.Dropped)
 	require.Empty(t, b.Replaced)

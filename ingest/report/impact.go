@@ -150,7 +150,7 @@ func writeMarkdownCurve(b *strings.Builder, c schema.CurveChange) {
 	fmt.Fprintf(b, "\n**`%s`** — %s\n\n", c.Key, mdInline(curveSummary(c)))
 	fmt.Fprintf(b, "- frontier: %s\n", mdInline(frontierSummary(c)))
 	if len(c.Gained) > 0 {
-		fmt.Fprintf(b, "- gained: %s\n", mdInline(pointList(c.Gained)))
+		fmt.Fprintf(b, "- gained: %s\n", mdInline(gainedList(c.Gained)))
 	}
 	if len(c.Dropped) > 0 {
 		fmt.Fprintf(b, "- dropped: %s\n", mdInline(pointList(c.Dropped)))
@@ -181,7 +181,7 @@ func writeMarkdownCurve(b *strings.Builder, c schema.CurveChange) {
 func curveSummary(c schema.CurveChange) string {
 	bf, af := c.Before, c.After
 	parts := []string{fmt.Sprintf("%d → %d points (%d gained, %d replaced, %d dropped, %d kept)",
-		bf.Points, af.Points, len(c.Gained), len(c.Replaced), len(c.Dropped), c.Kept)}
+		bf.Points, af.Points, c.GainedCount(), len(c.Replaced), len(c.Dropped), c.Kept)}
 	if bf.Points > 0 {
 		parts = append(parts, fmt.Sprintf("arms %s → %s", armList(bf.Arms), armList(af.Arms)),
 			fmt.Sprintf("conc %s → %s", span(bf), span(af)))
@@ -258,6 +258,33 @@ func pointList(ps []schema.ImpactPoint) string {
 	return strings.Join(names, ", ")
 }
 
+// gainedList names up to impactPointLimit gained points, by arm, then
+// counts the rest.
+func gainedList(gs []schema.GainedPoints) string {
+	var parts []string
+	shown, total := 0, 0
+	for _, g := range gs {
+		total += len(g.Concs)
+		if shown == impactPointLimit {
+			continue
+		}
+		var concs []string
+		for _, c := range g.Concs {
+			if shown == impactPointLimit {
+				break
+			}
+			concs = append(concs, strconv.Itoa(c))
+			shown++
+		}
+		parts = append(parts, fmt.Sprintf("%s conc %s", g.Arm, strings.Join(concs, ", ")))
+	}
+	s := strings.Join(parts, "; ")
+	if total > shown {
+		s += fmt.Sprintf(" … and %d more", total-shown)
+	}
+	return s
+}
+
 func concPair(r schema.Replacement) string {
 	if r.Previous.Conc == r.New.Conc {
 		return strconv.Itoa(r.New.Conc)
@@ -331,7 +358,7 @@ func writeTextImpact(b *strings.Builder, s *schema.Summary) {
 			fmt.Fprintf(b, "    conc %s %s (by %s): %s\n", concPair(r), armPair(r), r.MatchedBy, strings.Join(vals, ", "))
 		}
 		if len(c.Gained) > 0 {
-			fmt.Fprintf(b, "    gained: %s\n", pointList(c.Gained))
+			fmt.Fprintf(b, "    gained: %s\n", gainedList(c.Gained))
 		}
 		if len(c.Dropped) > 0 {
 			fmt.Fprintf(b, "    dropped: %s\n", pointList(c.Dropped))

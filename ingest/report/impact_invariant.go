@@ -27,10 +27,10 @@ func CheckImpact(s *schema.Summary) error {
 	}
 	var gained, replaced, dropped int
 	for _, c := range imp.Curves {
-		gained, replaced, dropped = gained+len(c.Gained), replaced+len(c.Replaced), dropped+len(c.Dropped)
-		if c.Before.Points != len(c.Replaced)+len(c.Dropped)+c.Kept || c.After.Points != len(c.Gained)+len(c.Replaced)+c.Kept {
+		gained, replaced, dropped = gained+c.GainedCount(), replaced+len(c.Replaced), dropped+len(c.Dropped)
+		if c.Before.Points != len(c.Replaced)+len(c.Dropped)+c.Kept || c.After.Points != c.GainedCount()+len(c.Replaced)+c.Kept {
 			return fmt.Errorf("impact: curve %s: %d → %d points, but %d gained, %d replaced, %d dropped, %d kept: %w",
-				c.Key, c.Before.Points, c.After.Points, len(c.Gained), len(c.Replaced), len(c.Dropped), c.Kept, ErrInvariant)
+				c.Key, c.Before.Points, c.After.Points, c.GainedCount(), len(c.Replaced), len(c.Dropped), c.Kept, ErrInvariant)
 		}
 	}
 	if gained != imp.PointsGained || replaced != imp.PointsReplaced || dropped != imp.PointsDropped {
