@@ -20,6 +20,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inferencex/ingest/ingest/cli"
@@ -299,4 +300,77 @@ func tarGz(t *testing.T, name string, data []byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestActionRunStep runs the action's ingest step script with bash and a
+// stand-in `ingest` that prints what it was given: the URL reaches the
+// tool under the target's own variable, the summary path is an output,
+// and a malformed target name stops the step before the tool runs.
+func TestActionRunStep(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "action.yml"))
+	require.NoError(t, err)
+	var a actionFile
+	require.NoError(t, yaml.Unmarshal(data, &a))
+	var script string
+	for _, s := range a.Runs.Steps {
+		if s.ID == "ingest" {
+			script = s.Run
+		}
+	}
+	require.NotEmpty(t, script, "no step with id ingest")
+
+	bin := t.TempDir()
+	stub := "#!/bin/sh\necho \"args=$*\"\nenv | grep -E '^(DATABASE_WRITE_URL|INGEST_TARGET|INGEST_SUMMARY_JSON|INGEST_CACHE_DIR)' | sort\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "ingest"), []byte(stub), 0o755))
+
+	for _, tc := range []struct {
+		target   string
+		want     []string
+		wantCode int
+	}{
+		{"", []string{"args=run", "DATABASE_WRITE_URL=postgres://db/x", "INGEST_TARGET=production"}, 0},
+		{"production", []string{"DATABASE_WRITE_URL=postgres://db/x", "INGEST_TARGET=production"}, 0},
+		{"staging", []string{"DATABASE_WRITE_URL_STAGING=postgres://db/x", "INGEST_TARGET=staging"}, 0},
+		{"dev.branch-1", []string{"DATABASE_WRITE_URL_DEV_BRANCH_1=postgres://db/x", "INGEST_TARGET=dev.branch-1"}, 0},
+		{"x; rm -rf /", nil, 2},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			tmp := t.TempDir()
+			out := filepath.Join(tmp, "github_output")
+			cmd := exec.Command("bash", "-e", "-c", script)
+			env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "RUNNER_TEMP=" + tmp, "GITHUB_OUTPUT=" + out,
+				"INPUT_DATABASE_URL=postgres://db/x", "INPUT_TARGET=" + tc.target}
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, "DATABASE_") && !strings.HasPrefix(kv, "INGEST_") && !strings.HasPrefix(kv, "PATH=") {
+					env = append(env, kv)
+				}
+			}
+			cmd.Env = env
+			got, err := cmd.CombinedOutput()
+			require.Equal(t, tc.wantCode, exitCode(err), "%s", got)
+			if tc.wantCode != 0 {
+				require.NotContains(t, string(got), "args=", "the tool ran")
+				return
+			}
+			lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+			for _, w := range tc.want {
+				require.Contains(t, lines, w)
+			}
+			urls := 0
+			for _, l := range lines {
+				if strings.HasPrefix(l, "DATABASE_WRITE_URL") {
+					urls++
+				}
+			}
+			require.Equal(t, 1, urls, "the URL is given under one variable only: %q", lines)
+			require.Contains(t, lines, "INGEST_SUMMARY_JSON="+filepath.Join(tmp, "ingest-summary.json"))
+			require.Contains(t, lines, "INGEST_CACHE_DIR="+filepath.Join(tmp, "ingest-cache"))
+			o, err := os.ReadFile(out)
+			require.NoError(t, err)
+			require.Equal(t, "summary-json="+filepath.Join(tmp, "ingest-summary.json")+"\n", string(o))
+		})
+	}
 }
