@@ -118,6 +118,9 @@ func newLogger(c *commonOpts, env Env) (*zap.Logger, error) {
 	if err := level.Set(c.logLevel.String()); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
+	if quietByDefault(c.logLevel, env.Getenv, isTerminal(env.Stderr)) {
+		level = zapcore.WarnLevel
+	}
 	format := c.logFormat.String()
 	if format == "" {
 		format = "console"
@@ -138,6 +141,17 @@ func newLogger(c *commonOpts, env Env) (*zap.Logger, error) {
 		return nil, fmt.Errorf("--log-format: %q is not console or json", format)
 	}
 	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(env.Stderr), level)), nil
+}
+
+// quietByDefault reports whether the log level defaults to warn: on a
+// terminal outside CI the progress line and the report are the display, so
+// info lines are kept for when a level is asked for (flag or environment).
+// In CI, or when stderr is not a terminal, the default stays info.
+func quietByDefault(level *setting, getenv func(string) string, terminal bool) bool {
+	if level.given || level.from != "" || !terminal {
+		return false
+	}
+	return getenv("CI") == "" && getenv("GITHUB_ACTIONS") == ""
 }
 
 // connect builds the logger and opens the store for a command that only
