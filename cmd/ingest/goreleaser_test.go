@@ -29,6 +29,12 @@ type goreleaserConfig struct {
 		NameTemplate string   `yaml:"name_template"`
 		Files        []string `yaml:"files"`
 	} `yaml:"archives"`
+	Release struct {
+		GitHub struct {
+			Owner string `yaml:"owner"`
+			Name  string `yaml:"name"`
+		} `yaml:"github"`
+	} `yaml:"release"`
 	Checksum struct {
 		NameTemplate string `yaml:"name_template"`
 		Algorithm    string `yaml:"algorithm"`
@@ -73,7 +79,7 @@ func TestGoreleaserConfig(t *testing.T) {
 	if !slices.Contains(b.Flags, "-trimpath") {
 		t.Errorf("flags %q lack -trimpath (scripts/build-static uses it)", b.Flags)
 	}
-	if len(b.Ldflags) != 1 || b.Ldflags[0] != "-s -w -X main.version={{ .Version }}" {
+	if len(b.Ldflags) != 1 || b.Ldflags[0] != "-s -w -X main.version=v{{ .Version }}" {
 		t.Errorf("ldflags %q, want the version stamped as scripts/build-static does", b.Ldflags)
 	}
 	script, err := os.ReadFile(filepath.Join(root, "scripts", "build-static"))
@@ -96,6 +102,17 @@ func TestGoreleaserConfig(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "LICENSE")); err != nil {
 		t.Errorf("LICENSE: %v", err)
+	}
+	action, err := os.ReadFile(filepath.Join(root, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var act actionFile
+	if err := yaml.Unmarshal(action, &act); err != nil {
+		t.Fatal(err)
+	}
+	if rel := c.Release.GitHub.Owner + "/" + c.Release.GitHub.Name; act.Inputs["release-repo"].Default == nil || *act.Inputs["release-repo"].Default != rel {
+		t.Errorf("releases go to %s, but the action fetches them from release-repo %v", rel, act.Inputs["release-repo"].Default)
 	}
 	if c.Checksum.NameTemplate != "checksums.txt" || c.Checksum.Algorithm != "sha256" {
 		t.Errorf("checksum %+v: scripts/fetch-release checks checksums.txt with sha256", c.Checksum)

@@ -17,10 +17,18 @@ func toolVersion(stamped string) string {
 		}
 		return "unknown (no build information)"
 	}
-	if stamped != "" {
-		info.Main.Version = stamped
+	if stamped == "" {
+		return describeBuild(info)
 	}
-	return describeBuild(info)
+	info.Main.Version = stamped
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			return describeBuild(info)
+		}
+	}
+	// A release build (GoReleaser builds without VCS stamping): the tag
+	// names the build.
+	return stamped
 }
 
 // describeBuild renders the module version and VCS stamp of a build:
