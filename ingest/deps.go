@@ -101,12 +101,26 @@ type Deps struct {
 	// brought up to date in the run's transaction), then "commit". The bench command
 	// reports throughput per stage with it.
 	StageDone func(stage string, took time.Duration)
+	// Progress, when set, is told each stage of a run as it starts and
+	// ends, and what the stage counts as it goes (benchmark files,
+	// telemetry series); the CLI draws it on a terminal. nil costs nothing.
+	Progress Progress
 }
+
+// Progress is told how far the stages of a run have got.
+type Progress = runstate.Progress
 
 // stageDeps are the collaborators the stages see.
 func (d Deps) stageDeps() runstate.Deps {
 	return runstate.Deps{Catalog: d.Catalog, Normalizer: d.Normalizer, Overrides: d.Overrides, Log: d.Log, Now: d.Now, Arrow: d.Arrow,
-		LargeHeap: d.LargeHeap}
+		LargeHeap: d.LargeHeap, Progress: d.Progress}
+}
+
+// stageStart tells Progress, when set, that stage begins.
+func (d Deps) stageStart(stage string) {
+	if d.Progress != nil {
+		d.Progress.Start(stage)
+	}
 }
 
 // stageDone logs a stage's wall time ("stage finished", which the bench
@@ -119,6 +133,9 @@ func (d Deps) stageDone(stage string, since time.Time) {
 	}
 	if d.StageDone != nil {
 		d.StageDone(stage, took)
+	}
+	if d.Progress != nil {
+		d.Progress.Done()
 	}
 }
 

@@ -112,6 +112,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	// transaction is opened (its lock, the workflow run and ledger rows,
 	// the staging tables): the first rows wait in the stream's buffer.
 	stagingStarted := time.Now()
+	d.stageStart("benchmarks")
 	bs := startBenchmarks(ctx, stage, p)
 	w, err := d.Store.BeginRun(ctx, start)
 	if err != nil {
@@ -181,6 +182,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	d.stageDone("benchmarks", began)
 	for _, s := range laterStages(w, ev) {
 		stageStarted := time.Now()
+		d.stageStart(s.name)
 		if err := s.run(ctx, env); err != nil {
 			err = fmt.Errorf("%s: %w", s.name, err)
 			return abortRecorded(ctx, sum, t, d, start, records, err)
@@ -204,6 +206,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	ores.Add(later)
 	noteOverrides(t, sum, ores)
 	curvesStarted := time.Now() // after the overrides: their deletions are part of the update
+	d.stageStart("curves")
 	view, err := w.UpdateLatestBenchmarks(ctx)
 	if err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
@@ -239,6 +242,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	commitStarted := time.Now()
+	d.stageStart("commit")
 	if err := w.Finish(ctx, sum, encoded, cfg.DryRun); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}

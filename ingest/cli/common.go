@@ -136,6 +136,9 @@ func newLogger(c *commonOpts, env Env) (*zap.Logger, error) {
 		enc = zapcore.NewJSONEncoder(encCfg)
 	case "console":
 		encCfg.EncodeLevel = zapcore.CapitalLevelEncoder
+		// Durations with their unit ("took": "2.4ms"); JSON keeps seconds
+		// as numbers, which the bench command and log pipelines read.
+		encCfg.EncodeDuration = zapcore.StringDurationEncoder
 		enc = zapcore.NewConsoleEncoder(encCfg)
 	default:
 		return nil, fmt.Errorf("--log-format: %q is not console or json", format)

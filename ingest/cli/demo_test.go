@@ -23,6 +23,12 @@ func TestDemo(t *testing.T) {
 
 	first := run(t, nil, "demo", "--database-url", db)
 	requireCode(t, cli.ExitOK, first) // the designed failures do not fail the demo
+	// stderr is not a terminal: no progress line, not a byte of one.
+	require.NotContains(t, first.stderr, "\r")
+	require.NotContains(t, first.stderr, "\033[K")
+	require.Contains(t, first.stderr, "ingest started", "info logs when stderr is not a terminal")
+	require.Regexp(t, `stage finished\t\{"stage": "benchmarks", "took": "[0-9.]+(µs|ms|s)"\}`, first.stderr,
+		"console logs print durations with their unit")
 	require.Contains(t, first.stdout, "Ingest report — ⚠️ Results ingested into the production database, with 2 failures.")
 	require.Contains(t, first.stdout, "source run 28485856738 attempt 2 of SemiAnalysisAI/InferenceX")
 	rep := parseText(t, first.stdout)

@@ -223,7 +223,15 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 	if err != nil {
 		return nil, fail(env, "INGEST_CPU_PROFILE: %v", err)
 	}
+	var progress *stageProgress
+	if isTerminal(env.Stderr) {
+		progress = newStageProgress(env.Stderr, time.Now)
+		deps.Progress = progress
+	}
 	sum, runErr := ingest.Run(ctx, cfg, tree, deps)
+	if progress != nil {
+		progress.Close()
+	}
 	stopProfile()
 	if runErr == nil {
 		ingest.RefreshAfterIngest(ctx, st, sum, log)

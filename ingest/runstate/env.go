@@ -30,6 +30,8 @@ type Deps struct {
 	// LargeHeap, when set, is called by a stage about to hold a large
 	// working set of its own; it returns what to call when done.
 	LargeHeap func() (done func())
+	// Progress, when set, is told how far each stage has got.
+	Progress Progress
 }
 
 // Env is what the stages after the benchmark rows see: the run as it was

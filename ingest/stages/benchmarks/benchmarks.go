@@ -122,6 +122,7 @@ func (s *Stage) Stream(ctx context.Context, p runstate.Plan, out chan<- schema.S
 		}
 	}
 	owned := newCoverage()
+	s.deps.Expect("files", 0) // known only once each artifact is open
 	started := time.Now()
 	if err := s.phase(ctx, perJob, out, owned, nil); err != nil {
 		return err

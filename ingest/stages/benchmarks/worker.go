@@ -81,6 +81,7 @@ func (s *parseWorker) readArtifact(ctx context.Context, pa runstate.Planned, out
 	defer a.Release()
 	itemFailed := func(file, reason string) {
 		sum.Stats.BenchmarkFiles++
+		s.deps.Advance(1)
 		sum.Stats.RawBenchmarkRows++
 		sum.Rows.Benchmark.Failed++
 		s.tally.Fail(schema.CategoryBenchmark, a.Name, file, reason)
@@ -114,6 +115,7 @@ func (s *parseWorker) readFile(ctx context.Context, pa runstate.Planned, fsys fs
 	sum := s.tally.Summary()
 	counts := &sum.Rows.Benchmark
 	sum.Stats.BenchmarkFiles++
+	s.deps.Advance(1)
 	sum.Details.FilesRead++
 	if ce := s.deps.Log.Check(zap.DebugLevel, "benchmark file"); ce != nil {
 		ce.Write(zap.String("artifact", a.Name), zap.String("file", file))

@@ -791,6 +791,7 @@ func (st *telemetryStage) sendFile(ctx context.Context, j *seriesJob, p parsedFi
 			}
 		}
 	}
+	st.env.Deps.Advance(int64(len(series)))
 	return nil
 }
 

@@ -69,6 +69,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 		return err
 	}
 	st.ids = ids
+	env.Deps.Expect("series", int64(st.idsNeeded()))
 	copied, err := st.copyNew(ctx, w)
 	if err != nil {
 		return err

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// progressInterval is the shortest time between two redraws of a stage's
+// line: counting is cheap, writing to the terminal is not.
+const progressInterval = 100 * time.Millisecond
+
+// stageProgress draws one live line per stage of an ingest on a terminal
+// (ingest.Progress): the stage, the items it has done (of how many, when
+// known), the rate, the time taken and, with a total, the time left. The
+// line is redrawn in place (carriage return, erase line), at most every
+// progressInterval; when the stage ends its final line is kept (items,
+// rate and wall time), so the run's stages stay listed above the report.
+// A line left by a stage that never ended (an aborted ingest) is erased
+// by Close.
+type stageProgress struct {
+	w   io.Writer
+	now func() time.Time
+
+	mu      sync.Mutex
+	stage   string // "" between stages
+	unit    string
+	total   int64
+	done    int64
+	started time.Time
+	drawn   time.Time
+}
+
+func newStageProgress(w io.Writer, now func() time.Time) *stageProgress {
+	return &stageProgress{w: w, now: now}
+}
+
+func (p *stageProgress) Start(stage string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.end()
+	p.stage, p.unit, p.total, p.done = stage, "", 0, 0
+	p.started = p.now()
+	p.draw(p.started)
+}
+
+func (p *stageProgress) Expect(unit string, total int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stage == "" {
+		return
+	}
+	p.unit, p.total = unit, total
+	p.draw(p.now())
+}
+
+func (p *stageProgress) Add(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stage == "" {
+		return
+	}
+	p.done += n
+	if t := p.now(); t.Sub(p.drawn) >= progressInterval {
+		p.draw(t)
+	}
+}
+
+func (p *stageProgress) Done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.end()
+}
+
+// Close erases the line of a stage that did not end.
+func (p *stageProgress) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stage != "" {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.stage = ""
+	}
+}
+
+// end keeps the final line of the current stage, if any.
+func (p *stageProgress) end() {
+	if p.stage == "" {
+		return
+	}
+	fmt.Fprint(p.w, "\r\033[K"+p.line(p.now(), true)+"\n")
+	p.stage = ""
+}
+
+func (p *stageProgress) draw(t time.Time) {
+	p.drawn = t
+	fmt.Fprint(p.w, "\r\033[K"+p.line(t, false))
+}
+
+// line is the stage's line at t: live ("telemetry: 12/48 series, 15.0/s,
+// 800ms, ETA 2.4s") or final ("telemetry: 48 series in 3.2s, 15.0/s").
+func (p *stageProgress) line(t time.Time, final bool) string {
+	took := t.Sub(p.started)
+	var fields []string
+	count := ""
+	switch {
+	case p.unit == "":
+	case p.total > 0 && !final:
+		count = fmt.Sprintf("%d/%d %s", p.done, p.total, p.unit)
+	default:
+		count = fmt.Sprintf("%d %s", p.done, p.unit)
+	}
+	switch {
+	case final && count != "":
+		count += " in " + roundDuration(took)
+	case final:
+		count = roundDuration(took)
+	}
+	if count != "" {
+		fields = append(fields, count)
+	}
+	if p.unit != "" && p.done > 0 && took > 0 {
+		fields = append(fields, fmt.Sprintf("%.1f/s", float64(p.done)/took.Seconds()))
+	}
+	if !final {
+		fields = append(fields, roundDuration(took))
+		if p.total > 0 && p.done > 0 && p.done < p.total {
+			left := time.Duration(float64(took) * float64(p.total-p.done) / float64(p.done))
+			fields = append(fields, "ETA "+roundDuration(left))
+		}
+	}
+	return p.stage + ": " + strings.Join(fields, ", ")
+}
+
+// roundDuration prints d with its unit, to a precision that fits its size:
+// 312ms, 4.2s, 1m13s.
+func roundDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock is a clock the test moves by hand.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// TestStageProgressOutput draws two stages with a fake clock: the live
+// line is redrawn in place at most every 100 ms, with the total, rate, time
+// taken and ETA once they are known; each ended stage keeps its final line;
+// Close erases the line of a stage that did not end.
+func TestStageProgressOutput(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	clock := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	p := newStageProgress(&buf, clock.now)
+
+	p.Done() // no stage yet: nothing
+	p.Start("benchmarks")
+	p.Expect("files", 0)
+	clock.advance(50 * time.Millisecond)
+	p.Add(5) // within 100 ms of the last draw: counted, not drawn
+	clock.advance(50 * time.Millisecond)
+	p.Add(5)
+	clock.advance(900 * time.Millisecond)
+	p.Done()
+
+	p.Start("telemetry")
+	p.Expect("series", 40)
+	clock.advance(2 * time.Second)
+	p.Add(10)
+	clock.advance(2 * time.Second)
+	p.Add(30)
+	p.Done()
+
+	p.Start("curves") // a stage that counts nothing
+	clock.advance(250 * time.Millisecond)
+	p.Done()
+
+	p.Start("commit")
+	clock.advance(1500 * time.Millisecond)
+	p.Close()
+	p.Close() // nothing left to erase
+
+	const cl = "\r\033[K"
+	want := strings.Join([]string{
+		cl + "benchmarks: 0s",
+		cl + "benchmarks: 0 files, 0s",
+		cl + "benchmarks: 10 files, 100.0/s, 100ms",
+		cl + "benchmarks: 10 files in 1s, 10.0/s\n",
+		cl + "telemetry: 0s",
+		cl + "telemetry: 0/40 series, 0s",
+		cl + "telemetry: 10/40 series, 5.0/s, 2s, ETA 6s",
+		cl + "telemetry: 40/40 series, 10.0/s, 4s",
+		cl + "telemetry: 40 series in 4s, 10.0/s\n",
+		cl + "curves: 0s",
+		cl + "curves: 250ms\n",
+		cl + "commit: 0s",
+		cl,
+	}, "")
+	require.Equal(t, want, buf.String())
+}
+
+func TestRoundDuration(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		312456 * time.Microsecond: "312ms",
+		4234 * time.Millisecond:   "4.2s",
+		73400 * time.Millisecond:  "1m13s",
+		0:                         "0s",
+	} {
+		require.Equal(t, want, roundDuration(d), d)
+	}
+}
