@@ -68,8 +68,9 @@ var _ ingest.Progress = (*recordingProgress)(nil)
 // TestProgressOfDemoIngest: every stage of the demo's first ingest starts
 // and ends in order, counts only upwards (each Add is positive, so the
 // count grows monotonically), and ends on the report's counters: the
-// benchmark files read, the telemetry series stored (of the series its
-// files announced: the demo's failing file is announced and not stored).
+// benchmark files read, the eval samples files read (of as many
+// expected), the telemetry series stored (of the series its files
+// announced: the demo's failing file is announced and not stored).
 func TestProgressOfDemoIngest(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -94,6 +95,12 @@ func TestProgressOfDemoIngest(t *testing.T) {
 	require.Zero(t, b.total, "the benchmark files are not known before their artifacts are open")
 	require.Positive(t, sum.Stats.BenchmarkFiles)
 	require.Equal(t, sum.Stats.BenchmarkFiles, b.done)
+
+	ev := byName["evals"]
+	require.Equal(t, "samples files", ev.unit)
+	require.Positive(t, sum.Details.EvalSampleFiles)
+	require.Equal(t, sum.Details.EvalSampleFiles, ev.total)
+	require.Equal(t, sum.Details.EvalSampleFiles, ev.done)
 
 	tel := byName["telemetry"]
 	require.Equal(t, "series", tel.unit)

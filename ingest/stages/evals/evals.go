@@ -302,6 +302,7 @@ func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	s.env.Deps.Expect("samples files", int64(len(s.samples)))
 	// One job per artifact: its FS is opened and released by one worker.
 	var groups [][]*evalCandidate
 	for i, c := range s.samples {
@@ -316,7 +317,7 @@ func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
 	results := make([]*sampleWorker, workers)
 	var wg sync.WaitGroup
 	for i := range results {
-		sw := &sampleWorker{reader: eval.NewSampleReader(), sent: map[[32]byte]struct{}{}, stored: s.stored}
+		sw := &sampleWorker{reader: eval.NewSampleReader(), sent: map[[32]byte]struct{}{}, stored: s.stored, advance: s.env.Deps.Advance}
 		results[i] = sw
 		wg.Go(func() {
 			for g := range jobs {
@@ -404,6 +405,8 @@ type sampleWorker struct {
 	stored    map[schema.EvalKey]schema.EvalSamplesFile
 	files     []*sampleFileResult
 	err       error
+	// advance counts samples files done on the run's progress.
+	advance func(n int64)
 }
 
 type sampleFileResult struct {
@@ -425,6 +428,7 @@ func (sw *sampleWorker) readArtifact(ctx context.Context, g []*evalCandidate, ou
 		for _, c := range g {
 			sw.files = append(sw.files, &sampleFileResult{c: c, failed: err.Error()})
 		}
+		sw.advance(int64(len(g)))
 		return nil
 	}
 	defer a.Release()
@@ -441,6 +445,7 @@ func (sw *sampleWorker) readArtifact(ctx context.Context, g []*evalCandidate, ou
 func (sw *sampleWorker) read(ctx context.Context, fsys fs.FS, c *evalCandidate, out chan<- schema.StagedEvalSample) error {
 	res := &sampleFileResult{c: c}
 	sw.files = append(sw.files, res)
+	defer sw.advance(1)
 	if st, ok := sw.stored[c.key]; ok && st.File == c.row.SamplesFile && sw.unchanged(fsys, st, res) {
 		return nil
 	}
