@@ -228,8 +228,13 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 		progress = newStageProgress(env.Stderr, time.Now)
 		deps.Progress = progress
 	}
+	var stopRedraw func()
+	if progress != nil {
+		stopRedraw = redraw(progress)
+	}
 	sum, runErr := ingest.Run(ctx, cfg, tree, deps)
 	if progress != nil {
+		stopRedraw()
 		progress.Close()
 	}
 	stopProfile()

@@ -16,7 +16,7 @@ const progressInterval = 100 * time.Millisecond
 // (ingest.Progress): the stage, the items it has done (of how many, when
 // known), the rate, the time taken and, with a total, the time left. The
 // line is redrawn in place (carriage return, erase line), at most every
-// progressInterval; when the stage ends its final line is kept (items,
+// progressInterval, and that often while the stage counts nothing; when the stage ends its final line is kept (items,
 // rate and wall time), so the run's stages stay listed above the report.
 // A line left by a stage that never ended (an aborted ingest) is erased
 // by Close.
@@ -72,6 +72,40 @@ func (p *stageProgress) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.end()
+}
+
+// tick redraws the live line when it is progressInterval old, so that the
+// time taken moves on while a stage counts nothing (a telemetry stage
+// hashing its files, a commit).
+func (p *stageProgress) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t := p.now(); p.stage != "" && t.Sub(p.drawn) >= progressInterval {
+		p.draw(t)
+	}
+}
+
+// redraw ticks p every progressInterval until the returned stop is
+// called; stop returns once nothing more is drawn.
+func redraw(p *stageProgress) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(progressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				p.tick()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
 
 // Close erases the line of a stage that did not end.

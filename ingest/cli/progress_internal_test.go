@@ -71,6 +71,29 @@ func TestStageProgressOutput(t *testing.T) {
 	require.Equal(t, want, buf.String())
 }
 
+// TestStageProgressTick: while a stage counts nothing, a tick redraws its
+// line once it is 100 ms old (the time taken moves on); between stages a
+// tick draws nothing.
+func TestStageProgressTick(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	clock := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	p := newStageProgress(&buf, clock.now)
+	p.tick() // no stage: nothing
+	p.Start("telemetry")
+	clock.advance(60 * time.Millisecond)
+	p.tick() // 60 ms old: not redrawn
+	clock.advance(60 * time.Millisecond)
+	p.tick()
+	clock.advance(2 * time.Second)
+	p.tick()
+	p.Done()
+	clock.advance(time.Second)
+	p.tick()
+	const cl = "\r\033[K"
+	require.Equal(t, cl+"telemetry: 0s"+cl+"telemetry: 120ms"+cl+"telemetry: 2.1s"+cl+"telemetry: 2.1s\n", buf.String())
+}
+
 func TestRoundDuration(t *testing.T) {
 	t.Parallel()
 	for d, want := range map[time.Duration]string{
