@@ -38,6 +38,10 @@ type overrideApplier interface {
 // ingest, and a ledger row answered from it.
 type ledger interface {
 	PriorIngest(ctx context.Context, run schema.RunIdentity) (schema.PriorIngest, error)
+	// PublishedEvalScores lists the newest scores other GitHub runs than
+	// runID stored for each model and task: the answer's eval evidence
+	// takes them as they are now.
+	PublishedEvalScores(ctx context.Context, runID int64, tasks []schema.EvalTask) (map[schema.EvalTask][]schema.PublishedScore, error)
 	RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest, files []byte,
 		sum *schema.Summary, dryRun bool, beforeCommit func(context.Context) error) (bool, error)
 }
@@ -216,6 +220,10 @@ func (a adapted[W]) ApplyOverrides(ctx context.Context, plan schema.OverridePlan
 
 func (a adapted[W]) PriorIngest(ctx context.Context, run schema.RunIdentity) (schema.PriorIngest, error) {
 	return a.s.PriorIngest(ctx, run)
+}
+
+func (a adapted[W]) PublishedEvalScores(ctx context.Context, runID int64, tasks []schema.EvalTask) (map[schema.EvalTask][]schema.PublishedScore, error) {
+	return a.s.PublishedEvalScores(ctx, runID, tasks)
 }
 
 func (a adapted[W]) RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest, files []byte,

@@ -17,9 +17,12 @@ var ErrCoverageRefused = errors.New("coverage guard refused the run")
 // noteImpact computes what the run does to the published dashboard, inside
 // its transaction after the update of latest_benchmarks (view), into
 // sum.Impact with the run's eval evidence (evals, completed with
-// thresholds and published scores), and applies the coverage guard: an error wrapping
+// thresholds and published scores), and applies the coverage guard (mode
+// guard; accept: the curve keys whose loss is acknowledged, by flag or
+// override entry): an error wrapping
 // ErrCoverageRefused when it refuses the run.
-func noteImpact(ctx context.Context, cfg Config, w RunWriter, view schema.ViewRefresh, sum *schema.Summary, evals []schema.EvalEvidence) error {
+func noteImpact(ctx context.Context, guard string, accept []string, w RunWriter, view schema.ViewRefresh, sum *schema.Summary,
+	evals []schema.EvalEvidence) error {
 	curves, err := w.CurveImpact(ctx)
 	if err != nil {
 		return fmt.Errorf("impact on latest_benchmarks: %w", err)
@@ -28,11 +31,11 @@ func noteImpact(ctx context.Context, cfg Config, w RunWriter, view schema.ViewRe
 	if err != nil {
 		return fmt.Errorf("impact on latest_benchmarks: %w", err)
 	}
-	mode, err := impact.ParseGuard(cfg.CoverageGuard)
+	mode, err := impact.ParseGuard(guard)
 	if err != nil {
 		return err
 	}
-	open := impact.Guard(imp, mode, cfg.AcceptCoverageLoss)
+	open := impact.Guard(imp, mode, accept)
 	if len(evals) > 0 {
 		published, err := w.PublishedEvalScores(ctx, impact.EvalTasks(evals))
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -214,7 +215,8 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	if !cfg.DryRun {
 		viewUpdated(sum, view)
 	}
-	if err := noteImpact(ctx, cfg, w, view, sum, ev.Evidence()); err != nil {
+	accept := append(slices.Clone(cfg.AcceptCoverageLoss), d.Overrides.CoverageLossAccepted(start.Run.SourceRunID)...)
+	if err := noteImpact(ctx, cfg.CoverageGuard, accept, w, view, sum, ev.Evidence()); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	d.stageDone("curves", curvesStarted)

@@ -118,6 +118,9 @@ func answerUnchanged(ctx context.Context, cfg Config, start schema.RunStart, sum
 		return nil, false, nil
 	}
 	rs := rerunOf(*prior.Summary, sum, prior.IngestID)
+	if err := refreshEvidence(ctx, d, start.Run.SourceRunID, rs.Impact); err != nil {
+		return nil, false, err
+	}
 	if cfg.Publish == nil {
 		// The prior's publication section is its caller's, not this one's.
 		rs.Publication = nil
@@ -178,6 +181,28 @@ func rerunOf(prior schema.Summary, cur *schema.Summary, priorID int64) *schema.S
 	r.Notes = append(r.Notes, fmt.Sprintf("%s%d: the same tree, build and options, and nothing written to the data since; "+
 		"its outcome stands, confirmed without reading the run again (--reread reads everything)", unchangedNotePrefix, priorID))
 	return &r
+}
+
+// refreshEvidence takes the published scores of the earlier ingest's eval
+// evidence as they are now: other runs' ingests since do not change this
+// run's outcome, but they do change what it is compared with.
+func refreshEvidence(ctx context.Context, d Deps, runID int64, imp *schema.Impact) error {
+	if imp == nil || len(imp.Evals) == 0 {
+		return nil
+	}
+	published, err := d.Store.PublishedEvalScores(ctx, runID, impact.EvalTasks(imp.Evals))
+	if err != nil {
+		return err
+	}
+	for i := range imp.Evals {
+		imp.Evals[i].Published = []schema.PublishedScore{}
+	}
+	thresholds, err := impact.LoadThresholds()
+	if err != nil {
+		return err
+	}
+	imp.Evals = impact.Evidence(imp.Evals, thresholds, published)
+	return nil
 }
 
 const unchangedNotePrefix = "inputs unchanged since ingest "

@@ -1,6 +1,9 @@
 package cli_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,8 +59,21 @@ func TestCoverageGuard(t *testing.T) {
 	require.Contains(t, refused.stderr, "--accept-coverage-loss "+strings.Join(keys, ","))
 	require.Equal(t, rows, count(t, db, "benchmark_results"), "a refused run writes nothing")
 
+	require.Contains(t, refused.stdout, "or with a `coverageLossAccepted` entry of the run overrides")
+
+	// The flag naming the curves lets the run through (a dry run here)...
+	flagged := run(t, refuse, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "json",
+		"--dry-run", "--accept-coverage-loss", strings.Join(keys, ","))
+	requireCode(t, cli.ExitOK, flagged)
+	require.Equal(t, keys, parseSummary(t, flagged.stdout).Impact.Accepted)
+	// ... and so does an override entry naming them (written).
+	ledger := filepath.Join(t.TempDir(), "overrides.json")
+	entry, err := json.Marshal(map[string]any{"coverageLossAccepted": []map[string]any{
+		{"runId": 900002, "curves": keys, "reason": "the narrow sweep replaces the curve on purpose"}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(ledger, entry, 0o644))
 	accepted := run(t, refuse, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "json",
-		"--accept-coverage-loss", strings.Join(keys, ","))
+		"--overrides", ledger)
 	requireCode(t, cli.ExitOK, accepted)
 	imp := parseSummary(t, accepted.stdout).Impact
 	require.Equal(t, keys, imp.Accepted)

@@ -1,10 +1,12 @@
 package impact
 
 import (
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/inferencex/ingest/schema"
 )
@@ -56,19 +58,7 @@ func EvalTasks(ev []schema.EvalEvidence) []schema.EvalTask {
 		}
 	}
 	slices.SortFunc(out, func(a, b schema.EvalTask) int {
-		if a.Model != b.Model {
-			if a.Model < b.Model {
-				return -1
-			}
-			return 1
-		}
-		switch {
-		case a.Task < b.Task:
-			return -1
-		case a.Task > b.Task:
-			return 1
-		}
-		return 0
+		return cmp.Or(strings.Compare(a.Model, b.Model), strings.Compare(a.Task, b.Task))
 	})
 	return out
 }

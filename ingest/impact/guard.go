@@ -47,6 +47,6 @@ func Guard(imp *schema.Impact, mode string, accept []string) []string {
 // and how to acknowledge the loss.
 func RefusalReason(keys []string) string {
 	return fmt.Sprintf("the coverage guard refused the run: it would shrink %s (%s); to replace them deliberately, "+
-		"rerun with --accept-coverage-loss %s", plural(len(keys), "published curve", "published curves"),
-		strings.Join(keys, ", "), strings.Join(keys, ","))
+		"rerun with --accept-coverage-loss %s, or add a coverageLossAccepted entry (run id, curves, reason) to the run overrides",
+		plural(len(keys), "published curve", "published curves"), strings.Join(keys, ", "), strings.Join(keys, ","))
 }

@@ -70,6 +70,9 @@ type file struct {
 	// values (backfills.go).
 	ChangelogBackfills      []ChangelogBackfill `json:"changelogBackfills"`
 	BenchmarkPointBackfills []PointBackfill     `json:"benchmarkPointBackfills"`
+	// CoverageLossAccepted acknowledges deliberate coverage losses
+	// (coverage.go).
+	CoverageLossAccepted []CoverageLossAccepted `json:"coverageLossAccepted"`
 }
 
 // Overrides is the loaded, validated ledger. It is immutable.
@@ -81,6 +84,8 @@ type Overrides struct {
 	// changelogBackfills and pointBackfills, in ledger order.
 	changelogBackfills []ChangelogBackfill
 	pointBackfills     []PointBackfill
+	// coverage: curve keys whose coverage loss is accepted, by run.
+	coverage map[int64][]string
 }
 
 type pointKey struct {
@@ -91,7 +96,8 @@ type pointKey struct {
 
 // Load reads the embedded ledger and then each extension, in order.
 func Load(extensions ...io.Reader) (*Overrides, error) {
-	o := &Overrides{runs: map[int64]PurgedRun{}, points: map[pointKey]PurgedPoint{}, conclusions: map[int64]string{}}
+	o := &Overrides{runs: map[int64]PurgedRun{}, points: map[pointKey]PurgedPoint{}, conclusions: map[int64]string{},
+		coverage: map[int64][]string{}}
 	var err error
 	if o.retired, err = loadRetired(); err != nil {
 		return nil, err
@@ -164,6 +170,9 @@ func (o *Overrides) add(name string, r io.Reader) error {
 	}
 	o.changelogBackfills = append(o.changelogBackfills, f.ChangelogBackfills...)
 	o.pointBackfills = append(o.pointBackfills, f.BenchmarkPointBackfills...)
+	if err := o.addCoverage(f.CoverageLossAccepted); err != nil {
+		return bad("%v", err)
+	}
 	return nil
 }
 

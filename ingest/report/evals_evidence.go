@@ -84,9 +84,9 @@ func evalThreshold(e schema.EvalEvidence) string {
 	s := strconv.FormatFloat(*e.Threshold, 'f', -1, 64) + " (" + e.ThresholdSource + ")"
 	switch {
 	case e.BelowThreshold:
-		s = "⚠️ below " + s
+		s = "⚠️ " + s + ": below"
 	case e.Score != nil:
-		s = "✅ " + s
+		s += ": met"
 	}
 	return s
 }

@@ -122,7 +122,8 @@ func writeMarkdownImpact(b *strings.Builder, s *schema.Summary) {
 			fmt.Fprintf(b, "- `%s`%s: %s\n", c.Key, mark, mdInline(strings.Join(c.CoverageLoss, "; ")))
 		}
 		if len(keys) > 0 {
-			fmt.Fprintf(b, "\nA deliberate replacement is acknowledged with `--accept-coverage-loss %s`.\n", strings.Join(keys, ","))
+			fmt.Fprintf(b, "\nA deliberate replacement is acknowledged with `--accept-coverage-loss %s`, or with a "+
+				"`coverageLossAccepted` entry of the run overrides.\n", strings.Join(keys, ","))
 		}
 	}
 	for i, c := range imp.Curves {
@@ -365,7 +366,8 @@ func writeTextImpact(b *strings.Builder, s *schema.Summary) {
 		}
 	}
 	if keys := openLossKeys(imp); len(keys) > 0 {
-		fmt.Fprintf(b, "  acknowledge a deliberate replacement with --accept-coverage-loss %s\n", strings.Join(keys, ","))
+		fmt.Fprintf(b, "  acknowledge a deliberate replacement with --accept-coverage-loss %s, or a coverageLossAccepted entry of the run overrides\n",
+			strings.Join(keys, ","))
 	}
 }
 

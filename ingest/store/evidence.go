@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -11,6 +13,19 @@ import (
 // five scores other GitHub runs stored for each model and task (the
 // report's eval evidence), in one round trip.
 func (t *RunTx) PublishedEvalScores(ctx context.Context, tasks []schema.EvalTask) (map[schema.EvalTask][]schema.PublishedScore, error) {
+	return publishedEvalScores(ctx, t.tx, t.start.Run.SourceRunID, tasks)
+}
+
+// PublishedEvalScores is RunTx.PublishedEvalScores for GitHub run runID
+// outside a run's transaction: a rerun answered from the ledger takes the
+// scores as they are now, as a full read would.
+func (s *Store) PublishedEvalScores(ctx context.Context, runID int64, tasks []schema.EvalTask) (map[schema.EvalTask][]schema.PublishedScore, error) {
+	return publishedEvalScores(ctx, s.pool, runID, tasks)
+}
+
+func publishedEvalScores(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, runID int64, tasks []schema.EvalTask) (map[schema.EvalTask][]schema.PublishedScore, error) {
 	out := map[schema.EvalTask][]schema.PublishedScore{}
 	if len(tasks) == 0 {
 		return out, nil
@@ -19,7 +34,7 @@ func (t *RunTx) PublishedEvalScores(ctx context.Context, tasks []schema.EvalTask
 	for i, k := range tasks {
 		models[i], names[i] = k.Model, k.Task
 	}
-	rows, err := t.tx.Query(ctx, qPublishedEvalScores, models, names, t.start.Run.SourceRunID)
+	rows, err := q.Query(ctx, qPublishedEvalScores, models, names, runID)
 	if err != nil {
 		return nil, fmt.Errorf("published eval scores: %w", err)
 	}
