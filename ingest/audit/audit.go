@@ -2,7 +2,8 @@
 // run of the sweep workflow on the default branch is matched with the
 // ledger, and each one missed gets its cause and the command that recovers
 // it. Runs purged on purpose are listed with their cause and never
-// proposed for re-ingest.
+// proposed for re-ingest. Changelog entries whose PR merged with no run
+// at its merge commit are listed too (AuditChangelog).
 package audit
 
 import (
@@ -17,6 +18,8 @@ type Run struct {
 	Attempt    int
 	Conclusion string
 	CreatedAt  time.Time
+	// HeadSHA is the commit the run ran on (a merged PR's merge commit).
+	HeadSHA string
 }
 
 // Ingest is one ledger row naming a run, as source or merge run.
@@ -45,12 +48,17 @@ const (
 	CauseNoIngest     = "no ingest"
 )
 
-// Finding is one merged sweep without a successful ingest.
+// Finding is one merged sweep without a successful ingest: a run, or a
+// changelog entry no run covers (RunID 0, PR set, CreatedAt its merge).
 type Finding struct {
-	RunID      int64     `json:"runId"`
-	Attempt    int       `json:"attempt"`
-	CreatedAt  time.Time `json:"createdAt"`
-	Conclusion string    `json:"conclusion"`
+	RunID      int64    `json:"runId"`
+	Attempt    int      `json:"attempt"`
+	PR         int      `json:"pr,omitempty"`
+	ConfigKeys []string `json:"configKeys,omitempty"`
+	// MergeCommitSHA is the changelog entry's PR merge commit.
+	MergeCommitSHA string    `json:"mergeCommitSha,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	Conclusion     string    `json:"conclusion"`
 	// SourceRunID is the sweep the merge run reused, when the ledger
 	// knows it (an aborted ingest recorded it), else 0.
 	SourceRunID int64  `json:"sourceRunId,omitempty"`
@@ -65,6 +73,8 @@ type Result struct {
 	Runs     int       `json:"runs"`
 	Ingested int       `json:"ingested"`
 	Missed   []Finding `json:"missed"`
+	// Changelog is nil when the changelog was not read (--changelog "").
+	Changelog *Changelog `json:"changelog,omitempty"`
 }
 
 // Unresolved counts the findings that are not purged on purpose.

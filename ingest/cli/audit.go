@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 // runAudit is the missed-ingest watchdog: every completed run of the sweep
 // workflow on the default branch since a date, matched with the target's
 // ledger; each one without a successful ingest is listed with its cause
-// and the command that recovers it. Exit 0 when none is missed (purged
+// and the command that recovers it; so is each changelog entry whose PR
+// merged in the window with no run at its merge commit. Exit 0 when none is missed (purged
 // runs aside), 3 when some are, 1 when GitHub or the ledger cannot be read.
 func runAudit(ctx context.Context, env Env, args []string) int {
 	fs, s := newFlagSet("audit", env)
@@ -26,12 +28,13 @@ func runAudit(ctx context.Context, env Env, args []string) int {
 	until := s.str("until", "", "audit runs created on or before this day (the whole day) or time", "INGEST_AUDIT_UNTIL")
 	workflow := s.str("workflow", "run-sweep.yml", "the merge/sweep workflow file (or id) whose runs are the merged sweeps", "INGEST_AUDIT_WORKFLOW")
 	branch := s.str("branch", "main", "the default branch", "INGEST_AUDIT_BRANCH")
+	changelogPath := s.str("changelog", "perf-changelog.yaml", "the producer's changelog file on the branch, whose entries' PRs are merged sweeps too (\"\": not read)", "INGEST_AUDIT_CHANGELOG")
 	overrideFiles := s.str("overrides", "", "comma-separated run-override files (purged runs are never proposed)", "INGEST_OVERRIDES")
 	format := s.str("format", "text", "text or json", "INGEST_AUDIT_FORMAT")
 	gh := addGitHub(s)
 	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest audit --repo OWNER/NAME --since DATE [--until DATE] [--workflow FILE] [--branch main] [--target T] [--format text|json]\n"+
-			"The token comes from GITHUB_TOKEN (never a flag); it needs actions:read.")
+		fmt.Fprintln(env.Stderr, "usage: ingest audit --repo OWNER/NAME --since DATE [--until DATE] [--workflow FILE] [--branch main] [--changelog FILE] [--target T] [--format text|json]\n"+
+			"The token comes from GITHUB_TOKEN (never a flag); it needs actions:read, and contents:read and pull-requests:read for the changelog.")
 		fs.PrintDefaults()
 	}
 	if _, ok, code := parse(fs, s, args, 0); !ok {
@@ -69,7 +72,7 @@ func runAudit(ctx context.Context, env Env, args []string) int {
 	if f := format.String(); f != report.FormatText && f != report.FormatJSON {
 		return usageErr("--format %q is not text or json", f)
 	}
-	gopts, err := gh.options(env, repo.String(), "a token with actions:read")
+	gopts, err := gh.options(env, repo.String(), "a token with actions:read, contents:read and pull-requests:read")
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -101,7 +104,7 @@ func runAudit(ctx context.Context, env Env, args []string) int {
 	runs := make([]audit.Run, 0, len(listed))
 	ids := make([]int64, 0, len(listed))
 	for _, r := range listed {
-		runs = append(runs, audit.Run{ID: r.ID, Attempt: r.Attempt, Conclusion: r.Conclusion, CreatedAt: r.CreatedAt})
+		runs = append(runs, audit.Run{ID: r.ID, Attempt: r.Attempt, Conclusion: r.Conclusion, CreatedAt: r.CreatedAt, HeadSHA: r.HeadSHA})
 		ids = append(ids, r.ID)
 	}
 	ledger, err := st.AuditLedger(ctx, repo.String(), ids)
@@ -121,6 +124,21 @@ func runAudit(ctx context.Context, env Env, args []string) int {
 		}})
 	if err != nil {
 		return fail(env, "%v", err)
+	}
+	if p := changelogPath.String(); p != "" {
+		data, found, err := client.ReadFile(ctx, p, branch.String())
+		if err != nil {
+			return fail(env, "read the changelog: %v", err)
+		}
+		if !found {
+			res.Changelog = &audit.Changelog{Path: p}
+		} else {
+			entries, err := mergedEntries(ctx, client, p, data, filter)
+			if err != nil {
+				return fail(env, "%v", err)
+			}
+			audit.AuditChangelog(&res, p, entries, runs)
+		}
 	}
 	if format.String() == report.FormatJSON {
 		enc := json.NewEncoder(env.Stdout)
@@ -149,7 +167,18 @@ func auditText(res audit.Result, repo, workflow, branch, target string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Audit of %s %s on %s against the %s ledger: %d merged sweeps, %d ingested, %d without a successful ingest\n",
 		repo, workflow, branch, target, res.Runs, res.Ingested, len(res.Missed))
+	if cl := res.Changelog; cl != nil && !cl.Found {
+		fmt.Fprintf(&b, "No %s on %s: changelog entries not audited\n", cl.Path, branch)
+	} else if cl != nil {
+		fmt.Fprintf(&b, "Changelog %s on %s: %d entries merged in the window, %d covered by a run, %d without a run\n",
+			cl.Path, branch, cl.Entries, cl.Covered, cl.Entries-cl.Covered)
+	}
 	for _, f := range res.Missed {
+		if f.RunID == 0 {
+			fmt.Fprintf(&b, "\nchangelog entry of PR #%d (merged %s, %s): %s — %s\n  no recovery command: there is no run to ingest\n",
+				f.PR, f.CreatedAt.UTC().Format("2006-01-02 15:04"), strings.Join(f.ConfigKeys, ", "), f.Cause, f.Detail)
+			continue
+		}
 		run := fmt.Sprintf("run %d attempt %d (%s, %s)", f.RunID, f.Attempt, f.CreatedAt.UTC().Format("2006-01-02 15:04"), f.Conclusion)
 		if f.SourceRunID != 0 {
 			run += fmt.Sprintf(", sweep %d", f.SourceRunID)
@@ -169,4 +198,42 @@ func auditText(res audit.Result, repo, workflow, branch, target string) string {
 		}
 	}
 	return b.String()
+}
+
+// mergedEntries are the changelog's entries whose pull request (its
+// pr-link to this repository) merged in the filter's window, in file
+// order. The file grows at its end as PRs merge, so it is read from the
+// end back to the first entry whose PR merged before the window; each PR
+// is read once (GET pulls/N: merged_at, merge_commit_sha). Entries
+// without such a link, or whose PR is not merged, are skipped.
+func mergedEntries(ctx context.Context, client *github.Client, path string, data []byte, f github.RunFilter) ([]audit.MergedEntry, error) {
+	all, err := audit.ParseChangelog(data)
+	if err != nil {
+		return nil, fmt.Errorf("changelog %s: %v", path, err)
+	}
+	prs := map[int]github.PullRequest{}
+	var out []audit.MergedEntry
+	for i := len(all) - 1; i >= 0; i-- {
+		n := client.PRFromLink(all[i].PRLink)
+		if n == 0 {
+			continue
+		}
+		pr, ok := prs[n]
+		if !ok {
+			if pr, err = client.GetPullRequest(ctx, n); err != nil {
+				return nil, fmt.Errorf("changelog %s, entry %d: %w", path, i+1, err)
+			}
+			prs[n] = pr
+		}
+		switch {
+		case pr.MergedAt.IsZero() || (!f.Until.IsZero() && pr.MergedAt.After(f.Until)):
+			continue
+		case pr.MergedAt.Before(f.Since):
+			slices.Reverse(out)
+			return out, nil
+		}
+		out = append(out, audit.MergedEntry{Entry: all[i], PR: n, MergedAt: pr.MergedAt, MergeCommitSHA: pr.MergeCommitSHA})
+	}
+	slices.Reverse(out)
+	return out, nil
 }

@@ -94,6 +94,7 @@ func TestAuditFindsMissedSweeps(t *testing.T) {
 	var out auditOutcome
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), "%s", r)
 	require.Equal(t, "production", out.Target)
+	require.Equal(t, &audit.Changelog{Path: "perf-changelog.yaml"}, out.Changelog, "the repository has no changelog file")
 	require.Equal(t, 1, fake.Hits(fakegithub.RouteListWorkflowRuns), "the rate-limited listing was retried")
 	require.Equal(t, 1, fake.Hits(fakegithub.RouteArtifacts), "the rate-limited artifact listing was retried")
 	require.Equal(t, 7, out.Runs, "the sweep workflow's runs on main since the date")
@@ -120,7 +121,7 @@ func TestAuditFindsMissedSweeps(t *testing.T) {
 
 	text := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-01")
 	requireCode(t, cli.ExitCompletedWithFailures, text)
-	require.Contains(t, text.stdout, "7 merged sweeps, 1 ingested, 6 without a successful ingest")
+	require.Contains(t, text.stdout, "7 merged sweeps, 1 ingested, 6 without a successful ingest\nNo perf-changelog.yaml on main: changelog entries not audited\n")
 	require.Contains(t, text.stdout, "run 28500000006 attempt 1 (2026-08-03 15:00, success), sweep 28499999999: ingest aborted — 2 times")
 	require.Contains(t, text.stdout, "  recover: "+cmd+"28499999999 --merge-run-id 28500000006\n")
 	require.Contains(t, text.stdout, "run 28500000007 attempt 1 (2026-08-03 16:00, success): purged on purpose — wrong cluster firmware\n  not proposed: purged on purpose\n")
@@ -134,4 +135,99 @@ func TestAuditFindsMissedSweeps(t *testing.T) {
 
 	requireCode(t, cli.ExitUsage, run(t, vars, "audit", "--repo", runTestRepo))
 	requireCode(t, cli.ExitUsage, run(t, vars, "audit", "--since", "2026-08-01", "--repo", "nope"))
+}
+
+// TestAuditChangelogEntries: the changelog on main has an entry whose PR
+// merged before the window, three merged in it (their merge commits: a run
+// that was ingested, a run that failed, no run at all) and one with a link
+// to another repository. The entry without a run is listed with cause
+// "no run" and no command, the failed run under its own cause, the
+// ingested one not at all; the PRs are read once each, the one before the
+// window ends the reading.
+func TestAuditChangelogEntries(t *testing.T) {
+	t.Parallel()
+	fake := fakegithub.New(t, runTestRepo, runTestToken)
+	day := time.Date(2026, 8, 3, 10, 0, 0, 0, time.UTC)
+	const (
+		ingested = 28600000001
+		failed   = 28600000002
+	)
+	for _, r := range []struct {
+		id         int64
+		conclusion string
+		sha        string
+		at         time.Time
+	}{{ingested, "success", "sha-ingested", day}, {failed, "failure", "sha-failed", day.Add(time.Hour)}} {
+		fake.AddRun(fakegithub.Run{ID: r.id, Attempt: 1, Name: "Run Sweep", Event: "push", Status: "completed", Conclusion: r.conclusion,
+			HeadBranch: "main", HeadSHA: r.sha, CreatedAt: r.at, RunStartedAt: r.at, Path: ".github/workflows/run-sweep.yml"})
+		fake.AddArtifact(fakegithub.Artifact{ID: r.id * 10, RunID: r.id, Name: "bmk_a", CreatedAt: r.at, Data: []byte("PK")})
+	}
+	link := "https://github.com/" + runTestRepo + "/pull/"
+	fake.SetFile("main", "perf-changelog.yaml", []byte(`- config-keys:
+    - dsr1-fp8-h200-sglang
+  description:
+    - "before the window"
+  pr-link: `+link+`100
+
+- config-keys:
+    - dsr1-fp8-b200-trt
+  description:
+    - "ingested"
+  pr-link: `+link+`101
+
+- config-keys:
+    - gptoss-fp4-b200-vllm
+  description: "failed run"
+  pr-link: `+link+`102
+
+- config-keys:
+    - dsr1-fp4-mi355x-sglang
+    - dsr1-fp8-mi355x-sglang
+  description:
+    - "merged, never swept"
+  pr-link: `+link+`103
+
+- config-keys:
+    - other
+  description:
+    - "a PR elsewhere"
+  pr-link: https://github.com/other/repo/pull/5
+`))
+	fake.AddPull(fakegithub.Pull{Number: 100, MergeCommitSHA: "sha-old", MergedAt: day.AddDate(0, 0, -10)})
+	fake.AddPull(fakegithub.Pull{Number: 101, MergeCommitSHA: "sha-ingested", MergedAt: day.Add(-time.Minute)})
+	fake.AddPull(fakegithub.Pull{Number: 102, MergeCommitSHA: "sha-failed", MergedAt: day.Add(59 * time.Minute)})
+	fake.AddPull(fakegithub.Pull{Number: 103, MergeCommitSHA: "sha-none", MergedAt: day.Add(2 * time.Hour)})
+
+	db := pgtest.New(t)
+	tree, _ := genTree(t, generate.Options{Points: 2, Seed: 1, RunID: ingested})
+	requireCode(t, cli.ExitOK, run(t, map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo}, "load", tree))
+
+	vars := map[string]string{"DATABASE_URL": db, "GITHUB_TOKEN": runTestToken, "GITHUB_API_URL": fake.BaseURL(), "INGEST_CACHE_DIR": t.TempDir()}
+	r := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-01", "--format", "json")
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+	var out auditOutcome
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), "%s", r)
+	require.Equal(t, 2, out.Runs)
+	require.Equal(t, 1, out.Ingested)
+	require.Equal(t, &audit.Changelog{Path: "perf-changelog.yaml", Found: true, Entries: 3, Covered: 2}, out.Changelog)
+	require.Len(t, out.Missed, 2, "%s", r.stdout)
+	require.Equal(t, int64(failed), out.Missed[0].RunID)
+	require.Equal(t, audit.CauseRunFailed, out.Missed[0].Cause)
+	require.Equal(t, audit.Finding{CreatedAt: day.Add(2 * time.Hour), PR: 103, ConfigKeys: []string{"dsr1-fp4-mi355x-sglang", "dsr1-fp8-mi355x-sglang"},
+		MergeCommitSHA: "sha-none", Cause: audit.CauseNoRun, Detail: "no completed run of the sweep workflow has head sha sha-none"}, out.Missed[1])
+	require.Equal(t, 4, fake.Count(fakegithub.RoutePull), "PRs 103, 102, 101 and 100 (which ends the reading), once each")
+
+	text := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-01")
+	requireCode(t, cli.ExitCompletedWithFailures, text)
+	require.Contains(t, text.stdout, "2 merged sweeps, 1 ingested, 2 without a successful ingest\n"+
+		"Changelog perf-changelog.yaml on main: 3 entries merged in the window, 2 covered by a run, 1 without a run\n")
+	require.Contains(t, text.stdout, "\nchangelog entry of PR #103 (merged 2026-08-03 12:00, dsr1-fp4-mi355x-sglang, dsr1-fp8-mi355x-sglang): no run"+
+		" — no completed run of the sweep workflow has head sha sha-none\n  no recovery command: there is no run to ingest\n")
+
+	// The window of the ingested run only: its entry is covered, exit 0.
+	clean := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-03T09:00:00Z", "--until", "2026-08-03T10:30:00Z", "--format", "json")
+	requireCode(t, cli.ExitOK, clean)
+	out = auditOutcome{}
+	require.NoError(t, json.Unmarshal([]byte(clean.stdout), &out), "%s", clean)
+	require.Equal(t, &audit.Changelog{Path: "perf-changelog.yaml", Found: true, Entries: 1, Covered: 1}, out.Changelog, "PR 101; 102 merged after --until")
 }

@@ -91,6 +91,8 @@ type Server struct {
 	comments      map[int][]*Comment
 	nextCommentID int64
 	pulls         map[string][]PullRequest
+	prs           map[int]Pull
+	files         map[string][]byte
 	faults        []*faultState
 	counts        map[Route]int
 	blobAuth      int
@@ -103,7 +105,7 @@ func New(t testing.TB, repo, token string) *Server {
 	t.Helper()
 	owner, name, _ := strings.Cut(repo, "/")
 	s := &Server{Owner: owner, Repo: name, Token: token, Login: "ingest-bot", runs: map[int64]Run{}, comments: map[int][]*Comment{},
-		nextCommentID: 9000000001, pulls: map[string][]PullRequest{}, counts: map[Route]int{}}
+		nextCommentID: 9000000001, pulls: map[string][]PullRequest{}, prs: map[int]Pull{}, files: map[string][]byte{}, counts: map[Route]int{}}
 	api := s.apiHandler()
 	// GitHub Enterprise Server answers under /api/v3: so does the fake.
 	s.API = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -241,6 +243,9 @@ const (
 	RouteEditComment   Route = "edit-comment"
 	RouteDeleteComment Route = "delete-comment"
 	RoutePulls         Route = "pulls"
+	// RoutePull is one pull request; RouteContents a file's contents.
+	RoutePull     Route = "pull"
+	RouteContents Route = "contents"
 	// RouteListRuns is the repository's workflow runs listing.
 	RouteListRuns Route = "list-runs"
 	// RouteListWorkflowRuns is one workflow's runs listing.
@@ -261,6 +266,8 @@ func (s *Server) apiHandler() http.Handler {
 	mux.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", s.api(RouteEditComment, s.editComment))
 	mux.HandleFunc("DELETE /repos/{owner}/{repo}/issues/comments/{id}", s.api(RouteDeleteComment, s.deleteComment))
 	mux.HandleFunc("GET /repos/{owner}/{repo}/commits/{sha}/pulls", s.api(RoutePulls, s.listPulls))
+	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{n}", s.api(RoutePull, s.getPull))
+	mux.HandleFunc("GET /repos/{owner}/{repo}/contents/{path...}", s.api(RouteContents, s.getContents))
 	mux.HandleFunc("GET /user", s.api(RouteUser, s.getUser))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")
