@@ -198,11 +198,11 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			curve       int64
-			scope, side string
-			p           schema.CurvePoint
-			isl, osl    *int32
-			conc        int32
+			curve    int64
+			side     string
+			p        schema.CurvePoint
+			isl, osl *int32
+			conc     int32
 		)
 		var (
 			attempt                              int32
@@ -210,7 +210,7 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 			pdpa, ddpa                           bool
 		)
 		cf, v := &p.Config, &p.Values
-		if err := rows.Scan(&curve, &scope, &side, &p.ResultID, &p.Deleted, &p.WorkflowRunID, &p.ConfigID, &p.BenchmarkType,
+		if err := rows.Scan(&curve, &side, &p.ResultID, &p.Deleted, &p.WorkflowRunID, &p.ConfigID, &p.BenchmarkType,
 			&isl, &osl, &p.OffloadMode, &p.RecipeFingerprint, &conc, &p.SnapshotDate, &p.SnapshotWorkflowRunID,
 			&p.GitHubRunID, &attempt, &p.SnapshotGitHubRunID,
 			&cf.SpecMethod, &cf.Disagg, &cf.IsMultinode, &ptp, &pep, &pdpa, &pw, &dtp, &dep, &ddpa, &dw, &npg, &ndg,
@@ -221,7 +221,11 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 		cf.PrefillTP, cf.PrefillEP, cf.PrefillDPAttention, cf.PrefillNumWorkers = int(ptp), int(pep), pdpa, int(pw)
 		cf.DecodeTP, cf.DecodeEP, cf.DecodeDPAttention, cf.DecodeNumWorkers = int(dtp), int(dep), ddpa, int(dw)
 		cf.NumPrefillGPU, cf.NumDecodeGPU = int(npg), int(ndg)
-		c := &out[at[curve]]
+		i, ok := at[curve]
+		if !ok {
+			return nil, fmt.Errorf("read the curves' rows: curve %d is not among the touched curves", curve)
+		}
+		c := &out[i]
 		if side == "before" {
 			c.Before = append(c.Before, p)
 		} else {
