@@ -236,7 +236,14 @@ FROM (
 	SELECT 'after', p.result_id, p.curve_id, p.config_id, p.snapshot_date, p.snapshot_workflow_run_id
 	FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id
 ) s
-LEFT JOIN benchmark_results b ON b.id = s.result_id -- a row shown before may be deleted (an override)
+-- Only the rows the curves show, by the primary key (an array, so the plan is an index scan
+-- whatever the planner guesses of the scratch tables): the table's size never matters.
+LEFT JOIN (
+	SELECT * FROM benchmark_results WHERE id = ANY(ARRAY(
+		SELECT result_id FROM curve_before
+		UNION ALL
+		SELECT p.result_id FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id))
+) b ON b.id = s.result_id -- a row shown before may be deleted (an override)
 LEFT JOIN LATERAL jsonb_to_record(CASE WHEN jsonb_typeof(b.metrics) = 'object' THEN b.metrics END) AS m(tput_per_gpu jsonb, output_tput_per_gpu jsonb, median_intvty jsonb,
 	p90_e2el jsonb, median_ttft jsonb) ON true
 LEFT JOIN workflow_runs w ON w.id = b.workflow_run_id
