@@ -55,35 +55,23 @@ type OverrideRetired struct {
 
 // ForRun is the part of the plan about one source run.
 func (p OverridePlan) ForRun(runID int64) OverridePlan {
-	out := OverridePlan{GPUPowerKeys: p.GPUPowerKeys}
-	for _, c := range p.Conclusions {
-		if c.RunID == runID {
-			out.Conclusions = append(out.Conclusions, c)
-		}
+	return OverridePlan{
+		GPUPowerKeys:       p.GPUPowerKeys,
+		Conclusions:        ofRun(p.Conclusions, runID, func(x OverrideConclusion) int64 { return x.RunID }),
+		PurgedRuns:         ofRun(p.PurgedRuns, runID, func(x OverrideRun) int64 { return x.RunID }),
+		PurgedPoints:       ofRun(p.PurgedPoints, runID, func(x OverridePoint) int64 { return x.RunID }),
+		RetiredGPUPower:    ofRun(p.RetiredGPUPower, runID, func(x OverrideRetired) int64 { return x.RunID }),
+		ChangelogBackfills: ofRun(p.ChangelogBackfills, runID, func(x OverrideChangelogBackfill) int64 { return x.RunID }),
+		PointBackfills:     ofRun(p.PointBackfills, runID, func(x OverridePointBackfill) int64 { return x.RunID }),
 	}
-	for _, r := range p.PurgedRuns {
-		if r.RunID == runID {
-			out.PurgedRuns = append(out.PurgedRuns, r)
-		}
-	}
-	for _, x := range p.PurgedPoints {
-		if x.RunID == runID {
-			out.PurgedPoints = append(out.PurgedPoints, x)
-		}
-	}
-	for _, x := range p.RetiredGPUPower {
-		if x.RunID == runID {
-			out.RetiredGPUPower = append(out.RetiredGPUPower, x)
-		}
-	}
-	for _, x := range p.ChangelogBackfills {
-		if x.RunID == runID {
-			out.ChangelogBackfills = append(out.ChangelogBackfills, x)
-		}
-	}
-	for _, x := range p.PointBackfills {
-		if x.RunID == runID {
-			out.PointBackfills = append(out.PointBackfills, x)
+}
+
+// ofRun is the entries of xs whose run is runID, in order (nil when none).
+func ofRun[T any](xs []T, runID int64, run func(T) int64) []T {
+	var out []T
+	for _, x := range xs {
+		if run(x) == runID {
+			out = append(out, x)
 		}
 	}
 	return out

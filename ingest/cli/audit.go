@@ -34,7 +34,7 @@ func runAudit(ctx context.Context, env Env, args []string) int {
 	gh := addGitHub(s)
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "usage: ingest audit --repo OWNER/NAME --since DATE [--until DATE] [--workflow FILE] [--branch main] [--changelog FILE] [--target T] [--format text|json]\n"+
-			"The token comes from GITHUB_TOKEN (never a flag); it needs actions:read, and contents:read and pull-requests:read for the changelog.")
+			"The token comes from GH_TOKEN, else GITHUB_TOKEN (as gh takes it; never a flag); it needs actions:read, and contents:read and pull-requests:read for the changelog.")
 		fs.PrintDefaults()
 	}
 	if _, ok, code := parse(fs, s, args, 0); !ok {

@@ -107,6 +107,30 @@ func parse(fs *flag.FlagSet, s *settings, args []string, maxArgs int) ([]string,
 	return positional, true, 0
 }
 
+// parseAction parses "ingest CMD ACTION ARG [flags]", a command with one
+// action and one positional argument (missing says what the argument
+// names, for its error): it returns the argument, or false and the exit
+// code after printing the usage.
+func parseAction(fs *flag.FlagSet, s *settings, env Env, args []string, action, missing string) (string, bool, int) {
+	if len(args) == 0 || args[0] != action {
+		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
+			fmt.Fprintf(env.Stderr, "ingest %s: unknown action %q (%s)\n", fs.Name(), args[0], action)
+		}
+		fs.Usage()
+		return "", false, ExitUsage
+	}
+	positional, ok, code := parse(fs, s, args[1:], 1)
+	if !ok {
+		return "", false, code
+	}
+	if len(positional) != 1 {
+		fmt.Fprintf(env.Stderr, "ingest %s %s: %s\n", fs.Name(), action, missing)
+		fs.Usage()
+		return "", false, ExitUsage
+	}
+	return positional[0], true, 0
+}
+
 // newLogger checks the common options, then builds the one logger of the
 // process: JSON lines in CI, readable console lines on a terminal, always on
 // stderr. An error is a usage error.

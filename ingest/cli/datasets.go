@@ -33,21 +33,9 @@ func runDatasets(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "usage: ingest datasets load FILE --dataset ID [--label L] [--variant V] [--description D] [--limit N] [options]")
 		fs.PrintDefaults()
 	}
-	if len(args) == 0 || args[0] != "load" {
-		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
-			fmt.Fprintf(env.Stderr, "ingest datasets: unknown action %q (load)\n", args[0])
-		}
-		fs.Usage()
-		return ExitUsage
-	}
-	positional, ok, code := parse(fs, s, args[1:], 1)
+	path, ok, code := parseAction(fs, s, env, args, "load", "name the corpus file")
 	if !ok {
 		return code
-	}
-	if len(positional) != 1 {
-		fmt.Fprintln(env.Stderr, "ingest datasets load: name the corpus file")
-		fs.Usage()
-		return ExitUsage
 	}
 	n, err := strconv.Atoi(limit.String())
 	if err != nil || n < 0 {
@@ -59,7 +47,6 @@ func runDatasets(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "ingest datasets load:", err)
 		return ExitUsage
 	}
-	path := positional[0]
 	f, err := os.Open(path)
 	if err != nil {
 		return fail(env, "%v", err)

@@ -18,28 +18,16 @@ func runReader(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "usage: ingest reader create ROLE [--dry-run] [--database-url URL]")
 		fs.PrintDefaults()
 	}
-	if len(args) == 0 || args[0] != "create" {
-		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
-			fmt.Fprintf(env.Stderr, "ingest reader: unknown action %q (create)\n", args[0])
-		}
-		fs.Usage()
-		return ExitUsage
-	}
-	positional, ok, code := parse(fs, s, args[1:], 1)
+	role, ok, code := parseAction(fs, s, env, args, "create", "name the role")
 	if !ok {
 		return code
-	}
-	if len(positional) != 1 {
-		fmt.Fprintln(env.Stderr, "ingest reader create: name the role")
-		fs.Usage()
-		return ExitUsage
 	}
 	st, _, code := connect(ctx, common, env) // the grants cover the schema as it is: no migration here
 	if st == nil {
 		return code
 	}
 	defer st.Close()
-	p, err := st.PlanReader(ctx, positional[0])
+	p, err := st.PlanReader(ctx, role)
 	if err != nil {
 		return fail(env, "%v", err)
 	}
