@@ -47,6 +47,12 @@ type StagedBenchmark struct {
 	IsAggregate bool
 	// AttemptRank orders copies of one point: 0 is the newest upload.
 	AttemptRank int
+	// StoredMetrics, when set, are the metrics written for the point in
+	// place of Point.Metrics: the producer's values with what the ingest
+	// owns of them already derived (an AgentX row's server-metric keys).
+	// The content digest covers Point.Metrics, the input, so that a rerun
+	// recognises the row whatever a later stage made of the stored values.
+	StoredMetrics map[string]any
 }
 
 // RunStat is one cluster's job success count from run-stats.

@@ -26,6 +26,10 @@ type TraceRowLink struct {
 	// among ServerMetricInputs (absent keys, non-numbers left out).
 	Config  Config
 	Metrics map[string]float64
+	// OwnedOther is set when the row holds an owned key, a published_*
+	// copy or the marker with a value that is not a number (Metrics leaves
+	// it out; the derived values replace it).
+	OwnedOther bool
 }
 
 // RowServerMetrics are the owned server-metric keys of one AgentX row, as

@@ -72,6 +72,13 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 	d := contentDigest(keyHash[:], date, image, metrics, workers, reasons, audit)
 	_, unchanged := known[d]
 	var metricsValue any = metrics
+	if r.StoredMetrics != nil && !unchanged {
+		stored, err := enc.encode(nil, r.StoredMetrics)
+		if err != nil {
+			return nil, buf, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
+		}
+		metricsValue = stored
+	}
 	if unchanged {
 		metricsValue, workers, reasons, audit = nil, nil, nil, nil
 	}

@@ -218,17 +218,32 @@ SELECT (SELECT count(*) FROM curve_touched), (SELECT count(*) FROM added), (SELE
 // its snapshot, the row's config and the metrics the impact section
 // compares (numbers only; NULL otherwise).
 const qCurveImpact = `
+WITH b AS MATERIALIZED (
+	-- Only the rows the curves show, by the primary key (an array, so the plan is an index scan
+	-- whatever the planner guesses of the scratch tables): the table's size never matters. Each
+	-- is narrowed to the columns read, its metrics document read once for its five values,
+	-- before anything is joined to it.
+	SELECT r.id, r.workflow_run_id, r.benchmark_type, r.isl, r.osl, r.offload_mode, r.recipe_fingerprint, r.conc,
+		CASE WHEN jsonb_typeof(m.tput_per_gpu) = 'number' THEN m.tput_per_gpu::float8 END AS tput_per_gpu,
+		CASE WHEN jsonb_typeof(m.output_tput_per_gpu) = 'number' THEN m.output_tput_per_gpu::float8 END AS output_tput_per_gpu,
+		CASE WHEN jsonb_typeof(m.median_intvty) = 'number' THEN m.median_intvty::float8 END AS median_intvty,
+		CASE WHEN jsonb_typeof(m.p90_e2el) = 'number' THEN m.p90_e2el::float8 END AS p90_e2el,
+		CASE WHEN jsonb_typeof(m.median_ttft) = 'number' THEN m.median_ttft::float8 END AS median_ttft
+	FROM benchmark_results r
+	LEFT JOIN LATERAL jsonb_to_record(CASE WHEN jsonb_typeof(r.metrics) = 'object' THEN r.metrics END)
+		AS m(tput_per_gpu jsonb, output_tput_per_gpu jsonb, median_intvty jsonb, p90_e2el jsonb, median_ttft jsonb) ON true
+	WHERE r.id = ANY(ARRAY(
+		SELECT result_id FROM curve_before
+		UNION ALL
+		SELECT p.result_id FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id))
+)
 SELECT s.curve_id, s.side, s.result_id, b.id IS NULL, coalesce(b.workflow_run_id, 0), s.config_id,
 	coalesce(b.benchmark_type, ''), b.isl, b.osl, coalesce(b.offload_mode, ''), b.recipe_fingerprint, coalesce(b.conc, 0),
 	s.snapshot_date::text, s.snapshot_workflow_run_id,
 	coalesce(w.github_run_id, 0), coalesce(w.run_attempt, 0), sw.github_run_id,
 	c.spec_method, c.disagg, c.is_multinode, c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
 	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
-	CASE WHEN jsonb_typeof(m.tput_per_gpu) = 'number' THEN m.tput_per_gpu::float8 END,
-	CASE WHEN jsonb_typeof(m.output_tput_per_gpu) = 'number' THEN m.output_tput_per_gpu::float8 END,
-	CASE WHEN jsonb_typeof(m.median_intvty) = 'number' THEN m.median_intvty::float8 END,
-	CASE WHEN jsonb_typeof(m.p90_e2el) = 'number' THEN m.p90_e2el::float8 END,
-	CASE WHEN jsonb_typeof(m.median_ttft) = 'number' THEN m.median_ttft::float8 END
+	b.tput_per_gpu, b.output_tput_per_gpu, b.median_intvty, b.p90_e2el, b.median_ttft
 FROM (
 	SELECT 'before' AS side, result_id, curve_id, config_id, snapshot_date, snapshot_workflow_run_id FROM curve_before f
 	WHERE EXISTS (SELECT FROM curve_touched k WHERE k.curve_id = f.curve_id)
@@ -236,16 +251,7 @@ FROM (
 	SELECT 'after', p.result_id, p.curve_id, p.config_id, p.snapshot_date, p.snapshot_workflow_run_id
 	FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id
 ) s
--- Only the rows the curves show, by the primary key (an array, so the plan is an index scan
--- whatever the planner guesses of the scratch tables): the table's size never matters.
-LEFT JOIN (
-	SELECT * FROM benchmark_results WHERE id = ANY(ARRAY(
-		SELECT result_id FROM curve_before
-		UNION ALL
-		SELECT p.result_id FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id))
-) b ON b.id = s.result_id -- a row shown before may be deleted (an override)
-LEFT JOIN LATERAL jsonb_to_record(CASE WHEN jsonb_typeof(b.metrics) = 'object' THEN b.metrics END) AS m(tput_per_gpu jsonb, output_tput_per_gpu jsonb, median_intvty jsonb,
-	p90_e2el jsonb, median_ttft jsonb) ON true
+LEFT JOIN b ON b.id = s.result_id -- a row shown before may be deleted (an override)
 LEFT JOIN workflow_runs w ON w.id = b.workflow_run_id
 JOIN workflow_runs sw ON sw.id = s.snapshot_workflow_run_id
 JOIN configs c ON c.id = s.config_id

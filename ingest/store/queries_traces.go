@@ -15,7 +15,8 @@ SELECT b.content_digest, b.id, t.digest, l.digest,
 	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
 	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
 	coalesce((SELECT jsonb_object_agg(m.key, m.value) FROM jsonb_each(b.metrics) AS m
-		WHERE m.key = ANY($3::text[]) AND jsonb_typeof(m.value) = 'number'), '{}'::jsonb)
+		WHERE m.key = ANY($3::text[]) AND jsonb_typeof(m.value) = 'number'), '{}'::jsonb),
+	EXISTS (SELECT FROM jsonb_each(b.metrics) AS m WHERE m.key = ANY($4::text[]) AND jsonb_typeof(m.value) <> 'number')
 FROM benchmark_results b
 JOIN configs c ON c.id = b.config_id
 LEFT JOIN agentic_trace_replay t ON t.id = b.trace_replay_id

@@ -20,12 +20,15 @@ func (t *RunTx) TracePoints() []schema.TracePoint {
 // TraceRowLinks finds the stored rows of the given winners' content
 // digests with their current trace and server log links, keyed by digest.
 // One round trip.
-func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys []string) (map[string]schema.TraceRowLink, error) {
+//
+// metricKeys are the numeric metrics read into each link's Metrics;
+// ownedKeys are those whose non-numeric values OwnedOther reports.
+func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys, ownedKeys []string) (map[string]schema.TraceRowLink, error) {
 	out := make(map[string]schema.TraceRowLink, len(digests))
 	if len(digests) == 0 {
 		return out, nil
 	}
-	rows, err := t.tx.Query(ctx, qTraceRowLinks, t.run.WorkflowRunID, digests, nonNilS(metricKeys))
+	rows, err := t.tx.Query(ctx, qTraceRowLinks, t.run.WorkflowRunID, digests, nonNilS(metricKeys), nonNilS(ownedKeys))
 	if err != nil {
 		return nil, t.explain("find trace rows", err)
 	}
@@ -38,7 +41,7 @@ func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys 
 			&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
 			&c.PrefillTP, &c.PrefillEP, &c.PrefillDPAttention, &c.PrefillNumWorkers,
 			&c.DecodeTP, &c.DecodeEP, &c.DecodeDPAttention, &c.DecodeNumWorkers, &c.NumPrefillGPU, &c.NumDecodeGPU,
-			&l.Metrics); err != nil {
+			&l.Metrics, &l.OwnedOther); err != nil {
 			return nil, t.explain("find trace rows", err)
 		}
 		out[string(d)] = l

@@ -58,7 +58,7 @@ func TestTracePointsAreTheWrittenWinners(t *testing.T) {
 		require.Contains(t, got, "bmk_Z/y.json")
 		require.True(t, got["results_bmk/agg.json"].IsAggregate)
 
-		links, err := tx.TraceRowLinks(ctx, digests, nil)
+		links, err := tx.TraceRowLinks(ctx, digests, nil, nil)
 		require.NoError(t, err)
 		require.Len(t, links, 3)
 		require.NoError(t, tx.Finish(ctx, &schema.Summary{Status: schema.StatusSucceeded, FinishedAt: time.Now()}, json.RawMessage(`[]`), false))

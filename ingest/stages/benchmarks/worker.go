@@ -318,7 +318,9 @@ func (s *parseWorker) normalize(artifact, file string, index int, row map[string
 	for _, k := range out.UnknownMetrics {
 		s.tally.AddUnknownMetric(k)
 	}
-	return schema.StagedBenchmark{Point: point, Key: key, Source: schema.Provenance{Artifact: artifact, File: file, Row: index}}, true
+	r := schema.StagedBenchmark{Point: point, Key: key, Source: schema.Provenance{Artifact: artifact, File: file, Row: index}}
+	withServerMetrics(&r)
+	return r, true
 }
 
 // eofReader remembers that its file ended, so that finishing the digest of

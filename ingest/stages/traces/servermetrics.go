@@ -3,7 +3,6 @@ package traces
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"go.uber.org/zap"
 
@@ -16,32 +15,7 @@ import (
 // server metric disagrees with the derived one (a warning, like power).
 const serverMetricTolerance = 0.05
 
-// Client-side metrics the token totals fall back to.
-const (
-	metricRequests    = "total_requests_completed"
-	metricMeanInput   = "mean_input_tokens"
-	metricMeanOutput  = "mean_output_tokens_actual"
-	agenticTracesType = "agentic_traces"
-)
-
-// serverMetricInputs are the stored metrics the derivation reads: the
-// owned keys, their published_* copies, the marker and the client totals.
-var serverMetricInputs = func() []string {
-	keys := slices.Clone(trace.ServerMetricKeys)
-	for _, k := range trace.ServerMetricKeys {
-		keys = append(keys, trace.PublishedPrefix+k)
-	}
-	return append(keys, trace.ServerMetricsMarker, metricRequests, metricMeanInput, metricMeanOutput)
-}()
-
-// serverMetricsReplaced are the keys the stage's values replace in a row.
-var serverMetricsReplaced = func() []string {
-	keys := slices.Clone(trace.ServerMetricKeys)
-	for _, k := range trace.ServerMetricKeys {
-		keys = append(keys, trace.PublishedPrefix+k)
-	}
-	return append(keys, trace.ServerMetricsMarker)
-}()
+const agenticTracesType = "agentic_traces"
 
 // serverMetrics derives the owned server-metric keys of every AgentX row
 // of the run from its point's server_metrics_export.csv and its server
@@ -70,6 +44,8 @@ func (s *traceStage) serverMetrics(a *schema.TraceApply) {
 		}
 	}
 	seen := map[int64]bool{}
+	replaced := trace.ServerMetricsReplaced()
+	derivedRows := 0
 	var warnings []schema.ServerMetricWarning
 	for _, it := range s.items {
 		p := it.point
@@ -78,23 +54,13 @@ func (s *traceStage) serverMetrics(a *schema.TraceApply) {
 			continue
 		}
 		seen[p.RowID] = true
-		c := row.Config
-		in := trace.ServerMetricsInput{Framework: c.Framework, Disagg: c.Disagg,
-			Prefill: trace.RoleConfig{TP: c.PrefillTP, DPAttention: c.PrefillDPAttention, NumWorkers: c.PrefillNumWorkers},
-			Decode:  trace.RoleConfig{TP: c.DecodeTP, DPAttention: c.DecodeDPAttention, NumWorkers: c.DecodeNumWorkers},
-			Scrape:  scrapes[p.RowID], Logs: logs[p.RowID],
-			ClientPrompt: clientTotal(row.Metrics, metricMeanInput), ClientGeneration: clientTotal(row.Metrics, metricMeanOutput)}
+		in := trace.RowInput(row.Config, row.Metrics)
+		in.Scrape, in.Logs = scrapes[p.RowID], logs[p.RowID]
 		d := trace.DeriveServerMetrics(in)
-		out := map[string]float64{trace.ServerMetricsMarker: trace.ServerMetricsVersion}
+		out := trace.RowServerMetrics(row.Metrics, d)
 		for _, k := range trace.ServerMetricKeys {
-			pub, published := publishedValue(row.Metrics, k)
-			if published {
-				out[trace.PublishedPrefix+k] = pub
-			}
-			v, derived := d.Values[k]
-			if derived {
-				out[k] = v
-			}
+			pub, published := out[trace.PublishedPrefix+k]
+			v, derived := out[k]
 			if published && derived {
 				if rel := relDiff(pub, v); rel > serverMetricTolerance {
 					warnings = append(warnings, schema.ServerMetricWarning{Artifact: p.Artifact, File: p.File, Field: k,
@@ -106,11 +72,18 @@ func (s *traceStage) serverMetrics(a *schema.TraceApply) {
 			s.env.Log.Debug("AgentX KV-cache pool not derived", zap.String("artifact", p.Artifact), zap.String("file", p.File),
 				zap.String("reason", d.PoolReason))
 		}
+		derivedRows++
+		// A row that already holds exactly these values (the benchmarks
+		// stage wrote them: its point has neither scrape nor log, or an
+		// earlier ingest did) is not written again.
+		if !row.OwnedOther && holds(replaced, row.Metrics, out) {
+			continue
+		}
 		a.ServerMetrics = append(a.ServerMetrics, schema.RowServerMetrics{RowID: p.RowID, Metrics: out})
 	}
-	a.ServerMetricsReplaced = serverMetricsReplaced
+	a.ServerMetricsReplaced = replaced
 	sum := s.env.Sum
-	sum.Details.ServerMetricRows += int64(len(a.ServerMetrics))
+	sum.Details.ServerMetricRows += int64(derivedRows)
 	sum.Details.ServerMetricDisagreements += int64(len(warnings))
 	sum.ServerMetricWarnings = append(sum.ServerMetricWarnings, warnings...)
 	if n := len(warnings); n > 0 {
@@ -119,26 +92,17 @@ func (s *traceStage) serverMetrics(a *schema.TraceApply) {
 	}
 }
 
-// publishedValue is the producer's value of an owned key: its published_*
-// copy once the row holds the ingest's keys (the marker), else the key.
-func publishedValue(m map[string]float64, key string) (float64, bool) {
-	if _, ours := m[trace.ServerMetricsMarker]; ours {
-		v, ok := m[trace.PublishedPrefix+key]
-		return v, ok
+// holds reports whether the replaced keys of a row's numeric metrics are
+// exactly out.
+func holds(keys []string, metrics, out map[string]float64) bool {
+	for _, k := range keys {
+		v, ok := metrics[k]
+		w, want := out[k]
+		if ok != want || (ok && v != w) {
+			return false
+		}
 	}
-	v, ok := m[key]
-	return v, ok
-}
-
-// clientTotal is a mean per request times the completed requests, NaN
-// when either is unknown.
-func clientTotal(m map[string]float64, mean string) float64 {
-	v, ok1 := m[mean]
-	n, ok2 := m[metricRequests]
-	if !ok1 || !ok2 {
-		return math.NaN()
-	}
-	return v * n
+	return true
 }
 
 func relDiff(published, derived float64) float64 {

@@ -28,7 +28,7 @@ import (
 // the rest. The run's points come from the benchmark stage's ranking.
 type Writer interface {
 	TracePoints() []schema.TracePoint
-	TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys []string) (map[string]schema.TraceRowLink, error)
+	TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys, ownedKeys []string) (map[string]schema.TraceRowLink, error)
 	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, texts [][]byte, v schema.TracePayloadVersions,
 		perSource [][]byte) (schema.TraceKnown, error)
 	StageTraceChunks(ctx context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error)
@@ -221,7 +221,7 @@ func (s *traceStage) resolveRows(ctx context.Context, w Writer) error {
 	if len(digests) == 0 {
 		return nil
 	}
-	links, err := w.TraceRowLinks(ctx, digests, serverMetricInputs)
+	links, err := w.TraceRowLinks(ctx, digests, trace.ServerMetricInputs(), trace.ServerMetricsReplaced())
 	if err != nil {
 		return err
 	}
