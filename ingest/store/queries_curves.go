@@ -67,17 +67,20 @@ SELECT (SELECT count(*) FROM taken), ARRAY(
 const qCurveNewLines = `
 INSERT INTO curve_new_lines
 SELECT benchmark_curve_scope(c.model, c.hardware, c.framework, c.precision,
-		br.benchmark_type, br.isl, br.osl, c.spec_method, c.disagg, br.offload_mode),
-	c.model, c.hardware, c.framework, c.precision, br.benchmark_type,
-	br.workflow_run_id, br.date, w.run_started_at, w.append_only,
-	min(br.image), count(DISTINCT br.image), bool_and(br.image IS NOT NULL)
+		g.benchmark_type, g.isl, g.osl, c.spec_method, c.disagg, g.offload_mode),
+	c.model, c.hardware, c.framework, c.precision, g.benchmark_type,
+	g.workflow_run_id, g.date, w.run_started_at, w.append_only,
+	min(g.image), count(DISTINCT g.image), bool_and(g.image IS NOT NULL)
 FROM unnest($1::bigint[]) AS r (id)
 JOIN workflow_runs w ON w.id = r.id
 CROSS JOIN LATERAL (
-	SELECT * FROM benchmark_results b WHERE b.workflow_run_id = r.id AND b.error IS NULL
-	OFFSET 0 -- the run's rows through the natural key, whatever the statistics say
-) br
-JOIN configs c ON c.id = br.config_id
+	-- the run's rows through the natural key, whatever the statistics say, folded to one
+	-- row per (config, type, lengths, offload mode, date, image) before a scope is built
+	SELECT b.workflow_run_id, b.config_id, b.benchmark_type, b.isl, b.osl, b.offload_mode, b.date, b.image
+	FROM benchmark_results b WHERE b.workflow_run_id = r.id AND b.error IS NULL
+	GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+) g
+JOIN configs c ON c.id = g.config_id
 WHERE w.run_attempt = (SELECT max(o.run_attempt) FROM workflow_runs o WHERE o.github_run_id = w.github_run_id)
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`
 
@@ -182,8 +185,10 @@ WITH RECURSIVE chain AS (
 			AND cf.precision = k.precision
 			AND (k.benchmark_type = 'agentic_traces' OR (cf.spec_method = k.spec_method AND cf.disagg = k.disagg))
 			AND b.error IS NULL
-			AND benchmark_curve_scope(cf.model, cf.hardware, cf.framework, cf.precision, b.benchmark_type,
-				b.isl, b.osl, cf.spec_method, cf.disagg, b.offload_mode) = k.curve_scope
+			-- the rest of the exact scope (benchmark_curve_scope), column by column: lengths and,
+			-- but for AgentX curves, the offload mode
+			AND b.isl IS NOT DISTINCT FROM (k.curve_scope->>5)::int AND b.osl IS NOT DISTINCT FROM (k.curve_scope->>6)::int
+			AND (k.benchmark_type = 'agentic_traces' OR coalesce(b.offload_mode, 'off') = k.curve_scope->>9)
 	) br
 	ORDER BY br.config_id, br.benchmark_type, br.isl, br.osl, br.offload_mode, br.recipe_fingerprint, br.conc, ch.run_rank
 ), kept AS (
