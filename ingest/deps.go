@@ -102,7 +102,9 @@ type Deps struct {
 	// that is written as it ends: "benchmarks" (from the start of Run to the
 	// benchmark rows applied), then each later stage by name (evals,
 	// traces, telemetry, changelog), then "curves" (latest_benchmarks
-	// brought up to date in the run's transaction), then "commit". The bench command
+	// brought up to date in the run's transaction), "impact" (what that
+	// did to the published curves, the coverage guard, the eval evidence),
+	// then "commit". The bench command
 	// reports throughput per stage with it.
 	StageDone func(stage string, took time.Duration)
 	// Progress, when set, is told each stage of a run as it starts and

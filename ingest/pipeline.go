@@ -215,11 +215,14 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	if !cfg.DryRun {
 		viewUpdated(sum, view)
 	}
+	d.stageDone("curves", curvesStarted)
+	impactStarted := time.Now()
+	d.stageStart("impact")
 	accept := append(slices.Clone(cfg.AcceptCoverageLoss), d.Overrides.CoverageLossAccepted(start.Run.SourceRunID)...)
 	if err := noteImpact(ctx, cfg.CoverageGuard, accept, w, view, sum, ev.Evidence()); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
-	d.stageDone("curves", curvesStarted)
+	d.stageDone("impact", impactStarted)
 	if !cl.Log.EvalsOnly() {
 		sum.Details.NoBenchmarkData = noBenchmarkData(sum.Rows.Benchmark, len(p.Benchmark), expiredBenchmark, missingBenchmark, tree.ListingName)
 	}

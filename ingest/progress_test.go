@@ -88,7 +88,7 @@ func TestProgressOfDemoIngest(t *testing.T) {
 			require.Positive(t, n, "stage %s counts upwards", s.name)
 		}
 	}
-	require.Equal(t, []string{"benchmarks", "evals", "traces", "telemetry", "changelog", "curves", "commit"}, names)
+	require.Equal(t, []string{"benchmarks", "evals", "traces", "telemetry", "changelog", "curves", "impact", "commit"}, names)
 
 	b := byName["benchmarks"]
 	require.Equal(t, "files", b.unit)

@@ -58,9 +58,10 @@ type HistoryLevel struct {
 	Rows int64
 	// Ingest is the measured first ingest (ingest.Run: the tree opened,
 	// every stage, the commit); Curves its update of latest_benchmarks in
-	// its transaction (stage "curves"); Refresh the refresh after its
-	// commit (RefreshAfterIngest: normally nothing pending).
-	Ingest, Curves, Refresh []time.Duration
+	// its transaction (stage "curves"); Impact the impact section computed
+	// from it (stage "impact"); Refresh the refresh after its commit
+	// (RefreshAfterIngest: normally nothing pending).
+	Ingest, Curves, Impact, Refresh []time.Duration
 	// MainRead and HistoryRead are the dashboard's latest chart and
 	// history reads for the run's models after the ingest (median of five
 	// each); their row counts.
@@ -331,11 +332,14 @@ func measureHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, lv
 		return nil, err
 	}
 	defer st.Close()
-	var curves time.Duration
+	var curves, impact time.Duration
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
 	deps.StageDone = func(stage string, took time.Duration) {
-		if stage == "curves" {
+		switch stage {
+		case "curves":
 			curves = took
+		case "impact":
+			impact = took
 		}
 	}
 	began := time.Now()
@@ -375,6 +379,7 @@ func measureHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, lv
 		return nil, fmt.Errorf("history read: %w", err)
 	}
 	lv.Ingest, lv.Curves, lv.Refresh = append(lv.Ingest, took), append(lv.Curves, curves), append(lv.Refresh, refresh)
+	lv.Impact = append(lv.Impact, impact)
 	lv.MainRead, lv.HistoryRead = append(lv.MainRead, main), append(lv.HistoryRead, hist)
 	lv.MainRows, lv.HistoryRows = mainRows, histRows
 	return problems, nil

@@ -21,10 +21,10 @@ func RenderHistory(w io.Writer, r *HistoryResult, format string) error {
 		describe(Config{Runs: 1, Gen: r.Config.Gen}), r.Config.Repeat)
 	fmt.Fprintf(&b, "stored runs: the same points as the measured run, one a day before it, analyzed\n\n")
 	rows := [][]string{{"stored runs", "benchmark rows stored", "first ingest", "latest_benchmarks update (in its transaction)",
-		"refresh after the commit", "main read", "history read"}}
+		"impact section", "refresh after the commit", "main read", "history read"}}
 	for _, lv := range r.Levels {
 		rows = append(rows, []string{strconv.Itoa(lv.Runs), group(lv.Rows), durations(lv.Ingest).spread(secs),
-			durations(lv.Curves).spread(msecs), durations(lv.Refresh).spread(msecs),
+			durations(lv.Curves).spread(msecs), durations(lv.Impact).spread(msecs), durations(lv.Refresh).spread(msecs),
 			fmt.Sprintf("%s, %s rows", durations(lv.MainRead).spread(msecs), group(int64(lv.MainRows))),
 			fmt.Sprintf("%s, %s rows", durations(lv.HistoryRead).spread(msecs), group(int64(lv.HistoryRows)))})
 	}
@@ -33,10 +33,10 @@ func RenderHistory(w io.Writer, r *HistoryResult, format string) error {
 		b.WriteString("\n")
 		base := r.Levels[0]
 		rows = [][]string{{fmt.Sprintf("median against %d stored runs", base.Runs), "first ingest", "latest_benchmarks update",
-			"main read", "history read"}}
+			"impact section", "main read", "history read"}}
 		for _, lv := range r.Levels[1:] {
 			rows = append(rows, []string{fmt.Sprintf("%d stored runs", lv.Runs), ratio(lv.Ingest, base.Ingest),
-				ratio(lv.Curves, base.Curves), ratio(lv.MainRead, base.MainRead), ratio(lv.HistoryRead, base.HistoryRead)})
+				ratio(lv.Curves, base.Curves), ratio(lv.Impact, base.Impact), ratio(lv.MainRead, base.MainRead), ratio(lv.HistoryRead, base.HistoryRead)})
 		}
 		table(&b, rows, md)
 	}

@@ -10,7 +10,7 @@ import (
 
 // stageOrder is the order the pipeline runs its stages in; a stage not
 // listed (a new one) follows in name order.
-var stageOrder = []string{"unchanged", "benchmarks", "evals", "traces", "telemetry", "changelog", "curves", "commit"}
+var stageOrder = []string{"unchanged", "benchmarks", "evals", "traces", "telemetry", "changelog", "curves", "impact", "commit"}
 
 // RenderProcesses prints the process bench: the median (min–max) wall
 // time and peak RSS of the first ingests and the reruns, then the median
