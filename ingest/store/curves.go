@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/schema"
 )
@@ -114,12 +115,19 @@ func (o curveOutcome) refresh(took time.Duration) schema.ViewRefresh {
 // did to each curve.
 func (t *RunTx) UpdateLatestBenchmarks(ctx context.Context) (schema.ViewRefresh, error) {
 	r := schema.ViewRefresh{View: LatestBenchmarksView}
-	var present bool
-	if err := t.tx.QueryRow(ctx, qCurvePresent).Scan(&present); err != nil {
+	var present, values bool
+	if err := t.tx.QueryRow(ctx, qCurvePresent).Scan(&present, &values); err != nil {
 		return r, t.explain("latest_benchmarks: look up its tables", err)
 	}
 	if !present {
 		r.Status = schema.RefreshAbsent
+		return r, nil
+	}
+	if !values {
+		// A schema between 000013 and 000020 (--no-migrate): the run is
+		// written, the view stays as it was until the schema is migrated.
+		r.Status, r.Error = schema.RefreshFailed, "latest_benchmarks needs migration 000021 (the points' kept values): run ingest migrate up"
+		t.log.Error("latest_benchmarks not updated: the view is stale until the next refresh", zap.String("reason", r.Error))
 		return r, nil
 	}
 	var pending bool

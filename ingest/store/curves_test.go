@@ -544,3 +544,82 @@ func TestCurvesMigrationBuild(t *testing.T) {
 	require.Equal(t, schema.RefreshRefreshed, r.Status, "the marks left by the way down are applied")
 	require.Equal(t, want, requireWholeRule(t, st))
 }
+
+// TestCurveImpactKeptValues: the impact reads a replaced point's values
+// from latest_benchmark_points (migration 000021), which an update of the
+// row in place keeps current (an override's new metrics between two
+// runs); a deleted row leaves the curve at the next refresh.
+func TestCurveImpactKeptValues(t *testing.T) {
+	st := openCurveStore(t)
+	ctx := context.Background()
+	x := curvePoint{image: "i"}
+	curveIngest(t, st, curveRun{id: 100, day: 1, points: pts(x, 1, 2, 3)}, "commit", nil)
+	kept := func() []string {
+		var out []string
+		rows, err := st.Pool().Query(ctx, `SELECT conc || ':' || coalesce(tput_per_gpu::text, '-') || ':' || coalesce(median_ttft::text, '-')
+			FROM latest_benchmark_points ORDER BY conc`)
+		require.NoError(t, err)
+		for rows.Next() {
+			var s string
+			require.NoError(t, rows.Scan(&s))
+			out = append(out, s)
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	require.Equal(t, []string{"1:100:-", "2:100.1:-", "3:100.2:-"}, kept())
+	// Between the runs: new metrics for conc 1, a non-number for conc 2, conc 3 deleted.
+	_, err := st.Pool().Exec(ctx, `UPDATE benchmark_results SET metrics = CASE conc
+		WHEN 1 THEN metrics || '{"tput_per_gpu": 77.5, "median_ttft": 0.25}'
+		ELSE metrics || '{"tput_per_gpu": "n/a"}' END WHERE conc IN (1, 2)`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"1:77.5:0.25", "2:-:-", "3:100.2:-"}, kept())
+	_, err = st.Pool().Exec(ctx, `DELETE FROM benchmark_results WHERE conc = 3`)
+	require.NoError(t, err)
+	_, err = st.RefreshLatestBenchmarks(ctx, false)
+	require.NoError(t, err)
+	require.Equal(t, []string{"1:77.5:0.25", "2:-:-"}, kept())
+
+	var impact []schema.CurveImpact
+	curveIngest(t, st, curveRun{id: 200, day: 2, points: pts(x, 1, 2, 4)}, "commit", func(tx *store.RunTx) {
+		impact, err = tx.CurveImpact(ctx)
+		require.NoError(t, err)
+	})
+	require.Len(t, impact, 1)
+	before, after := impact[0].Before, impact[0].After
+	require.Len(t, before, 2)
+	require.Equal(t, 1, before[0].Conc)
+	require.Equal(t, 77.5, *before[0].Values.TputPerGPU)
+	require.Equal(t, 0.25, *before[0].Values.MedianTTFT)
+	require.Nil(t, before[1].Values.TputPerGPU, "a non-number is no value")
+	require.Len(t, after, 3)
+	require.Equal(t, 200.0, *after[0].Values.TputPerGPU, "the new run's own values")
+	require.Equal(t, []string{"1:200:-", "2:200.1:-", "4:200.2:-"}, kept())
+}
+
+// TestCurvePointValuesMigration: migration 000021 fills the kept values of
+// the points already shown from their rows; its down migration drops them.
+func TestCurvePointValuesMigration(t *testing.T) {
+	st := openCurveStore(t)
+	ctx := context.Background()
+	x := curvePoint{image: "i"}
+	curveIngest(t, st, curveRun{id: 100, day: 1, points: pts(x, 1, 2)}, "commit", nil)
+	require.NoError(t, st.MigrateDown(ctx, 1))
+	var cols int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM information_schema.columns
+		WHERE table_name = 'latest_benchmark_points' AND column_name = 'tput_per_gpu'`).Scan(&cols))
+	require.Zero(t, cols)
+	_, _, err := st.MigrateUp(ctx)
+	require.NoError(t, err)
+	var got []string
+	rows, err := st.Pool().Query(ctx, `SELECT p.conc || ':' || p.tput_per_gpu || ':' || (p.workflow_run_id = b.workflow_run_id)
+		FROM latest_benchmark_points p JOIN benchmark_results b ON b.id = p.result_id ORDER BY p.conc`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		got = append(got, s)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{"1:100:true", "2:100.1:true"}, got)
+}

@@ -6,7 +6,8 @@ package store
 
 // qCurvePresent tells whether the schema keeps latest_benchmarks per curve
 // (migration 000013) rather than as a materialized view.
-const qCurvePresent = `SELECT to_regclass('public.latest_benchmark_points') IS NOT NULL`
+const qCurvePresent = `SELECT to_regclass('public.latest_benchmark_points') IS NOT NULL,
+	to_regprocedure('public.benchmark_impact_values(jsonb)') IS NOT NULL`
 
 // qCurveOwnMarks tells whether this transaction changed anything
 // latest_benchmarks shows.
@@ -29,10 +30,7 @@ var qCurveScratch = []string{
 		image text, image_count integer NOT NULL, images_complete boolean NOT NULL
 	) ON COMMIT DROP`,
 	`CREATE TEMP TABLE curve_touched (curve_scope jsonb PRIMARY KEY, curve_id integer) ON COMMIT DROP`,
-	`CREATE TEMP TABLE curve_before (
-		result_id bigint NOT NULL, curve_id integer NOT NULL, config_id integer NOT NULL,
-		snapshot_date date NOT NULL, snapshot_workflow_run_id bigint NOT NULL
-	) ON COMMIT DROP`,
+	`CREATE TEMP TABLE curve_before (LIKE latest_benchmark_points) ON COMMIT DROP`,
 }
 
 const (
@@ -193,8 +191,7 @@ WITH RECURSIVE chain AS (
 	ORDER BY br.config_id, br.benchmark_type, br.isl, br.osl, br.offload_mode, br.recipe_fingerprint, br.conc, ch.run_rank
 ), kept AS (
 	INSERT INTO curve_before
-	SELECT p.result_id, p.curve_id, p.config_id, p.snapshot_date, p.snapshot_workflow_run_id
-	FROM latest_benchmark_points p JOIN curve_touched t ON t.curve_id = p.curve_id
+	SELECT p.* FROM latest_benchmark_points p JOIN curve_touched t ON t.curve_id = p.curve_id
 	RETURNING 1
 ), removed AS (
 	DELETE FROM latest_benchmark_points p USING curve_touched t
@@ -208,8 +205,16 @@ WITH RECURSIVE chain AS (
 		AND (p.snapshot_date, p.snapshot_workflow_run_id) IS DISTINCT FROM (a.snapshot_date, a.snapshot_workflow_run_id)
 	RETURNING 1
 ), added AS (
-	INSERT INTO latest_benchmark_points (result_id, curve_id, config_id, snapshot_date, snapshot_workflow_run_id)
-	SELECT a.result_id, a.curve_id, a.config_id, a.snapshot_date, a.snapshot_workflow_run_id FROM after a
+	INSERT INTO latest_benchmark_points (result_id, curve_id, config_id, snapshot_date, snapshot_workflow_run_id,
+		workflow_run_id, benchmark_type, isl, osl, offload_mode, recipe_fingerprint, conc,
+		tput_per_gpu, output_tput_per_gpu, median_intvty, p90_e2el, median_ttft)
+	SELECT a.result_id, a.curve_id, a.config_id, a.snapshot_date, a.snapshot_workflow_run_id,
+		b.workflow_run_id, b.benchmark_type, b.isl, b.osl, b.offload_mode, b.recipe_fingerprint, b.conc,
+		v.tput_per_gpu, v.output_tput_per_gpu, v.median_intvty, v.p90_e2el, v.median_ttft
+	FROM after a
+	-- the added rows by their primary key (an array: an index scan whatever the estimates)
+	JOIN (SELECT * FROM benchmark_results WHERE id = ANY(ARRAY(SELECT result_id FROM after))) b ON b.id = a.result_id
+	LEFT JOIN LATERAL benchmark_impact_values(b.metrics) v ON true
 	WHERE NOT EXISTS (SELECT 1 FROM latest_benchmark_points p WHERE p.result_id = a.result_id)
 	RETURNING 1
 )
@@ -223,45 +228,39 @@ SELECT (SELECT count(*) FROM curve_touched), (SELECT count(*) FROM added), (SELE
 // its snapshot, the row's config and the metrics the impact section
 // compares (numbers only; NULL otherwise).
 const qCurveImpact = `
-WITH b AS MATERIALIZED (
-	-- Only the rows the curves show, by the primary key (an array, so the plan is an index scan
-	-- whatever the planner guesses of the scratch tables): the table's size never matters. Each
-	-- is narrowed to the columns read, its metrics document read once for its five values,
-	-- before anything is joined to it.
-	SELECT r.id, r.workflow_run_id, r.benchmark_type, r.isl, r.osl, r.offload_mode, r.recipe_fingerprint, r.conc,
-		CASE WHEN jsonb_typeof(m.tput_per_gpu) = 'number' THEN m.tput_per_gpu::float8 END AS tput_per_gpu,
-		CASE WHEN jsonb_typeof(m.output_tput_per_gpu) = 'number' THEN m.output_tput_per_gpu::float8 END AS output_tput_per_gpu,
-		CASE WHEN jsonb_typeof(m.median_intvty) = 'number' THEN m.median_intvty::float8 END AS median_intvty,
-		CASE WHEN jsonb_typeof(m.p90_e2el) = 'number' THEN m.p90_e2el::float8 END AS p90_e2el,
-		CASE WHEN jsonb_typeof(m.median_ttft) = 'number' THEN m.median_ttft::float8 END AS median_ttft
-	FROM benchmark_results r
-	LEFT JOIN LATERAL jsonb_to_record(CASE WHEN jsonb_typeof(r.metrics) = 'object' THEN r.metrics END)
-		AS m(tput_per_gpu jsonb, output_tput_per_gpu jsonb, median_intvty jsonb, p90_e2el jsonb, median_ttft jsonb) ON true
-	WHERE r.id = ANY(ARRAY(
-		SELECT result_id FROM curve_before
-		UNION ALL
-		SELECT p.result_id FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id))
-)
-SELECT s.curve_id, s.side, s.result_id, b.id IS NULL, coalesce(b.workflow_run_id, 0), s.config_id,
-	coalesce(b.benchmark_type, ''), b.isl, b.osl, coalesce(b.offload_mode, ''), b.recipe_fingerprint, coalesce(b.conc, 0),
+SELECT s.curve_id, s.side, s.result_id, s.deleted,
+	CASE WHEN s.deleted THEN 0 ELSE s.workflow_run_id END, s.config_id,
+	CASE WHEN s.deleted THEN '' ELSE s.benchmark_type END,
+	CASE WHEN NOT s.deleted THEN s.isl END, CASE WHEN NOT s.deleted THEN s.osl END,
+	CASE WHEN s.deleted THEN '' ELSE s.offload_mode END, CASE WHEN NOT s.deleted THEN s.recipe_fingerprint END,
+	CASE WHEN s.deleted THEN 0 ELSE s.conc END,
 	s.snapshot_date::text, s.snapshot_workflow_run_id,
-	coalesce(w.github_run_id, 0), coalesce(w.run_attempt, 0), sw.github_run_id,
+	CASE WHEN s.deleted THEN 0 ELSE w.github_run_id END, CASE WHEN s.deleted THEN 0 ELSE w.run_attempt END, sw.github_run_id,
 	c.spec_method, c.disagg, c.is_multinode, c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
 	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
-	b.tput_per_gpu, b.output_tput_per_gpu, b.median_intvty, b.p90_e2el, b.median_ttft
+	CASE WHEN NOT s.deleted THEN s.tput_per_gpu END, CASE WHEN NOT s.deleted THEN s.output_tput_per_gpu END,
+	CASE WHEN NOT s.deleted THEN s.median_intvty END, CASE WHEN NOT s.deleted THEN s.p90_e2el END,
+	CASE WHEN NOT s.deleted THEN s.median_ttft END
 FROM (
-	SELECT 'before' AS side, result_id, curve_id, config_id, snapshot_date, snapshot_workflow_run_id FROM curve_before f
+	-- The points as latest_benchmark_points keeps them (key, run and the five values, kept
+	-- up to date by the update trigger of benchmark_results): never a read of the rows
+	-- themselves. A row shown before may have been deleted since (an override): only its
+	-- primary key is probed.
+	SELECT 'before' AS side, f.*, NOT EXISTS (SELECT FROM benchmark_results r WHERE r.id = f.result_id) AS deleted
+	FROM curve_before f
 	WHERE EXISTS (SELECT FROM curve_touched k WHERE k.curve_id = f.curve_id)
 	UNION ALL
-	SELECT 'after', p.result_id, p.curve_id, p.config_id, p.snapshot_date, p.snapshot_workflow_run_id
+	SELECT 'after', p.*, false
 	FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id
 ) s
-LEFT JOIN b ON b.id = s.result_id -- a row shown before may be deleted (an override)
-LEFT JOIN workflow_runs w ON w.id = b.workflow_run_id
+LEFT JOIN workflow_runs w ON w.id = s.workflow_run_id
 JOIN workflow_runs sw ON sw.id = s.snapshot_workflow_run_id
 JOIN configs c ON c.id = s.config_id
-ORDER BY s.curve_id, s.side DESC, s.config_id, b.benchmark_type, b.isl, b.osl, b.offload_mode,
-	b.recipe_fingerprint NULLS FIRST, b.conc, s.result_id`
+ORDER BY s.curve_id, s.side DESC, s.config_id,
+	CASE WHEN NOT s.deleted THEN s.benchmark_type END, CASE WHEN NOT s.deleted THEN s.isl END,
+	CASE WHEN NOT s.deleted THEN s.osl END, CASE WHEN NOT s.deleted THEN s.offload_mode END,
+	CASE WHEN NOT s.deleted THEN s.recipe_fingerprint END NULLS FIRST, CASE WHEN NOT s.deleted THEN s.conc END,
+	s.result_id`
 
 // qCurveTouchedOnly lists the touched curves (one may end with no point
 // before and none after).

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,12 +27,15 @@ const LatestBenchmarksView = "latest_benchmarks"
 // migration 000013 has the materialized view instead, refreshed whole.
 func (s *Store) RefreshLatestBenchmarks(ctx context.Context, force bool) (schema.ViewRefresh, error) {
 	r := schema.ViewRefresh{View: LatestBenchmarksView}
-	var perCurve bool
-	if err := s.pool.QueryRow(ctx, qCurvePresent).Scan(&perCurve); err != nil {
+	var perCurve, values bool
+	if err := s.pool.QueryRow(ctx, qCurvePresent).Scan(&perCurve, &values); err != nil {
 		return s.refreshFailed(ctx, r, 0, fmt.Errorf("look up the view: %w", err))
 	}
 	if !perCurve {
 		return s.refreshMaterialized(ctx, force)
+	}
+	if !values {
+		return s.refreshFailed(ctx, r, 0, errors.New("latest_benchmarks needs migration 000021 (the points' kept values): run ingest migrate up"))
 	}
 	if err := s.pool.QueryRow(ctx, qViewPending).Scan(&r.Changes); err != nil {
 		return s.refreshFailed(ctx, r, 0, fmt.Errorf("read change marks: %w", err))
