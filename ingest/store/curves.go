@@ -92,6 +92,7 @@ var curveSteps = []struct {
 	{qCurveIDs, "look up the curves", false},
 	{qCurveDropLines, "drop stale curve lines", true},
 	{qCurveAddLines, "write curve lines", false},
+	{qCurveAfter, "recompute the touched curves", false},
 }
 
 func (o curveOutcome) refresh(took time.Duration) schema.ViewRefresh {

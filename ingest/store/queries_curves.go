@@ -31,6 +31,14 @@ var qCurveScratch = []string{
 	) ON COMMIT DROP`,
 	`CREATE TEMP TABLE curve_touched (curve_scope jsonb PRIMARY KEY, curve_id integer) ON COMMIT DROP`,
 	`CREATE TEMP TABLE curve_before (LIKE latest_benchmark_points) ON COMMIT DROP`,
+	// The points the touched curves show after the update: a table with a
+	// key rather than a CTE, so that the statements writing the difference
+	// join it through an index or a hash, never rescan it per row (a CTE's
+	// row estimate can fall to one).
+	`CREATE TEMP TABLE curve_after (
+		result_id bigint PRIMARY KEY, curve_id integer NOT NULL, config_id integer NOT NULL,
+		snapshot_date date NOT NULL, snapshot_workflow_run_id bigint NOT NULL
+	) ON COMMIT DROP`,
 }
 
 const (
@@ -132,8 +140,7 @@ WHERE NOT EXISTS (SELECT 1 FROM benchmark_curve_lines l
 	WHERE l.curve_id = k.curve_id AND l.workflow_run_id = n.workflow_run_id AND l.date = n.date)`
 )
 
-// qCurveApply recomputes the touched curves and writes the difference to
-// latest_benchmark_points, keeping the rows they had in curve_before.
+// qCurveAfter recomputes the touched curves into curve_after.
 //
 // chain walks each curve from its newest line down to the next older one
 // while the rule allows (an index scan per step, never the curve's whole
@@ -141,9 +148,9 @@ WHERE NOT EXISTS (SELECT 1 FROM benchmark_curve_lines l
 // has it, finding a run's rows of the curve through the curve's configs
 // (configs' model and hardware index) and benchmark_results' natural key
 // (run, config, type), and checking the exact scope: the work grows with
-// the touched curves' points, not with the runs stored. It returns the curves, and the points added,
-// removed and moved to another snapshot.
-const qCurveApply = `
+// the touched curves' points, not with the runs stored.
+const qCurveAfter = `
+INSERT INTO curve_after
 WITH RECURSIVE chain AS (
 	SELECT t.curve_id, l.workflow_run_id, l.date, l.run_started_at, l.append_only, l.image, l.image_count,
 		l.images_complete, 1 AS run_rank, l.image AS root_image, l.date AS snapshot_date,
@@ -189,18 +196,26 @@ WITH RECURSIVE chain AS (
 			AND (k.benchmark_type = 'agentic_traces' OR coalesce(b.offload_mode, 'off') = k.curve_scope->>9)
 	) br
 	ORDER BY br.config_id, br.benchmark_type, br.isl, br.osl, br.offload_mode, br.recipe_fingerprint, br.conc, ch.run_rank
-), kept AS (
+)
+SELECT result_id, curve_id, config_id, snapshot_date, snapshot_workflow_run_id FROM after`
+
+// qCurveApply writes the difference between the touched curves' points
+// (curve_after) and latest_benchmark_points, keeping the rows they had in
+// curve_before. It returns the curves, and the points added, removed and
+// moved to another snapshot.
+const qCurveApply = `
+WITH kept AS (
 	INSERT INTO curve_before
 	SELECT p.* FROM latest_benchmark_points p JOIN curve_touched t ON t.curve_id = p.curve_id
 	RETURNING 1
 ), removed AS (
 	DELETE FROM latest_benchmark_points p USING curve_touched t
-	WHERE p.curve_id = t.curve_id AND NOT EXISTS (SELECT 1 FROM after a WHERE a.result_id = p.result_id)
+	WHERE p.curve_id = t.curve_id AND NOT EXISTS (SELECT 1 FROM curve_after a WHERE a.result_id = p.result_id)
 	RETURNING 1
 ), moved AS (
 	UPDATE latest_benchmark_points p
 	SET snapshot_date = a.snapshot_date, snapshot_workflow_run_id = a.snapshot_workflow_run_id
-	FROM after a
+	FROM curve_after a
 	WHERE a.result_id = p.result_id
 		AND (p.snapshot_date, p.snapshot_workflow_run_id) IS DISTINCT FROM (a.snapshot_date, a.snapshot_workflow_run_id)
 	RETURNING 1
@@ -211,9 +226,9 @@ WITH RECURSIVE chain AS (
 	SELECT a.result_id, a.curve_id, a.config_id, a.snapshot_date, a.snapshot_workflow_run_id,
 		b.workflow_run_id, b.benchmark_type, b.isl, b.osl, b.offload_mode, b.recipe_fingerprint, b.conc,
 		v.tput_per_gpu, v.output_tput_per_gpu, v.median_intvty, v.p90_e2el, v.median_ttft
-	FROM after a
+	FROM curve_after a
 	-- the added rows by their primary key (an array: an index scan whatever the estimates)
-	JOIN (SELECT * FROM benchmark_results WHERE id = ANY(ARRAY(SELECT result_id FROM after))) b ON b.id = a.result_id
+	JOIN (SELECT * FROM benchmark_results WHERE id = ANY(ARRAY(SELECT result_id FROM curve_after))) b ON b.id = a.result_id
 	LEFT JOIN LATERAL benchmark_impact_values(b.metrics) v ON true
 	WHERE NOT EXISTS (SELECT 1 FROM latest_benchmark_points p WHERE p.result_id = a.result_id)
 	RETURNING 1
