@@ -14,10 +14,17 @@ SELECT b.content_digest, b.id, t.digest, l.digest,
 	c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
 	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
 	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
-	coalesce((SELECT jsonb_object_agg(m.key, m.value) FROM jsonb_each(b.metrics) AS m
-		WHERE m.key = ANY($3::text[]) AND jsonb_typeof(m.value) = 'number'), '{}'::jsonb),
-	EXISTS (SELECT FROM jsonb_each(b.metrics) AS m WHERE m.key = ANY($4::text[]) AND jsonb_typeof(m.value) <> 'number')
+	x.metrics, x.owned_other
 FROM benchmark_results b
+-- one pass over the metrics document: the numbers among $3, and whether a key of $4 holds
+-- anything else
+CROSS JOIN LATERAL (
+	SELECT coalesce(jsonb_object_agg(m.key, m.value) FILTER (WHERE m.key = ANY($3::text[]) AND jsonb_typeof(m.value) = 'number'),
+			'{}'::jsonb) AS metrics,
+		coalesce(bool_or(m.key = ANY($4::text[]) AND jsonb_typeof(m.value) <> 'number'), false) AS owned_other
+	FROM jsonb_each(CASE WHEN jsonb_typeof(b.metrics) = 'object' THEN b.metrics END) AS m
+	WHERE m.key = ANY($3::text[]) OR m.key = ANY($4::text[])
+) x
 JOIN configs c ON c.id = b.config_id
 LEFT JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
 LEFT JOIN server_logs l ON l.id = b.server_log_id
