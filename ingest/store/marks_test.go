@@ -59,7 +59,7 @@ func TestUpdateMarksOnlyRunsWhoseRowsMovedOnACurve(t *testing.T) {
 			_, err = tx.Exec(ctx, `DELETE FROM materialized_view_marks`)
 			require.NoError(t, err)
 			var args []any
-			if tc.want != nil && len(tc.want) == 2 {
+			if len(tc.want) == 2 {
 				args = append(args, other)
 			}
 			_, err = tx.Exec(ctx, tc.update, args...)
