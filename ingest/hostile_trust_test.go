@@ -171,7 +171,7 @@ func trustDownloadCases() []hCase {
 		{name: "gh-download-budget-not-a-size", input: "`ingest run --download-budget lots`", base: baseNone, exit: 2,
 			exec: func(t *testing.T, c *hCtx) hResult {
 				return hGitHubRunWith(t, c, hGH{args: []string{"--download-budget", "lots"}})
-			}, want: []string{`--download-budget: "lots" is not a positive size`}},
+			}, want: []string{`invalid value "lots" for --download-budget: want a positive size`}},
 		{name: "gh-slow-loris", slow: true, input: "`ingest run --fetch-timeout 3s`: a blob sends one byte every 200 ms", base: baseNone, exit: 1, aborted: true,
 			exec: func(t *testing.T, c *hCtx) hResult {
 				begin := time.Now()

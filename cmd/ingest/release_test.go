@@ -50,6 +50,10 @@ func TestReleaseBuild(t *testing.T) {
 	if !strings.HasPrefix(string(out), "ingest v9.8.7-test") {
 		t.Errorf("ingest version printed %q, want it to start with %q", out, "ingest v9.8.7-test")
 	}
+	flagOut, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil || string(flagOut) != string(out) {
+		t.Errorf("ingest --version printed %q (%v), want what ingest version prints, %q", flagOut, err, out)
+	}
 
 	f, err := elf.Open(bin)
 	if err != nil {

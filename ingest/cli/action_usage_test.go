@@ -20,10 +20,10 @@ func TestActionUsage(t *testing.T) {
 	}{
 		{[]string{"reader", "drop", "r"}, `ingest reader: unknown action "drop" (create)`},
 		{[]string{"reader", "create"}, "ingest reader create: name the role"},
-		{[]string{"reader", "create", "a", "b"}, `reader: unexpected argument "b"`},
+		{[]string{"reader", "create", "a", "b"}, `ingest reader create: unexpected argument "b"`},
 		{[]string{"datasets", "list"}, `ingest datasets: unknown action "list" (load)`},
 		{[]string{"datasets", "load", "--dataset", "x/y"}, "ingest datasets load: name the corpus file"},
-		{[]string{"datasets"}, "usage: ingest datasets load FILE"},
+		{[]string{"datasets"}, "ingest datasets: name an action: load"},
 	} {
 		r := run(t, vars, tc.args...)
 		requireCode(t, cli.ExitUsage, r)

@@ -8,38 +8,51 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/inferencex/ingest/ingest/audit"
 	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/report"
 )
 
-// runAudit is the missed-ingest watchdog: every completed run of the sweep
-// workflow on the default branch since a date, matched with the target's
-// ledger; each one without a successful ingest is listed with its cause
-// and the command that recovers it; so is each changelog entry whose PR
-// merged in the window with no run at its merge commit. Exit 0 when none is missed (purged
-// runs aside), 3 when some are, 1 when GitHub or the ledger cannot be read.
-func runAudit(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("audit", env)
-	common := addCommon(s)
-	repo := s.str("repo", "", "repository of the sweeps, OWNER/NAME (required)", "INGEST_REPO")
-	since := s.str("since", "", "audit runs created on or after this day (YYYY-MM-DD) or time (RFC 3339) (required)", "INGEST_AUDIT_SINCE")
-	until := s.str("until", "", "audit runs created on or before this day (the whole day) or time", "INGEST_AUDIT_UNTIL")
-	workflow := s.str("workflow", "run-sweep.yml", "the merge/sweep workflow file (or id) whose runs are the merged sweeps", "INGEST_AUDIT_WORKFLOW")
-	branch := s.str("branch", "main", "the default branch", "INGEST_AUDIT_BRANCH")
-	changelogPath := s.str("changelog", "perf-changelog.yaml", "the producer's changelog file on the branch, whose entries' PRs are merged sweeps too (\"\": not read)", "INGEST_AUDIT_CHANGELOG")
-	overrideFiles := s.str("overrides", "", "comma-separated run-override files (purged runs are never proposed)", "INGEST_OVERRIDES")
-	format := s.str("format", "text", "text or json", "INGEST_AUDIT_FORMAT")
-	gh := addGitHub(s)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest audit --repo OWNER/NAME --since DATE [--until DATE] [--workflow FILE] [--branch main] [--changelog FILE] [--target T] [--format text|json]\n"+
-			"The token comes from GH_TOKEN, else GITHUB_TOKEN (as gh takes it; never a flag); it needs actions:read, and contents:read and pull-requests:read for the changelog.")
-		fs.PrintDefaults()
-	}
-	if _, ok, code := parse(fs, s, args, 0); !ok {
-		return code
-	}
+// auditCommand is the missed-ingest watchdog: every completed run of the
+// sweep workflow on the default branch since a date, matched with the
+// target's ledger; each one without a successful ingest is listed with its
+// cause and the command that recovers it; so is each changelog entry whose
+// PR merged in the window with no run at its merge commit. Exit 0 when
+// none is missed (purged runs aside), 3 when some are, 1 when GitHub or
+// the ledger cannot be read.
+func (a *app) auditCommand() *cobra.Command {
+	cmd, s, run := a.command("audit --repo OWNER/NAME --since DATE",
+		"list merged sweeps without a successful ingest, with cause and recovery command: ingest audit --repo R --since DATE",
+		"List the merged sweeps (and changelog entries) since a date without a successful ingest in the target's ledger,\n"+
+			"with the cause and the command that recovers each. The token comes from GH_TOKEN, else GITHUB_TOKEN (as gh\n"+
+			"takes it; never a flag); it needs actions:read, and contents:read and pull-requests:read for the changelog.", 0)
+	o := &auditOpts{common: addCommon(s)}
+	o.repo = s.str("repo", "", "repository of the sweeps, OWNER/NAME (required)", "INGEST_REPO")
+	o.since = s.str("since", "", "audit runs created on or after this day (YYYY-MM-DD) or time (RFC 3339) (required)", "INGEST_AUDIT_SINCE")
+	o.until = s.str("until", "", "audit runs created on or before this day (the whole day) or time", "INGEST_AUDIT_UNTIL")
+	o.workflow = s.str("workflow", "run-sweep.yml", "the merge/sweep workflow file (or id) whose runs are the merged sweeps", "INGEST_AUDIT_WORKFLOW")
+	o.branch = s.str("branch", "main", "the default branch", "INGEST_AUDIT_BRANCH")
+	o.changelogPath = s.str("changelog", "perf-changelog.yaml", "the producer's changelog file on the branch, whose entries' PRs are merged sweeps too (\"\": not read)", "INGEST_AUDIT_CHANGELOG")
+	o.overrideFiles = s.str("overrides", "", "comma-separated run-override files (purged runs are never proposed)", "INGEST_OVERRIDES")
+	o.format = s.enum("format", report.FormatText, []string{report.FormatText, report.FormatJSON}, "output format", "INGEST_AUDIT_FORMAT")
+	o.gh = addGitHub(s)
+	run(func(ctx context.Context, _ []string) int { return runAudit(ctx, a.env, o) })
+	return cmd
+}
+
+// auditOpts are the options of audit.
+type auditOpts struct {
+	common                                                                     *commonOpts
+	repo, since, until, workflow, branch, changelogPath, overrideFiles, format *setting
+	gh                                                                         *githubOpts
+}
+
+func runAudit(ctx context.Context, env Env, o *auditOpts) int {
+	common, repo, since, until, workflow, branch := o.common, o.repo, o.since, o.until, o.workflow, o.branch
+	changelogPath, overrideFiles, format, gh := o.changelogPath, o.overrideFiles, o.format, o.gh
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(env.Stderr, "ingest audit: "+format+"\n", a...)
 		return ExitUsage
@@ -53,13 +66,13 @@ func runAudit(ctx context.Context, env Env, args []string) int {
 	}
 	t, err := parseDate(since.String())
 	if err != nil {
-		return usageErr("--since: %v", err)
+		return usageErr("%s: %v", since.label(), err)
 	}
 	filter.Since = t.UTC()
 	if v := until.String(); v != "" {
 		t, err := parseDate(v)
 		if err != nil {
-			return usageErr("--until: %v", err)
+			return usageErr("%s: %v", until.label(), err)
 		}
 		if _, dayErr := time.Parse("2006-01-02", v); dayErr == nil {
 			t = t.Add(24*time.Hour - time.Second) // the whole day
@@ -68,9 +81,6 @@ func runAudit(ctx context.Context, env Env, args []string) int {
 		if filter.Until.Before(filter.Since) {
 			return usageErr("--until is before --since")
 		}
-	}
-	if f := format.String(); f != report.FormatText && f != report.FormatJSON {
-		return usageErr("--format %q is not text or json", f)
 	}
 	gopts, err := gh.options(env, repo.String(), "a token with actions:read, contents:read and pull-requests:read")
 	if err != nil {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest"
@@ -24,36 +24,48 @@ import (
 // allBranches is the --branch value that lists runs of every branch.
 const allBranches = "*"
 
-// runBackfill ingests many runs, sharing the work with any other worker
+// backfillCommand ingests many runs, sharing the work with any other worker
 // started with the same parameters on the same database.
-func runBackfill(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("backfill", env)
-	common := addCommon(s)
-	repo := s.str("repo", "", "repository of the runs, OWNER/NAME (required)", "INGEST_REPO")
-	workflow := s.str("workflow", "", "workflow file (run-sweep.yml) or id whose runs to list (default: every workflow)", "INGEST_BACKFILL_WORKFLOW")
-	branch := s.str("branch", "main", "head branch of the runs to list ('*': every branch)", "INGEST_BACKFILL_BRANCH")
-	since := s.str("since", "", "list runs created on or after this day (YYYY-MM-DD) or time (RFC 3339)", "INGEST_BACKFILL_SINCE")
-	until := s.str("until", "", "list runs created on or before this day (the whole day) or time", "INGEST_BACKFILL_UNTIL")
-	runsFile := s.str("runs", "", "file of run ids to backfill instead of listing the workflow's runs", "INGEST_BACKFILL_RUNS")
-	fromDir := s.str("from-dir", "", "backfill the run trees under this directory instead of downloading", "INGEST_BACKFILL_FROM_DIR")
-	reingest := s.flag("reingest", "ingest runs again even when the ledger shows them ingested", "INGEST_BACKFILL_REINGEST")
-	reread := s.flag("reread", "read and compare every run in full even when its inputs and the data are unchanged since its last ingest", "INGEST_REREAD")
-	dryRun := s.flag("dry-run", "list what would be done, oldest run first; write nothing", "INGEST_DRY_RUN")
-	worker := s.str("worker", "", "name of this worker in the queue (default HOST:PID)", "INGEST_BACKFILL_WORKER")
-	keep := s.flag("keep-downloads", "keep each run's downloaded artifacts in the cache (default: removed once the run is settled)", "INGEST_KEEP_DOWNLOADS")
-	catalogFiles := s.str("catalog", "", "comma-separated alias-table extension files", "INGEST_CATALOG")
-	overrideFiles := s.str("overrides", "", "comma-separated run-override files", "INGEST_OVERRIDES")
-	ghOpts := addGitHub(s)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest backfill --repo OWNER/NAME [--workflow FILE] [--branch main] [--since DATE] [--until DATE]\n"+
-			"                       [--runs FILE | --from-dir DIR] [--reingest] [--dry-run] [options]\n"+
-			"Runs are ingested oldest first. Any number of workers started with the same parameters on the same\n"+
-			"database share the work; rerun the command to resume. The token comes from GH_TOKEN, else GITHUB_TOKEN (as gh takes it; never a flag).")
-		fs.PrintDefaults()
-	}
-	if _, ok, code := parse(fs, s, args, 0); !ok {
-		return code
-	}
+func (a *app) backfillCommand() *cobra.Command {
+	cmd, s, run := a.command("backfill --repo OWNER/NAME", "ingest a workflow's history, a run list or a directory of trees: ingest backfill --repo R",
+		"Ingest a workflow's runs (--workflow, --branch, --since, --until), a list of run ids (--runs) or the run trees\n"+
+			"under a directory (--from-dir), oldest first. Any number of workers started with the same parameters on the same\n"+
+			"database share the work; rerun the command to resume. The token comes from GH_TOKEN, else GITHUB_TOKEN (as gh\n"+
+			"takes it; never a flag).", 0)
+	o := &backfillOpts{common: addCommon(s)}
+	o.common.addNoMigrate(s)
+	o.repo = s.str("repo", "", "repository of the runs, OWNER/NAME (required)", "INGEST_REPO")
+	o.workflow = s.str("workflow", "", "workflow file (run-sweep.yml) or id whose runs to list (default: every workflow)", "INGEST_BACKFILL_WORKFLOW")
+	o.branch = s.str("branch", "main", "head branch of the runs to list ('*': every branch)", "INGEST_BACKFILL_BRANCH")
+	o.since = s.str("since", "", "list runs created on or after this day (YYYY-MM-DD) or time (RFC 3339)", "INGEST_BACKFILL_SINCE")
+	o.until = s.str("until", "", "list runs created on or before this day (the whole day) or time", "INGEST_BACKFILL_UNTIL")
+	o.runsFile = s.str("runs", "", "file of run ids to backfill instead of listing the workflow's runs", "INGEST_BACKFILL_RUNS")
+	o.fromDir = s.str("from-dir", "", "backfill the run trees under this directory instead of downloading", "INGEST_BACKFILL_FROM_DIR")
+	o.reingest = s.flag("reingest", "ingest runs again even when the ledger shows them ingested", "INGEST_BACKFILL_REINGEST")
+	o.reread = s.flag("reread", "read and compare every run in full even when its inputs and the data are unchanged since its last ingest", "INGEST_REREAD")
+	o.dryRun = s.flag("dry-run", "list what would be done, oldest run first; write nothing", "INGEST_DRY_RUN")
+	o.worker = s.str("worker", "", "name of this worker in the queue (default HOST:PID)", "INGEST_BACKFILL_WORKER")
+	o.keep = s.flag("keep-downloads", "keep each run's downloaded artifacts in the cache (default: removed once the run is settled)", "INGEST_KEEP_DOWNLOADS")
+	o.catalogFiles = s.str("catalog", "", "comma-separated alias-table extension files", "INGEST_CATALOG")
+	o.overrideFiles = s.str("overrides", "", "comma-separated run-override files", "INGEST_OVERRIDES")
+	o.gh = addGitHub(s).addDownloads(s)
+	run(func(ctx context.Context, _ []string) int { return runBackfill(ctx, a.env, o) })
+	return cmd
+}
+
+// backfillOpts are the options of backfill.
+type backfillOpts struct {
+	common                                                  *commonOpts
+	repo, workflow, branch, since, until, runsFile, fromDir *setting
+	worker, catalogFiles, overrideFiles                     *setting
+	reingest, reread, dryRun, keep                          *bool
+	gh                                                      *githubOpts
+}
+
+func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
+	common, repo, workflow, branch, since, until := o.common, o.repo, o.workflow, o.branch, o.since, o.until
+	runsFile, fromDir, worker, catalogFiles, overrideFiles := o.runsFile, o.fromDir, o.worker, o.catalogFiles, o.overrideFiles
+	reingest, reread, dryRun, keep, ghOpts := o.reingest, o.reread, o.dryRun, o.keep, o.gh
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(env.Stderr, "ingest backfill: "+format+"\n", a...)
 		return ExitUsage
@@ -66,8 +78,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 		return usageErr("--catalog/--overrides: %v", err)
 	}
 	p := backfill.Params{Repo: repo.String(), Reingest: *reingest, Mapping: mapping}
-	filtered := workflow.String() != "" || since.String() != "" || until.String() != "" ||
-		given(fs, "branch") || strings.TrimSpace(env.Getenv("INGEST_BACKFILL_BRANCH")) != ""
+	filtered := workflow.String() != "" || since.String() != "" || until.String() != "" || branch.given || branch.from != ""
 	var src backfill.Source
 	var gh *github.Client
 	switch {
@@ -87,7 +98,7 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 	// On a terminal the progress bar is the display: each run's own lines
 	// are kept to warnings, unless the level was asked for.
 	runLog := log
-	if onTerminal && !given(fs, "log-level") && env.Getenv("INGEST_LOG_LEVEL") == "" {
+	if onTerminal && !common.logLevel.given && common.logLevel.from == "" {
 		runLog = log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
 	}
 
@@ -238,17 +249,6 @@ func runBackfill(ctx context.Context, env Env, args []string) int {
 		return ExitCompletedWithFailures
 	}
 	return ExitOK
-}
-
-// given reports whether a flag was set on the command line.
-func given(fs *flag.FlagSet, name string) bool {
-	found := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == name {
-			found = true
-		}
-	})
-	return found
 }
 
 // filesDigest is a digest of the contents of the comma-separated files of

@@ -1,12 +1,23 @@
 // Package cli is the command tree of the ingest binary. It parses flags and
 // environment, wires the stages together and maps outcomes to exit codes.
+//
+// The tree is cobra's, its flags pflag's (as the GitHub CLI's): help,
+// `ingest help CMD`, --version, typed flags, did-you-mean and shell
+// completion come from there; each command declares its options once
+// (settings: flag, environment variables, default, check) and only the
+// options it uses.
 package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/inferencex/ingest/ingest/gctarget"
 )
@@ -25,69 +36,322 @@ type Env struct {
 	Version string
 }
 
-type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, env Env, args []string) int
+// app is one command line being run: the environment and the exit code
+// the command settled on.
+type app struct {
+	env  Env
+	code int
 }
 
-func commands() []command {
-	return []command{
-		{"load", "ingest a downloaded run tree: ingest load DIR --run-id N", runLoad},
-		{"run", "fetch a run from GitHub, ingest it, comment on its PR: ingest run --run-id N", runRun},
-		{"demo", "migrate, then ingest the bundled demo run and print its report", runDemo},
-		{"backfill", "ingest a workflow's history, a run list or a directory of trees: ingest backfill --repo R", runBackfill},
-		{"overrides", "apply the run-override ledger to stored data: ingest overrides apply [--dry-run]", runOverrides},
-		{"refresh", "refresh the dashboard's latest_benchmarks view now: ingest refresh [--force] [--dry-run]", runRefresh},
-		{"supplemental", "load hand-curated rows: ingest supplemental supplemental-evals.json supplemental-bmk.json", runSupplemental},
-		{"status", "the ledger at a glance: recent ingests, backfill passes; --run-id N for one run", runStatus},
-		{"report", "re-render the stored report of a run: ingest report --run-id N", runReport},
-		{"audit", "list merged sweeps without a successful ingest, with cause and recovery command: ingest audit --repo R --since DATE", runAudit},
-		{"preview", "print a run's normalized rows as the site's unofficial-run overlay reads them, no database: ingest preview DIR", runPreview},
-		{"verify", "read a stored run back and check it against the ledger and latest_benchmarks: ingest verify --run-id N", runVerify},
-		{"migrate", "manage the schema: ingest migrate up|down [N]|force N|version", runMigrate},
-		{"reader", "the dashboard's read-only role: ingest reader create ROLE [--dry-run]", runReader},
-		{"datasets", "load an agentic trace corpus for the /datasets pages: ingest datasets load FILE --dataset ID", runDatasets},
-		{"export", "write a run's GPU telemetry as Parquet: ingest export telemetry --run-id N --out F", runExport},
-		{"version", "print the version", runVersion},
-	}
-}
+// footer ends every help text.
+const footer = `
+Options come from flags, then the environment, then defaults (flag > environment > default).
+Exit codes: 0 success, 1 aborted (nothing written), 2 usage, 3 written with failures,
+4 refused by the coverage guard.
+`
 
 // Main runs one command line and returns the process exit code.
 func Main(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(env.Stderr)
-		if len(args) == 0 {
-			return ExitUsage
-		}
-		return ExitOK
+	a := &app{env: env}
+	root := a.tree()
+	args = a.singleDash(root, args)
+	// A first word that names no command is that, whatever flags follow.
+	if cmd, _, _ := root.Find(args); cmd == root && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		a.usageError(root, &unknownCommandError{name: args[0]})
+		return ExitUsage
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(ctx, env, args[1:])
-		}
+	root.SetArgs(append([]string{}, args...)) // never nil: cobra would read os.Args
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil {
+		a.usageError(cmd, err)
+		return ExitUsage
 	}
-	fmt.Fprintf(env.Stderr, "ingest: unknown command %q\n\n", args[0])
-	usage(env.Stderr)
-	return ExitUsage
+	return a.code
 }
 
-func usage(w io.Writer) {
-	var b strings.Builder
-	b.WriteString("ingest loads InferenceX benchmark runs into PostgreSQL and reports what landed.\n\nCommands:\n")
-	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-12s %s\n", c.name, c.summary)
+// tree builds the command tree.
+func (a *app) tree() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ingest",
+		Short: "load InferenceX benchmark runs into PostgreSQL",
+		Long:  "ingest loads InferenceX benchmark runs into PostgreSQL and reports what landed.",
+		// No Version: --version is declared below, to print what `ingest
+		// version` prints.
+		SilenceErrors:      true,
+		SilenceUsage:       true,
+		DisableSuggestions: true, // usageError suggests, for flags too
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &unknownCommandError{name: args[0]}
+			}
+			return nil
+		},
 	}
-	b.WriteString("\nRun 'ingest COMMAND -h' for a command's options. Options come from flags, then the\n" +
-		"environment, then defaults (flag > environment > default).\n" +
-		"Exit codes: 0 success, 1 aborted (nothing written), 2 usage, 3 written with failures.\n")
-	fmt.Fprint(w, b.String())
+	version := root.Flags().BoolP("version", "v", false, "print the version (as ingest version does)")
+	root.Run = func(cmd *cobra.Command, _ []string) {
+		if *version {
+			a.printVersion()
+			return
+		}
+		// Bare `ingest`: the help, on stderr, as a usage error.
+		cmd.SetOut(a.env.Stderr)
+		cmd.Help()
+		a.code = ExitUsage
+	}
+	root.SetOut(a.env.Stdout)
+	root.SetErr(a.env.Stderr)
+	// Help and usage are cobra's own functions, never text/template
+	// templates: a template makes the linker keep every exported method
+	// of the binary (7 MB more, past the release's 45 MB).
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		help(cmd, args)
+		fmt.Fprint(cmd.OutOrStdout(), footer)
+	})
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &flagError{err: err} })
+	root.AddCommand(
+		a.loadCommand(),
+		a.runCommand(),
+		a.demoCommand(),
+		a.backfillCommand(),
+		a.overridesCommand(),
+		a.refreshCommand(),
+		a.supplementalCommand(),
+		a.statusCommand(),
+		a.reportCommand(),
+		a.auditCommand(),
+		a.previewCommand(),
+		a.verifyCommand(),
+		a.migrateCommand(),
+		a.readerCommand(),
+		a.datasetsCommand(),
+		a.exportCommand(),
+		a.versionCommand(),
+	)
+	// Added now rather than when the tree runs, so that Find knows them.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	return root
 }
 
-func runVersion(_ context.Context, env Env, _ []string) int {
-	fmt.Fprintln(env.Stdout, "ingest", toolVersion(env.Version))
-	return ExitOK
+// command builds a command whose options are declared on the returned
+// settings; body runs once they are resolved (an environment value they
+// refuse is a usage error naming the variable). maxArgs bounds the
+// positional arguments (-1: any number).
+func (a *app) command(use, short, long string, maxArgs int) (*cobra.Command, *settings, func(body func(ctx context.Context, args []string) int)) {
+	cmd := &cobra.Command{Use: use, Short: short, Long: long}
+	if maxArgs >= 0 {
+		cmd.Args = func(_ *cobra.Command, args []string) error {
+			if len(args) > maxArgs {
+				return fmt.Errorf("unexpected argument %q", args[maxArgs])
+			}
+			return nil
+		}
+	}
+	s := newSettings(cmd.Flags(), a.env.Getenv)
+	return cmd, s, func(body func(ctx context.Context, args []string) int) {
+		cmd.RunE = func(cmd *cobra.Command, args []string) error {
+			if err := s.resolve(); err != nil {
+				return err
+			}
+			a.code = body(cmd.Context(), args)
+			return nil
+		}
+	}
+}
+
+// group builds a command of actions (ingest migrate up|down…): alone, or
+// with another word, it is a usage error naming the actions.
+func (a *app) group(use, short string, actions ...*cobra.Command) *cobra.Command {
+	names := make([]string, len(actions))
+	for i, c := range actions {
+		names[i] = c.Name()
+	}
+	g := &cobra.Command{Use: use, Short: short,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("name an action: %s", strings.Join(names, ", "))
+			}
+			return &unknownCommandError{name: args[0], action: true, actions: names}
+		},
+		Run: func(*cobra.Command, []string) {},
+	}
+	g.AddCommand(actions...)
+	// Run only refuses what is not an action: the usage shows no line
+	// for the group alone.
+	usage := g.UsageFunc()
+	for _, c := range actions {
+		c.SetUsageFunc(usage) // not the group's
+	}
+	g.SetUsageFunc(func(c *cobra.Command) error {
+		w := c.OutOrStderr()
+		fmt.Fprintf(w, "Usage:\n  %s [command]\n\nAvailable Commands:\n", c.CommandPath())
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				fmt.Fprintf(w, "  %-*s %s\n", c.NamePadding(), sub.Name(), sub.Short)
+			}
+		}
+		fmt.Fprintf(w, "\nFlags:\n%s\nUse \"%s [command] --help\" for more information about a command.\n",
+			c.LocalFlags().FlagUsages(), c.CommandPath())
+		return nil
+	})
+	return g
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{Use: "version", Short: "print the version (as --version does)", Args: cobra.NoArgs,
+		Run: func(*cobra.Command, []string) { a.printVersion() }}
+}
+
+func (a *app) printVersion() {
+	fmt.Fprintln(a.env.Stdout, "ingest", toolVersion(a.env.Version))
+}
+
+// unknownCommandError is a word that names no command (or no action of a
+// group).
+type unknownCommandError struct {
+	name    string
+	action  bool
+	actions []string
+}
+
+func (e *unknownCommandError) Error() string {
+	if e.action {
+		return fmt.Sprintf("unknown action %q (%s)", e.name, strings.Join(e.actions, ", "))
+	}
+	return fmt.Sprintf("unknown command %q", e.name)
+}
+
+// flagError is an error of pflag's parsing.
+type flagError struct{ err error }
+
+func (e *flagError) Error() string {
+	var inv *pflag.InvalidValueError
+	if errors.As(e.err, &inv) {
+		return invalidValue(inv.GetValue(), inv.GetFlag().Name, "", errors.Unwrap(inv)).Error()
+	}
+	var ne *pflag.NotExistError
+	if errors.As(e.err, &ne) && len(ne.GetSpecifiedShortnames()) > 1 {
+		// -bogus: a long flag with one dash, none of the known ones.
+		return fmt.Sprintf("unknown flag: -%s (flags take two dashes: --%s)", ne.GetSpecifiedShortnames(), ne.GetSpecifiedShortnames())
+	}
+	return e.err.Error()
+}
+
+// usageError prints a usage error in three lines at most: the error, a
+// suggestion when a command or flag is close to what was typed, and where
+// the help is.
+func (a *app) usageError(cmd *cobra.Command, err error) {
+	w := a.env.Stderr
+	fmt.Fprintf(w, "%s: %v\n", cmd.CommandPath(), err)
+	var suggestion string
+	var uc *unknownCommandError
+	var fe *flagError
+	var ne *pflag.NotExistError
+	switch {
+	case errors.As(err, &uc):
+		cmd.SuggestionsMinimumDistance = 2
+		if s := cmd.SuggestionsFor(uc.name); len(s) > 0 {
+			suggestion = fmt.Sprintf("%q", s[0])
+		}
+	case errors.As(err, &fe) && errors.As(fe.err, &ne):
+		typed := ne.GetSpecifiedName()
+		if len(ne.GetSpecifiedShortnames()) > 1 {
+			typed = ne.GetSpecifiedShortnames()
+		}
+		if s := closestFlag(cmd, typed); s != "" {
+			suggestion = "--" + s
+		}
+	}
+	if suggestion != "" {
+		fmt.Fprintf(w, "Did you mean %s?\n", suggestion)
+	}
+	fmt.Fprintf(w, "Run '%s --help' for usage.\n", cmd.CommandPath())
+}
+
+// closestFlag is the visible flag of cmd nearest to typed (at most two
+// edits away, or a prefix of it), "" when none is.
+func closestFlag(cmd *cobra.Command, typed string) string {
+	best, bestD := "", 3
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		d := editDistance(typed, f.Name)
+		if strings.HasPrefix(f.Name, typed) && len(typed) >= 3 {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// oldFlag is a long flag written with one dash (-run-id, -format=json),
+// the form the standard library's flag package took.
+var oldFlag = regexp.MustCompile(`^-([a-z][a-z0-9]*(?:-[a-z0-9]+)+|[a-z][a-z0-9]+)(=.*)?$`)
+
+// singleDash rewrites the old single-dash long flags of the command line
+// (-run-id N) as pflag takes them (--run-id N), warning once for each:
+// scripts written for the earlier command line keep working while they
+// are updated. Only a known flag of the command is rewritten; a value of
+// the flag before it, or anything after "--", is left alone.
+func (a *app) singleDash(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == nil {
+		cmd = root
+	}
+	out := make([]string, len(args))
+	copy(out, args)
+	valueNext := false
+	for i, arg := range out {
+		if arg == "--" {
+			break
+		}
+		if valueNext {
+			valueNext = false
+			continue
+		}
+		name, hasValue := "", false
+		if m := oldFlag.FindStringSubmatch(arg); m != nil {
+			name, hasValue = m[1], m[2] != ""
+			if f := cmd.Flags().Lookup(name); f != nil {
+				out[i] = "-" + arg
+				fmt.Fprintf(a.env.Stderr, "ingest: warning: -%s is the old single-dash form: write --%s\n", name, name)
+				valueNext = !hasValue && f.NoOptDefVal == ""
+				continue
+			}
+		}
+		if after, ok := strings.CutPrefix(arg, "--"); ok && !strings.Contains(after, "=") {
+			if f := cmd.Flags().Lookup(after); f != nil {
+				valueNext = f.NoOptDefVal == ""
+			}
+		}
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -28,9 +27,11 @@ type commonOpts struct {
 	logFormat        *setting
 	lockTimeout      *setting
 	statementTimeout *setting
-	noMigrate        *bool
-	targetName       *setting
-	targetsFile      *setting
+	// noMigrate is --no-migrate for a command that writes (addNoMigrate);
+	// a command that only reads never migrates.
+	noMigrate   *bool
+	targetName  *setting
+	targetsFile *setting
 	// store is what check resolved the timeouts to.
 	store store.Options
 	// target is what check resolved --target to; dbURL then holds its URL.
@@ -39,20 +40,28 @@ type commonOpts struct {
 	getenv func(string) string
 }
 
+// logLevels are the levels --log-level takes.
+var logLevels = []string{"debug", "info", "warn", "error"}
+
 func addCommon(s *settings) *commonOpts {
 	return &commonOpts{
 		dbURL:     s.str("database-url", DefaultDatabaseURL, "PostgreSQL connection string", "DATABASE_WRITE_URL", "DATABASE_URL"),
-		logLevel:  s.str("log-level", "info", "log level: debug, info, warn, error", "INGEST_LOG_LEVEL"),
-		logFormat: s.str("log-format", "", "log format: console or json (default json when CI is set, else console)", "INGEST_LOG_FORMAT"),
-		lockTimeout: s.str("lock-timeout", store.FormatDuration(store.DefaultLockTimeout),
+		logLevel:  s.enum("log-level", "info", logLevels, "log level (warn on a terminal outside CI unless set)", "INGEST_LOG_LEVEL"),
+		logFormat: s.enum("log-format", "", []string{"console", "json"}, "log format (default json when CI is set, else console)", "INGEST_LOG_FORMAT"),
+		lockTimeout: s.timeout("lock-timeout", store.FormatDuration(store.DefaultLockTimeout),
 			"longest wait for a lock, the run's advisory lock included (0: no limit)", "INGEST_LOCK_TIMEOUT"),
-		statementTimeout: s.str("statement-timeout", store.FormatDuration(store.DefaultStatementTimeout),
+		statementTimeout: s.timeout("statement-timeout", store.FormatDuration(store.DefaultStatementTimeout),
 			"longest run of one SQL statement (0: no limit)", "INGEST_STATEMENT_TIMEOUT"),
-		noMigrate:   s.flag("no-migrate", "do not apply pending migrations first", "INGEST_NO_MIGRATE"),
+		noMigrate:   new(bool),
 		targetName:  s.str("target", ProductionTarget, "the database to use: production, or a target configured by DATABASE_WRITE_URL_<TARGET> or the targets file", "INGEST_TARGET"),
 		targetsFile: s.str("targets-file", "", "JSON file naming targets and where their URLs come from", "INGEST_TARGETS_FILE"),
 		getenv:      s.env,
 	}
+}
+
+// addNoMigrate declares --no-migrate, for the commands that write.
+func (c *commonOpts) addNoMigrate(s *settings) {
+	c.noMigrate = s.flag("no-migrate", "do not apply pending migrations first", "INGEST_NO_MIGRATE")
 }
 
 // check validates the options every database command shares, before
@@ -63,72 +72,9 @@ func (c *commonOpts) check() error {
 		return err
 	}
 	c.target, c.dbURL.value = t, t.url
-	if c.store.LockTimeout, err = c.lockTimeout.timeout(); err != nil {
-		return err
-	}
-	if c.store.StatementTimeout, err = c.statementTimeout.timeout(); err != nil {
-		return err
-	}
+	c.store.LockTimeout = c.lockTimeout.duration()
+	c.store.StatementTimeout = c.statementTimeout.duration()
 	return nil
-}
-
-// newFlagSet builds a command's flag set writing its help to stderr.
-func newFlagSet(name string, env Env) (*flag.FlagSet, *settings) {
-	fs := flag.NewFlagSet("ingest "+name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	return fs, newSettings(fs, env.Getenv)
-}
-
-// parse parses flags, which may come before and after positional
-// arguments, and resolves the environment. It returns the positional
-// arguments, or false and the exit code when parsing ended the command (help
-// or a usage error, including more than maxArgs positional arguments).
-func parse(fs *flag.FlagSet, s *settings, args []string, maxArgs int) ([]string, bool, int) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				return nil, false, ExitOK
-			}
-			return nil, false, ExitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(positional) > maxArgs {
-		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), positional[maxArgs])
-		fs.Usage()
-		return nil, false, ExitUsage
-	}
-	s.resolve()
-	return positional, true, 0
-}
-
-// parseAction parses "ingest CMD ACTION ARG [flags]", a command with one
-// action and one positional argument (missing says what the argument
-// names, for its error): it returns the argument, or false and the exit
-// code after printing the usage.
-func parseAction(fs *flag.FlagSet, s *settings, env Env, args []string, action, missing string) (string, bool, int) {
-	if len(args) == 0 || args[0] != action {
-		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
-			fmt.Fprintf(env.Stderr, "ingest %s: unknown action %q (%s)\n", fs.Name(), args[0], action)
-		}
-		fs.Usage()
-		return "", false, ExitUsage
-	}
-	positional, ok, code := parse(fs, s, args[1:], 1)
-	if !ok {
-		return "", false, code
-	}
-	if len(positional) != 1 {
-		fmt.Fprintf(env.Stderr, "ingest %s %s: %s\n", fs.Name(), action, missing)
-		fs.Usage()
-		return "", false, ExitUsage
-	}
-	return positional[0], true, 0
 }
 
 // newLogger checks the common options, then builds the one logger of the
@@ -140,7 +86,7 @@ func newLogger(c *commonOpts, env Env) (*zap.Logger, error) {
 	}
 	var level zapcore.Level
 	if err := level.Set(c.logLevel.String()); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
+		return nil, fmt.Errorf("%s: %w", c.logLevel.label(), err)
 	}
 	if quietByDefault(c.logLevel, env.Getenv, isTerminal(env.Stderr)) {
 		level = zapcore.WarnLevel
@@ -165,7 +111,7 @@ func newLogger(c *commonOpts, env Env) (*zap.Logger, error) {
 		encCfg.EncodeDuration = zapcore.StringDurationEncoder
 		enc = zapcore.NewConsoleEncoder(encCfg)
 	default:
-		return nil, fmt.Errorf("--log-format: %q is not console or json", format)
+		return nil, fmt.Errorf("%s: %q is not console or json", c.logFormat.label(), format)
 	}
 	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(env.Stderr), level)), nil
 }

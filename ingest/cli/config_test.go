@@ -121,7 +121,7 @@ func TestRunIDPrecedence(t *testing.T) {
 		{"flag beats an invalid INGEST_RUN_ID", []string{"--run-id", "111"}, map[string]string{"INGEST_RUN_ID": "abc"}, cli.ExitOK, 111, ""},
 		{"INGEST_RUN_ID", nil, map[string]string{"INGEST_RUN_ID": "222"}, cli.ExitOK, 222, ""},
 		{"invalid INGEST_RUN_ID", nil, map[string]string{"INGEST_RUN_ID": "abc"}, cli.ExitUsage, 0,
-			`ingest: --run-id: "abc" is not a positive integer`},
+			`ingest load: invalid value "abc" for --run-id (from INGEST_RUN_ID): want a positive integer`},
 		{"no run id anywhere", nil, nil, cli.ExitUsage, 0,
 			"has no artifacts.json (nor ingest-artifact-manifest.json) to take the run id from: pass --run-id (or INGEST_RUN_ID)"},
 	}

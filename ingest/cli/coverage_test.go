@@ -92,7 +92,7 @@ func TestCoverageGuardUsage(t *testing.T) {
 	dir, _ := genTree(t, generate.Options{Points: 2, Seed: 1})
 	r := run(t, nil, "load", dir, "--coverage-guard", "block")
 	requireCode(t, cli.ExitUsage, r)
-	require.Contains(t, r.stderr, `--coverage-guard: coverage guard "block": want warn or refuse`)
+	require.Contains(t, r.stderr, `ingest load: invalid value "block" for --coverage-guard: want warn|refuse`)
 }
 
 // TestEvalEvidence: every eval task of a run is listed with its score,

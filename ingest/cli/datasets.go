@@ -6,42 +6,53 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/weka"
 	"github.com/inferencex/ingest/schema"
 )
 
-// runDatasets loads an agentic trace corpus into the tables the
+// datasetsCommand loads an agentic trace corpus into the tables the
 // dashboard's /datasets pages read: `ingest datasets load FILE --dataset
 // ID` reads the corpus file (JSON Lines, one conversation per line, gzip
 // or not) and replaces the dataset's conversations, count, summary and
 // chart data in one transaction, as the reference's loader does from the
 // Hugging Face datasets server.
-func runDatasets(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("datasets", env)
-	common := addCommon(s)
-	id := s.str("dataset", "", "the Hugging Face id of the corpus, e.g. semianalysisai/cc-traces-weka-062126", "INGEST_DATASET")
-	label := s.str("label", "", "label (default: the catalogue's, else from the slug as the reference makes it)", "INGEST_DATASET_LABEL")
-	variant := s.str("variant", "", "variant: full, 256k, no-subagents (default: the catalogue's, else from the slug)", "INGEST_DATASET_VARIANT")
-	description := s.str("description", "", "description (default: keep the stored one)", "INGEST_DATASET_DESCRIPTION")
-	limit := s.str("limit", "0", "read at most this many conversations (0: all)", "INGEST_DATASET_LIMIT")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest datasets load FILE --dataset ID [--label L] [--variant V] [--description D] [--limit N] [options]")
-		fs.PrintDefaults()
-	}
-	path, ok, code := parseAction(fs, s, env, args, "load", "name the corpus file")
-	if !ok {
-		return code
-	}
-	n, err := strconv.Atoi(limit.String())
-	if err != nil || n < 0 {
-		fmt.Fprintf(env.Stderr, "ingest datasets load: --limit %q is not a count\n", limit.String())
-		return ExitUsage
-	}
+func (a *app) datasetsCommand() *cobra.Command {
+	cmd, s, run := a.command("load FILE --dataset ID", "load a corpus file, replacing the dataset's stored conversations",
+		"Read the corpus file (JSON Lines, one conversation per line, gzip or not) and replace the dataset's\n"+
+			"conversations, count, summary and chart data in one transaction.", 1)
+	o := &datasetOpts{common: addCommon(s)}
+	o.common.addNoMigrate(s)
+	o.id = s.str("dataset", "", "the Hugging Face id of the corpus, e.g. semianalysisai/cc-traces-weka-062126 (required)", "INGEST_DATASET")
+	o.label = s.str("label", "", "label (default: the catalogue's, else from the slug as the reference makes it)", "INGEST_DATASET_LABEL")
+	o.variant = s.str("variant", "", "variant: full, 256k, no-subagents (default: the catalogue's, else from the slug)", "INGEST_DATASET_VARIANT")
+	o.description = s.str("description", "", "description (default: keep the stored one)", "INGEST_DATASET_DESCRIPTION")
+	o.limit = s.intIn("limit", "0", 0, math.MaxInt32, "read at most this many conversations (0: all)", "INGEST_DATASET_LIMIT")
+	run(func(ctx context.Context, args []string) int {
+		if len(args) != 1 {
+			fmt.Fprintln(a.env.Stderr, "ingest datasets load: name the corpus file")
+			return ExitUsage
+		}
+		return runDatasets(ctx, a.env, o, args[0])
+	})
+	return a.group("datasets", "load an agentic trace corpus for the /datasets pages: ingest datasets load FILE --dataset ID", cmd)
+}
+
+// datasetOpts are the options of datasets load.
+type datasetOpts struct {
+	common                                 *commonOpts
+	id, label, variant, description, limit *setting
+}
+
+func runDatasets(ctx context.Context, env Env, o *datasetOpts, path string) int {
+	common, id, label, variant, description := o.common, o.id, o.label, o.variant, o.description
+	n := int(o.limit.int64())
 	row, err := datasetRow(id.String(), label.String(), variant.String(), description.String())
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "ingest datasets load:", err)

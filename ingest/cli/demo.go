@@ -5,29 +5,25 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/inferencex/ingest/fixtures"
-	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/ingest/store"
 )
 
-// runDemo creates the database if needed, migrates it, and ingests the demo
-// run bundled in the binary (a dry run does neither: it needs a migrated
-// database). A run written with its designed failures is a
+// demoCommand creates the database if needed, migrates it, and ingests the
+// demo run bundled in the binary (a dry run does neither: it needs a
+// migrated database). A run written with its designed failures is a
 // successful demo (exit 0); only an aborted ingest fails it.
-func runDemo(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("demo", env)
+func (a *app) demoCommand() *cobra.Command {
+	cmd, s, run := a.command("demo", "migrate, then ingest the bundled demo run and print its report",
+		"Create the database if needed, migrate it, ingest the demo run bundled in the binary and print its report.", 0)
 	opts := addIngest(s)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest demo [--database-url URL] [--format text|md|json] [--dry-run]")
-		fs.PrintDefaults()
-	}
-	if _, ok, code := parse(fs, s, args, 0); !ok {
-		return code
-	}
-	if !validFormat(opts.format.String()) {
-		fmt.Fprintf(env.Stderr, "ingest demo: --format %q is not one of %v\n", opts.format.String(), report.Formats())
-		return ExitUsage
-	}
+	run(func(ctx context.Context, _ []string) int { return runDemo(ctx, a.env, opts) })
+	return cmd
+}
+
+func runDemo(ctx context.Context, env Env, opts *ingestOpts) int {
 	if err := opts.check(); err != nil {
 		fmt.Fprintln(env.Stderr, "ingest demo:", err)
 		return ExitUsage

@@ -7,43 +7,35 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"github.com/inferencex/ingest/ingest/export"
 	"github.com/inferencex/ingest/ingest/store"
 )
 
-// runExport writes stored data out: `ingest export telemetry --run-id N
-// [--attempt A] --out FILE.parquet` writes a run's GPU-metric samples as
+// exportCommand writes stored data out: `ingest export telemetry --run-id
+// N [--attempt A] --out FILE.parquet` writes a run's GPU-metric samples as
 // Parquet. The file appears only when complete (written beside it, then
 // renamed).
-func runExport(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("export", env)
+func (a *app) exportCommand() *cobra.Command {
+	cmd, s, run := a.command("telemetry --run-id N --out FILE.parquet", "write a run's GPU telemetry as Parquet",
+		"Write a run's GPU-metric samples as Parquet; the file appears only when complete.", 0)
 	common := addCommon(s)
-	runID := s.str("run-id", "", "GitHub workflow run id", "INGEST_RUN_ID")
-	attempt := s.str("attempt", "", "run attempt (default: the newest attempt with telemetry)", "INGEST_RUN_ATTEMPT")
-	out := s.str("out", "", "the Parquet file to write")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest export telemetry --run-id N [--attempt A] --out FILE.parquet")
-		fs.PrintDefaults()
-	}
-	pos, ok, code := parse(fs, s, args, 1)
-	if !ok {
-		return code
-	}
-	if len(pos) != 1 || pos[0] != "telemetry" {
-		fmt.Fprintln(env.Stderr, "ingest export: say what to export: ingest export telemetry --run-id N --out FILE.parquet")
+	runID := s.id("run-id", "GitHub workflow run id (required)", "INGEST_RUN_ID")
+	attempt := s.intIn("attempt", "", 1, 32767, "run attempt (default: the newest attempt with telemetry)", "INGEST_RUN_ATTEMPT")
+	out := s.str("out", "", "the Parquet file to write (required)")
+	run(func(ctx context.Context, _ []string) int {
+		return runExport(ctx, a.env, common, runID.int64(), attempt.int64(), out.String())
+	})
+	return a.group("export", "write a run's GPU telemetry as Parquet: ingest export telemetry --run-id N --out F", cmd)
+}
+
+func runExport(ctx context.Context, env Env, common *commonOpts, id, att int64, path string) int {
+	if id == 0 {
+		fmt.Fprintln(env.Stderr, "ingest export: --run-id is required")
 		return ExitUsage
 	}
-	id, err := runID.int64()
-	if err != nil || id <= 0 {
-		fmt.Fprintln(env.Stderr, "ingest export: --run-id is required and must be a positive integer")
-		return ExitUsage
-	}
-	att, err := attempt.int64()
-	if err != nil || att < 0 {
-		fmt.Fprintln(env.Stderr, "ingest export: --attempt must be a positive integer")
-		return ExitUsage
-	}
-	if out.String() == "" {
+	if path == "" {
 		fmt.Fprintln(env.Stderr, "ingest export: --out FILE.parquet is required")
 		return ExitUsage
 	}
@@ -52,7 +44,6 @@ func runExport(ctx context.Context, env Env, args []string) int {
 		return code
 	}
 	defer st.Close()
-	path := out.String()
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fail(env, "export: %v", err)

@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -27,8 +27,13 @@ func addInvalidate(s *settings) *invalidateOpts {
 	return &invalidateOpts{
 		url: s.str("invalidate-url", "", "after a committed ingest, POST here to drop the dashboard's cache (the site's /api/v1/invalidate); "+
 			"bearer token from INGEST_INVALIDATE_TOKEN", "INGEST_INVALIDATE_URL"),
-		attempts: s.str("invalidate-attempts", "4", "attempts of the invalidation POST", "INGEST_INVALIDATE_ATTEMPTS"),
-		backoff:  s.str("invalidate-backoff", "2s", "wait before the second attempt, doubled before each later one", "INGEST_INVALIDATE_BACKOFF"),
+		attempts: s.intIn("invalidate-attempts", "4", 1, 10, "attempts of the invalidation POST", "INGEST_INVALIDATE_ATTEMPTS"),
+		backoff: s.duration("invalidate-backoff", "2s", "wait before the second attempt, doubled before each later one", func(d time.Duration) error {
+			if d < 0 || d > time.Minute {
+				return errors.New("want a duration from 0 to 1m")
+			}
+			return nil
+		}, "INGEST_INVALIDATE_BACKOFF"),
 	}
 }
 
@@ -48,15 +53,7 @@ func (o *invalidateOpts) check(getenv func(string) string) error {
 	if token == "" {
 		return fmt.Errorf("%s is set but INGEST_INVALIDATE_TOKEN is not: the site refuses an invalidation without its token", o.url.label())
 	}
-	n, err := strconv.Atoi(o.attempts.String())
-	if err != nil || n < 1 || n > 10 {
-		return fmt.Errorf("%s: %q is not an integer from 1 to 10", o.attempts.label(), o.attempts.String())
-	}
-	d, err := time.ParseDuration(o.backoff.String())
-	if err != nil || d < 0 || d > time.Minute {
-		return fmt.Errorf("%s: %q is not a duration from 0 to 1m", o.backoff.label(), o.backoff.String())
-	}
-	o.client = &invalidate.Client{URL: raw, Token: token, Attempts: n, Backoff: d}
+	o.client = &invalidate.Client{URL: raw, Token: token, Attempts: int(o.attempts.int64()), Backoff: o.backoff.duration()}
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest"
@@ -52,19 +53,30 @@ type ingestOpts struct {
 	invalidate  *invalidateOpts
 }
 
+// reportFormats are the formats of a run's report: INGEST_REPORT_FORMAT
+// (--format) means this one thing for every command that prints the
+// report (load, run, demo, supplemental, report).
+var reportFormats = []string{report.FormatText, report.FormatMarkdown, report.FormatJSON}
+
+// addReportFormat declares --format, the format of a run's report.
+func addReportFormat(s *settings, def string) *setting {
+	return s.enum("format", def, reportFormats, "format of the run's report on stdout", "INGEST_REPORT_FORMAT")
+}
+
+// addIngest declares the options of the commands that ingest a tree.
 func addIngest(s *settings) *ingestOpts {
-	return &ingestOpts{
+	o := &ingestOpts{
 		commonOpts:  addCommon(s),
 		dryRun:      s.flag("dry-run", "run the whole ingest, report what would happen, then roll back", "INGEST_DRY_RUN"),
 		reread:      s.flag("reread", "read and compare the whole run even when its inputs and the data are unchanged since its last ingest", "INGEST_REREAD"),
-		format:      s.str("format", "text", "report printed on stdout: text, md or json", "INGEST_REPORT_FORMAT"),
+		format:      addReportFormat(s, report.FormatText),
 		summaryJSON: s.str("summary-json", "", "also write the JSON summary to this file", "INGEST_SUMMARY_JSON"),
 		unmappedOut: s.str("unmapped-output", "", "write unmapped-entities.json here when anything is unmapped", "UNMAPPED_ENTITIES_OUTPUT"),
 		catalog:     s.str("catalog", "", "comma-separated alias-table extension files (JSON, same shape as the embedded catalog)", "INGEST_CATALOG"),
 		overrides:   s.str("overrides", "", "comma-separated run-override files (JSON, same shape as the embedded ledger)", "INGEST_OVERRIDES"),
 		repo:        s.str("repo", "SemiAnalysisAI/InferenceX", "repository the run belongs to (OWNER/NAME)", "INGEST_REPO"),
-		runID:       s.str("run-id", "", "GitHub workflow run id (default: the run in artifacts.json)", "INGEST_RUN_ID"),
-		attempt:     s.str("attempt", "", "run attempt (default: artifacts.json, else 1)", "INGEST_RUN_ATTEMPT"),
+		runID:       s.id("run-id", "GitHub workflow run id (default: the run in artifacts.json)", "INGEST_RUN_ID"),
+		attempt:     s.intIn("attempt", "", 1, 32767, "run attempt (default: artifacts.json, else 1)", "INGEST_RUN_ATTEMPT"),
 		runDate:     s.str("run-date", "", "run creation time, RFC 3339 or YYYY-MM-DD (default: artifacts.json)", "INGEST_RUN_DATE"),
 		runName:     s.str("run-name", "", "workflow run name", "INGEST_RUN_NAME"),
 		headSHA:     s.str("head-sha", "", "head commit of the run", "INGEST_HEAD_SHA"),
@@ -76,46 +88,47 @@ func addIngest(s *settings) *ingestOpts {
 		publish:     addPublish(s),
 		invalidate:  addInvalidate(s),
 	}
+	o.addNoMigrate(s)
+	return o
 }
 
-func runLoad(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("load", env)
+// runIdentityFlags are the options naming the run of an ingest.
+var runIdentityFlags = []string{"run-id", "attempt", "repo", "run-date", "run-name", "head-sha", "head-branch", "run-url", "conclusion", "event"}
+
+func (a *app) loadCommand() *cobra.Command {
+	cmd, s, run := a.command("load DIR", "ingest a downloaded run tree: ingest load DIR --run-id N",
+		"Ingest a downloaded run tree (DIR, which may come before, between or after the flags).", 1)
 	opts := addIngest(s)
 	artifacts := s.str("artifacts", "", "the run tree (also the first argument)", "INGEST_ARTIFACTS_PATH")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest load DIR [--run-id N] [--attempt A] [--repo OWNER/NAME] [--dry-run] [options]")
-		fs.PrintDefaults()
-	}
-	// The tree may come before, between or after the flags.
-	positional, ok, code := parse(fs, s, args, 1)
-	if !ok {
-		return code
-	}
-	dir := artifacts.String()
-	if len(positional) == 1 {
-		dir = positional[0]
-	}
-	if dir == "" {
-		fmt.Fprintln(env.Stderr, "ingest load: the run tree is required (ingest load DIR, or INGEST_ARTIFACTS_PATH)")
-		return ExitUsage
-	}
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		fmt.Fprintf(env.Stderr, "ingest load: the run tree %q is not a directory\n", dir)
-		return ExitUsage
-	}
-	log, cfg, code := prepareIngest(opts, env)
-	if code != ExitOK {
-		return code
-	}
-	defer log.Sync()
-	// Checked before anything connects: without a listing the run id can
-	// only come from the command line.
-	if cfg.Run.SourceRunID == 0 && !hasListing(dir) {
-		fmt.Fprintf(env.Stderr, "ingest load: the run tree %q has no %s (nor %s) to take the run id from: pass --run-id (or INGEST_RUN_ID)\n",
-			dir, source.ListingFile, source.ManifestFile)
-		return ExitUsage
-	}
-	return ingestPrepared(ctx, env, opts, log, cfg, dir, createHint)
+	env := a.env
+	run(func(ctx context.Context, positional []string) int {
+		dir := artifacts.String()
+		if len(positional) == 1 {
+			dir = positional[0]
+		}
+		if dir == "" {
+			fmt.Fprintln(env.Stderr, "ingest load: the run tree is required (ingest load DIR, or INGEST_ARTIFACTS_PATH)")
+			return ExitUsage
+		}
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			fmt.Fprintf(env.Stderr, "ingest load: the run tree %q is not a directory\n", dir)
+			return ExitUsage
+		}
+		log, cfg, code := prepareIngest(opts, env)
+		if code != ExitOK {
+			return code
+		}
+		defer log.Sync()
+		// Checked before anything connects: without a listing the run id can
+		// only come from the command line.
+		if cfg.Run.SourceRunID == 0 && !hasListing(dir) {
+			fmt.Fprintf(env.Stderr, "ingest load: the run tree %q has no %s (nor %s) to take the run id from: pass --run-id (or INGEST_RUN_ID)\n",
+				dir, source.ListingFile, source.ManifestFile)
+			return ExitUsage
+		}
+		return ingestPrepared(ctx, env, opts, log, cfg, dir, createHint)
+	})
+	return cmd
 }
 
 // hasListing reports whether the tree root holds a listing (which, even
@@ -179,10 +192,6 @@ func prepareIngest(opts *ingestOpts, env Env) (*zap.Logger, ingest.Config, int) 
 	cfg, err := ingestConfig(opts, env)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
-		return nil, ingest.Config{}, ExitUsage
-	}
-	if !validFormat(opts.format.String()) {
-		fmt.Fprintf(env.Stderr, "ingest: --format %q is not one of %v\n", opts.format.String(), report.Formats())
 		return nil, ingest.Config{}, ExitUsage
 	}
 	if err := opts.invalidate.check(env.Getenv); err != nil {
@@ -300,18 +309,7 @@ func openIngestStore(ctx context.Context, opts *ingestOpts, log *zap.Logger, mis
 
 func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
 	cfg := ingest.Config{Target: opts.target.name, DryRun: *opts.dryRun, Reread: *opts.reread, ToolVersion: toolVersion(env.Version)}
-	runID, err := opts.runID.int64()
-	if err != nil {
-		return cfg, err
-	}
-	attempt, err := opts.attempt.int64()
-	if err != nil {
-		return cfg, err
-	}
-	if attempt > 32767 {
-		return cfg, fmt.Errorf("--attempt %d is out of range", attempt)
-	}
-	cfg.Run = schema.RunIdentity{Repo: opts.repo.String(), SourceRunID: runID, SourceRunAttempt: int(attempt)}
+	cfg.Run = schema.RunIdentity{Repo: opts.repo.String(), SourceRunID: opts.runID.int64(), SourceRunAttempt: int(opts.attempt.int64())}
 	if err := opts.coverage.apply(&cfg); err != nil {
 		return cfg, err
 	}
@@ -487,13 +485,4 @@ func writeFile(path string, fn func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-func validFormat(f string) bool {
-	for _, v := range report.Formats() {
-		if v == f {
-			return true
-		}
-	}
-	return false
 }

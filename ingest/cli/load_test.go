@@ -201,17 +201,17 @@ func TestLoadUsage(t *testing.T) {
 		wantStderr string
 	}{
 		{"no tree", nil, nil, "ingest load: the run tree is required (ingest load DIR, or INGEST_ARTIFACTS_PATH)"},
-		{"unknown flag", []string{dir, "--bogus"}, nil, "flag provided but not defined: -bogus"},
-		{"flag without its value", []string{dir, "--run-id"}, nil, "flag needs an argument: -run-id"},
-		{"bad --format", []string{dir, "--format", "xml"}, nil, `ingest: --format "xml" is not one of [md json text]`},
-		{"bad INGEST_REPORT_FORMAT", []string{dir}, map[string]string{"INGEST_REPORT_FORMAT": "yaml"}, `ingest: --format "yaml" is not one of`},
-		{"non-numeric --run-id", []string{dir, "--run-id", "abc"}, nil, `ingest: --run-id: "abc" is not a positive integer`},
-		{"zero --run-id", []string{dir, "--run-id", "0"}, nil, `ingest: --run-id: "0" is not a positive integer`},
-		{"negative --attempt", []string{dir, "--attempt", "-1"}, nil, `ingest: --attempt: "-1" is not a positive integer`},
-		{"--attempt out of range", []string{dir, "--attempt", "40000"}, nil, "ingest: --attempt 40000 is out of range"},
+		{"unknown flag", []string{dir, "--bogus"}, nil, "ingest load: unknown flag: --bogus\nRun 'ingest load --help' for usage.\n"},
+		{"flag without its value", []string{dir, "--run-id"}, nil, "ingest load: flag needs an argument: --run-id"},
+		{"bad --format", []string{dir, "--format", "xml"}, nil, `ingest load: invalid value "xml" for --format: want text|md|json`},
+		{"bad INGEST_REPORT_FORMAT", []string{dir}, map[string]string{"INGEST_REPORT_FORMAT": "yaml"}, `ingest load: invalid value "yaml" for --format (from INGEST_REPORT_FORMAT): want text|md|json`},
+		{"non-numeric --run-id", []string{dir, "--run-id", "abc"}, nil, `invalid value "abc" for --run-id: want a positive integer`},
+		{"zero --run-id", []string{dir, "--run-id", "0"}, nil, `invalid value "0" for --run-id: want a positive integer`},
+		{"negative --attempt", []string{dir, "--attempt", "-1"}, nil, `invalid value "-1" for --attempt: want an integer from 1 to 32767`},
+		{"--attempt out of range", []string{dir, "--attempt", "40000"}, nil, `invalid value "40000" for --attempt: want an integer from 1 to 32767`},
 		{"bad --run-date", []string{dir, "--run-date", "yesterday"}, nil, `ingest: --run-date: "yesterday" is neither RFC 3339 nor YYYY-MM-DD`},
-		{"bad --log-level", []string{dir, "--log-level", "loud"}, nil, "ingest: --log-level: "},
-		{"bad INGEST_LOG_FORMAT", []string{dir}, map[string]string{"INGEST_LOG_FORMAT": "xml"}, `ingest: --log-format: "xml" is not console or json`},
+		{"bad --log-level", []string{dir, "--log-level", "loud"}, nil, `invalid value "loud" for --log-level: want debug|info|warn|error`},
+		{"bad INGEST_LOG_FORMAT", []string{dir}, map[string]string{"INGEST_LOG_FORMAT": "xml"}, `invalid value "xml" for --log-format (from INGEST_LOG_FORMAT): want console|json`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,10 +1,9 @@
 package cli
 
 import (
-	"flag"
-	"io"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,12 +30,11 @@ func TestQuietByDefault(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			getenv := func(k string) string { return tt.vars[k] }
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 			s := newSettings(fs, getenv)
 			c := addCommon(s)
 			require.NoError(t, fs.Parse(tt.args))
-			s.resolve()
+			require.NoError(t, s.resolve())
 			require.Equal(t, tt.quiet, quietByDefault(c.logLevel, getenv, tt.terminal))
 		})
 	}

@@ -4,38 +4,32 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+
+	"github.com/spf13/cobra"
 )
 
-// runMigrate manages the schema: up applies every pending migration, down
-// reverts N (default 1), version prints where the database stands.
-func runMigrate(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("migrate", env)
-	common := addCommon(s)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest migrate up|down [N]|force N|version [--database-url URL]\n"+
-			"force N records version N as the schema's, clean, running nothing: after a migration failed halfway\n"+
-			"(the schema is dirty) and what it left was repaired by hand.")
-		fs.PrintDefaults()
+// migrateCommand manages the schema: up applies every pending migration,
+// down reverts N (default 1), force N records a version, version prints
+// where the database stands.
+func (a *app) migrateCommand() *cobra.Command {
+	action := func(use, short, long string, maxArgs int) *cobra.Command {
+		cmd, s, run := a.command(use, short, long, maxArgs)
+		common := addCommon(s)
+		name := cmd.Name()
+		run(func(ctx context.Context, args []string) int { return runMigrate(ctx, a.env, common, name, args) })
+		return cmd
 	}
-	if len(args) == 0 {
-		fs.Usage()
-		return ExitUsage
-	}
-	action, rest := args[0], args[1:]
-	switch action {
-	case "up", "down", "force", "version":
-	default:
-		fmt.Fprintf(env.Stderr, "ingest migrate: unknown action %q (up, down, force, version)\n", action)
-		return ExitUsage
-	}
-	maxArgs := 0
-	if action == "down" || action == "force" {
-		maxArgs = 1
-	}
-	positional, ok, code := parse(fs, s, rest, maxArgs)
-	if !ok {
-		return code
-	}
+	return a.group("migrate", "manage the schema: ingest migrate up|down [N]|force N|version",
+		action("up", "apply every pending migration", "", 0),
+		action("down [N]", "revert the newest N migrations (default 1)", "", 1),
+		action("force N", "record version N as the schema's, clean, running nothing",
+			"Record version N as the schema's, clean, running nothing: after a migration failed halfway (the schema is\n"+
+				"dirty) and what it left was repaired by hand.", 1),
+		action("version", "print the schema version and the binary's", "", 0),
+	)
+}
+
+func runMigrate(ctx context.Context, env Env, common *commonOpts, action string, positional []string) int {
 	var force uint64
 	if action == "force" {
 		var err error

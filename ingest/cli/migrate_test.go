@@ -103,14 +103,15 @@ func TestMigrateUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no action", nil, "usage: ingest migrate up|down [N]|force N|version"},
+		{"no action", nil, "ingest migrate: name an action: up, down, force, version\nRun 'ingest migrate --help' for usage.\n"},
 		{"unknown action", []string{"sideways"}, `ingest migrate: unknown action "sideways" (up, down, force, version)`},
 		{"force without a version", []string{"force"}, "ingest migrate force: the version N to record is required"},
 		{"force of a non-number", []string{"force", "x"}, "ingest migrate force: the version N to record is required"},
 		{"zero steps", []string{"down", "0"}, `ingest migrate down: "0" is not a positive number of steps`},
 		{"non-numeric steps", []string{"down", "two"}, `ingest migrate down: "two" is not a positive number of steps`},
-		{"unknown flag", []string{"version", "--bogus"}, "flag provided but not defined: -bogus"},
-		{"bad --log-format", []string{"version", "--log-format", "xml"}, `ingest: --log-format: "xml" is not console or json`},
+		{"unknown flag", []string{"version", "--bogus"}, "ingest migrate version: unknown flag: --bogus"},
+		{"extra argument", []string{"up", "3"}, `ingest migrate up: unexpected argument "3"`},
+		{"bad --log-format", []string{"version", "--log-format", "xml"}, `ingest migrate version: invalid value "xml" for --log-format: want console|json`},
 	}
 	t.Run("cases", func(t *testing.T) {
 		for _, tt := range tests {

@@ -6,40 +6,33 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
+
 	"github.com/inferencex/ingest/ingest"
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/schema"
 )
 
-// runOverrides is `ingest overrides apply`: the run-override ledger and
+// overridesCommand is `ingest overrides apply`: the run-override ledger and
 // the source policies applied to the data already stored, in one
 // transaction, then latest_benchmarks refreshed.
-func runOverrides(ctx context.Context, env Env, args []string) int {
-	if len(args) == 0 || args[0] != "apply" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintln(env.Stderr, "usage: ingest overrides apply [--dry-run] [--overrides FILES] [--format text|json]")
-			return ExitOK
-		}
-		fmt.Fprintln(env.Stderr, "usage: ingest overrides apply [--dry-run] [--overrides FILES] [--format text|json]")
-		return ExitUsage
-	}
-	fs, s := newFlagSet("overrides apply", env)
+func (a *app) overridesCommand() *cobra.Command {
+	cmd, s, run := a.command("apply", "apply the run-override ledger to stored data",
+		"Apply the run-override ledger and the source policies to the data already stored, in one transaction,\n"+
+			"then refresh latest_benchmarks.", 0)
 	common := addCommon(s)
+	common.addNoMigrate(s)
 	dryRun := s.flag("dry-run", "show what would be deleted and rewritten, change nothing", "INGEST_DRY_RUN")
 	catalogFiles := s.str("catalog", "", "comma-separated alias-table extension files (the GPU power keys a retired source loses)", "INGEST_CATALOG")
 	overrideFiles := s.str("overrides", "", "comma-separated run-override files (JSON, same shape as the embedded ledger)", "INGEST_OVERRIDES")
-	format := s.str("format", "text", "text or json", "INGEST_REPORT_FORMAT")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest overrides apply [--dry-run] [--overrides FILES] [--format text|json]")
-		fs.PrintDefaults()
-	}
-	if _, ok, code := parse(fs, s, args[1:], 0); !ok {
-		return code
-	}
-	if f := format.String(); f != report.FormatText && f != report.FormatJSON {
-		fmt.Fprintf(env.Stderr, "ingest overrides apply: --format %q is not text or json\n", f)
-		return ExitUsage
-	}
+	format := s.enum("format", report.FormatText, []string{report.FormatText, report.FormatJSON}, "output format", "INGEST_OVERRIDES_FORMAT")
+	run(func(ctx context.Context, _ []string) int {
+		return runOverrides(ctx, a.env, common, dryRun, catalogFiles, overrideFiles, format)
+	})
+	return a.group("overrides", "apply the run-override ledger to stored data: ingest overrides apply [--dry-run]", cmd)
+}
+
+func runOverrides(ctx context.Context, env Env, common *commonOpts, dryRun *bool, catalogFiles, overrideFiles, format *setting) int {
 	log, err := newLogger(common, env)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -18,31 +19,28 @@ import (
 	"github.com/inferencex/ingest/ingest/source"
 )
 
-// runPreview prints a run's normalized aggregate rows as the dashboard's
-// unofficial-run overlay consumes them, from a downloaded tree or a run id
-// fetched from GitHub; it never touches a database.
-func runPreview(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("preview", env)
-	runID := s.str("run-id", "", "fetch this run from GitHub instead of reading a tree", "INGEST_RUN_ID")
+// previewCommand prints a run's normalized aggregate rows as the
+// dashboard's unofficial-run overlay consumes them, from a downloaded tree
+// or a run id fetched from GitHub; it never touches a database.
+func (a *app) previewCommand() *cobra.Command {
+	cmd, s, run := a.command("preview [DIR]",
+		"print a run's normalized rows as the site's unofficial-run overlay reads them, no database: ingest preview DIR",
+		"Print {runInfo, benchmarks, evaluations} as JSON, from a run tree or a run fetched from GitHub; rows read but\n"+
+			"not normalized are counted on stderr. No database is read.", 1)
+	runID := s.id("run-id", "fetch this run from GitHub instead of reading a tree", "INGEST_RUN_ID")
 	repo := s.str("repo", "SemiAnalysisAI/InferenceX", "repository of the run (OWNER/NAME)", "INGEST_REPO")
 	catalogFiles := s.str("catalog", "", "comma-separated alias-table extension files", "INGEST_CATALOG")
-	gh := addGitHub(s)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest preview DIR | ingest preview --run-id N [--repo OWNER/NAME]\n"+
-			"Prints {runInfo, benchmarks, evaluations} as JSON; rows read but not normalized are counted on stderr.")
-		fs.PrintDefaults()
-	}
-	positional, ok, code := parse(fs, s, args, 1)
-	if !ok {
-		return code
-	}
+	gh := addGitHub(s).addDownloads(s)
+	run(func(ctx context.Context, positional []string) int {
+		return runPreview(ctx, a.env, runID.int64(), repo, catalogFiles, gh, positional)
+	})
+	return cmd
+}
+
+func runPreview(ctx context.Context, env Env, id int64, repo, catalogFiles *setting, gh *githubOpts, positional []string) int {
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(env.Stderr, "ingest preview: "+format+"\n", a...)
 		return ExitUsage
-	}
-	id, err := runID.int64()
-	if err != nil {
-		return usageErr("%v", err)
 	}
 	if (len(positional) == 1) == (id != 0) {
 		return usageErr("give either a run tree (DIR) or --run-id")

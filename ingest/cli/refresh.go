@@ -5,31 +5,30 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/schema"
 )
 
-// runRefresh applies to latest_benchmarks the changes still pending (each
-// ingest updates it in its own transaction; this applies what other
+// refreshCommand applies to latest_benchmarks the changes still pending
+// (each ingest updates it in its own transaction; this applies what other
 // writers committed), or recomputes every curve with --force. --dry-run
 // only says what it would do.
-func runRefresh(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("refresh", env)
+func (a *app) refreshCommand() *cobra.Command {
+	cmd, s, run := a.command("refresh", "refresh the dashboard's latest_benchmarks view now: ingest refresh [--force] [--dry-run]",
+		"Apply to latest_benchmarks the changes still pending, or recompute every curve with --force.", 0)
 	common := addCommon(s)
 	dryRun := s.flag("dry-run", "show the view's state and whether a refresh is due, refresh nothing", "INGEST_DRY_RUN")
 	force := s.flag("force", "recompute every curve, even when no change is pending", "INGEST_REFRESH_FORCE")
-	format := s.str("format", "text", "text or json", "INGEST_REPORT_FORMAT")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest refresh [--force] [--dry-run] [--format text|json]")
-		fs.PrintDefaults()
-	}
-	if _, ok, code := parse(fs, s, args, 0); !ok {
-		return code
-	}
-	if f := format.String(); f != report.FormatText && f != report.FormatJSON {
-		fmt.Fprintf(env.Stderr, "ingest refresh: --format %q is not text or json\n", f)
-		return ExitUsage
-	}
+	format := s.enum("format", report.FormatText, []string{report.FormatText, report.FormatJSON}, "output format", "INGEST_REFRESH_FORMAT")
+	run(func(ctx context.Context, _ []string) int {
+		return runRefresh(ctx, a.env, common, dryRun, force, format)
+	})
+	return cmd
+}
+
+func runRefresh(ctx context.Context, env Env, common *commonOpts, dryRun, force *bool, format *setting) int {
 	st, _, code := connect(ctx, common, env) // the view comes with the schema: no migration here
 	if st == nil {
 		return code

@@ -4,37 +4,32 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/inferencex/ingest/ingest/report"
 )
 
-// runReport re-renders the stored summary of a run's newest ingest.
-func runReport(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("report", env)
+// reportCommand re-renders the stored summary of a run's newest ingest.
+func (a *app) reportCommand() *cobra.Command {
+	cmd, s, run := a.command("report --run-id N", "re-render the stored report of a run: ingest report --run-id N",
+		"Re-render the stored report of a run's newest ingest (Markdown by default).", 0)
 	common := addCommon(s)
-	runID := s.str("run-id", "", "GitHub workflow run id", "INGEST_RUN_ID")
-	attempt := s.str("attempt", "", "run attempt (default: the newest ingest of any attempt)", "INGEST_RUN_ATTEMPT")
-	format := s.str("format", "md", "text, md or json", "INGEST_REPORT_FORMAT")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest report --run-id N [--attempt A] [--format md|json|text]")
-		fs.PrintDefaults()
-	}
-	if _, ok, code := parse(fs, s, args, 0); !ok {
-		return code
-	}
-	id, err := runID.int64()
-	if err != nil || id == 0 {
-		fmt.Fprintln(env.Stderr, "ingest report: --run-id is required and must be a positive integer")
-		return ExitUsage
-	}
-	att, err := attempt.int64()
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "ingest report:", err)
-		return ExitUsage
-	}
-	if !validFormat(format.String()) {
-		fmt.Fprintf(env.Stderr, "ingest report: --format %q is not one of %v\n", format.String(), report.Formats())
-		return ExitUsage
-	}
+	runID := s.id("run-id", "GitHub workflow run id (required)", "INGEST_RUN_ID")
+	attempt := s.intIn("attempt", "", 1, 32767, "run attempt (default: the newest ingest of any attempt)", "INGEST_RUN_ATTEMPT")
+	format := addReportFormat(s, report.FormatMarkdown)
+	run(func(ctx context.Context, _ []string) int {
+		env := a.env
+		id := runID.int64()
+		if id == 0 {
+			fmt.Fprintln(env.Stderr, "ingest report: --run-id is required")
+			return ExitUsage
+		}
+		return runReport(ctx, env, common, id, attempt.int64(), format.String())
+	})
+	return cmd
+}
+
+func runReport(ctx context.Context, env Env, common *commonOpts, id, att int64, format string) int {
 	st, _, code := connect(ctx, common, env) // a read-only command never migrates
 	if st == nil {
 		return code
@@ -44,7 +39,7 @@ func runReport(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return fail(env, "%v", err)
 	}
-	if err := report.Render(env.Stdout, sum, format.String()); err != nil {
+	if err := report.Render(env.Stdout, sum, format); err != nil {
 		return fail(env, "%v", err)
 	}
 	return ExitOK

@@ -109,13 +109,13 @@ func TestReportUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"missing --run-id", nil, "ingest report: --run-id is required and must be a positive integer"},
-		{"non-numeric --run-id", []string{"--run-id", "abc"}, "ingest report: --run-id is required"},
-		{"zero --run-id", []string{"--run-id", "0"}, "ingest report: --run-id is required"},
-		{"bad --attempt", []string{"--run-id", "1", "--attempt", "x"}, `ingest report: --attempt: "x" is not a positive integer`},
-		{"bad --format", []string{"--run-id", "1", "--format", "html"}, `ingest report: --format "html" is not one of [md json text]`},
-		{"unknown flag", []string{"--run-id", "1", "--bogus"}, "flag provided but not defined: -bogus"},
-		{"bad --log-level", []string{"--run-id", "1", "--log-level", "loud"}, "ingest: --log-level: "},
+		{"missing --run-id", nil, "ingest report: --run-id is required"},
+		{"non-numeric --run-id", []string{"--run-id", "abc"}, `ingest report: invalid value "abc" for --run-id: want a positive integer`},
+		{"zero --run-id", []string{"--run-id", "0"}, `ingest report: invalid value "0" for --run-id: want a positive integer`},
+		{"bad --attempt", []string{"--run-id", "1", "--attempt", "x"}, `ingest report: invalid value "x" for --attempt: want an integer from 1 to 32767`},
+		{"bad --format", []string{"--run-id", "1", "--format", "html"}, `ingest report: invalid value "html" for --format: want text|md|json`},
+		{"unknown flag", []string{"--run-id", "1", "--bogus"}, "ingest report: unknown flag: --bogus"},
+		{"bad --log-level", []string{"--run-id", "1", "--log-level", "loud"}, `ingest report: invalid value "loud" for --log-level: want debug|info|warn|error`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

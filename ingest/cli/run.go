@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest"
@@ -16,23 +17,24 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// runRun fetches a workflow run from GitHub, ingests it exactly as load
+// runCommand fetches a workflow run from GitHub, ingests it exactly as load
 // does, and posts the report on the run's pull request.
-func runRun(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("run", env)
+func (a *app) runCommand() *cobra.Command {
+	cmd, s, run := a.command("run --run-id N", "fetch a run from GitHub, ingest it, comment on its PR: ingest run --run-id N",
+		"Fetch a run from GitHub, ingest it as load does, and post the report on its pull request.\n"+
+			"The token comes from GH_TOKEN, else GITHUB_TOKEN (as gh takes it; never a flag).", 0)
 	opts := addIngest(s)
-	mergeRun := s.str("merge-run-id", "", "run that triggered the ingest when the sweep was reused (default: --run-id)", "INGEST_MERGE_RUN_ID")
-	prFlag := s.str("pr", "", "pull request to comment on (default: reuse metadata, changelog pr-link, PRs of the merge commit)", "INGEST_PR_NUMBER")
-	gh := addGitHub(s)
+	mergeRun := s.id("merge-run-id", "run that triggered the ingest when the sweep was reused (default: --run-id)", "INGEST_MERGE_RUN_ID")
+	prFlag := s.id("pr", "pull request to comment on (default: reuse metadata, changelog pr-link, PRs of the merge commit)", "INGEST_PR_NUMBER")
+	gh := addGitHub(s).addDownloads(s).addCommentAuthor(s)
 	noComment := s.flag("no-comment", "print the PR comment body instead of posting it", "INGEST_NO_COMMENT")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest run --repo OWNER/NAME --run-id N [--merge-run-id M] [--pr N] [--no-comment] [--dry-run] [options]\n"+
-			"The token comes from GH_TOKEN, else GITHUB_TOKEN (as gh takes it; never a flag).")
-		fs.PrintDefaults()
-	}
-	if _, ok, code := parse(fs, s, args, 0); !ok {
-		return code
-	}
+	run(func(ctx context.Context, _ []string) int {
+		return runRun(ctx, a.env, opts, mergeRun, prFlag, gh, noComment)
+	})
+	return cmd
+}
+
+func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *setting, gh *githubOpts, noComment *bool) int {
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(env.Stderr, "ingest run: "+format+"\n", a...)
 		return ExitUsage
@@ -41,16 +43,9 @@ func runRun(ctx context.Context, env Env, args []string) int {
 		return usageErr("--run-id (or INGEST_RUN_ID) is required")
 	}
 	if _, _, err := github.SplitRepo(opts.repo.String()); err != nil {
-		return usageErr("--repo: %v", err)
+		return usageErr("%s: %v", opts.repo.label(), err)
 	}
-	mergeID, err := mergeRun.int64()
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	pr, err := prFlag.int64()
-	if err != nil {
-		return usageErr("%v", err)
-	}
+	mergeID, pr := mergeRun.int64(), prFlag.int64()
 	gopts, err := gh.options(env, opts.repo.String(), "a token with actions:read, and pull-requests:write to comment")
 	if err != nil {
 		return usageErr("%v", err)

@@ -5,39 +5,28 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/spf13/cobra"
+
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/schema"
 )
 
-// runStatus prints the ledger at a glance: backfill passes and recent
+// statusCommand prints the ledger at a glance: backfill passes and recent
 // ingests, or every ingest of one run.
-func runStatus(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("status", env)
+func (a *app) statusCommand() *cobra.Command {
+	cmd, s, run := a.command("status", "the ledger at a glance: recent ingests, backfill passes; --run-id N for one run",
+		"Print the ledger at a glance: latest_benchmarks, backfill passes and recent ingests, or every ingest of one run.", 0)
 	common := addCommon(s)
-	runID := s.str("run-id", "", "show every ingest of this run", "INGEST_RUN_ID")
-	limit := s.str("limit", "20", "number of recent ingests (and backfill passes) to show", "INGEST_STATUS_LIMIT")
-	format := s.str("format", "text", "text or json", "INGEST_STATUS_FORMAT")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest status [--run-id N] [--limit N] [--format text|json]")
-		fs.PrintDefaults()
-	}
-	if _, ok, code := parse(fs, s, args, 0); !ok {
-		return code
-	}
-	id, err := runID.int64()
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "ingest status:", err)
-		return ExitUsage
-	}
-	n, err := limit.int64()
-	if err != nil || n > 10000 {
-		fmt.Fprintf(env.Stderr, "ingest status: --limit: %q is not an integer from 1 to 10000\n", limit.String())
-		return ExitUsage
-	}
-	if f := format.String(); f != report.FormatText && f != report.FormatJSON {
-		fmt.Fprintf(env.Stderr, "ingest status: --format %q is not text or json\n", f)
-		return ExitUsage
-	}
+	runID := s.id("run-id", "show every ingest of this run", "INGEST_RUN_ID")
+	limit := s.intIn("limit", "20", 1, 10000, "number of recent ingests (and backfill passes) to show", "INGEST_STATUS_LIMIT")
+	format := s.enum("format", report.FormatText, []string{report.FormatText, report.FormatJSON}, "output format", "INGEST_STATUS_FORMAT")
+	run(func(ctx context.Context, _ []string) int {
+		return runStatus(ctx, a.env, common, runID.int64(), limit.int64(), format)
+	})
+	return cmd
+}
+
+func runStatus(ctx context.Context, env Env, common *commonOpts, id, n int64, format *setting) int {
 	st, _, code := connect(ctx, common, env) // a read-only command never migrates
 	if st == nil {
 		return code

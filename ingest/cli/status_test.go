@@ -108,10 +108,10 @@ func TestStatusUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"status", "--limit", "0"}, `--limit: "0" is not an integer from 1 to 10000`},
-		{[]string{"status", "--limit", "x"}, `--limit: "x" is not an integer from 1 to 10000`},
-		{[]string{"status", "--run-id", "-4"}, `--run-id: "-4" is not a positive integer`},
-		{[]string{"status", "--format", "md"}, `--format "md" is not text or json`},
+		{[]string{"status", "--limit", "0"}, `ingest status: invalid value "0" for --limit: want an integer from 1 to 10000`},
+		{[]string{"status", "--limit", "x"}, `ingest status: invalid value "x" for --limit: want an integer from 1 to 10000`},
+		{[]string{"status", "--run-id", "-4"}, `ingest status: invalid value "-4" for --run-id: want a positive integer`},
+		{[]string{"status", "--format", "md"}, `ingest status: invalid value "md" for --format: want text|json`},
 		{[]string{"status", "extra"}, `unexpected argument "extra"`},
 	} {
 		r := run(t, map[string]string{"DATABASE_URL": unreachableURL}, tc.args...)
@@ -146,7 +146,7 @@ func TestBackfillUsage(t *testing.T) {
 		{[]string{"backfill", "--repo", "o/r", "--since", "yesterday"}, nil, `--since: "yesterday" is neither RFC 3339 nor YYYY-MM-DD`},
 		{[]string{"backfill", "--repo", "o/r", "--since", "2026-05-02", "--until", "2026-05-01"}, nil, "--until is before --since"},
 		{[]string{"backfill", "--repo", "o/r"}, map[string]string{"GITHUB_TOKEN": ""}, "GITHUB_TOKEN is required"},
-		{[]string{"backfill", "--repo", "o/r", "--parallel", "100"}, nil, `--parallel: "100" is not an integer from 1 to 64`},
+		{[]string{"backfill", "--repo", "o/r", "--parallel", "100"}, nil, `ingest backfill: invalid value "100" for --parallel: want an integer from 1 to 64`},
 	} {
 		vars := map[string]string{}
 		for k, v := range base {

@@ -6,38 +6,42 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/supplemental"
 	"github.com/inferencex/ingest/schema"
 )
 
-// runSupplemental loads hand-curated supplemental files (the reference's
-// supplemental-evals.json and supplemental-bmk.json) through the ingest of a
-// run tree: same normalization and aliases, natural-key dedupe, one
-// transaction, the same report, --dry-run.
-func runSupplemental(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("supplemental", env)
+// supplementalCommand loads hand-curated supplemental files (the
+// reference's supplemental-evals.json and supplemental-bmk.json) through
+// the ingest of a run tree: same normalization and aliases, natural-key
+// dedupe, one transaction, the same report, --dry-run.
+func (a *app) supplementalCommand() *cobra.Command {
+	cmd, s, run := a.command("supplemental FILE...", "load hand-curated rows: ingest supplemental supplemental-evals.json supplemental-bmk.json",
+		"Load hand-curated supplemental files through the ingest of a run tree (same normalization, one transaction,\n"+
+			"the same report). Their rows belong to a synthetic run: the options naming a run do not apply.", 64)
 	opts := addIngest(s)
+	// Declared, hidden, so that each is refused with the reason.
+	s.hide(runIdentityFlags...)
 	date := s.str("date", "", "date of the supplemental run, YYYY-MM-DD (default: the newest row timestamp or date)", "INGEST_SUPPLEMENTAL_DATE")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest supplemental FILE... [--date YYYY-MM-DD] [--dry-run] [--format text|md|json] [options]")
-		fs.PrintDefaults()
-	}
-	files, ok, code := parse(fs, s, args, 64)
-	if !ok {
-		return code
-	}
+	run(func(ctx context.Context, files []string) int {
+		for _, name := range runIdentityFlags {
+			if s.fs.Changed(name) {
+				fmt.Fprintf(a.env.Stderr, "ingest supplemental: --%s does not apply: supplemental rows belong to the synthetic run %s/%d\n",
+					name, supplemental.Repo, supplemental.RunID)
+				return ExitUsage
+			}
+		}
+		return runSupplemental(ctx, a.env, opts, date, files)
+	})
+	return cmd
+}
+
+func runSupplemental(ctx context.Context, env Env, opts *ingestOpts, date *setting, files []string) int {
 	if len(files) == 0 {
 		fmt.Fprintln(env.Stderr, "ingest supplemental: at least one file is required (supplemental-evals.json, supplemental-bmk.json)")
 		return ExitUsage
-	}
-	for _, name := range []string{"run-id", "attempt", "repo", "run-date", "run-name", "head-sha", "head-branch", "run-url", "conclusion", "event"} {
-		if given(fs, name) {
-			fmt.Fprintf(env.Stderr, "ingest supplemental: --%s does not apply: supplemental rows belong to the synthetic run %s/%d\n",
-				name, supplemental.Repo, supplemental.RunID)
-			return ExitUsage
-		}
 	}
 	var day time.Time
 	if d := date.String(); d != "" {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/spf13/cobra"
+
 	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/schema"
@@ -18,35 +20,33 @@ type verifyCheck struct {
 	Detail string `json:"detail"`
 }
 
-// runVerify reads a stored run back and checks it against the ledger: the
-// rows each table holds against what the run's ingests reported writing,
-// every row's ingest and source artifact against the ledger's records, and
-// the run's points in latest_benchmarks against the curves recomputed by
-// the rules. Exit 0 when every check holds, 1 otherwise.
-func runVerify(ctx context.Context, env Env, args []string) int {
-	fs, s := newFlagSet("verify", env)
+// verifyCommand reads a stored run back and checks it against the ledger:
+// the rows each table holds against what the run's ingests reported
+// writing, every row's ingest and source artifact against the ledger's
+// records, and the run's points in latest_benchmarks against the curves
+// recomputed by the rules. Exit 0 when every check holds, 1 otherwise.
+func (a *app) verifyCommand() *cobra.Command {
+	cmd, s, run := a.command("verify --run-id N",
+		"read a stored run back and check it against the ledger and latest_benchmarks: ingest verify --run-id N",
+		"Read a stored run back and check its rows against the ledger and its points in latest_benchmarks against the\n"+
+			"curve rules. Exit 0 when every check holds, 1 otherwise.", 0)
 	common := addCommon(s)
-	runID := s.str("run-id", "", "GitHub workflow run id", "INGEST_RUN_ID")
+	runID := s.id("run-id", "GitHub workflow run id (required)", "INGEST_RUN_ID")
 	repo := s.str("repo", "SemiAnalysisAI/InferenceX", "repository the run belongs to (OWNER/NAME)", "INGEST_REPO")
-	format := s.str("format", "text", "text or json", "INGEST_VERIFY_FORMAT")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: ingest verify --run-id N [--target T] [--repo OWNER/NAME] [--format text|json]")
-		fs.PrintDefaults()
-	}
-	if _, ok, code := parse(fs, s, args, 0); !ok {
-		return code
-	}
-	id, err := runID.int64()
-	if err != nil || id == 0 {
-		fmt.Fprintln(env.Stderr, "ingest verify: --run-id is required and must be a positive integer")
+	format := s.enum("format", report.FormatText, []string{report.FormatText, report.FormatJSON}, "output format", "INGEST_VERIFY_FORMAT")
+	run(func(ctx context.Context, _ []string) int {
+		return runVerify(ctx, a.env, common, runID.int64(), repo, format)
+	})
+	return cmd
+}
+
+func runVerify(ctx context.Context, env Env, common *commonOpts, id int64, repo, format *setting) int {
+	if id == 0 {
+		fmt.Fprintln(env.Stderr, "ingest verify: --run-id is required")
 		return ExitUsage
 	}
 	if _, _, err := github.SplitRepo(repo.String()); err != nil {
-		fmt.Fprintln(env.Stderr, "ingest verify: --repo:", err)
-		return ExitUsage
-	}
-	if f := format.String(); f != report.FormatText && f != report.FormatJSON {
-		fmt.Fprintf(env.Stderr, "ingest verify: --format %q is not text or json\n", f)
+		fmt.Fprintf(env.Stderr, "ingest verify: %s: %v\n", repo.label(), err)
 		return ExitUsage
 	}
 	st, _, code := connect(ctx, common, env) // reads, and rolls back its recompute
