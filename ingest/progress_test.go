@@ -17,6 +17,8 @@ type stageCounts struct {
 	adds  []int64 // each Add's n
 	done  int64
 	ended bool
+	// phases are the counts before the last Expect of another unit.
+	phases []stageCounts
 }
 
 // recordingProgress keeps every call the pipeline and stages make.
@@ -46,6 +48,10 @@ func (p *recordingProgress) Expect(unit string, total int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.current()
+	if s.unit != "" && unit != s.unit {
+		s.phases = append(s.phases, stageCounts{unit: s.unit, total: s.total, done: s.done})
+		s.done = 0
+	}
 	s.unit, s.total = unit, total
 }
 
@@ -69,6 +75,7 @@ var _ ingest.Progress = (*recordingProgress)(nil)
 // and ends in order, counts only upwards (each Add is positive, so the
 // count grows monotonically), and ends on the report's counters: the
 // benchmark files read, the eval samples files read (of as many
+// expected), the traces hashed then those stored (each of as many
 // expected), the telemetry series stored (of the series its files
 // announced: the demo's failing file is announced and not stored).
 func TestProgressOfDemoIngest(t *testing.T) {
@@ -102,9 +109,37 @@ func TestProgressOfDemoIngest(t *testing.T) {
 	require.Equal(t, sum.Details.EvalSampleFiles, ev.total)
 	require.Equal(t, sum.Details.EvalSampleFiles, ev.done)
 
+	tr := byName["traces"]
+	require.Len(t, tr.phases, 1, "the traces stage hashes, then stores")
+	hashed := tr.phases[0]
+	require.Equal(t, "traces hashed", hashed.unit)
+	require.Positive(t, hashed.total)
+	require.Equal(t, hashed.total, hashed.done, "every paired trace and server log is hashed")
+	require.Equal(t, "traces stored", tr.unit)
+	require.Equal(t, tr.total, tr.done, "every new trace and server log is stored")
+	require.Equal(t, hashed.total, tr.total, "a first ingest stores every trace it hashed")
+	require.Positive(t, sum.Details.TraceSidecarsNew+sum.Details.ServerLogsNew)
+
 	tel := byName["telemetry"]
 	require.Equal(t, "series", tel.unit)
 	require.EqualValues(t, 7, sum.Rows.Power.New)
 	require.Equal(t, sum.Rows.Power.New, tel.done)
 	require.Equal(t, sum.Rows.Power.New+sum.Rows.Power.Failed, tel.total)
+
+	// Read again in full: every trace is hashed and found stored, none is
+	// stored again.
+	again := &recordingProgress{t: t}
+	e.deps.Progress = again
+	e.mustIngest(demoTree(t), ingest.Config{Reread: true})
+	for _, s := range again.stages {
+		if s.name != "traces" {
+			continue
+		}
+		require.Empty(t, s.phases, "nothing to store: no second phase")
+		require.Equal(t, "traces hashed", s.unit)
+		require.Equal(t, hashed.total, s.total)
+		require.Equal(t, s.total, s.done)
+		return
+	}
+	t.Fatal("the reread ran no traces stage")
 }

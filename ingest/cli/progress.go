@@ -30,7 +30,10 @@ type stageProgress struct {
 	total   int64
 	done    int64
 	started time.Time
-	drawn   time.Time
+	// phase is when the current count began: the stage's start, or the
+	// Expect of a later phase (its rate and ETA are the phase's).
+	phase time.Time
+	drawn time.Time
 }
 
 func newStageProgress(w io.Writer, now func() time.Time) *stageProgress {
@@ -43,6 +46,7 @@ func (p *stageProgress) Start(stage string) {
 	p.end()
 	p.stage, p.unit, p.total, p.done = stage, "", 0, 0
 	p.started = p.now()
+	p.phase = p.started
 	p.draw(p.started)
 }
 
@@ -52,8 +56,13 @@ func (p *stageProgress) Expect(unit string, total int64) {
 	if p.stage == "" {
 		return
 	}
+	t := p.now()
+	if p.unit != "" && unit != p.unit {
+		// A later phase of the stage: its own count.
+		p.done, p.phase = 0, t
+	}
 	p.unit, p.total = unit, total
-	p.draw(p.now())
+	p.draw(t)
 }
 
 func (p *stageProgress) Add(n int64) {
@@ -135,7 +144,7 @@ func (p *stageProgress) draw(t time.Time) {
 // line is the stage's line at t: live ("telemetry: 12/48 series, 15.0/s,
 // 800ms, ETA 2.4s") or final ("telemetry: 48 series in 3.2s, 15.0/s").
 func (p *stageProgress) line(t time.Time, final bool) string {
-	took := t.Sub(p.started)
+	took, phase := t.Sub(p.started), t.Sub(p.phase)
 	var fields []string
 	count := ""
 	switch {
@@ -154,13 +163,13 @@ func (p *stageProgress) line(t time.Time, final bool) string {
 	if count != "" {
 		fields = append(fields, count)
 	}
-	if p.unit != "" && p.done > 0 && took > 0 {
-		fields = append(fields, fmt.Sprintf("%.1f/s", float64(p.done)/took.Seconds()))
+	if p.unit != "" && p.done > 0 && phase > 0 {
+		fields = append(fields, fmt.Sprintf("%.1f/s", float64(p.done)/phase.Seconds()))
 	}
 	if !final {
 		fields = append(fields, roundDuration(took))
 		if p.total > 0 && p.done > 0 && p.done < p.total {
-			left := time.Duration(float64(took) * float64(p.total-p.done) / float64(p.done))
+			left := time.Duration(float64(phase) * float64(p.total-p.done) / float64(p.done))
 			fields = append(fields, "ETA "+roundDuration(left))
 		}
 	}

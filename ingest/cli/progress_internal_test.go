@@ -105,3 +105,35 @@ func TestRoundDuration(t *testing.T) {
 		require.Equal(t, want, roundDuration(d), d)
 	}
 }
+
+// TestStageProgressPhases: an Expect of another unit starts the stage's
+// count again (the traces stage hashes, then stores); the rate and ETA are
+// the phase's, the final line's time the whole stage's.
+func TestStageProgressPhases(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	clock := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	p := newStageProgress(&buf, clock.now)
+	p.Start("traces")
+	p.Expect("traces hashed", 4)
+	clock.advance(time.Second)
+	p.Add(4)
+	p.Expect("traces stored", 2)
+	clock.advance(time.Second)
+	p.Add(1)
+	clock.advance(time.Second)
+	p.Add(1)
+	p.Done()
+
+	const cl = "\r\033[K"
+	want := strings.Join([]string{
+		cl + "traces: 0s",
+		cl + "traces: 0/4 traces hashed, 0s",
+		cl + "traces: 4/4 traces hashed, 4.0/s, 1s",
+		cl + "traces: 0/2 traces stored, 1s",
+		cl + "traces: 1/2 traces stored, 1.0/s, 2s, ETA 1s",
+		cl + "traces: 2/2 traces stored, 1.0/s, 3s",
+		cl + "traces: 2 traces stored in 3s, 1.0/s\n",
+	}, "")
+	require.Equal(t, want, buf.String())
+}

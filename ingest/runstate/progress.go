@@ -8,7 +8,9 @@ type Progress interface {
 	// Start begins the stage name (ending any stage before it).
 	Start(stage string)
 	// Expect says what the current stage counts (unit) and how many of
-	// them it will count (total; 0 when not known in advance).
+	// them it will count (total; 0 when not known in advance). A stage
+	// that works in phases says so with another unit: its count starts
+	// again (the traces stage hashes every trace, then stores the new).
 	Expect(unit string, total int64)
 	// Add counts n more items of the current stage done.
 	Add(n int64)

@@ -86,6 +86,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	}
 	st.pointContexts()
 	passStarted := time.Now()
+	env.Deps.Expect("traces hashed", int64(len(st.sidecarOrder)+len(st.logOrder)))
 	st.firstPass()
 	env.Log.Debug("traces hashed", zap.Int("sidecars", len(st.sidecarOrder)), zap.Int("server_logs", len(st.logOrder)),
 		zap.Duration("took", time.Since(passStarted)))
@@ -372,6 +373,7 @@ func (s *traceStage) firstPass() {
 			for g := range work {
 				for _, job := range g.jobs {
 					job(g.rec)
+					s.env.Deps.Advance(1)
 				}
 				if err := g.art.Release(); err != nil {
 					s.env.Log.Debug("release artifact", zap.String("artifact", g.art.Name), zap.Error(err))
@@ -408,6 +410,7 @@ func (s *traceStage) secondPass(ctx context.Context, w Writer, known schema.Trac
 	if len(todoS)+len(todoL) == 0 {
 		return nil
 	}
+	s.env.Deps.Expect("traces stored", int64(len(todoS)+len(todoL)))
 	// Several jobs can read one artifact (a multinode raw tree holds every
 	// concurrency's conc_<N>/): the artifact is released when its last job
 	// ends, never under another job still reading it.
@@ -463,6 +466,7 @@ func (s *traceStage) secondPass(ctx context.Context, w Writer, known schema.Trac
 				defer done1(j.raw)
 				if ctx.Err() == nil {
 					st.sidecar(j, known)
+					s.env.Deps.Advance(1)
 				}
 			}
 		}
@@ -471,6 +475,7 @@ func (s *traceStage) secondPass(ctx context.Context, w Writer, known schema.Trac
 				defer done1(j.art)
 				if ctx.Err() == nil {
 					st.serverLog(j, known)
+					s.env.Deps.Advance(1)
 				}
 			}
 		}
