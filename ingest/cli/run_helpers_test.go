@@ -183,10 +183,10 @@ func dumpNatural(t *testing.T, dbURL string) map[string][]string {
 		fks["gpu_metric_samples"] = map[string]string{}
 	}
 	fks["gpu_metric_samples"]["series_id"] = "gpu_metric_series"
-	// latest_benchmarks' tables (migration 13) are derived and carry none.
+	// latest_benchmarks' tables (migrations 13, 21) are derived and carry none.
 	fks["benchmark_curve_lines"] = map[string]string{"curve_id": "benchmark_curves", "workflow_run_id": "workflow_runs"}
 	fks["latest_benchmark_points"] = map[string]string{"result_id": "benchmark_results", "curve_id": "benchmark_curves",
-		"config_id": "configs", "snapshot_workflow_run_id": "workflow_runs"}
+		"config_id": "configs", "snapshot_workflow_run_id": "workflow_runs", "workflow_run_id": "workflow_runs"}
 	data := map[string][]map[string]any{}
 	byID := map[string]map[string]map[string]any{}
 	for _, table := range tables {
