@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-
 	"errors"
 	"fmt"
 	"io"
-
-	gojson "github.com/goccy/go-json"
+	"maps"
+	"slices"
+	"strconv"
 )
 
 // Shape says which top-level JSON shapes a benchmark file may have.
@@ -139,13 +139,11 @@ func eofAfter(rows int) error {
 
 // decodeRow decodes one element into a row object. Numbers decode as
 // float64 (exact for every value a benchmark row carries; a number beyond
-// float64's range fails the row). goccy/go-json decodes the same documents
-// as encoding/json into map[string]any about five times faster, which is
-// most of the cost of reading a run. A duplicate key, a NUL inside a string
+// float64's range fails the row). A duplicate key, a NUL inside a string
 // or invalid UTF-8 fails the row (strictjson) instead of being resolved,
 // stripped or replaced by the decoder. A plain row takes rowDecoder's one
-// pass; the checks and the decoder below run only for a row it refuses,
-// and say why.
+// pass (rowdecode.go says why it is kept); the strict check and
+// encoding/json run only for a row it refuses, and say why.
 func decodeRow(d *rowDecoder, index int, elem []byte) (map[string]any, error) {
 	trimmed := bytes.Trim(elem, " \t\r\n") // JSON whitespace only: "\f" is not
 	if len(trimmed) == 0 {
@@ -171,13 +169,56 @@ func decodeRow(d *rowDecoder, index int, elem []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("row %d: %w", index, err)
 	}
 	var row map[string]any
-	if err := gojson.Unmarshal(trimmed, &row); err != nil {
+	if err := json.Unmarshal(trimmed, &row); err != nil {
 		if tok := nonFiniteToken(trimmed); tok != "" {
 			return nil, fmt.Errorf("row %d: non-finite number %s is not valid JSON", index, tok)
+		}
+		if field, lit := beyondFloat64(trimmed); field != "" {
+			return nil, fmt.Errorf("row %d: field %q: number %s does not fit a float64", index, field, lit)
 		}
 		return nil, fmt.Errorf("row %d: invalid JSON: %w", index, err)
 	}
 	return row, nil
+}
+
+// beyondFloat64 finds the first number in the object data (keys in sorted
+// order, depth first) that a float64 cannot hold, and names its field as
+// strictjson does ("a.b[2]"): encoding/json names no field for a value of
+// a map[string]any.
+func beyondFloat64(data []byte) (field, lit string) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return "", ""
+	}
+	var walk func(path string, v any) (string, string)
+	walk = func(path string, v any) (string, string) {
+		switch v := v.(type) {
+		case json.Number:
+			if _, err := strconv.ParseFloat(string(v), 64); err != nil {
+				return path, string(v)
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				if f, l := walk(p, v[k]); f != "" {
+					return f, l
+				}
+			}
+		case []any:
+			for i, e := range v {
+				if f, l := walk(fmt.Sprintf("%s[%d]", path, i), e); f != "" {
+					return f, l
+				}
+			}
+		}
+		return "", ""
+	}
+	return walk("", v)
 }
 
 // nonFiniteToken finds a bare NaN, Infinity or -Infinity token (as Python's

@@ -111,7 +111,10 @@ func TestReadRowsNumbersStayExact(t *testing.T) {
 	require.Equal(t, 261750519.0, got[0].Row["big"])
 	require.Equal(t, 92.52239999999999, got[0].Row["f"], "Python's shortest repr round-trips through float64")
 	require.Equal(t, 5e-324, got[0].Row["tiny"])
-	require.Contains(t, got[1].Err, "row 1", "a number beyond float64 fails its row, not the file")
+	require.Equal(t, `row 1: field "huge": number 1e400 does not fit a float64`, got[1].Err, "a number beyond float64 fails its row, not the file, and is named")
+	nested, _, err := readAll(t, `[{"a": 1, "m": {"x": [1, -2e999]}}]`, ArrayOnly)
+	require.NoError(t, err)
+	require.Equal(t, `row 0: field "m.x[1]": number -2e999 does not fit a float64`, nested[0].Err)
 }
 
 func TestReadRowsSentinelErrors(t *testing.T) {

@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	gojson "github.com/goccy/go-json"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/ingest/strictjson"
@@ -22,7 +22,7 @@ func checkedDecode(data []byte) (map[string]any, error) {
 		return nil, err
 	}
 	var row map[string]any
-	if err := gojson.Unmarshal(data, &row); err != nil {
+	if err := json.Unmarshal(data, &row); err != nil {
 		return nil, err
 	}
 	return row, nil

@@ -1,7 +1,7 @@
 package eval
 
 import (
-	json "github.com/goccy/go-json"
+	"encoding/json"
 
 	"github.com/inferencex/ingest/ingest/strictjson"
 )

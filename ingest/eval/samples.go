@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"sort"
 	"strings"
-
-	json "github.com/goccy/go-json"
 
 	"github.com/inferencex/ingest/ingest/catalog"
 )

@@ -4,13 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/inferencex/ingest/ingest/strictjson"
-
-	json "github.com/goccy/go-json"
 )
 
 // maxLine bounds one conversation (the corpus rows are a few MB each).
