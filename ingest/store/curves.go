@@ -125,9 +125,9 @@ func (t *RunTx) UpdateLatestBenchmarks(ctx context.Context) (schema.ViewRefresh,
 		return r, nil
 	}
 	if !values {
-		// A schema between 000013 and 000020 (--no-migrate): the run is
+		// A schema between 000013 and 000021 (--no-migrate): the run is
 		// written, the view stays as it was until the schema is migrated.
-		r.Status, r.Error = schema.RefreshFailed, "latest_benchmarks needs migration 000021 (the points' kept values): run ingest migrate up"
+		r.Status, r.Error = schema.RefreshFailed, "latest_benchmarks needs migrations 000021 and 000022 (the points' kept values): run ingest migrate up"
 		t.log.Error("latest_benchmarks not updated: the view is stale until the next refresh", zap.String("reason", r.Error))
 		return r, nil
 	}

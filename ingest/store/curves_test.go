@@ -576,6 +576,16 @@ func TestCurveImpactKeptValues(t *testing.T) {
 	require.Equal(t, []string{"1:77.5:0.25", "2:-:-", "3:100.2:-"}, kept())
 	_, err = st.Pool().Exec(ctx, `DELETE FROM benchmark_results WHERE conc = 3`)
 	require.NoError(t, err)
+	var deleted []int
+	rows, err := st.Pool().Query(ctx, `SELECT conc FROM latest_benchmark_points WHERE result_deleted ORDER BY conc`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var c int
+		require.NoError(t, rows.Scan(&c))
+		deleted = append(deleted, c)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []int{3}, deleted, "the delete trigger marks the point (migration 000022)")
 	_, err = st.RefreshLatestBenchmarks(ctx, false)
 	require.NoError(t, err)
 	require.Equal(t, []string{"1:77.5:0.25", "2:-:-"}, kept())
@@ -597,14 +607,15 @@ func TestCurveImpactKeptValues(t *testing.T) {
 	require.Equal(t, []string{"1:200:-", "2:200.1:-", "4:200.2:-"}, kept())
 }
 
-// TestCurvePointValuesMigration: migration 000021 fills the kept values of
-// the points already shown from their rows; its down migration drops them.
+// TestCurvePointValuesMigration: migrations 000021 and 000022 fill the kept
+// values of the points already shown from their rows, and mark those whose
+// row is gone; their down migrations drop them.
 func TestCurvePointValuesMigration(t *testing.T) {
 	st := openCurveStore(t)
 	ctx := context.Background()
 	x := curvePoint{image: "i"}
 	curveIngest(t, st, curveRun{id: 100, day: 1, points: pts(x, 1, 2)}, "commit", nil)
-	require.NoError(t, st.MigrateDown(ctx, 1))
+	require.NoError(t, st.MigrateDown(ctx, 2))
 	var cols int
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM information_schema.columns
 		WHERE table_name = 'latest_benchmark_points' AND column_name = 'tput_per_gpu'`).Scan(&cols))
@@ -612,8 +623,16 @@ func TestCurvePointValuesMigration(t *testing.T) {
 	_, _, err := st.MigrateUp(ctx)
 	require.NoError(t, err)
 	var got []string
-	rows, err := st.Pool().Query(ctx, `SELECT p.conc || ':' || p.tput_per_gpu || ':' || (p.workflow_run_id = b.workflow_run_id)
-		FROM latest_benchmark_points p JOIN benchmark_results b ON b.id = p.result_id ORDER BY p.conc`)
+	// A row deleted while the schema had no delete trigger (before 000022).
+	require.NoError(t, st.MigrateDown(ctx, 1))
+	_, err = st.Pool().Exec(ctx, `SET session_replication_role = replica; DELETE FROM benchmark_results WHERE conc = 2;
+		SET session_replication_role = DEFAULT`)
+	require.NoError(t, err)
+	_, _, err = st.MigrateUp(ctx)
+	require.NoError(t, err)
+	rows, err := st.Pool().Query(ctx, `SELECT p.conc || ':' || coalesce(p.tput_per_gpu::text, '-') || ':' ||
+		coalesce((p.workflow_run_id = b.workflow_run_id)::text, '-') || ':' || p.result_deleted
+		FROM latest_benchmark_points p LEFT JOIN benchmark_results b ON b.id = p.result_id ORDER BY p.conc`)
 	require.NoError(t, err)
 	for rows.Next() {
 		var s string
@@ -621,5 +640,5 @@ func TestCurvePointValuesMigration(t *testing.T) {
 		got = append(got, s)
 	}
 	require.NoError(t, rows.Err())
-	require.Equal(t, []string{"1:100:true", "2:100.1:true"}, got)
+	require.Equal(t, []string{"1:100:true:false", "2:100.1:-:true"}, got)
 }

@@ -7,7 +7,7 @@ package store
 // qCurvePresent tells whether the schema keeps latest_benchmarks per curve
 // (migration 000013) rather than as a materialized view.
 const qCurvePresent = `SELECT to_regclass('public.latest_benchmark_points') IS NOT NULL,
-	to_regprocedure('public.benchmark_impact_values(jsonb)') IS NOT NULL`
+	to_regprocedure('public.latest_benchmark_points_deleted()') IS NOT NULL`
 
 // qCurveOwnMarks tells whether this transaction changed anything
 // latest_benchmarks shows.
@@ -258,10 +258,9 @@ SELECT s.curve_id, s.side, s.result_id, s.deleted,
 	CASE WHEN NOT s.deleted THEN s.median_ttft END
 FROM (
 	-- The points as latest_benchmark_points keeps them (key, run and the five values, kept
-	-- up to date by the update trigger of benchmark_results): never a read of the rows
-	-- themselves. A row shown before may have been deleted since (an override): only its
-	-- primary key is probed.
-	SELECT 'before' AS side, f.*, NOT EXISTS (SELECT FROM benchmark_results r WHERE r.id = f.result_id) AS deleted
+	-- up to date by the update trigger of benchmark_results; a row shown before and deleted
+	-- since, by an override, marked by its delete trigger): never a read of the rows.
+	SELECT 'before' AS side, f.*, f.result_deleted AS deleted
 	FROM curve_before f
 	WHERE EXISTS (SELECT FROM curve_touched k WHERE k.curve_id = f.curve_id)
 	UNION ALL
