@@ -2,13 +2,14 @@ package trace
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // ChartSeriesVersion is the version of the chart series payload

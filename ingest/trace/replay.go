@@ -2,9 +2,10 @@ package trace
 
 import (
 	"bytes"
-	"encoding/json"
 	"slices"
 	"unicode/utf16"
+
+	json "github.com/goccy/go-json"
 )
 
 // jsValue is a metadata value as JavaScript's `??` and `typeof` see it:
