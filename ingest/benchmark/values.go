@@ -33,6 +33,14 @@ func jsonNumber(v any) (float64, bool) {
 	return 0, false
 }
 
+// FiniteJSONNumber returns a metric value that the database's jsonb_typeof
+// calls a number: a finite JSON number (json.Number or a Go number), never a
+// numeric string.
+func FiniteJSONNumber(v any) (float64, bool) {
+	f, ok := jsonNumber(v)
+	return f, ok && finite(f)
+}
+
 // numericValue returns the value of a JSON number or of a numeric string
 // (the whole trimmed string must parse). The value may be non-finite ("NaN",
 // "inf", or a number too large for float64). Booleans, null, empty strings,

@@ -1,9 +1,7 @@
 package benchmarks
 
 import (
-	"encoding/json"
-	"math"
-
+	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/schema"
 )
@@ -19,7 +17,7 @@ func withServerMetrics(r *schema.StagedBenchmark) {
 	}
 	numeric := make(map[string]float64, len(r.Point.Metrics))
 	for k, v := range r.Point.Metrics {
-		if f, ok := number(v); ok {
+		if f, ok := benchmark.FiniteJSONNumber(v); ok {
 			numeric[k] = f
 		}
 	}
@@ -36,20 +34,4 @@ func withServerMetrics(r *schema.StagedBenchmark) {
 		stored[k] = v
 	}
 	r.StoredMetrics = stored
-}
-
-// number is a metric value as the database's jsonb_typeof calls a number.
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, !math.IsNaN(x) && !math.IsInf(x, 0)
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil && !math.IsInf(f, 0)
-	}
-	return 0, false
 }
