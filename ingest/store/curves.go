@@ -12,6 +12,11 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
+// errCurveValuesMissing: the schema keeps latest_benchmarks per curve
+// (000013) but not yet the points' kept values the update writes (000021,
+// 000022), as under --no-migrate.
+var errCurveValuesMissing = errors.New("latest_benchmarks needs migrations 000021 and 000022 (the points' kept values): run ingest migrate up")
+
 // latest_benchmarks is kept per curve (migration 000013): a transaction
 // that changed benchmark rows or runs finds its change marks (inserted by
 // triggers, naming the runs) and recomputes the curves those runs are on,
@@ -127,7 +132,7 @@ func (t *RunTx) UpdateLatestBenchmarks(ctx context.Context) (schema.ViewRefresh,
 	if !values {
 		// A schema between 000013 and 000021 (--no-migrate): the run is
 		// written, the view stays as it was until the schema is migrated.
-		r.Status, r.Error = schema.RefreshFailed, "latest_benchmarks needs migrations 000021 and 000022 (the points' kept values): run ingest migrate up"
+		r.Status, r.Error = schema.RefreshFailed, errCurveValuesMissing.Error()
 		t.log.Error("latest_benchmarks not updated: the view is stale until the next refresh", zap.String("reason", r.Error))
 		return r, nil
 	}

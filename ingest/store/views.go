@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -35,7 +34,7 @@ func (s *Store) RefreshLatestBenchmarks(ctx context.Context, force bool) (schema
 		return s.refreshMaterialized(ctx, force)
 	}
 	if !values {
-		return s.refreshFailed(ctx, r, 0, errors.New("latest_benchmarks needs migrations 000021 and 000022 (the points' kept values): run ingest migrate up"))
+		return s.refreshFailed(ctx, r, 0, errCurveValuesMissing)
 	}
 	if err := s.pool.QueryRow(ctx, qViewPending).Scan(&r.Changes); err != nil {
 		return s.refreshFailed(ctx, r, 0, fmt.Errorf("read change marks: %w", err))
