@@ -243,19 +243,13 @@ SELECT (SELECT count(*) FROM curve_touched), (SELECT count(*) FROM added), (SELE
 // its snapshot, the row's config and the metrics the impact section
 // compares (numbers only; NULL otherwise).
 const qCurveImpact = `
-SELECT s.curve_id, s.side, s.result_id, s.deleted,
-	CASE WHEN s.deleted THEN 0 ELSE s.workflow_run_id END, s.config_id,
-	CASE WHEN s.deleted THEN '' ELSE s.benchmark_type END,
-	CASE WHEN NOT s.deleted THEN s.isl END, CASE WHEN NOT s.deleted THEN s.osl END,
-	CASE WHEN s.deleted THEN '' ELSE s.offload_mode END, CASE WHEN NOT s.deleted THEN s.recipe_fingerprint END,
-	CASE WHEN s.deleted THEN 0 ELSE s.conc END,
+SELECT s.curve_id, s.side, s.result_id, s.deleted, coalesce(b.workflow_run_id, 0), s.config_id,
+	coalesce(b.benchmark_type, ''), b.isl, b.osl, coalesce(b.offload_mode, ''), b.recipe_fingerprint, coalesce(b.conc, 0),
 	s.snapshot_date::text, s.snapshot_workflow_run_id,
-	CASE WHEN s.deleted THEN 0 ELSE w.github_run_id END, CASE WHEN s.deleted THEN 0 ELSE w.run_attempt END, sw.github_run_id,
+	coalesce(w.github_run_id, 0), coalesce(w.run_attempt, 0), sw.github_run_id,
 	c.spec_method, c.disagg, c.is_multinode, c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
 	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
-	CASE WHEN NOT s.deleted THEN s.tput_per_gpu END, CASE WHEN NOT s.deleted THEN s.output_tput_per_gpu END,
-	CASE WHEN NOT s.deleted THEN s.median_intvty END, CASE WHEN NOT s.deleted THEN s.p90_e2el END,
-	CASE WHEN NOT s.deleted THEN s.median_ttft END
+	b.tput_per_gpu, b.output_tput_per_gpu, b.median_intvty, b.p90_e2el, b.median_ttft
 FROM (
 	-- The points as latest_benchmark_points keeps them (key, run and the five values, kept
 	-- up to date by the update trigger of benchmark_results; a row shown before and deleted
@@ -267,14 +261,17 @@ FROM (
 	SELECT 'after', p.*, false
 	FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id
 ) s
-LEFT JOIN workflow_runs w ON w.id = s.workflow_run_id
+-- A deleted row has only its id, config and snapshot: its key, run and values are NULL.
+LEFT JOIN LATERAL (
+	SELECT s.workflow_run_id, s.benchmark_type, s.isl, s.osl, s.offload_mode, s.recipe_fingerprint, s.conc,
+		s.tput_per_gpu, s.output_tput_per_gpu, s.median_intvty, s.p90_e2el, s.median_ttft
+	WHERE NOT s.deleted
+) b ON true
+LEFT JOIN workflow_runs w ON w.id = b.workflow_run_id
 JOIN workflow_runs sw ON sw.id = s.snapshot_workflow_run_id
 JOIN configs c ON c.id = s.config_id
-ORDER BY s.curve_id, s.side DESC, s.config_id,
-	CASE WHEN NOT s.deleted THEN s.benchmark_type END, CASE WHEN NOT s.deleted THEN s.isl END,
-	CASE WHEN NOT s.deleted THEN s.osl END, CASE WHEN NOT s.deleted THEN s.offload_mode END,
-	CASE WHEN NOT s.deleted THEN s.recipe_fingerprint END NULLS FIRST, CASE WHEN NOT s.deleted THEN s.conc END,
-	s.result_id`
+ORDER BY s.curve_id, s.side DESC, s.config_id, b.benchmark_type, b.isl, b.osl, b.offload_mode,
+	b.recipe_fingerprint NULLS FIRST, b.conc, s.result_id`
 
 // qCurveTouchedOnly lists the touched curves (one may end with no point
 // before and none after).
