@@ -257,6 +257,30 @@ func TestStartupLines(t *testing.T) {
 	require.Equal(t, []string{"[2026-08-20 DP0 TP0 EP0] max_total_num_tokens=218560, chunked_prefill_size=8192", "dp_size=8"}, s.Lines)
 }
 
+// A startup line's mark must start within its first 255 characters
+// (runes, not bytes); a mark after that is not a startup line.
+func TestIsStartupLine(t *testing.T) {
+	mark := "GPU KV cache size: 1,234 tokens"
+	cases := []struct {
+		name string
+		line string
+		want bool
+	}{
+		{"at the start", mark, true},
+		{"after 255 characters", strings.Repeat("x", 255) + mark, true},
+		{"after 256 characters", strings.Repeat("x", 256) + mark, false},
+		{"255 two-byte characters", strings.Repeat("é", 255) + mark, true},
+		{"256 two-byte characters", strings.Repeat("é", 256) + mark, false},
+		{"an invalid byte counts as one", "\xff" + strings.Repeat("x", 254) + mark, true},
+		{"mark without its number", "GPU KV cache size: tokens", false},
+		{"a late mark does not hide an early one", "max_total_num_tokens=5 " + strings.Repeat("x", 300) + mark, true},
+		{"the other marks", "[TP0] Concurrent capacity vs context length", true},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.want, isStartupLine([]byte(c.line)), c.name)
+	}
+}
+
 // deriveIn is a disaggregated dynamo-sglang point: one prefill worker,
 // two decode workers.
 func deriveIn() ServerMetricsInput {
