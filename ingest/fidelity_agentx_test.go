@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -111,8 +112,32 @@ func TestAgentXPublishedMetricsAreKept(t *testing.T) {
 			require.NoError(t, os.RemoveAll(filepath.Join(dir, n)))
 		}
 	}
-	bare.mustIngest(dir, ingest.Config{})
+	// conc 32 publishes a prompt-token total its client totals (510
+	// requests x 102124.144 mean input tokens) disagree with.
+	conc32 := filepath.Join(dir, "bmk_agentic_qwen3.5_tp8_conc32_kvnone_fp8_sglang_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc32_b200-nb_0_recipe-7122523243b3712a",
+		"qwen3.5_tp8_conc32_kvnone_fp8_sglang_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc32_b200-nb_0_recipe-7122523243b3712a.json")
+	body, err := os.ReadFile(conc32)
+	require.NoError(t, err)
+	require.Equal(t, 1, bytes.Count(body, []byte(`"prompt_total": 52331215`)))
+	require.NoError(t, os.WriteFile(conc32, bytes.Replace(body, []byte(`"prompt_total": 52331215`), []byte(`"prompt_total": 1000`), 1), 0o644))
+	first := bare.mustIngest(dir, ingest.Config{})
 	published := agentxMetrics(t, bare)
+	// Rows written now from their points alone derive without a read-back;
+	// reread, the same rows are read back: the same rows derived, the same
+	// warnings, and neither writes them again.
+	reread := bare.mustIngest(dir, ingest.Config{Reread: true})
+	require.EqualValues(t, 4, first.Details.ServerMetricRows)
+	require.Equal(t, first.Details.ServerMetricRows, reread.Details.ServerMetricRows)
+	require.Equal(t, first.ServerMetricWarnings, reread.ServerMetricWarnings)
+	require.Len(t, first.ServerMetricWarnings, 1)
+	require.Equal(t, "total_prompt_tokens", first.ServerMetricWarnings[0].Field)
+	require.Equal(t, 1000.0, first.ServerMetricWarnings[0].Published)
+	require.Equal(t, 52083313.0, first.ServerMetricWarnings[0].Derived, "510 x 102124.144, rounded to a token")
+	require.Zero(t, first.Details.ServerMetricRowsUpdated)
+	require.Zero(t, reread.Details.ServerMetricRowsUpdated)
+	again := agentxMetrics(t, bare)
+	require.Equal(t, published, again)
+	withTraces[32][trace.PublishedPrefix+"total_prompt_tokens"] = 1000.0
 	require.Len(t, published, len(withTraces))
 	for conc, m := range withTraces {
 		requirePublishedKept(t, published[conc], m, conc)

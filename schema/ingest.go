@@ -53,6 +53,12 @@ type StagedBenchmark struct {
 	// The content digest covers Point.Metrics, the input, so that a rerun
 	// recognises the row whatever a later stage made of the stored values.
 	StoredMetrics map[string]any
+	// ServerMetricsFrom, set with StoredMetrics on an AgentX row, is what
+	// the traces stage derives the row's owned keys from when the row is
+	// written with StoredMetrics: its config and the numbers among the
+	// server-metric inputs of StoredMetrics, as a read-back of the written
+	// row would give them (RowID and links unset).
+	ServerMetricsFrom *TraceRowLink
 }
 
 // RunStat is one cluster's job success count from run-stats.

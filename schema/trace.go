@@ -15,6 +15,12 @@ type TracePoint struct {
 	// server log bundle the row is linked to, nil when unlinked.
 	TraceDigest     []byte
 	ServerLogDigest []byte
+	// Written is set when this ingest wrote the row (a new point or new
+	// values) with server-metric keys derived from the row alone: its
+	// config and derivation inputs as written, so that a point with no
+	// scrape and no server log needs no read-back. Nil for a row an earlier
+	// ingest stored.
+	Written *TraceRowLink
 }
 
 // TraceRowLink is a stored benchmark row's id and current links.

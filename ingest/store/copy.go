@@ -79,8 +79,9 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 		}
 		metricsValue = stored
 	}
+	written := r.ServerMetricsFrom
 	if unchanged {
-		metricsValue, workers, reasons, audit = nil, nil, nil, nil
+		metricsValue, workers, reasons, audit, written = nil, nil, nil, nil, nil
 	}
 	var artifactID *int64
 	if r.Source.ArtifactID != 0 {
@@ -92,7 +93,7 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 		var k digest
 		copy(k[:], keyHash[:16])
 		w.add(k, winner{digest: d, artifact: artifact, file: file, benchmarkType: p.BenchmarkType, rank: int32(r.AttemptRank),
-			row: int32(r.Source.Row), seq: seq, aggregate: r.IsAggregate, unchanged: unchanged})
+			row: int32(r.Source.Row), seq: seq, aggregate: r.IsAggregate, unchanged: unchanged, written: written})
 	}
 	return append(values,
 		seq, keyHash[:16], r.IsAggregate, int32(r.AttemptRank),

@@ -28,6 +28,9 @@ type winner struct {
 	copies, aggregates int32 // every staged copy of the point, the aggregate ones
 	aggregate          bool
 	unchanged          bool // its digest is stored already
+	// written is what the copy is written with for the traces stage
+	// (schema.TracePoint.Written); nil when unchanged.
+	written *schema.TraceRowLink
 }
 
 func newWinners() *winners { return &winners{best: map[digest]winner{}} }
@@ -113,7 +116,8 @@ func (w *winners) points() []schema.TracePoint {
 	})
 	ps := make([]schema.TracePoint, len(out))
 	for i, c := range out {
-		ps[i] = schema.TracePoint{Digest: c.digest[:], BenchmarkType: c.benchmarkType, Artifact: c.artifact, File: c.file, IsAggregate: c.aggregate}
+		ps[i] = schema.TracePoint{Digest: c.digest[:], BenchmarkType: c.benchmarkType, Artifact: c.artifact, File: c.file, IsAggregate: c.aggregate,
+			Written: c.written}
 	}
 	return ps
 }

@@ -34,4 +34,25 @@ func withServerMetrics(r *schema.StagedBenchmark) {
 		stored[k] = v
 	}
 	r.StoredMetrics = stored
+	r.ServerMetricsFrom = writtenInputs(r.Point.Config, stored)
+}
+
+// writtenInputs is what a read-back of the written row would give the
+// traces stage (store.TraceRowLinks): the numbers among the server-metric
+// inputs, and whether a replaced key holds anything else.
+func writtenInputs(c schema.Config, stored map[string]any) *schema.TraceRowLink {
+	link := &schema.TraceRowLink{Config: c, Metrics: map[string]float64{}}
+	for _, k := range trace.ServerMetricInputs() {
+		if f, ok := benchmark.FiniteJSONNumber(stored[k]); ok {
+			link.Metrics[k] = f
+		}
+	}
+	for _, k := range trace.ServerMetricsReplaced() {
+		if v, ok := stored[k]; ok {
+			if _, number := benchmark.FiniteJSONNumber(v); !number {
+				link.OwnedOther = true
+			}
+		}
+	}
+	return link
 }

@@ -22,7 +22,10 @@ const agenticTracesType = "agentic_traces"
 // log's worker startup lines, keeps what the producer published for them
 // under published_<key>, and lists the published values the derived ones
 // differ from by more than 5 %.
-func (s *traceStage) serverMetrics(a *schema.TraceApply) {
+//
+// A row this ingest wrote from its point alone (fromMemory) holds the
+// derived values already; that it would be written again is an error.
+func (s *traceStage) serverMetrics(a *schema.TraceApply) error {
 	scrapes := map[int64]trace.Scrape{}
 	for _, j := range s.sidecarOrder {
 		if j.scrapeProblem != "" && j.failed == "" {
@@ -43,17 +46,20 @@ func (s *traceStage) serverMetrics(a *schema.TraceApply) {
 			}
 		}
 	}
-	seen := map[int64]bool{}
+	seen := map[string]bool{}
 	replaced := trace.ServerMetricsReplaced()
 	derivedRows := 0
 	var warnings []schema.ServerMetricWarning
 	for _, it := range s.items {
 		p := it.point
 		row, ok := s.rows[p.RowID]
-		if !ok || seen[p.RowID] || p.BenchmarkType != agenticTracesType {
+		if it.fromMemory() {
+			row, ok = *p.Written, true
+		}
+		if !ok || seen[string(p.Digest)] || p.BenchmarkType != agenticTracesType {
 			continue
 		}
-		seen[p.RowID] = true
+		seen[string(p.Digest)] = true
 		in := trace.RowInput(row.Config, row.Metrics)
 		in.Scrape, in.Logs = scrapes[p.RowID], logs[p.RowID]
 		d := trace.DeriveServerMetrics(in)
@@ -79,6 +85,9 @@ func (s *traceStage) serverMetrics(a *schema.TraceApply) {
 		if !row.OwnedOther && holds(replaced, row.Metrics, out) {
 			continue
 		}
+		if it.fromMemory() {
+			return fmt.Errorf("artifact %s: file %s: the server metrics derived again differ from those the benchmarks stage wrote", p.Artifact, p.File)
+		}
 		a.ServerMetrics = append(a.ServerMetrics, schema.RowServerMetrics{RowID: p.RowID, Metrics: out})
 	}
 	a.ServerMetricsReplaced = replaced
@@ -90,6 +99,7 @@ func (s *traceStage) serverMetrics(a *schema.TraceApply) {
 		s.env.Tally.Note(fmt.Sprintf("%s the value derived from the raw server metrics by more than %.0f %% (see server metric warnings)",
 			runstate.Plural(n, "published AgentX server metric disagrees with", "published AgentX server metrics disagree with"), serverMetricTolerance*100))
 	}
+	return nil
 }
 
 // holds reports whether the replaced keys of a row's numeric metrics are

@@ -137,7 +137,9 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	passStarted = time.Now()
 	apply := st.build(dataset)
 	apply.DatasetRow = datasetRow
-	st.serverMetrics(&apply)
+	if err := st.serverMetrics(&apply); err != nil {
+		return err
+	}
 	res, err := w.ApplyTraces(ctx, apply)
 	if err != nil {
 		return err
@@ -186,6 +188,14 @@ type traceItem struct {
 	job    *sidecarJob // nil when skipped or failed before pairing
 	failed string      // a failure found while pairing
 	art    string
+	logged bool // a server log artifact pairs the point
+}
+
+// fromMemory reports whether the item's server metrics derive from what
+// the benchmarks stage wrote, without reading the row back: it wrote the
+// row now, and neither a scrape nor a server log adds to the row alone.
+func (it traceItem) fromMemory() bool {
+	return it.job == nil && !it.logged && it.point.Written != nil
 }
 
 // byName keeps the newest upload of each name (the plan lists same-name
@@ -215,7 +225,7 @@ func (s *traceStage) resolveRows(ctx context.Context, w Writer) error {
 		}
 	}
 	for _, it := range s.items {
-		if it.job == nil {
+		if it.job == nil && !it.fromMemory() {
 			digests = append(digests, it.point.Digest) // its server metrics are derived all the same
 		}
 	}
@@ -253,6 +263,9 @@ func (s *traceStage) resolveRows(ctx context.Context, w Writer) error {
 		}
 	}
 	for i := range s.items {
+		if s.items[i].fromMemory() {
+			continue
+		}
 		if err := fill(&s.items[i].point); err != nil {
 			return err
 		}
@@ -262,13 +275,11 @@ func (s *traceStage) resolveRows(ctx context.Context, w Writer) error {
 
 // pair finds the raw sibling and server log of one written point.
 func (s *traceStage) pair(p schema.TracePoint) {
-	if !p.IsAggregate {
-		s.pairServerLog(p)
-	}
+	logged := !p.IsAggregate && s.pairServerLog(p)
 	if p.BenchmarkType != "agentic_traces" {
 		return
 	}
-	item := traceItem{point: p}
+	item := traceItem{point: p, logged: logged}
 	defer func() { s.items = append(s.items, item) }()
 	rawName, ok := trace.RawSiblingName(p.Artifact)
 	if p.IsAggregate || !ok {
@@ -304,17 +315,19 @@ func (s *traceStage) pair(p schema.TracePoint) {
 	item.job = j
 }
 
-func (s *traceStage) pairServerLog(p schema.TracePoint) {
+// pairServerLog adds the point to the job of its server log artifact, if
+// the run has one.
+func (s *traceStage) pairServerLog(p schema.TracePoint) bool {
 	key, ok := trace.ServerLogKey(p.Artifact)
 	if !ok {
-		return
+		return false
 	}
 	a := s.logs["server_logs_"+key]
 	if a == nil {
 		a = s.logs["multinode_server_logs_"+key]
 	}
 	if a == nil {
-		return
+		return false
 	}
 	j := s.logJobs[a.Name]
 	if j == nil {
@@ -323,6 +336,7 @@ func (s *traceStage) pairServerLog(p schema.TracePoint) {
 		s.logOrder = append(s.logOrder, j)
 	}
 	j.rows = append(j.rows, p)
+	return true
 }
 
 func (s *traceStage) noteSkipped() {
