@@ -35,21 +35,24 @@ const qPriorIngest = `
 SELECT p.id, p.input_digest, ` + dataUnchangedSince + `, p.summary, p.input_files
 FROM (` + priorFinished + `) p`
 
-// qRecordUnchanged records a rerun answered from ingest $14: a finished
-// ledger row carrying that ingest's artifact records, input digest and data
-// stamps, the rerun's summary with its own id, and the file index of its
-// own digest ($15: files that were racy then may be indexed now). It inserts nothing when
-// $14 is no longer the run's newest finished ingest or the data changed
-// since (another writer got there between the check and this statement).
+// qNextIngestID takes the id of a ledger row written with its summary.
+const qNextIngestID = `SELECT nextval(pg_get_serial_sequence('ingests', 'id'))`
+
+// qRecordUnchanged records, as ledger row $16 (qNextIngestID), a rerun
+// answered from ingest $14: a finished ledger row carrying that ingest's
+// artifact records, input digest and data stamps, the rerun's summary ($11,
+// holding its id) and the file index of its own digest ($15: files that
+// were racy then may be indexed now). It inserts nothing when $14 is no
+// longer the run's newest finished ingest or the data changed since
+// (another writer got there between the check and this statement).
 const qRecordUnchanged = `
-WITH n AS (SELECT nextval(pg_get_serial_sequence('ingests', 'id')) AS id)
 INSERT INTO ingests (id, repo, github_run_id, run_attempt, merge_run_id, merge_run_attempt,
     workflow_run_id, status, target, started_at, finished_at, duration_ms, summary, artifacts,
     tool_version, input_digest, input_files, data_xact, data_snapshot, unchanged_since)
-SELECT n.id, $1, $2, $3, $4, $5, p.workflow_run_id, $6, $7, $8, $9, $10,
-    jsonb_set($11::jsonb, '{ingestId}', to_jsonb(n.id)), p.artifacts, $12,
+SELECT $16, $1, $2, $3, $4, $5, p.workflow_run_id, $6, $7, $8, $9, $10,
+    $11::text::json, p.artifacts, $12,
     p.input_digest, $15, p.data_xact, p.data_snapshot, p.id
-FROM n, (` + priorFinished + `) p
+FROM (` + priorFinished + `) p
 WHERE p.id = $14 AND p.input_digest = $13 AND ` + dataUnchangedSince + `
 RETURNING id`
 

@@ -51,10 +51,6 @@ func (s *Store) PriorIngest(ctx context.Context, run schema.RunIdentity) (schema
 // is held; its error aborts.
 func (s *Store) RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest, files []byte,
 	sum *schema.Summary, dryRun bool, beforeCommit func(context.Context) error) (bool, error) {
-	enc, err := json.Marshal(sum)
-	if err != nil {
-		return false, fmt.Errorf("encode summary: %w", err)
-	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return false, fmt.Errorf("begin run transaction: %w", err)
@@ -70,12 +66,25 @@ func (s *Store) RecordUnchanged(ctx context.Context, start schema.RunStart, p sc
 			return false, err
 		}
 	}
-	r := start.Run
+	// The row's id is taken first, so that the summary is written as
+	// encoded here, with its id, rather than edited by the server (a
+	// summary with 500 evals' evidence is 150 KB of JSON to parse). An id
+	// not used (the prior ingest was superseded) is a gap in the sequence.
 	var id int64
+	if err := tx.QueryRow(ctx, qNextIngestID).Scan(&id); err != nil {
+		return false, t.explain("take a ledger id", err)
+	}
+	withID := *sum
+	withID.IngestID = id
+	enc, err := json.Marshal(&withID)
+	if err != nil {
+		return false, fmt.Errorf("encode summary: %w", err)
+	}
+	r := start.Run
 	err = tx.QueryRow(ctx, qRecordUnchanged, r.Repo, r.SourceRunID, r.SourceRunAttempt,
 		nullInt64(r.MergeRunID), nullInt(r.MergeRunAttempt), string(sum.Status), start.Target,
-		sum.StartedAt.UTC(), sum.FinishedAt.UTC(), sum.Details.DurationMS, enc, start.ToolVersion,
-		digest, p.IngestID, files).Scan(&id)
+		sum.StartedAt.UTC(), sum.FinishedAt.UTC(), sum.Details.DurationMS, string(enc), start.ToolVersion,
+		digest, p.IngestID, files, id).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
