@@ -82,7 +82,22 @@ func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
 	if err := describe(&c, ci.Scope); err != nil {
 		return c, err
 	}
-	armOf := func(p schema.CurvePoint) string { return arm(&c, p) }
+	// A point's arm follows from its config and offload mode: named once
+	// per pair (a curve of 5000 points has a few dozen).
+	type armKey struct {
+		config  int64
+		offload string
+	}
+	arms := map[armKey]string{}
+	armOf := func(p schema.CurvePoint) string {
+		k := armKey{p.ConfigID, p.OffloadMode}
+		a, ok := arms[k]
+		if !ok {
+			a = arm(&c, p)
+			arms[k] = a
+		}
+		return a
+	}
 	valued := func(p schema.CurvePoint) schema.ImpactPoint {
 		return schema.ImpactPoint{Conc: p.Conc, Arm: armOf(p), Recipe: p.RecipeFingerprint, RunID: p.GitHubRunID,
 			Attempt: p.RunAttempt, Values: p.Values}
@@ -90,12 +105,12 @@ func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
 	named := func(p schema.CurvePoint) schema.FrontierPoint {
 		return schema.FrontierPoint{Conc: p.Conc, Arm: armOf(p)}
 	}
-	after := map[int64]bool{}
+	after := make(map[int64]bool, len(ci.After))
 	for _, p := range ci.After {
 		after[p.ResultID] = true
 	}
-	before := map[int64]bool{}
-	var removed, added []schema.CurvePoint
+	before := make(map[int64]bool, len(ci.Before))
+	removed, added := make([]schema.CurvePoint, 0, len(ci.Before)), make([]schema.CurvePoint, 0, len(ci.After))
 	for _, p := range ci.Before {
 		before[p.ResultID] = true
 		if after[p.ResultID] {
@@ -122,7 +137,7 @@ func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
 			c.Dropped = append(c.Dropped, valued(p))
 		}
 	}
-	var gained []schema.CurvePoint
+	gained := make([]schema.CurvePoint, 0, len(added)-len(pairs))
 	for j, p := range added {
 		if !newUsed[j] {
 			gained = append(gained, p)

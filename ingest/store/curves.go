@@ -1,9 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -249,7 +252,59 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the curves' rows: %w", err)
 	}
+	for i := range out {
+		slices.SortFunc(out[i].Before, comparePoints)
+		slices.SortFunc(out[i].After, comparePoints)
+	}
 	return out, nil
+}
+
+// comparePoints orders a curve's points by config and point key (type,
+// lengths, offload mode, recipe, concurrency; text in byte order, a NULL
+// length last, a NULL recipe first), then row id; a deleted row, which
+// has no key, comes after its config's other rows.
+func comparePoints(a, b schema.CurvePoint) int {
+	if c := cmp.Compare(a.ConfigID, b.ConfigID); c != 0 {
+		return c
+	}
+	if a.Deleted != b.Deleted {
+		if a.Deleted {
+			return 1
+		}
+		return -1
+	}
+	if !a.Deleted {
+		if c := cmp.Or(strings.Compare(a.BenchmarkType, b.BenchmarkType), compareNullLast(a.ISL, b.ISL),
+			compareNullLast(a.OSL, b.OSL), strings.Compare(a.OffloadMode, b.OffloadMode),
+			compareNullFirst(a.RecipeFingerprint, b.RecipeFingerprint), cmp.Compare(a.Conc, b.Conc)); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a.ResultID, b.ResultID)
+}
+
+func compareNullLast(a, b *int) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return 1
+	case b == nil:
+		return -1
+	}
+	return cmp.Compare(*a, *b)
+}
+
+func compareNullFirst(a, b *string) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	return strings.Compare(*a, *b)
 }
 
 func intOf(v *int32) *int {

@@ -241,7 +241,9 @@ SELECT (SELECT count(*) FROM curve_touched), (SELECT count(*) FROM added), (SELE
 // ('after'), with what names each point (a row deleted since, by an
 // override, has only its id and config), the GitHub runs of the row and of
 // its snapshot, the row's config and the metrics the impact section
-// compares (numbers only; NULL otherwise).
+// compares (numbers only; NULL otherwise). The rows come in no order:
+// curveImpact sorts them (a sort of these wide rows by the point key took
+// 30 of the statement's 35 ms for 5000 points).
 const qCurveImpact = `
 SELECT s.curve_id, s.side, s.result_id, s.deleted, coalesce(b.workflow_run_id, 0), s.config_id,
 	coalesce(b.benchmark_type, ''), b.isl, b.osl, coalesce(b.offload_mode, ''), b.recipe_fingerprint, coalesce(b.conc, 0),
@@ -269,9 +271,7 @@ LEFT JOIN LATERAL (
 ) b ON true
 LEFT JOIN workflow_runs w ON w.id = b.workflow_run_id
 JOIN workflow_runs sw ON sw.id = s.snapshot_workflow_run_id
-JOIN configs c ON c.id = s.config_id
-ORDER BY s.curve_id, s.side DESC, s.config_id, b.benchmark_type, b.isl, b.osl, b.offload_mode,
-	b.recipe_fingerprint NULLS FIRST, b.conc, s.result_id`
+JOIN configs c ON c.id = s.config_id`
 
 // qCurveTouchedOnly lists the touched curves (one may end with no point
 // before and none after).
