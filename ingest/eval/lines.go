@@ -126,9 +126,5 @@ func (p *lineParser) splitPromptFast(raw []byte) (prompt *Text, rest json.RawMes
 	if cap(p.text) > keptLineBuffer { // a huge prompt's buffer is not kept
 		p.text = nil
 	}
-	enc, err := json.Marshal(obj)
-	if err != nil {
-		return prompt, nil, true
-	}
-	return prompt, trimJSON(enc), true
+	return prompt, appendArgsObject(nil, obj), true
 }

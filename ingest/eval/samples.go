@@ -275,7 +275,9 @@ func (p *lineParser) sampleOf(obj map[string]json.RawMessage, validated bool) (*
 		data[k] = v
 	}
 	if len(metrics) > 0 {
-		s.Metrics, _ = json.Marshal(metrics) // sorted keys
+		if enc, ok := appendFloatObject(nil, metrics); ok { // sorted keys
+			s.Metrics = enc
+		}
 		s.Score = sampleScore(metrics)
 		if s.Score != nil {
 			p := *s.Score >= 0.5
@@ -283,10 +285,7 @@ func (p *lineParser) sampleOf(obj map[string]json.RawMessage, validated bool) (*
 		}
 	}
 	if len(data) > 0 {
-		enc, err := json.Marshal(data)
-		if err == nil {
-			s.Data = trimJSON(enc)
-		}
+		s.Data = appendRawObject(nil, data)
 	}
 	return s, ""
 }

@@ -57,11 +57,7 @@ func EncodeRecords(recs []*Record) json.RawMessage {
 	for _, r := range recs {
 		r.Seal()
 	}
-	b, err := json.Marshal(recs)
-	if err != nil {
-		return json.RawMessage("[]")
-	}
-	return b
+	return appendRecords(make([]byte, 0, recordSizeHint*len(recs)), recs)
 }
 
 // DigestReader hashes and counts what passes through it.

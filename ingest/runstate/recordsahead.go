@@ -24,10 +24,11 @@ func EncodeAhead(recs []*Record) *RecordsAhead {
 	}
 	go func() {
 		defer close(a.done)
-		b, err := json.Marshal(a.copies)
-		if err == nil {
-			a.b = b
+		ptrs := make([]*Record, len(a.copies))
+		for i := range a.copies {
+			ptrs[i] = &a.copies[i]
 		}
+		a.b = appendRecords(make([]byte, 0, recordSizeHint*len(ptrs)), ptrs)
 	}()
 	return a
 }
