@@ -104,6 +104,9 @@ func answerUnchanged(ctx context.Context, cfg Config, start schema.RunStart, sum
 	if !compare {
 		return nil, false, nil
 	}
+	// The published scores the evidence compares with are read while the
+	// tree is hashed (a second connection); unused when the inputs differ.
+	evidence := lookUpEvidence(ctx, d, start.Run.SourceRunID, prior.Summary.Impact)
 	waited := time.Now()
 	digest, index, err := in.wait(ctx)
 	d.Log.Debug("inputs hashed", zap.Duration("waited", time.Since(waited)))
@@ -118,7 +121,7 @@ func answerUnchanged(ctx context.Context, cfg Config, start schema.RunStart, sum
 		return nil, false, nil
 	}
 	rs := rerunOf(*prior.Summary, sum, prior.IngestID)
-	if err := refreshEvidence(ctx, d, start.Run.SourceRunID, rs.Impact); err != nil {
+	if err := evidence.apply(rs.Impact); err != nil {
 		return nil, false, err
 	}
 	if cfg.Publish == nil {
@@ -167,7 +170,11 @@ func rerunOf(prior schema.Summary, cur *schema.Summary, priorID int64) *schema.S
 	dt.TraceSidecarsNew, dt.TraceBlobsNew, dt.TraceBlobBytesNew, dt.ServerLogsNew, dt.ServerLogRowsLinked = 0, 0, 0, 0, 0
 	dt.ServerMetricRowsUpdated, dt.OverrideRowsDeleted, dt.OverrideRowsRewritten = 0, 0, 0
 	dt.EvalSampleFilesUnchanged = dt.EvalSampleFilesRecorded
-	dt.LatestBenchmarks = nil
+	// Nothing is written, so the view has nothing of this ingest's to
+	// apply: skipped, as the refresh after it says unless another writer's
+	// changes are pending (RefreshAfterIngest then records its outcome).
+	// Said here, the ledger row is written once, with it.
+	dt.LatestBenchmarks = &schema.ViewRefresh{View: schema.LatestBenchmarksView, Status: schema.RefreshSkipped}
 	// Nothing is written: nothing the dashboard shows changes.
 	r.Impact = impact.Unchanged(prior.Impact)
 	dt.UnchangedSince = priorID
@@ -183,16 +190,40 @@ func rerunOf(prior schema.Summary, cur *schema.Summary, priorID int64) *schema.S
 	return &r
 }
 
-// refreshEvidence takes the published scores of the earlier ingest's eval
-// evidence as they are now: other runs' ingests since do not change this
-// run's outcome, but they do change what it is compared with.
-func refreshEvidence(ctx context.Context, d Deps, runID int64, imp *schema.Impact) error {
+// evidenceLookup is the published scores of an earlier ingest's eval
+// evidence as they are now, being read: other runs' ingests since do not
+// change this run's outcome, but they do change what it is compared with.
+type evidenceLookup struct {
+	done      chan struct{}
+	published map[schema.EvalTask][]schema.PublishedScore
+	err       error
+}
+
+// lookUpEvidence starts reading the published scores of imp's eval tasks
+// (nothing to read: done at once).
+func lookUpEvidence(ctx context.Context, d Deps, runID int64, imp *schema.Impact) *evidenceLookup {
+	l := &evidenceLookup{done: make(chan struct{})}
+	if imp == nil || len(imp.Evals) == 0 {
+		close(l.done)
+		return l
+	}
+	tasks := impact.EvalTasks(imp.Evals)
+	go func() {
+		defer close(l.done)
+		l.published, l.err = d.Store.PublishedEvalScores(ctx, runID, tasks)
+	}()
+	return l
+}
+
+// apply waits for the scores and puts them in imp's evidence (a copy of
+// the earlier ingest's, whose published scores it replaces).
+func (l *evidenceLookup) apply(imp *schema.Impact) error {
+	<-l.done
+	if l.err != nil {
+		return l.err
+	}
 	if imp == nil || len(imp.Evals) == 0 {
 		return nil
-	}
-	published, err := d.Store.PublishedEvalScores(ctx, runID, impact.EvalTasks(imp.Evals))
-	if err != nil {
-		return err
 	}
 	for i := range imp.Evals {
 		imp.Evals[i].Published = []schema.PublishedScore{}
@@ -201,7 +232,7 @@ func refreshEvidence(ctx context.Context, d Deps, runID int64, imp *schema.Impac
 	if err != nil {
 		return err
 	}
-	imp.Evals = impact.Evidence(imp.Evals, thresholds, published)
+	imp.Evals = impact.Evidence(imp.Evals, thresholds, l.published)
 	return nil
 }
 

@@ -64,6 +64,11 @@ func TestUnchangedRerun(t *testing.T) {
 		WHERE a.id = $1 AND a.artifacts::text = b.artifacts::text AND b.unchanged_since = a.id AND b.status = a.status
 		AND b.input_digest = a.input_digest AND (b.summary->>'ingestId')::bigint = b.id`, first.IngestID, s.IngestID),
 		"the answered rerun's ledger row does not carry the first ingest's artifact records and digest")
+	// Nothing written, nothing pending: the view update is skipped, in the
+	// report and in the ledger row, which is written once, with it.
+	require.Equal(t, schema.RefreshSkipped, s.Details.LatestBenchmarks.Status)
+	require.EqualValues(t, 1, hQueryInt(t, db, `SELECT count(*) FROM ingests WHERE id = $1
+		AND summary->'details'->'latestBenchmarks'->>'status' = 'skipped'`, s.IngestID))
 	reportOut := hCLI(t.Context(), nil, "report", "--run-id", hItoa(generate.DefaultRunID), "--database-url", db)
 	require.Equal(t, cli.ExitOK, reportOut.code, "%s", reportOut)
 	require.Contains(t, reportOut.stdout, "inputs unchanged since ingest")

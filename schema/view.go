@@ -2,6 +2,9 @@ package schema
 
 import "time"
 
+// LatestBenchmarksView is the dashboard's view the ingest keeps.
+const LatestBenchmarksView = "latest_benchmarks"
+
 // View refresh outcomes.
 const (
 	// RefreshRefreshed: the view was refreshed and shows every change.

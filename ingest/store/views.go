@@ -12,7 +12,7 @@ import (
 )
 
 // LatestBenchmarksView is the view the dashboard charts from.
-const LatestBenchmarksView = "latest_benchmarks"
+const LatestBenchmarksView = schema.LatestBenchmarksView
 
 // RefreshLatestBenchmarks applies the changes other writers committed
 // (statements run by hand, an ingest whose own update failed) to
