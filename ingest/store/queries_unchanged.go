@@ -30,9 +30,19 @@ const dataUnchangedSince = `(p.data_snapshot IS NOT NULL AND NOT EXISTS (
                       WHERE o.data_xact = c.xact AND o.unchanged_since IS NULL
                         AND o.github_run_id <> p.github_run_id)))`
 
-// qPriorIngest reads the prior ingest of a run.
+// qPriorIngest reads the prior ingest of a run. A rerun answered from
+// the ledger whose file index was the one it was answered from stores none
+// (qRecordUnchanged): its index is that of the first ingest up its
+// unchanged_since chain that stores one.
 const qPriorIngest = `
-SELECT p.id, p.input_digest, ` + dataUnchangedSince + `, p.summary, p.input_files
+SELECT p.id, p.input_digest, ` + dataUnchangedSince + `, p.summary,
+	coalesce(p.input_files, (
+		WITH RECURSIVE up (files, since) AS (
+			SELECT NULL::bytea, p.unchanged_since
+			UNION ALL
+			SELECT i.input_files, i.unchanged_since FROM up JOIN ingests i ON i.id = up.since WHERE up.files IS NULL
+		)
+		SELECT files FROM up WHERE files IS NOT NULL LIMIT 1))
 FROM (` + priorFinished + `) p`
 
 // qNextIngestID takes the id of a ledger row written with its summary.
@@ -42,7 +52,8 @@ const qNextIngestID = `SELECT nextval(pg_get_serial_sequence('ingests', 'id'))`
 // answered from ingest $14: a finished ledger row carrying that ingest's
 // artifact records, input digest and data stamps, the rerun's summary ($11,
 // holding its id) and the file index of its own digest ($15: files that
-// were racy then may be indexed now). It inserts nothing when $14 is no
+// were racy then may be indexed now; NULL when it is the one $14's
+// resolves to, see qPriorIngest). It inserts nothing when $14 is no
 // longer the run's newest finished ingest or the data changed since
 // (another writer got there between the check and this statement).
 const qRecordUnchanged = `

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,6 +80,11 @@ func (s *Store) RecordUnchanged(ctx context.Context, start schema.RunStart, p sc
 	enc, err := json.Marshal(&withID)
 	if err != nil {
 		return false, fmt.Errorf("encode summary: %w", err)
+	}
+	// An index the prior ingest's resolves to already is not stored again
+	// (430 KB for a 5000-point run, a third of the row's writing).
+	if bytes.Equal(files, p.InputFiles) {
+		files = nil
 	}
 	r := start.Run
 	err = tx.QueryRow(ctx, qRecordUnchanged, r.Repo, r.SourceRunID, r.SourceRunAttempt,

@@ -59,3 +59,51 @@ func TestPriorIngestSeesWritesDuringTheRun(t *testing.T) {
 	})
 	require.False(t, prior(42).DataUnchanged, "a write committed while the ingest ran went unnoticed")
 }
+
+// TestRerunFileIndexIsNotStoredTwice: a rerun answered from the ledger
+// whose file index is the one its prior ingest resolves to stores none,
+// and the next rerun still gets it, through the unchanged_since chain; an
+// index that differs (files indexed since) is stored and then resolves.
+func TestRerunFileIndexIsNotStoredTwice(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, pgtest.New(t))
+	_, _, err := st.MigrateUp(ctx)
+	require.NoError(t, err)
+	tx, err := st.BeginRun(ctx, start(42))
+	require.NoError(t, err)
+	_, err = tx.StageBenchmarks(ctx, iterate[schema.StagedBenchmark](nil))
+	require.NoError(t, err)
+	_, err = tx.Apply(ctx, nil)
+	require.NoError(t, err)
+	tx.SetInputDigest([]byte("digest"), []byte("index-1"))
+	require.NoError(t, tx.Finish(ctx, &schema.Summary{Status: schema.StatusSucceeded, FinishedAt: time.Now()}, json.RawMessage(`[]`), false))
+
+	rerun := func(files []byte) (int64, schema.PriorIngest) {
+		t.Helper()
+		p, err := st.PriorIngest(ctx, start(42).Run)
+		require.NoError(t, err)
+		sum := &schema.Summary{Status: schema.StatusSucceeded, FinishedAt: time.Now()}
+		ok, err := st.RecordUnchanged(ctx, start(42), p, []byte("digest"), files, sum, false, nil)
+		require.NoError(t, err)
+		require.True(t, ok)
+		return sum.IngestID, p
+	}
+	stored := func(id int64) []byte {
+		t.Helper()
+		var b []byte
+		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT input_files FROM ingests WHERE id = $1`, id).Scan(&b))
+		return b
+	}
+
+	first, p := rerun([]byte("index-1"))
+	require.Equal(t, []byte("index-1"), p.InputFiles)
+	require.Nil(t, stored(first), "the same index stored again")
+	second, p := rerun([]byte("index-1"))
+	require.Equal(t, []byte("index-1"), p.InputFiles, "the rerun's index, through its chain")
+	require.Nil(t, stored(second))
+	third, p := rerun([]byte("index-2"))
+	require.Equal(t, []byte("index-1"), p.InputFiles, "two reruns up the chain")
+	require.Equal(t, []byte("index-2"), stored(third), "a changed index is stored")
+	_, p = rerun([]byte("index-2"))
+	require.Equal(t, []byte("index-2"), p.InputFiles)
+}
