@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
@@ -99,22 +98,37 @@ func appendKey(b []byte, k string) []byte {
 }
 
 // appendRaw appends a valid JSON value as encoding/json writes a
-// json.RawMessage: compacted, with <, >, &, U+2028 and U+2029 escaped. A
-// value with none of them, nor white space, is appended as it is.
+// json.RawMessage: compacted (white space outside strings dropped), with
+// <, >, & and U+2028, U+2029 escaped inside strings. The value must be
+// valid JSON (the caller's were checked with their line).
 func appendRaw(b []byte, v json.RawMessage) []byte {
 	if len(v) == 0 {
 		return append(b, "null"...)
 	}
-	if !slices.ContainsFunc(v, func(c byte) bool {
-		return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '<' || c == '>' || c == '&' || c == 0xE2
-	}) {
-		return append(b, v...)
+	const hex = "0123456789abcdef"
+	inString, escaped := false, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString && c == '"':
+			inString = false
+		case inString && (c == '<' || c == '>' || c == '&'):
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			continue
+		case inString && c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8:
+			b = append(b, '\\', 'u', '2', '0', '2', hex[v[i+2]&0xF])
+			i += 2
+			continue
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			continue
+		case !inString && c == '"':
+			inString = true
+		}
+		b = append(b, c)
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, v); err != nil {
-		return append(b, v...) // the caller's values are valid JSON
-	}
-	var escaped bytes.Buffer
-	json.HTMLEscape(&escaped, compact.Bytes())
-	return append(b, escaped.Bytes()...)
+	return b
 }

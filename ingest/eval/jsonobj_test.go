@@ -19,6 +19,8 @@ func TestAppendObjectsAreMarshal(t *testing.T) {
 		{"until": json.RawMessage(`["</s>", "Q:", "<|im_end|>"]`), "do_sample": json.RawMessage(`false`),
 			"esc": json.RawMessage(` { "a\u2028" : "tab\t&amp;" } `), "line sep": json.RawMessage("\"\u2028\u2029\"")},
 		{"k<&>\"\\": json.RawMessage(`true`), "ünï": json.RawMessage(`-1.5e-7`), "nil": nil},
+		{"quoted": json.RawMessage(`"say \"<hi>\" \\" `), "spaces": json.RawMessage("[ \"a  b\" ,\n\t{ \"k\" : [ 1 , 2.5e3 ] } ]"),
+			"escaped backslash then quote": json.RawMessage(`["\\", "x&y", "\u2028"]`), "e2 not a separator": json.RawMessage(`"€ … ✓"`)},
 	}
 	for _, m := range raws {
 		want, err := json.Marshal(m)
