@@ -198,6 +198,10 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		t.Note(fmt.Sprintf("%s the producer quarantined (rejected_rows_*) were skipped: %d benchmark, %d eval",
 			runstate.Plural(int(n), "row", "rows"), sum.Details.QuarantinedRows, sum.Details.QuarantinedEvalRows))
 	}
+	// Every file the run reads has been read: the tree's digest is
+	// finished (from the sums taken while reading, and the files no stage
+	// read) while PostgreSQL updates the curves.
+	hashing := inputs.finish(ctx)
 	// The ledger applies to what earlier ingests stored of the run too
 	// (a point purged since, another attempt purged, retired GPU power).
 	later, err := w.ApplyRunOverrides(ctx, laterOverrides)
@@ -231,16 +235,16 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		return abort(sum, t, d, err), err
 	}
 	if inputs != nil {
-		hashed := time.Now()
-		digest, index, err := inputs.wait(ctx)
-		log.Debug("inputs hashed", zap.Duration("took", time.Since(hashed)))
-		if err != nil && ctx.Err() != nil {
-			return abortRecorded(ctx, sum, t, d, start, records, err)
+		waited := time.Now()
+		h := <-hashing
+		log.Debug("inputs hashed", zap.Duration("waited", time.Since(waited)))
+		if h.err != nil && ctx.Err() != nil {
+			return abortRecorded(ctx, sum, t, d, start, records, h.err)
 		}
-		if err != nil {
-			log.Info("inputs not hashed: a rerun will read the run in full", zap.Error(err))
+		if h.err != nil {
+			log.Info("inputs not hashed: a rerun will read the run in full", zap.Error(h.err))
 		}
-		w.SetInputDigest(digest, index)
+		w.SetInputDigest(h.digest, h.index)
 	}
 	encoded := ahead.Encode(records)
 	if err := publish(ctx, cfg, inputs, encoded, sum); err != nil {

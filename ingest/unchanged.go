@@ -59,6 +59,27 @@ func (in *inputDigest) use(index []byte, later bool) {
 	in.tree.Use(index)
 }
 
+// hashed is what wait returned.
+type hashed struct {
+	digest, index []byte
+	err           error
+}
+
+// finish waits for the digest in the background (nil in: no digest); the
+// channel gives wait's result once. Called when no stage reads a file any
+// more: the files read meanwhile count as read.
+func (in *inputDigest) finish(ctx context.Context) <-chan hashed {
+	out := make(chan hashed, 1)
+	if in == nil {
+		return out
+	}
+	go func() {
+		digest, index, err := in.wait(ctx)
+		out <- hashed{digest, index, err}
+	}()
+	return out
+}
+
 // wait returns the digest and the tree's file index (for the ledger).
 func (in *inputDigest) wait(ctx context.Context) (digest, index []byte, err error) {
 	td, index, err := in.tree.Wait(ctx)
