@@ -24,6 +24,7 @@ type benchmarkSource struct {
 	seq    int32
 	enc    metricsEncoder
 	buf    []byte
+	stored []byte // the StoredMetrics encoding, when a row has them
 	values []any
 	err    error
 }
@@ -37,7 +38,7 @@ func (s *benchmarkSource) Next() bool {
 	if !ok {
 		return false
 	}
-	s.values, s.buf, s.err = stagingValues(s.values[:0], row, s.seq, s.date, s.known, &s.enc, s.buf, s.winners)
+	s.values, s.buf, s.stored, s.err = stagingValues(s.values[:0], row, s.seq, s.date, s.known, &s.enc, s.buf, s.stored, s.winners)
 	s.seq++
 	if s.err == nil {
 		s.sets.add(&row.Point)
@@ -55,12 +56,14 @@ type digest [16]byte
 // stagingValues lays a row out in stagingColumns order, appended to
 // values. A row whose digest the run already has is staged without its
 // values (unchanged): it only takes part in choosing the point's winner.
-// The metrics value is buf's bytes: valid until buf is reused.
-func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, enc *metricsEncoder, buf []byte, w *winners) ([]any, []byte, error) {
+// The metrics value is buf's bytes, or stored's for a row with
+// StoredMetrics: valid until they are reused.
+func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, enc *metricsEncoder,
+	buf, stored []byte, w *winners) ([]any, []byte, []byte, error) {
 	p, c := &r.Point, r.Point.Config
 	metrics, err := enc.encode(buf[:0], p.Metrics)
 	if err != nil {
-		return nil, buf, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
+		return nil, buf, stored, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
 	}
 	key := r.Key
 	if key == "" {
@@ -73,9 +76,8 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 	_, unchanged := known[d]
 	var metricsValue any = metrics
 	if r.StoredMetrics != nil && !unchanged {
-		stored, err := enc.encode(nil, r.StoredMetrics)
-		if err != nil {
-			return nil, buf, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
+		if stored, err = enc.encode(stored[:0], r.StoredMetrics); err != nil {
+			return nil, metrics, stored, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
 		}
 		metricsValue = stored
 	}
@@ -105,7 +107,7 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 		metricsValue, nilIfEmpty(workers), nilIfEmpty(reasons), nilIfEmpty(audit),
 		d[:], unchanged,
 		artifact, artifactID, file, int32(r.Source.Row),
-	), metrics, nil
+	), metrics, stored, nil
 }
 
 // contentDigest hashes the point (its key's hash) and every value written
