@@ -105,23 +105,29 @@ func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
 	named := func(p schema.CurvePoint) schema.FrontierPoint {
 		return schema.FrontierPoint{Conc: p.Conc, Arm: armOf(p)}
 	}
-	after := make(map[int64]bool, len(ci.After))
-	for _, p := range ci.After {
-		after[p.ResultID] = true
-	}
-	before := make(map[int64]bool, len(ci.Before))
-	removed, added := make([]schema.CurvePoint, 0, len(ci.Before)), make([]schema.CurvePoint, 0, len(ci.After))
-	for _, p := range ci.Before {
-		before[p.ResultID] = true
-		if after[p.ResultID] {
-			c.Kept++
-		} else {
-			removed = append(removed, p)
+	// removed and added (and gained, below) are read only: a curve that
+	// showed nothing before (every curve of a first ingest) has its points
+	// after as they are, not copied.
+	removed, added := ci.Before[:0:0], ci.After
+	if len(ci.Before) > 0 {
+		after := make(map[int64]bool, len(ci.After))
+		for _, p := range ci.After {
+			after[p.ResultID] = true
 		}
-	}
-	for _, p := range ci.After {
-		if !before[p.ResultID] {
-			added = append(added, p)
+		before := make(map[int64]bool, len(ci.Before))
+		removed, added = make([]schema.CurvePoint, 0, len(ci.Before)), make([]schema.CurvePoint, 0, len(ci.After))
+		for _, p := range ci.Before {
+			before[p.ResultID] = true
+			if after[p.ResultID] {
+				c.Kept++
+			} else {
+				removed = append(removed, p)
+			}
+		}
+		for _, p := range ci.After {
+			if !before[p.ResultID] {
+				added = append(added, p)
+			}
 		}
 	}
 	pairs := match(removed, added, armOf)
@@ -137,10 +143,13 @@ func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
 			c.Dropped = append(c.Dropped, valued(p))
 		}
 	}
-	gained := make([]schema.CurvePoint, 0, len(added)-len(pairs))
-	for j, p := range added {
-		if !newUsed[j] {
-			gained = append(gained, p)
+	gained := added
+	if len(pairs) > 0 {
+		gained = make([]schema.CurvePoint, 0, len(added)-len(pairs))
+		for j, p := range added {
+			if !newUsed[j] {
+				gained = append(gained, p)
+			}
 		}
 	}
 	c.Gained = groupGained(gained, armOf)
@@ -163,11 +172,18 @@ func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
 // groupGained groups gained points by arm, recipe and run (in that
 // order), each group's concurrencies ascending.
 func groupGained(pts []schema.CurvePoint, armOf func(schema.CurvePoint) string) []schema.GainedPoints {
+	type groupKey struct {
+		arm       string
+		hasRecipe bool
+		recipe    string
+		run       int64
+		attempt   int
+	}
 	out := []schema.GainedPoints{}
-	at := map[string]int{}
+	at := map[groupKey]int{}
 	for _, p := range pts {
 		g := schema.GainedPoints{Arm: armOf(p), Recipe: p.RecipeFingerprint, RunID: p.GitHubRunID, Attempt: p.RunAttempt}
-		key := fmt.Sprintf("%s\x00%v\x00%s\x00%d\x00%d", g.Arm, g.Recipe != nil, deref(g.Recipe), g.RunID, g.Attempt)
+		key := groupKey{g.Arm, g.Recipe != nil, deref(g.Recipe), g.RunID, g.Attempt}
 		i, ok := at[key]
 		if !ok {
 			i = len(out)

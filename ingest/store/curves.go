@@ -196,11 +196,17 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 	var out []schema.CurveImpact
 	at := map[int64]int{}
 	for rows.Next() {
-		var c schema.CurveImpact
-		if err := rows.Scan(&c.CurveID, &c.Scope); err != nil {
+		var (
+			c             schema.CurveImpact
+			before, after int
+		)
+		if err := rows.Scan(&c.CurveID, &c.Scope, &before, &after); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("list the touched curves: %w", err)
 		}
+		// Sized once: a 5000-point first ingest otherwise copied its
+		// points over and over as the slices grew.
+		c.Before, c.After = make([]schema.CurvePoint, 0, before), make([]schema.CurvePoint, 0, after)
 		at[c.CurveID] = len(out)
 		out = append(out, c)
 	}
@@ -213,11 +219,12 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 		return nil, fmt.Errorf("read the curves' rows: %w", err)
 	}
 	defer rows.Close()
+	var p schema.CurvePoint // scanned into, then copied: one allocation, not one a row
 	for rows.Next() {
+		p = schema.CurvePoint{}
 		var (
 			curve    int64
 			side     string
-			p        schema.CurvePoint
 			isl, osl *int32
 			conc     int32
 		)

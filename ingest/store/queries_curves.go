@@ -274,5 +274,12 @@ JOIN workflow_runs sw ON sw.id = s.snapshot_workflow_run_id
 JOIN configs c ON c.id = s.config_id`
 
 // qCurveTouchedOnly lists the touched curves (one may end with no point
-// before and none after).
-const qCurveTouchedOnly = `SELECT curve_id, curve_scope::text FROM curve_touched ORDER BY curve_id`
+// before and none after), with how many points qCurveImpact gives each
+// side.
+const qCurveTouchedOnly = `
+SELECT t.curve_id, t.curve_scope::text, coalesce(b.n, 0), coalesce(a.n, 0)
+FROM curve_touched t
+LEFT JOIN (SELECT curve_id, count(*)::int AS n FROM curve_before GROUP BY 1) b ON b.curve_id = t.curve_id
+LEFT JOIN (SELECT p.curve_id, count(*)::int AS n FROM latest_benchmark_points p
+	JOIN curve_touched k ON k.curve_id = p.curve_id GROUP BY 1) a ON a.curve_id = t.curve_id
+ORDER BY t.curve_id`
