@@ -1,10 +1,10 @@
 package runstate
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // The ledger's records are encoded by hand, field by field, as
@@ -29,14 +29,14 @@ const recordSizeHint = 384
 
 func (r *Record) appendJSON(b []byte) []byte {
 	b = append(b, `{"name":`...)
-	b = appendJSONString(b, r.Name)
+	b = strictjson.AppendQuoted(b, r.Name)
 	b = append(b, `,"container":`...)
-	b = appendJSONString(b, r.Container)
+	b = strictjson.AppendQuoted(b, r.Container)
 	b = append(b, `,"size":`...)
 	b = strconv.AppendInt(b, r.Size, 10)
 	if r.Digest != "" {
 		b = append(b, `,"digest":`...)
-		b = appendJSONString(b, r.Digest)
+		b = strictjson.AppendQuoted(b, r.Digest)
 	}
 	if r.ListingID != 0 {
 		b = append(b, `,"listingId":`...)
@@ -44,7 +44,7 @@ func (r *Record) appendJSON(b []byte) []byte {
 	}
 	if r.ListingDigest != "" {
 		b = append(b, `,"listingDigest":`...)
-		b = appendJSONString(b, r.ListingDigest)
+		b = strictjson.AppendQuoted(b, r.ListingDigest)
 	}
 	if r.CreatedAt != nil {
 		b = append(b, `,"createdAt":`...)
@@ -52,11 +52,11 @@ func (r *Record) appendJSON(b []byte) []byte {
 	}
 	if r.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, r.Error)
+		b = strictjson.AppendQuoted(b, r.Error)
 	}
 	if r.FilesDigest != "" {
 		b = append(b, `,"filesDigest":`...)
-		b = appendJSONString(b, r.FilesDigest)
+		b = strictjson.AppendQuoted(b, r.FilesDigest)
 	}
 	b = append(b, `,"filesRead":`...)
 	b = strconv.AppendInt(b, int64(r.FilesRead), 10)
@@ -65,25 +65,9 @@ func (r *Record) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// appendJSONString appends s quoted; a string encoding/json would escape
-// anything in (a control character, a quote or backslash, <, > or &,
-// U+2028, U+2029, invalid UTF-8) is encoded by it.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
-			enc, _ := json.Marshal(s) // a string always encodes
-			return append(b, enc...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
 // appendJSONTime appends t as time.Time's MarshalJSON does; a time it
-// refuses (a year outside 0-9999) is null, where encoding/json fails the
-// whole array (EncodeRecords then stores []).
+// refuses (a year outside 0-9999) is null, where encoding/json would fail
+// the whole array.
 func appendJSONTime(b []byte, t time.Time) []byte {
 	enc, err := t.MarshalJSON()
 	if err != nil {

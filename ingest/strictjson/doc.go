@@ -24,4 +24,8 @@
 // against 2.25 s) and the listing 0.25 s more (1.95 s against 1.70 s,
 // wall 1.21x): each well over 5 % of the ingest (docs/performance.md,
 // "Own code kept and replaced").
+//
+// AppendQuoted and AppendCompact (encode.go) write strings and raw values
+// byte for byte as encoding/json does, for the hand-written encoders of
+// the ledger's artifact records and the eval samples' objects.
 package strictjson
