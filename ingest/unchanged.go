@@ -246,9 +246,6 @@ func (l *evidenceLookup) apply(imp *schema.Impact) error {
 	if imp == nil || len(imp.Evals) == 0 {
 		return nil
 	}
-	for i := range imp.Evals {
-		imp.Evals[i].Published = []schema.PublishedScore{}
-	}
 	thresholds, err := impact.LoadThresholds()
 	if err != nil {
 		return err

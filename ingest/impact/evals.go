@@ -65,7 +65,8 @@ func EvalTasks(ev []schema.EvalEvidence) []schema.EvalTask {
 
 // Evidence completes the run's eval evidence: each task's threshold (and
 // whether its score is below it) and the scores other runs published for
-// its model and task. ev is modified in place and returned.
+// its model and task, replacing any it held (an earlier ingest's, on a
+// rerun answered from the ledger). ev is modified in place and returned.
 func Evidence(ev []schema.EvalEvidence, t Thresholds, published map[schema.EvalTask][]schema.PublishedScore) []schema.EvalEvidence {
 	for i := range ev {
 		e := &ev[i]
@@ -73,8 +74,9 @@ func Evidence(ev []schema.EvalEvidence, t Thresholds, published map[schema.EvalT
 			e.Threshold, e.ThresholdSource = &v, src
 			e.BelowThreshold = e.Score != nil && *e.Score < v
 		}
-		if p := published[schema.EvalTask{Model: e.Model, Task: e.Task}]; len(p) > 0 {
-			e.Published = p
+		e.Published = published[schema.EvalTask{Model: e.Model, Task: e.Task}]
+		if e.Published == nil {
+			e.Published = []schema.PublishedScore{}
 		}
 	}
 	return ev
