@@ -201,7 +201,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	// Every file the run reads has been read: the tree's digest is
 	// finished (from the sums taken while reading, and the files no stage
 	// read) while PostgreSQL updates the curves.
-	hashing := inputs.finish(ctx)
+	hashing := inputs.inBackground(ctx)
 	// The ledger applies to what earlier ingests stored of the run too
 	// (a point purged since, another attempt purged, retired GPU power).
 	later, err := w.ApplyRunOverrides(ctx, laterOverrides)

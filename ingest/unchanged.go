@@ -65,10 +65,10 @@ type hashed struct {
 	err           error
 }
 
-// finish waits for the digest in the background (nil in: no digest); the
+// inBackground waits for the digest in the background (nil in: no digest); the
 // channel gives wait's result once. Called when no stage reads a file any
 // more: the files read meanwhile count as read.
-func (in *inputDigest) finish(ctx context.Context) <-chan hashed {
+func (in *inputDigest) inBackground(ctx context.Context) <-chan hashed {
 	out := make(chan hashed, 1)
 	if in == nil {
 		return out
