@@ -51,9 +51,6 @@ func NewRecord(a *source.Artifact) *Record {
 
 // EncodeRecords is the ledger's JSON of a run's records, each sealed.
 func EncodeRecords(recs []*Record) json.RawMessage {
-	if len(recs) == 0 {
-		return json.RawMessage("[]")
-	}
 	for _, r := range recs {
 		r.Seal()
 	}

@@ -37,7 +37,7 @@ func EncodeAhead(recs []*Record) *RecordsAhead {
 // recs begins with the records it was given, unchanged since.
 func (a *RecordsAhead) Encode(recs []*Record) json.RawMessage {
 	<-a.done
-	if a.b == nil || len(recs) < len(a.orig) {
+	if len(recs) < len(a.orig) {
 		return EncodeRecords(recs)
 	}
 	for i, r := range a.orig {

@@ -281,37 +281,28 @@ func comparePoints(a, b schema.CurvePoint) int {
 		return -1
 	}
 	if !a.Deleted {
-		if c := cmp.Or(strings.Compare(a.BenchmarkType, b.BenchmarkType), compareNullLast(a.ISL, b.ISL),
-			compareNullLast(a.OSL, b.OSL), strings.Compare(a.OffloadMode, b.OffloadMode),
-			compareNullFirst(a.RecipeFingerprint, b.RecipeFingerprint), cmp.Compare(a.Conc, b.Conc)); c != 0 {
+		if c := cmp.Or(strings.Compare(a.BenchmarkType, b.BenchmarkType), compareNullable(a.ISL, b.ISL, false),
+			compareNullable(a.OSL, b.OSL, false), strings.Compare(a.OffloadMode, b.OffloadMode),
+			compareNullable(a.RecipeFingerprint, b.RecipeFingerprint, true), cmp.Compare(a.Conc, b.Conc)); c != 0 {
 			return c
 		}
 	}
 	return cmp.Compare(a.ResultID, b.ResultID)
 }
 
-func compareNullLast(a, b *int) int {
+// compareNullable compares two optional values; a NULL comes last, or
+// first with nullsFirst.
+func compareNullable[T cmp.Ordered](a, b *T, nullsFirst bool) int {
 	switch {
 	case a == nil && b == nil:
 		return 0
-	case a == nil:
+	case a == nil, b == nil:
+		if (a == nil) == nullsFirst {
+			return -1
+		}
 		return 1
-	case b == nil:
-		return -1
 	}
 	return cmp.Compare(*a, *b)
-}
-
-func compareNullFirst(a, b *string) int {
-	switch {
-	case a == nil && b == nil:
-		return 0
-	case a == nil:
-		return -1
-	case b == nil:
-		return 1
-	}
-	return strings.Compare(*a, *b)
 }
 
 func intOf(v *int32) *int {
