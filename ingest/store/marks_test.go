@@ -6,9 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap/zaptest"
 
-	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 	"github.com/inferencex/ingest/schema"
 )
@@ -20,9 +18,7 @@ import (
 // links alone changed, however many rows the statement touched.
 func TestUpdateMarksOnlyRunsWhoseRowsMovedOnACurve(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
-	require.NoError(t, err)
-	defer st.Close()
+	st := openStore(t, pgtest.New(t))
 	var rows []schema.StagedBenchmark
 	for i := 1; i <= 40; i++ {
 		rows = append(rows, schema.StagedBenchmark{Point: testPoint(i, float64(i)),

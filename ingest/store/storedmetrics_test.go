@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap/zaptest"
 
-	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 	"github.com/inferencex/ingest/schema"
 )
@@ -22,9 +20,7 @@ import (
 // something else.
 func TestStoredMetricsAreWrittenButNotDigested(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
-	require.NoError(t, err)
-	defer st.Close()
+	st := openStore(t, pgtest.New(t))
 	p := testPoint(4, 1)
 	p.Metrics["owned"] = "n/a"
 	row := func(stored map[string]any) []schema.StagedBenchmark {
