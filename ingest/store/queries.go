@@ -200,7 +200,8 @@ SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FR
 // order as qUpsertBenchmarks gives them.
 var qInsertBenchmarks = `
 WITH ids AS MATERIALIZED (
-	SELECT array_agg(nextval(pg_get_serial_sequence('benchmark_results', 'id')) ORDER BY g) AS id
+	-- the sequence named once (an InitPlan), not once per id
+	SELECT array_agg(nextval((SELECT pg_get_serial_sequence('benchmark_results', 'id')::regclass)) ORDER BY g) AS id
 	FROM generate_series(1, $5::int) AS g
 ), ins AS (
 	INSERT INTO benchmark_results AS b (id, ` + benchmarkWriteColumns + `)

@@ -32,8 +32,9 @@ func jsonNum(expr string) string {
 }
 
 // qReserveSeriesIDs takes $1 ids from the series sequence, so samples can
-// be sent before their series rows.
-const qReserveSeriesIDs = `SELECT nextval(pg_get_serial_sequence('gpu_metric_series', 'id')) FROM generate_series(1, $1)`
+// be sent before their series rows (the sequence named once, an InitPlan).
+const qReserveSeriesIDs = `SELECT nextval((SELECT pg_get_serial_sequence('gpu_metric_series', 'id')::regclass))
+FROM generate_series(1, $1)`
 
 // sampleCopy is the COPY the samples are streamed by, in chunks (binary
 // format).
