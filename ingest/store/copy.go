@@ -75,15 +75,21 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 	d := contentDigest(keyHash[:], date, image, metrics, workers, reasons, audit)
 	_, unchanged := known[d]
 	var metricsValue any = metrics
+	writtenMetrics := p.Metrics
 	if r.StoredMetrics != nil && !unchanged {
+		writtenMetrics = r.StoredMetrics
 		if stored, err = enc.encode(stored[:0], r.StoredMetrics); err != nil {
 			return nil, metrics, stored, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
 		}
 		metricsValue = stored
 	}
-	written := r.ServerMetricsFrom
+	serverFrom := r.ServerMetricsFrom
+	// The five values the curves keep, read here so that the update need
+	// not open the stored jsonb (see impactValues and qCapturePointValues).
+	vals, valuesKnown := impactValues(writtenMetrics)
 	if unchanged {
-		metricsValue, workers, reasons, audit, written = nil, nil, nil, nil, nil
+		metricsValue, workers, reasons, audit, serverFrom = nil, nil, nil, nil, nil
+		vals, valuesKnown = [5]any{}, false
 	}
 	var artifactID *int64
 	if r.Source.ArtifactID != 0 {
@@ -95,7 +101,7 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 		var k digest
 		copy(k[:], keyHash[:16])
 		w.add(k, winner{digest: d, artifact: artifact, file: file, benchmarkType: p.BenchmarkType, rank: int32(r.AttemptRank),
-			row: int32(r.Source.Row), seq: seq, aggregate: r.IsAggregate, unchanged: unchanged, written: written})
+			row: int32(r.Source.Row), seq: seq, aggregate: r.IsAggregate, unchanged: unchanged, written: serverFrom})
 	}
 	return append(values,
 		seq, keyHash[:16], r.IsAggregate, int32(r.AttemptRank),
@@ -107,6 +113,7 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 		metricsValue, nilIfEmpty(workers), nilIfEmpty(reasons), nilIfEmpty(audit),
 		d[:], unchanged,
 		artifact, artifactID, file, int32(r.Source.Row),
+		valuesKnown, vals[0], vals[1], vals[2], vals[3], vals[4],
 	), metrics, stored, nil
 }
 

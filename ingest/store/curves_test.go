@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -643,4 +644,75 @@ func TestCurvePointValuesMigration(t *testing.T) {
 	}
 	require.NoError(t, rows.Err())
 	require.Equal(t, []string{"1:100:true:false", "2:100.1:-:true"}, got)
+}
+
+// TestCurvePointValuesTakenAtInsert: the five values the curve update
+// keeps of a new row are those the stager read from the metrics it wrote
+// (no read of the stored jsonb), and equal, to the bit, to what
+// benchmark_impact_values reads from that jsonb; a row rewritten later in
+// the transaction, and a row whose metrics hold a type the stager leaves
+// to the database, have theirs read from the row as it ends up.
+func TestCurvePointValuesTakenAtInsert(t *testing.T) {
+	st := openCurveStore(t)
+	ctx := context.Background()
+	tenth, fifth := 0.1, 0.2 // summed at run time: 0.30000000000000004
+	metrics := []map[string]any{
+		{"tput_per_gpu": 1.5, "output_tput_per_gpu": math.Copysign(0, -1), "median_intvty": 3e21,
+			"p90_e2el": 5e-324, "median_ttft": tenth + fifth},
+		{"tput_per_gpu": math.MaxFloat64, "output_tput_per_gpu": -1.0 / 3, "median_intvty": 123456789.123456789,
+			"p90_e2el": "n/a", "median_ttft": map[string]any{"p50": 1.0}},
+		{"tput_per_gpu": math.NaN(), "median_ttft": true},
+		{"tput_per_gpu": 2.5, "median_ttft": 7},                    // an int: left to the database
+		{"tput_per_gpu": json.Number("12.50"), "p90_e2el": 1e-300}, // likewise
+		{"tput_per_gpu": 4.25, "median_ttft": 0.5},                 // rewritten after the insert
+	}
+	r := curveRun{id: 300, day: 3}
+	tx, err := st.BeginRun(ctx, r.start())
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	rows := make([]schema.StagedBenchmark, len(metrics))
+	for i, m := range metrics {
+		p := curvePoint{image: "i", conc: i + 1}.point(0)
+		p.Metrics = m
+		rows[i] = schema.StagedBenchmark{Point: p, Source: schema.Provenance{Artifact: "bmk", File: fmt.Sprintf("r%d.json", i)}}
+	}
+	_, err = tx.StageBenchmarks(ctx, iterate(rows))
+	require.NoError(t, err)
+	_, err = tx.Apply(ctx, nil)
+	require.NoError(t, err)
+	kept, err := tx.QueryIntInRun(ctx, `SELECT count(*) FROM written_point_values`)
+	require.NoError(t, err)
+	require.Equal(t, int64(4), kept, "the rows whose values the stager could read")
+	require.NoError(t, tx.ExecInRun(ctx, `UPDATE benchmark_results SET metrics = metrics || '{"tput_per_gpu": 99.75}' WHERE conc = 6`))
+	_, err = tx.UpdateLatestBenchmarks(ctx)
+	require.NoError(t, err)
+	require.NoError(t, tx.Finish(ctx, &schema.Summary{Status: schema.StatusSucceeded, FinishedAt: time.Now()}, json.RawMessage(`[]`), false))
+
+	type pair struct {
+		Conc        int
+		Kept, Fresh string
+	}
+	var got []pair
+	q, err := st.Pool().Query(ctx, `SELECT b.conc,
+			row(p.tput_per_gpu, p.output_tput_per_gpu, p.median_intvty, p.p90_e2el, p.median_ttft)::text,
+			row(v.tput_per_gpu, v.output_tput_per_gpu, v.median_intvty, v.p90_e2el, v.median_ttft)::text
+		FROM latest_benchmark_points p JOIN benchmark_results b ON b.id = p.result_id
+		LEFT JOIN LATERAL benchmark_impact_values(b.metrics) v ON true ORDER BY b.conc`)
+	require.NoError(t, err)
+	for q.Next() {
+		var g pair
+		require.NoError(t, q.Scan(&g.Conc, &g.Kept, &g.Fresh))
+		got = append(got, g)
+	}
+	require.NoError(t, q.Err())
+	require.Len(t, got, len(metrics))
+	for _, g := range got {
+		require.Equal(t, g.Fresh, g.Kept, "conc %d: the kept values are the stored document's, to the bit", g.Conc)
+	}
+	require.Equal(t, "(1.5,0,3e+21,5e-324,0.30000000000000004)", got[0].Kept)
+	require.Equal(t, "(1.7976931348623157e+308,-0.3333333333333333,123456789.12345679,,)", got[1].Kept)
+	require.Equal(t, "(,,,,)", got[2].Kept)
+	require.Equal(t, "(2.5,,,,7)", got[3].Kept)
+	require.Equal(t, "(12.5,,,1e-300,)", got[4].Kept)
+	require.Equal(t, "(99.75,,,,0.5)", got[5].Kept, "the row as the transaction left it")
 }

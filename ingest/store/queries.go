@@ -108,8 +108,35 @@ CREATE TEMP TABLE stage_benchmark (
 	offload_mode text NOT NULL, recipe_fingerprint text, image text,
 	metrics jsonb, workers jsonb, power_invalid_reasons jsonb, power_audit jsonb,
 	content_digest bytea NOT NULL, unchanged boolean NOT NULL,
-	source_artifact text NOT NULL, source_artifact_id bigint, source_file text NOT NULL, source_row integer NOT NULL
+	source_artifact text NOT NULL, source_artifact_id bigint, source_file text NOT NULL, source_row integer NOT NULL,
+	values_known boolean NOT NULL, tput_per_gpu float8, output_tput_per_gpu float8, median_intvty float8,
+	p90_e2el float8, median_ttft float8
 ) ON COMMIT DROP`
+
+// qCreatePointValues creates the table the benchmark inserts fill with the
+// five values latest_benchmark_points keeps of each row they write (see
+// qCapturePointValues); the curve update creates it empty when no insert
+// ran in the transaction.
+const qCreatePointValues = `
+CREATE TEMP TABLE IF NOT EXISTS written_point_values (
+	result_id bigint PRIMARY KEY, row_ctid tid NOT NULL,
+	tput_per_gpu float8, output_tput_per_gpu float8, median_intvty float8, p90_e2el float8, median_ttft float8
+) ON COMMIT DROP`
+
+// qCapturePointValues, a part of both benchmark inserts (ins: the written
+// rows' id, ctid and content digest; winners: the staged winners), keeps
+// the five values the stager read from each written row's metrics, with
+// the row version they belong to (its ctid): the curve update takes them
+// instead of opening the row's jsonb, for as long as that version is the
+// row's (an update later in the transaction, an AgentX row's server
+// metrics, moves the row to a new ctid, and the update reads its jsonb).
+// A winner's content digest is its own (it hashes the point key), so the
+// join gives each written row one staged row.
+const qCapturePointValues = `
+	INSERT INTO written_point_values
+	SELECT i.id, i.ctid, r.tput_per_gpu, r.output_tput_per_gpu, r.median_intvty, r.p90_e2el, r.median_ttft
+	FROM ins i JOIN winners r ON r.content_digest = i.content_digest
+	WHERE r.values_known`
 
 // qRunDigests lists the content digests of the rows a workflow run already
 // has, so unchanged rows are staged without their values.
@@ -129,6 +156,7 @@ var stagingColumns = []string{
 	"metrics", "workers", "power_invalid_reasons", "power_audit",
 	"content_digest", "unchanged",
 	"source_artifact", "source_artifact_id", "source_file", "source_row",
+	"values_known", "tput_per_gpu", "output_tput_per_gpu", "median_intvty", "p90_e2el", "median_ttft",
 }
 
 // qInsertConfigs writes the run's distinct configs (runSets.configArgs).
@@ -187,7 +215,10 @@ WITH ins AS (
 		source_artifact = EXCLUDED.source_artifact, source_artifact_id = EXCLUDED.source_artifact_id,
 		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id
 	WHERE b.content_digest <> EXCLUDED.content_digest
-	RETURNING (xmax = 0) AS inserted
+	RETURNING b.id, b.ctid, b.content_digest, (xmax = 0) AS inserted
+), winners AS (
+	SELECT r.* FROM unnest($4::int[]) AS w (seq) JOIN stage_benchmark r ON r.seq = w.seq
+), captured AS (` + qCapturePointValues + `
 )
 SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM ins`
 
@@ -210,7 +241,10 @@ WITH ids AS MATERIALIZED (
 	CROSS JOIN LATERAL (SELECT ($4::int[])[r.seq + 1] AS rank) k
 	` + configJoin("r") + `
 	WHERE k.rank > 0
-	RETURNING (xmax = 0) AS inserted
+	RETURNING b.id, b.ctid, b.content_digest, (xmax = 0) AS inserted
+), winners AS (
+	SELECT r.* FROM stage_benchmark r WHERE ($4::int[])[r.seq + 1] > 0
+), captured AS (` + qCapturePointValues + `
 )
 SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM ins`
 

@@ -29,6 +29,7 @@ var qCurveScratch = []string{
 		workflow_run_id bigint NOT NULL, date date NOT NULL, run_started_at timestamptz, append_only boolean NOT NULL,
 		image text, image_count integer NOT NULL, images_complete boolean NOT NULL
 	) ON COMMIT DROP`,
+	qCreatePointValues,
 	`CREATE TEMP TABLE curve_touched (curve_scope jsonb PRIMARY KEY, curve_id integer) ON COMMIT DROP`,
 	`CREATE TEMP TABLE curve_before (LIKE latest_benchmark_points) ON COMMIT DROP`,
 	// The points the touched curves show after the update: a table with a
@@ -225,11 +226,16 @@ WITH kept AS (
 		tput_per_gpu, output_tput_per_gpu, median_intvty, p90_e2el, median_ttft)
 	SELECT a.result_id, a.curve_id, a.config_id, a.snapshot_date, a.snapshot_workflow_run_id,
 		b.workflow_run_id, b.benchmark_type, b.isl, b.osl, b.offload_mode, b.recipe_fingerprint, b.conc,
-		v.tput_per_gpu, v.output_tput_per_gpu, v.median_intvty, v.p90_e2el, v.median_ttft
+		coalesce(k.tput_per_gpu, v.tput_per_gpu), coalesce(k.output_tput_per_gpu, v.output_tput_per_gpu),
+		coalesce(k.median_intvty, v.median_intvty), coalesce(k.p90_e2el, v.p90_e2el), coalesce(k.median_ttft, v.median_ttft)
 	FROM curve_after a
 	-- the added rows by their primary key (an array: an index scan whatever the estimates)
-	JOIN (SELECT * FROM benchmark_results WHERE id = ANY(ARRAY(SELECT result_id FROM curve_after))) b ON b.id = a.result_id
-	LEFT JOIN LATERAL benchmark_impact_values(b.metrics) v ON true
+	JOIN (SELECT ctid AS row_ctid, * FROM benchmark_results WHERE id = ANY(ARRAY(SELECT result_id FROM curve_after))) b
+		ON b.id = a.result_id
+	-- the values the insert kept of this very row version, else read from its metrics (a
+	-- NULL document when they were kept: jsonb is opened for the others only)
+	LEFT JOIN written_point_values k ON k.result_id = b.id AND k.row_ctid = b.row_ctid
+	LEFT JOIN LATERAL benchmark_impact_values(CASE WHEN k.result_id IS NULL THEN b.metrics END) v ON true
 	WHERE NOT EXISTS (SELECT 1 FROM latest_benchmark_points p WHERE p.result_id = a.result_id)
 	RETURNING 1
 )

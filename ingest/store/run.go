@@ -98,6 +98,7 @@ func (t *RunTx) begin(ctx context.Context) error {
 		null(m.HeadSHA), null(m.HeadBranch), null(m.HTMLURL), m.CreatedAt.UTC(), st.CreatedAtIsFallback, runStarted)
 	b.Queue(qFastToast)
 	b.Queue(qCreateStaging)
+	b.Queue(qCreatePointValues)
 	b.Queue(qRunDigests, st.Run.SourceRunID, st.Run.SourceRunAttempt)
 	if t.recordInputs {
 		b.Queue(qDataSnapshot)
@@ -110,8 +111,10 @@ func (t *RunTx) begin(ctx context.Context) error {
 	if _, err := res.Exec(); err != nil {
 		return t.explain("choose the compression of long values", err)
 	}
-	if _, err := res.Exec(); err != nil {
-		return t.explain("create staging tables", err)
+	for range 2 {
+		if _, err := res.Exec(); err != nil {
+			return t.explain("create staging tables", err)
+		}
 	}
 	rows, err := res.Query()
 	if err != nil {
