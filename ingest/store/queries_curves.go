@@ -175,7 +175,11 @@ WITH RECURSIVE chain AS (
 	WHERE c.append_only AND c.image_count = 1 AND c.images_complete
 		AND o.image_count = 1 AND o.images_complete AND o.image = c.root_image
 ), after AS MATERIALIZED (
-	SELECT DISTINCT ON (br.config_id, br.benchmark_type, br.isl, br.osl, br.offload_mode, br.recipe_fingerprint, br.conc)
+	-- one row per point, the newest run's: integers first and the texts bytewise (the same
+	-- groups, as every collation here is deterministic; most rows part on config and
+	-- concurrency, and a text compared in the database's collation costs a strcoll)
+	SELECT DISTINCT ON (br.config_id, br.conc, br.isl, br.osl, br.benchmark_type COLLATE "C",
+			br.offload_mode COLLATE "C", br.recipe_fingerprint COLLATE "C")
 		br.id AS result_id, ch.curve_id, br.config_id, ch.snapshot_date, ch.snapshot_workflow_run_id
 	FROM chain ch
 	JOIN benchmark_curves k ON k.id = ch.curve_id
@@ -183,7 +187,8 @@ WITH RECURSIVE chain AS (
 		SELECT b.id, b.config_id, b.benchmark_type, b.isl, b.osl, b.offload_mode, b.recipe_fingerprint, b.conc
 		FROM configs cf
 		CROSS JOIN LATERAL (
-			SELECT b.* FROM benchmark_results b
+			SELECT b.id, b.config_id, b.benchmark_type, b.isl, b.osl, b.offload_mode, b.recipe_fingerprint, b.conc, b.error
+			FROM benchmark_results b
 			WHERE b.workflow_run_id = ch.workflow_run_id AND b.config_id = cf.id AND b.benchmark_type = k.benchmark_type
 			OFFSET 0 -- a probe per curve, run and config, never a join of whole runs
 		) b
@@ -196,7 +201,8 @@ WITH RECURSIVE chain AS (
 			AND b.isl IS NOT DISTINCT FROM (k.curve_scope->>5)::int AND b.osl IS NOT DISTINCT FROM (k.curve_scope->>6)::int
 			AND (k.benchmark_type = 'agentic_traces' OR coalesce(b.offload_mode, 'off') = k.curve_scope->>9)
 	) br
-	ORDER BY br.config_id, br.benchmark_type, br.isl, br.osl, br.offload_mode, br.recipe_fingerprint, br.conc, ch.run_rank
+	ORDER BY br.config_id, br.conc, br.isl, br.osl, br.benchmark_type COLLATE "C", br.offload_mode COLLATE "C",
+		br.recipe_fingerprint COLLATE "C", ch.run_rank
 )
 SELECT result_id, curve_id, config_id, snapshot_date, snapshot_workflow_run_id FROM after`
 
