@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -219,51 +220,131 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 		return nil, fmt.Errorf("read the curves' rows: %w", err)
 	}
 	defer rows.Close()
+	configs, runs := map[int64]*schema.Config{}, map[int64][2]int64{}
 	var p schema.CurvePoint // scanned into, then copied: one allocation, not one a row
 	for rows.Next() {
 		p = schema.CurvePoint{}
 		var (
 			curve    int64
-			side     string
+			after    bool
 			isl, osl *int32
 			conc     int32
 		)
-		var (
-			attempt                              int32
-			ptp, pep, pw, dtp, dep, dw, npg, ndg int16
-			pdpa, ddpa                           bool
-		)
-		cf, v := &p.Config, &p.Values
-		if err := rows.Scan(&curve, &side, &p.ResultID, &p.Deleted, &p.WorkflowRunID, &p.ConfigID, &p.BenchmarkType,
+		v := &p.Values
+		if err := rows.Scan(&curve, &after, &p.ResultID, &p.Deleted, &p.ConfigID, &p.WorkflowRunID, &p.BenchmarkType,
 			&isl, &osl, &p.OffloadMode, &p.RecipeFingerprint, &conc, &p.SnapshotDate, &p.SnapshotWorkflowRunID,
-			&p.GitHubRunID, &attempt, &p.SnapshotGitHubRunID,
-			&cf.SpecMethod, &cf.Disagg, &cf.IsMultinode, &ptp, &pep, &pdpa, &pw, &dtp, &dep, &ddpa, &dw, &npg, &ndg,
 			&v.TputPerGPU, &v.OutputTputPerGPU, &v.MedianIntvty, &v.P90E2EL, &v.MedianTTFT); err != nil {
 			return nil, fmt.Errorf("read the curves' rows: %w", err)
 		}
-		p.ISL, p.OSL, p.Conc, p.RunAttempt = intOf(isl), intOf(osl), int(conc), int(attempt)
-		cf.PrefillTP, cf.PrefillEP, cf.PrefillDPAttention, cf.PrefillNumWorkers = int(ptp), int(pep), pdpa, int(pw)
-		cf.DecodeTP, cf.DecodeEP, cf.DecodeDPAttention, cf.DecodeNumWorkers = int(dtp), int(dep), ddpa, int(dw)
-		cf.NumPrefillGPU, cf.NumDecodeGPU = int(npg), int(ndg)
+		p.ISL, p.OSL, p.Conc = intOf(isl), intOf(osl), int(conc)
+		configs[p.ConfigID] = nil
+		runs[p.SnapshotWorkflowRunID] = [2]int64{}
+		if p.WorkflowRunID != 0 {
+			runs[p.WorkflowRunID] = [2]int64{}
+		}
 		i, ok := at[curve]
 		if !ok {
 			return nil, fmt.Errorf("read the curves' rows: curve %d is not among the touched curves", curve)
 		}
 		c := &out[i]
-		if side == "before" {
-			c.Before = append(c.Before, p)
-		} else {
+		if after {
 			c.After = append(c.After, p)
+		} else {
+			c.Before = append(c.Before, p)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the curves' rows: %w", err)
+	}
+	rows.Close()
+	if err := impactNames(ctx, q, configs, runs); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		for _, side := range [][]schema.CurvePoint{out[i].Before, out[i].After} {
+			for j := range side {
+				if err := namePoint(&side[j], configs, runs); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	for i := range out {
 		slices.SortFunc(out[i].Before, comparePoints)
 		slices.SortFunc(out[i].After, comparePoints)
 	}
 	return out, nil
+}
+
+// impactNames reads the configs and the GitHub runs the impact's rows
+// name (the keys of configs and runs) in one round trip.
+func impactNames(ctx context.Context, q pgx.Tx, configs map[int64]*schema.Config, runs map[int64][2]int64) error {
+	b := &pgx.Batch{}
+	b.Queue(qCurveImpactConfigs, slices.Collect(maps.Keys(configs)))
+	b.Queue(qCurveImpactRuns, slices.Collect(maps.Keys(runs)))
+	res := q.SendBatch(ctx, b)
+	defer res.Close()
+	rows, err := res.Query()
+	if err != nil {
+		return fmt.Errorf("read the curves' configs: %w", err)
+	}
+	for rows.Next() {
+		var (
+			id                                   int64
+			cf                                   schema.Config
+			ptp, pep, pw, dtp, dep, dw, npg, ndg int16
+		)
+		if err := rows.Scan(&id, &cf.SpecMethod, &cf.Disagg, &cf.IsMultinode, &ptp, &pep, &cf.PrefillDPAttention, &pw,
+			&dtp, &dep, &cf.DecodeDPAttention, &dw, &npg, &ndg); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the curves' configs: %w", err)
+		}
+		cf.PrefillTP, cf.PrefillEP, cf.PrefillNumWorkers = int(ptp), int(pep), int(pw)
+		cf.DecodeTP, cf.DecodeEP, cf.DecodeNumWorkers = int(dtp), int(dep), int(dw)
+		cf.NumPrefillGPU, cf.NumDecodeGPU = int(npg), int(ndg)
+		configs[id] = &cf
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the curves' configs: %w", err)
+	}
+	rows, err = res.Query()
+	if err != nil {
+		return fmt.Errorf("read the curves' runs: %w", err)
+	}
+	for rows.Next() {
+		var id, run int64
+		var attempt int32
+		if err := rows.Scan(&id, &run, &attempt); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the curves' runs: %w", err)
+		}
+		runs[id] = [2]int64{run, int64(attempt)}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the curves' runs: %w", err)
+	}
+	return res.Close()
+}
+
+// namePoint sets a point's config and the GitHub runs of its row and
+// snapshot from what impactNames read. A row's config and snapshot run
+// are always stored (they are what shows it); a deleted row has no run.
+func namePoint(p *schema.CurvePoint, configs map[int64]*schema.Config, runs map[int64][2]int64) error {
+	cf := configs[p.ConfigID]
+	if cf == nil {
+		return fmt.Errorf("read the curves' configs: config %d of row %d is not stored", p.ConfigID, p.ResultID)
+	}
+	snapshot, ok := runs[p.SnapshotWorkflowRunID]
+	if !ok || snapshot[0] == 0 {
+		return fmt.Errorf("read the curves' runs: snapshot run %d of row %d is not stored", p.SnapshotWorkflowRunID, p.ResultID)
+	}
+	p.Config, p.SnapshotGitHubRunID = *cf, snapshot[0]
+	if r, ok := runs[p.WorkflowRunID]; ok && p.WorkflowRunID != 0 {
+		p.GitHubRunID, p.RunAttempt = r[0], int(r[1])
+	}
+	return nil
 }
 
 // comparePoints orders a curve's points by config and point key (type,

@@ -249,41 +249,49 @@ SELECT (SELECT count(*) FROM curve_touched), (SELECT count(*) FROM added), (SELE
 	(SELECT count(*) FROM moved), (SELECT count(*) FROM kept)`
 
 // qCurveImpact lists, per curve the transaction's update touched, the
-// points it showed before (side 'before', from curve_before) and shows now
-// ('after'), with what names each point (a row deleted since, by an
-// override, has only its id and config), the GitHub runs of the row and of
-// its snapshot, the row's config and the metrics the impact section
-// compares (numbers only; NULL otherwise). The rows come in no order:
-// curveImpact sorts them (a sort of these wide rows by the point key took
-// 30 of the statement's 35 ms for 5000 points).
+// points it showed before (side false, from curve_before) and shows now
+// (true), with what names each point (a row deleted since, by an
+// override, has only its id and config), the runs of the row and of its
+// snapshot, and the metrics the impact section compares (numbers only;
+// NULL otherwise). The configs and GitHub runs the rows name are read
+// after, once each (qCurveImpactConfigs, qCurveImpactRuns), not repeated
+// on every row. The rows come in no order: curveImpact sorts them (a sort
+// of these wide rows by the point key took 30 of the statement's 35 ms
+// for 5000 points).
 const qCurveImpact = `
-SELECT s.curve_id, s.side, s.result_id, s.deleted, coalesce(b.workflow_run_id, 0), s.config_id,
-	coalesce(b.benchmark_type, ''), b.isl, b.osl, coalesce(b.offload_mode, ''), b.recipe_fingerprint, coalesce(b.conc, 0),
+SELECT s.curve_id, s.after, s.result_id, s.deleted, s.config_id,
+	-- a deleted row has only its id, config and snapshot: its key, run and values are NULL
+	coalesce(CASE WHEN NOT s.deleted THEN s.workflow_run_id END, 0), coalesce(CASE WHEN NOT s.deleted THEN s.benchmark_type END, ''),
+	CASE WHEN NOT s.deleted THEN s.isl END, CASE WHEN NOT s.deleted THEN s.osl END,
+	coalesce(CASE WHEN NOT s.deleted THEN s.offload_mode END, ''), CASE WHEN NOT s.deleted THEN s.recipe_fingerprint END,
+	coalesce(CASE WHEN NOT s.deleted THEN s.conc END, 0),
 	s.snapshot_date::text, s.snapshot_workflow_run_id,
-	coalesce(w.github_run_id, 0), coalesce(w.run_attempt, 0), sw.github_run_id,
-	c.spec_method, c.disagg, c.is_multinode, c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
-	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
-	b.tput_per_gpu, b.output_tput_per_gpu, b.median_intvty, b.p90_e2el, b.median_ttft
+	CASE WHEN NOT s.deleted THEN s.tput_per_gpu END, CASE WHEN NOT s.deleted THEN s.output_tput_per_gpu END,
+	CASE WHEN NOT s.deleted THEN s.median_intvty END, CASE WHEN NOT s.deleted THEN s.p90_e2el END,
+	CASE WHEN NOT s.deleted THEN s.median_ttft END
 FROM (
 	-- The points as latest_benchmark_points keeps them (key, run and the five values, kept
 	-- up to date by the update trigger of benchmark_results; a row shown before and deleted
 	-- since, by an override, marked by its delete trigger): never a read of the rows.
-	SELECT 'before' AS side, f.*, f.result_deleted AS deleted
+	SELECT false AS after, f.*, f.result_deleted AS deleted
 	FROM curve_before f
 	WHERE EXISTS (SELECT FROM curve_touched k WHERE k.curve_id = f.curve_id)
 	UNION ALL
-	SELECT 'after', p.*, false
+	SELECT true, p.*, false
 	FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id
-) s
--- A deleted row has only its id, config and snapshot: its key, run and values are NULL.
-LEFT JOIN LATERAL (
-	SELECT s.workflow_run_id, s.benchmark_type, s.isl, s.osl, s.offload_mode, s.recipe_fingerprint, s.conc,
-		s.tput_per_gpu, s.output_tput_per_gpu, s.median_intvty, s.p90_e2el, s.median_ttft
-	WHERE NOT s.deleted
-) b ON true
-LEFT JOIN workflow_runs w ON w.id = b.workflow_run_id
-JOIN workflow_runs sw ON sw.id = s.snapshot_workflow_run_id
-JOIN configs c ON c.id = s.config_id`
+) s`
+
+// qCurveImpactConfigs reads the configs ($1) of the impact's rows: their
+// arm (topology and decoding).
+const qCurveImpactConfigs = `
+SELECT c.id, c.spec_method, c.disagg, c.is_multinode, c.prefill_tp, c.prefill_ep, c.prefill_dp_attention,
+	c.prefill_num_workers, c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
+	c.num_prefill_gpu, c.num_decode_gpu
+FROM configs c WHERE c.id = ANY($1::bigint[])`
+
+// qCurveImpactRuns reads the GitHub run and attempt of the workflow runs
+// ($1) of the impact's rows and snapshots.
+const qCurveImpactRuns = `SELECT w.id, w.github_run_id, w.run_attempt FROM workflow_runs w WHERE w.id = ANY($1::bigint[])`
 
 // qCurveTouchedOnly lists the touched curves (one may end with no point
 // before and none after), with how many points qCurveImpact gives each
