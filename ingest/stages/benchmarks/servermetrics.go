@@ -45,7 +45,16 @@ func withServerMetrics(r *schema.StagedBenchmark) {
 // numbersAmong is the finite numbers of metrics among the server-metric
 // inputs.
 func numbersAmong(metrics map[string]any) map[string]float64 {
-	out := make(map[string]float64, len(serverMetricInputs))
+	// Sized by what the row holds (a few of the inputs as a rule), not by
+	// how many inputs there are: the map of every written AgentX row is
+	// kept until the traces stage.
+	n := 0
+	for _, k := range serverMetricInputs {
+		if _, ok := metrics[k]; ok {
+			n++
+		}
+	}
+	out := make(map[string]float64, n)
 	for _, k := range serverMetricInputs {
 		if f, ok := benchmark.FiniteJSONNumber(metrics[k]); ok {
 			out[k] = f
