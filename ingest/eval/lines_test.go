@@ -24,6 +24,16 @@ func FuzzParseMatchesChecked(f *testing.F) {
 		`{"doc_id":1,"doc_id":2}`, `{"doc_id":1,"x":"\u0000"}`, "{\"doc_id\":1,\"x\":\"\xff\"}", `{"doc_id":1,"x":NaN}`, `[1]`, `{"doc_id":1}x`,
 		`{"doc_id":1,"filter":5,"f1":"0.5","bleu":2e400,"em":-0.0,"rouge1":1e-5,"pass@1":1}`,
 		`{"doc_id":1,"\u0061rguments":{"gen_args_0":{"\u0061rg_0":"p\u2028"}}}`,
+		// target, responses, filter, metrics and doc_id in every shape the decoders meet
+		`{"doc_id":1e2,"target":["a",null,{"x":1},[1],"\u00e9\"",true],"filtered_resps":[null],"filter":null,"acc":null}`,
+		`{"doc_id":-0,"target":{"a":[1]},"filtered_resps":[],"resps":[["a",null]],"filter":"a\u00e9","em":true}`,
+		`{"doc_id":0.0,"target":true,"filtered_resps":"x","resps":[[null,"a"]],"filter":1,"acc":"1"}`,
+		`{"doc_id":1E400,"target":"a\"b","filtered_resps":null,"resps":[["a",1]],"exact_match":1e400}`,
+		`{"doc_id":2,"target":-1.50,"filtered_resps":[1],"resps":[[]],"score":-0}`,
+		`{"doc_id":3,"target":[],"filtered_resps":[{"a":"b"}],"resps":[{"a":1}],"pass@1":[1]}`,
+		`{"doc_id":4,"target":null,"resps":[null],"f1":0.1e-3}`,
+		`{"doc_id":5,"resps":["r\n"],"rouge":{"a":1}}`,
+		`{"doc_id":6,"resps":"x","filtered_resps":{"a":1}}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -219,16 +219,13 @@ func (p *lineParser) sampleOf(obj map[string]json.RawMessage, validated bool) (*
 	if !ok || string(rawID) == "null" {
 		return nil, "missing doc_id"
 	}
-	var idValue any
-	_ = json.Unmarshal(rawID, &idValue) // a value that does not decode is not an integer either
-	id, ok := catalog.IdentityInt(idValue)
+	id, ok := catalog.IdentityInt(anyOf(rawID, validated)) // a value that does not decode is not an integer either
 	if !ok || id < 0 || id > math.MaxInt32 {
 		return nil, "doc_id: " + string(rawID) + " is not a non-negative integer"
 	}
 	s := &Sample{DocID: int(id)}
 	if f, ok := obj["filter"]; ok {
-		var v string
-		if json.Unmarshal(f, &v) == nil {
+		if v, ok := textOf(f, validated); ok {
 			s.Filter = v
 		}
 	}
@@ -255,19 +252,18 @@ func (p *lineParser) sampleOf(obj map[string]json.RawMessage, validated bool) (*
 			data["arguments"] = rest
 		}
 	}
-	s.Target = targetText(obj["target"])
+	s.Target = targetText(obj["target"], validated)
 	if fr, ok := obj["filtered_resps"]; ok && !isNull(fr) {
 		s.FilteredResps = append([]byte(nil), trimJSON(fr)...) // the line buffer is reused
 	}
-	s.Response = responseText(obj["filtered_resps"], obj["resps"])
+	s.Response = responseText(obj["filtered_resps"], obj["resps"], validated)
 	metrics := map[string]float64{}
 	for k, v := range obj {
 		if sampleKeys[k] {
 			continue
 		}
 		if isMetricKey(k) {
-			var f float64
-			if json.Unmarshal(v, &f) == nil {
+			if f, ok := numberOf(v, validated); ok {
 				metrics[k] = f
 				continue
 			}
@@ -356,52 +352,49 @@ func splitPrompt(raw json.RawMessage) (*string, json.RawMessage) {
 
 // targetText: a string as is, a number as written, an array's items joined
 // by ", " (non-strings as JSON), anything else as JSON; null is nil.
-func targetText(raw json.RawMessage) *string {
+func targetText(raw json.RawMessage, validated bool) *string {
 	if raw == nil || isNull(raw) {
 		return nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if s, ok := textOf(raw, validated); ok {
 		return &s
 	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) == nil {
+	if list, ok := listOf(raw, validated); ok {
 		parts := make([]string, len(list))
 		for i, item := range list {
-			var v string
-			if json.Unmarshal(item, &v) == nil {
+			if v, ok := textOf(item, validated); ok {
 				parts[i] = v
 			} else {
 				parts[i] = string(item)
 			}
 		}
-		s = strings.Join(parts, ", ")
+		s := strings.Join(parts, ", ")
 		return &s
 	}
-	s = string(raw)
+	s := string(raw)
 	return &s
 }
 
 // responseText is filtered_resps[0] (strings as they are, else JSON), else
 // resps[0][0] or resps[0] when a string.
-func responseText(filtered, resps json.RawMessage) *string {
-	var list []json.RawMessage
-	if filtered != nil && json.Unmarshal(filtered, &list) == nil && len(list) > 0 {
-		var s string
-		if json.Unmarshal(list[0], &s) != nil {
-			s = string(list[0])
+func responseText(filtered, resps json.RawMessage, validated bool) *string {
+	if filtered != nil {
+		if list, ok := listOf(filtered, validated); ok && len(list) > 0 {
+			s, ok := textOf(list[0], validated)
+			if !ok {
+				s = string(list[0])
+			}
+			return &s
 		}
-		return &s
 	}
-	if resps != nil && json.Unmarshal(resps, &list) == nil && len(list) > 0 {
-		var s string
-		if json.Unmarshal(list[0], &s) == nil {
-			return &s
-		}
-		var inner []string
-		if json.Unmarshal(list[0], &inner) == nil && len(inner) > 0 {
-			s = inner[0]
-			return &s
+	if resps != nil {
+		if list, ok := listOf(resps, validated); ok && len(list) > 0 {
+			if s, ok := textOf(list[0], validated); ok {
+				return &s
+			}
+			if s, ok := firstOfStrings(list[0], validated); ok {
+				return &s
+			}
 		}
 	}
 	return nil
