@@ -15,13 +15,12 @@ const maxSmallint = math.MaxInt16
 // topologyIntKeys are the integer fields that shape a deployment. Each must
 // be absent, null or a non-negative integer (an integral number or a plain
 // decimal string, catalog.IdentityInt) that fits a smallint.
-func topologyIntKeys() []string {
-	return []string{
-		"tp", "ep", "pp", "pcp_size", "dcp_size",
-		"prefill_tp", "prefill_ep", "prefill_pp", "prefill_pcp_size", "prefill_dcp_size", "prefill_num_workers",
-		"decode_tp", "decode_ep", "decode_pp", "decode_pcp_size", "decode_dcp_size", "decode_num_workers",
-		"num_gpus", "num_prefill_gpu", "num_decode_gpu", "num_aggregate_gpu",
-	}
+// A fixed list, built once rather than per row.
+var topologyIntKeys = [...]string{
+	"tp", "ep", "pp", "pcp_size", "dcp_size",
+	"prefill_tp", "prefill_ep", "prefill_pp", "prefill_pcp_size", "prefill_dcp_size", "prefill_num_workers",
+	"decode_tp", "decode_ep", "decode_pp", "decode_pcp_size", "decode_dcp_size", "decode_num_workers",
+	"num_gpus", "num_prefill_gpu", "num_decode_gpu", "num_aggregate_gpu",
 }
 
 // topology is the parsed deployment shape of one row.
@@ -43,9 +42,15 @@ type side struct {
 
 // parseTopologyInts validates the topology integers of a row.
 func parseTopologyInts(row map[string]any) (map[string]int, error) {
-	keys := topologyIntKeys()
-	ints := make(map[string]int, len(keys))
-	for _, key := range keys {
+	// Sized by the keys the row holds (a handful as a rule), not by all 21.
+	n := 0
+	for _, key := range topologyIntKeys {
+		if v, ok := row[key]; ok && v != nil {
+			n++
+		}
+	}
+	ints := make(map[string]int, n)
+	for _, key := range topologyIntKeys {
 		v, ok := row[key]
 		if !ok || v == nil {
 			continue
