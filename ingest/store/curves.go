@@ -220,7 +220,7 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 		return nil, fmt.Errorf("read the curves' rows: %w", err)
 	}
 	defer rows.Close()
-	configs, runs := map[int64]*schema.Config{}, map[int64][2]int64{}
+	configs, runs := map[int64]*schema.Config{}, map[int64]gitHubRun{}
 	var p schema.CurvePoint // scanned into, then copied: one allocation, not one a row
 	for rows.Next() {
 		p = schema.CurvePoint{}
@@ -238,9 +238,9 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 		}
 		p.ISL, p.OSL, p.Conc = intOf(isl), intOf(osl), int(conc)
 		configs[p.ConfigID] = nil
-		runs[p.SnapshotWorkflowRunID] = [2]int64{}
+		runs[p.SnapshotWorkflowRunID] = gitHubRun{}
 		if p.WorkflowRunID != 0 {
-			runs[p.WorkflowRunID] = [2]int64{}
+			runs[p.WorkflowRunID] = gitHubRun{}
 		}
 		i, ok := at[curve]
 		if !ok {
@@ -276,9 +276,15 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 	return out, nil
 }
 
+// gitHubRun is the GitHub run and attempt of a workflow run row.
+type gitHubRun struct {
+	id      int64
+	attempt int
+}
+
 // impactNames reads the configs and the GitHub runs the impact's rows
 // name (the keys of configs and runs) in one round trip.
-func impactNames(ctx context.Context, q pgx.Tx, configs map[int64]*schema.Config, runs map[int64][2]int64) error {
+func impactNames(ctx context.Context, q pgx.Tx, configs map[int64]*schema.Config, runs map[int64]gitHubRun) error {
 	b := &pgx.Batch{}
 	b.Queue(qCurveImpactConfigs, slices.Collect(maps.Keys(configs)))
 	b.Queue(qCurveImpactRuns, slices.Collect(maps.Keys(runs)))
@@ -319,7 +325,7 @@ func impactNames(ctx context.Context, q pgx.Tx, configs map[int64]*schema.Config
 			rows.Close()
 			return fmt.Errorf("read the curves' runs: %w", err)
 		}
-		runs[id] = [2]int64{run, int64(attempt)}
+		runs[id] = gitHubRun{id: run, attempt: int(attempt)}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -331,18 +337,19 @@ func impactNames(ctx context.Context, q pgx.Tx, configs map[int64]*schema.Config
 // namePoint sets a point's config and the GitHub runs of its row and
 // snapshot from what impactNames read. A row's config and snapshot run
 // are always stored (they are what shows it); a deleted row has no run.
-func namePoint(p *schema.CurvePoint, configs map[int64]*schema.Config, runs map[int64][2]int64) error {
+func namePoint(p *schema.CurvePoint, configs map[int64]*schema.Config, runs map[int64]gitHubRun) error {
 	cf := configs[p.ConfigID]
 	if cf == nil {
 		return fmt.Errorf("read the curves' configs: config %d of row %d is not stored", p.ConfigID, p.ResultID)
 	}
-	snapshot, ok := runs[p.SnapshotWorkflowRunID]
-	if !ok || snapshot[0] == 0 {
+	snapshot := runs[p.SnapshotWorkflowRunID]
+	if snapshot.id == 0 {
 		return fmt.Errorf("read the curves' runs: snapshot run %d of row %d is not stored", p.SnapshotWorkflowRunID, p.ResultID)
 	}
-	p.Config, p.SnapshotGitHubRunID = *cf, snapshot[0]
-	if r, ok := runs[p.WorkflowRunID]; ok && p.WorkflowRunID != 0 {
-		p.GitHubRunID, p.RunAttempt = r[0], int(r[1])
+	p.Config, p.SnapshotGitHubRunID = *cf, snapshot.id
+	if p.WorkflowRunID != 0 {
+		r := runs[p.WorkflowRunID]
+		p.GitHubRunID, p.RunAttempt = r.id, r.attempt
 	}
 	return nil
 }

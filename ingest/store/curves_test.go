@@ -430,6 +430,15 @@ func TestCurveImpact(t *testing.T) {
 		fmt.Sprintf("4@%d/%d 2026-11-02", run200, run200)}, conc(c.After))
 	require.Equal(t, "off", c.After[2].OffloadMode)
 	require.Equal(t, 1024, *c.After[2].ISL)
+	// The GitHub runs of a point's row and snapshot, and its config's arm.
+	for _, p := range c.After {
+		require.Equal(t, int64(200), p.SnapshotGitHubRunID)
+		require.Equal(t, 1, p.RunAttempt)
+		require.Equal(t, schema.Config{SpecMethod: "none", PrefillTP: 8, PrefillEP: 1, DecodeTP: 8, DecodeEP: 1,
+			NumPrefillGPU: 8, NumDecodeGPU: 8}, p.Config)
+	}
+	require.Equal(t, []int64{100, 100, 200}, []int64{c.After[0].GitHubRunID, c.After[1].GitHubRunID, c.After[2].GitHubRunID})
+	require.Equal(t, int64(100), c.Before[0].SnapshotGitHubRunID)
 }
 
 // TestCurvesHandWrittenChanges: a change another writer commits (an error
