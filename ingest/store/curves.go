@@ -294,41 +294,35 @@ func impactNames(ctx context.Context, q pgx.Tx, configs map[int64]*schema.Config
 	if err != nil {
 		return fmt.Errorf("read the curves' configs: %w", err)
 	}
-	for rows.Next() {
-		var (
-			id                                   int64
-			cf                                   schema.Config
-			ptp, pep, pw, dtp, dep, dw, npg, ndg int16
-		)
-		if err := rows.Scan(&id, &cf.SpecMethod, &cf.Disagg, &cf.IsMultinode, &ptp, &pep, &cf.PrefillDPAttention, &pw,
-			&dtp, &dep, &cf.DecodeDPAttention, &dw, &npg, &ndg); err != nil {
-			rows.Close()
-			return fmt.Errorf("read the curves' configs: %w", err)
-		}
-		cf.PrefillTP, cf.PrefillEP, cf.PrefillNumWorkers = int(ptp), int(pep), int(pw)
-		cf.DecodeTP, cf.DecodeEP, cf.DecodeNumWorkers = int(dtp), int(dep), int(dw)
-		cf.NumPrefillGPU, cf.NumDecodeGPU = int(npg), int(ndg)
-		configs[id] = &cf
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	var (
+		id                                   int64
+		cf                                   schema.Config
+		ptp, pep, pw, dtp, dep, dw, npg, ndg int16
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &cf.SpecMethod, &cf.Disagg, &cf.IsMultinode, &ptp, &pep, &cf.PrefillDPAttention, &pw,
+		&dtp, &dep, &cf.DecodeDPAttention, &dw, &npg, &ndg}, func() error {
+		c := cf
+		c.PrefillTP, c.PrefillEP, c.PrefillNumWorkers = int(ptp), int(pep), int(pw)
+		c.DecodeTP, c.DecodeEP, c.DecodeNumWorkers = int(dtp), int(dep), int(dw)
+		c.NumPrefillGPU, c.NumDecodeGPU = int(npg), int(ndg)
+		configs[id] = &c
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("read the curves' configs: %w", err)
 	}
-	rows, err = res.Query()
-	if err != nil {
+	if rows, err = res.Query(); err != nil {
 		return fmt.Errorf("read the curves' runs: %w", err)
 	}
-	for rows.Next() {
-		var id, run int64
-		var attempt int32
-		if err := rows.Scan(&id, &run, &attempt); err != nil {
-			rows.Close()
-			return fmt.Errorf("read the curves' runs: %w", err)
-		}
+	var (
+		run     int64
+		attempt int32
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &run, &attempt}, func() error {
 		runs[id] = gitHubRun{id: run, attempt: int(attempt)}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("read the curves' runs: %w", err)
 	}
 	return res.Close()

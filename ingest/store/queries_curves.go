@@ -260,15 +260,9 @@ SELECT (SELECT count(*) FROM curve_touched), (SELECT count(*) FROM added), (SELE
 // for 5000 points).
 const qCurveImpact = `
 SELECT s.curve_id, s.after, s.result_id, s.deleted, s.config_id,
-	-- a deleted row has only its id, config and snapshot: its key, run and values are NULL
-	coalesce(CASE WHEN NOT s.deleted THEN s.workflow_run_id END, 0), coalesce(CASE WHEN NOT s.deleted THEN s.benchmark_type END, ''),
-	CASE WHEN NOT s.deleted THEN s.isl END, CASE WHEN NOT s.deleted THEN s.osl END,
-	coalesce(CASE WHEN NOT s.deleted THEN s.offload_mode END, ''), CASE WHEN NOT s.deleted THEN s.recipe_fingerprint END,
-	coalesce(CASE WHEN NOT s.deleted THEN s.conc END, 0),
-	s.snapshot_date::text, s.snapshot_workflow_run_id,
-	CASE WHEN NOT s.deleted THEN s.tput_per_gpu END, CASE WHEN NOT s.deleted THEN s.output_tput_per_gpu END,
-	CASE WHEN NOT s.deleted THEN s.median_intvty END, CASE WHEN NOT s.deleted THEN s.p90_e2el END,
-	CASE WHEN NOT s.deleted THEN s.median_ttft END
+	coalesce(b.workflow_run_id, 0), coalesce(b.benchmark_type, ''), b.isl, b.osl, coalesce(b.offload_mode, ''),
+	b.recipe_fingerprint, coalesce(b.conc, 0), s.snapshot_date::text, s.snapshot_workflow_run_id,
+	b.tput_per_gpu, b.output_tput_per_gpu, b.median_intvty, b.p90_e2el, b.median_ttft
 FROM (
 	-- The points as latest_benchmark_points keeps them (key, run and the five values, kept
 	-- up to date by the update trigger of benchmark_results; a row shown before and deleted
@@ -279,7 +273,13 @@ FROM (
 	UNION ALL
 	SELECT true, p.*, false
 	FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id
-) s`
+) s
+-- A deleted row has only its id, config and snapshot: its key, run and values are NULL.
+LEFT JOIN LATERAL (
+	SELECT s.workflow_run_id, s.benchmark_type, s.isl, s.osl, s.offload_mode, s.recipe_fingerprint, s.conc,
+		s.tput_per_gpu, s.output_tput_per_gpu, s.median_intvty, s.p90_e2el, s.median_ttft
+	WHERE NOT s.deleted
+) b ON true`
 
 // qCurveImpactConfigs reads the configs ($1) of the impact's rows: their
 // arm (topology and decoding).
