@@ -18,9 +18,7 @@ import (
 // "" for null; ok is false for any other value.
 func textOf(raw []byte, validated bool) (string, bool) {
 	if !validated {
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err == nil
+		return unmarshal[string](raw)
 	}
 	if isNull(raw) {
 		return "", true
@@ -39,9 +37,7 @@ func textOf(raw []byte, validated bool) (string, bool) {
 // elements, nil for null; ok is false for any other value.
 func listOf(raw []byte, validated bool) ([]json.RawMessage, bool) {
 	if !validated {
-		var list []json.RawMessage
-		err := json.Unmarshal(raw, &list)
-		return list, err == nil
+		return unmarshal[[]json.RawMessage](raw)
 	}
 	if isNull(raw) {
 		return nil, true
@@ -62,8 +58,8 @@ func listOf(raw []byte, validated bool) ([]json.RawMessage, bool) {
 // is empty.
 func firstOfStrings(raw []byte, validated bool) (string, bool) {
 	if !validated {
-		var inner []string
-		if json.Unmarshal(raw, &inner) != nil || len(inner) == 0 {
+		inner, ok := unmarshal[[]string](raw)
+		if !ok || len(inner) == 0 {
 			return "", false
 		}
 		return inner[0], true
@@ -88,30 +84,38 @@ func firstOfStrings(raw []byte, validated bool) (string, bool) {
 // numberOf is json.Unmarshal of raw into a float64: a number that fits,
 // 0 for null; ok is false for any other value.
 func numberOf(raw []byte, validated bool) (float64, bool) {
-	if !validated {
-		var f float64
-		err := json.Unmarshal(raw, &f)
-		return f, err == nil
-	}
-	if isNull(raw) {
+	switch {
+	case !validated:
+		return unmarshal[float64](raw)
+	case isNull(raw):
 		return 0, true
-	}
-	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+	case !isNumber(raw):
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(string(raw), 64)
 	return f, err == nil
 }
 
-// anyOf is json.Unmarshal of raw into an any, for a number (a float64)
-// read directly on a validated line.
+// anyOf is json.Unmarshal of raw into an any (nil when it does not
+// decode), a number read directly on a validated line.
 func anyOf(raw []byte, validated bool) any {
-	if validated && len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
-		if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+	if validated && isNumber(raw) {
+		if f, ok := numberOf(raw, true); ok {
 			return f
 		}
 	}
-	var v any
-	_ = json.Unmarshal(raw, &v) // a value that does not decode is nil
+	v, _ := unmarshal[any](raw)
 	return v
+}
+
+// isNumber says that a validated value is a number literal.
+func isNumber(raw []byte) bool {
+	return len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'))
+}
+
+// unmarshal is json.Unmarshal into a T; ok is false when it fails.
+func unmarshal[T any](raw []byte) (T, bool) {
+	var v T
+	err := json.Unmarshal(raw, &v)
+	return v, err == nil
 }
