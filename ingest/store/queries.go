@@ -138,6 +138,10 @@ const qCapturePointValues = `
 	FROM ins i JOIN winners r ON r.content_digest = i.content_digest
 	WHERE r.values_known`
 
+// qStagingTables are the scratch tables every run transaction creates as it
+// begins.
+var qStagingTables = []string{qCreateStaging, qCreatePointValues}
+
 // qRunDigests lists the content digests of the rows a workflow run already
 // has, so unchanged rows are staged without their values.
 const qRunDigests = `

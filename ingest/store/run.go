@@ -97,8 +97,9 @@ func (t *RunTx) begin(ctx context.Context) error {
 		m.Name, st.NameIsFallback, null(m.Event), null(m.Status), null(m.Conclusion),
 		null(m.HeadSHA), null(m.HeadBranch), null(m.HTMLURL), m.CreatedAt.UTC(), st.CreatedAtIsFallback, runStarted)
 	b.Queue(qFastToast)
-	b.Queue(qCreateStaging)
-	b.Queue(qCreatePointValues)
+	for _, q := range qStagingTables {
+		b.Queue(q)
+	}
 	b.Queue(qRunDigests, st.Run.SourceRunID, st.Run.SourceRunAttempt)
 	if t.recordInputs {
 		b.Queue(qDataSnapshot)
@@ -111,7 +112,7 @@ func (t *RunTx) begin(ctx context.Context) error {
 	if _, err := res.Exec(); err != nil {
 		return t.explain("choose the compression of long values", err)
 	}
-	for range 2 {
+	for range qStagingTables {
 		if _, err := res.Exec(); err != nil {
 			return t.explain("create staging tables", err)
 		}
