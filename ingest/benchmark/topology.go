@@ -42,14 +42,7 @@ type side struct {
 
 // parseTopologyInts validates the topology integers of a row.
 func parseTopologyInts(row map[string]any) (map[string]int, error) {
-	// Sized by the keys the row holds (a handful as a rule), not by all 21.
-	n := 0
-	for _, key := range topologyIntKeys {
-		if v, ok := row[key]; ok && v != nil {
-			n++
-		}
-	}
-	ints := make(map[string]int, n)
+	ints := map[string]int{} // a handful of the 21 keys as a rule: grown as found, not sized for all
 	for _, key := range topologyIntKeys {
 		v, ok := row[key]
 		if !ok || v == nil {

@@ -49,16 +49,10 @@ func withServerMetrics(r *schema.StagedBenchmark) {
 // numbersAmong is the finite numbers of metrics among the server-metric
 // inputs.
 func numbersAmong(metrics map[string]any) map[string]float64 {
-	// Sized by what the row holds (a few of the inputs as a rule), not by
-	// how many inputs there are: the map of every written AgentX row is
-	// kept until the traces stage.
-	n := 0
-	for _, k := range serverMetricInputs {
-		if _, ok := metrics[k]; ok {
-			n++
-		}
-	}
-	out := make(map[string]float64, n)
+	// Grown as found, not sized for every input: a row holds a few of them
+	// as a rule, and the map of every written AgentX row is kept until the
+	// traces stage.
+	out := map[string]float64{}
 	for _, k := range serverMetricInputs {
 		if f, ok := benchmark.FiniteJSONNumber(metrics[k]); ok {
 			out[k] = f
