@@ -190,52 +190,48 @@ func (t *RunTx) CurveImpact(ctx context.Context) ([]schema.CurveImpact, error) {
 }
 
 func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
-	rows, err := q.Query(ctx, qCurveTouchedOnly)
+	// The touched curves, then their points: one round trip.
+	b := &pgx.Batch{}
+	b.Queue(qCurveTouchedOnly)
+	b.Queue(qCurveImpact)
+	res := q.SendBatch(ctx, b)
+	defer res.Close()
+	rows, err := res.Query()
 	if err != nil {
 		return nil, fmt.Errorf("list the touched curves: %w", err)
 	}
-	var out []schema.CurveImpact
+	var (
+		out           []schema.CurveImpact
+		c             schema.CurveImpact
+		before, after int // the points each side will hold
+	)
 	at := map[int64]int{}
-	for rows.Next() {
-		var (
-			c             schema.CurveImpact
-			before, after int
-		)
-		if err := rows.Scan(&c.CurveID, &c.Scope, &before, &after); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("list the touched curves: %w", err)
-		}
+	_, err = pgx.ForEachRow(rows, []any{&c.CurveID, &c.Scope, &before, &after}, func() error {
+		at[c.CurveID] = len(out)
 		// Sized once: a 5000-point first ingest otherwise copied its
 		// points over and over as the slices grew.
-		c.Before, c.After = make([]schema.CurvePoint, 0, before), make([]schema.CurvePoint, 0, after)
-		at[c.CurveID] = len(out)
-		out = append(out, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		out = append(out, schema.CurveImpact{CurveID: c.CurveID, Scope: c.Scope,
+			Before: make([]schema.CurvePoint, 0, before), After: make([]schema.CurvePoint, 0, after)})
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list the touched curves: %w", err)
 	}
-	rows, err = q.Query(ctx, qCurveImpact)
-	if err != nil {
+	if rows, err = res.Query(); err != nil {
 		return nil, fmt.Errorf("read the curves' rows: %w", err)
 	}
-	defer rows.Close()
 	configs, runs := map[int64]*schema.Config{}, map[int64]gitHubRun{}
-	var p schema.CurvePoint // scanned into, then copied: one allocation, not one a row
-	for rows.Next() {
-		p = schema.CurvePoint{}
-		var (
-			curve    int64
-			after    bool
-			isl, osl *int32
-			conc     int32
-		)
-		v := &p.Values
-		if err := rows.Scan(&curve, &after, &p.ResultID, &p.Deleted, &p.ConfigID, &p.WorkflowRunID, &p.BenchmarkType,
-			&isl, &osl, &p.OffloadMode, &p.RecipeFingerprint, &conc, &p.SnapshotDate, &p.SnapshotWorkflowRunID,
-			&v.TputPerGPU, &v.OutputTputPerGPU, &v.MedianIntvty, &v.P90E2EL, &v.MedianTTFT); err != nil {
-			return nil, fmt.Errorf("read the curves' rows: %w", err)
-		}
+	var (
+		p        schema.CurvePoint // scanned into, then copied: one allocation, not one a row
+		curve    int64
+		shown    bool // the side: shown after the update, else before
+		isl, osl *int32
+		conc     int32
+	)
+	v := &p.Values
+	_, err = pgx.ForEachRow(rows, []any{&curve, &shown, &p.ResultID, &p.Deleted, &p.ConfigID, &p.WorkflowRunID, &p.BenchmarkType,
+		&isl, &osl, &p.OffloadMode, &p.RecipeFingerprint, &conc, &p.SnapshotDate, &p.SnapshotWorkflowRunID,
+		&v.TputPerGPU, &v.OutputTputPerGPU, &v.MedianIntvty, &v.P90E2EL, &v.MedianTTFT}, func() error {
 		p.ISL, p.OSL, p.Conc = intOf(isl), intOf(osl), int(conc)
 		configs[p.ConfigID] = nil
 		runs[p.SnapshotWorkflowRunID] = gitHubRun{}
@@ -244,19 +240,22 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 		}
 		i, ok := at[curve]
 		if !ok {
-			return nil, fmt.Errorf("read the curves' rows: curve %d is not among the touched curves", curve)
+			return fmt.Errorf("curve %d is not among the touched curves", curve)
 		}
-		c := &out[i]
-		if after {
-			c.After = append(c.After, p)
+		if shown {
+			out[i].After = append(out[i].After, p)
 		} else {
-			c.Before = append(c.Before, p)
+			out[i].Before = append(out[i].Before, p)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		p = schema.CurvePoint{} // the next row's pointers are its own
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read the curves' rows: %w", err)
 	}
-	rows.Close()
+	if err := res.Close(); err != nil {
+		return nil, fmt.Errorf("read the curves' rows: %w", err)
+	}
 	if err := impactNames(ctx, q, configs, runs); err != nil {
 		return nil, err
 	}
