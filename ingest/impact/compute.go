@@ -108,7 +108,8 @@ func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
 	// removed and added (and gained, below) are read only: a curve that
 	// showed nothing before (every curve of a first ingest) has its points
 	// after as they are, not copied.
-	removed, added := ci.Before[:0:0], ci.After
+	var removed []schema.CurvePoint
+	added := ci.After
 	if len(ci.Before) > 0 {
 		after := make(map[int64]bool, len(ci.After))
 		for _, p := range ci.After {
