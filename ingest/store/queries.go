@@ -115,8 +115,9 @@ CREATE TEMP TABLE stage_benchmark (
 
 // qCreatePointValues creates the table the benchmark inserts fill with the
 // five values latest_benchmark_points keeps of each row they write (see
-// qCapturePointValues); the curve update creates it empty when no insert
-// ran in the transaction.
+// qCapturePointValues). A run's transaction creates it as it begins; the
+// curve update's scratch (qCurveScratch) creates it too, for a refresh
+// outside a run, where it stays empty.
 const qCreatePointValues = `
 CREATE TEMP TABLE IF NOT EXISTS written_point_values (
 	result_id bigint PRIMARY KEY, row_ctid tid NOT NULL,
