@@ -52,14 +52,14 @@ func TestTracesStalePayloadsRecomputedOnRerun(t *testing.T) {
 		request_timeline_digest = profile_export_digest, request_timeline_size = 1`)
 	require.NoError(t, err)
 	// One row already current but for its chart version.
-	_, err = e.pool().Exec(context.Background(), `UPDATE agentic_trace_replay SET aggregate_stats = '{"version": 7}',
-		request_timeline_digest = NULL, request_timeline_size = NULL, chart_series = '{"version": 11}'
+	_, err = e.pool().Exec(context.Background(), `UPDATE agentic_trace_replay SET aggregate_stats = '{"version": 10}',
+		request_timeline_digest = NULL, request_timeline_size = NULL, chart_series = '{"version": 19}'
 		WHERE id = (SELECT min(id) FROM agentic_trace_replay)`)
 	require.NoError(t, err)
 	// One left by the build before this one: current but for its timeline
 	// (version 5, without the replay lanes of version 6).
-	_, err = e.pool().Exec(context.Background(), `UPDATE agentic_trace_replay SET aggregate_stats = '{"version": 7}',
-		request_timeline_digest = NULL, request_timeline_size = NULL, chart_series = '{"version": 12}',
+	_, err = e.pool().Exec(context.Background(), `UPDATE agentic_trace_replay SET aggregate_stats = '{"version": 10}',
+		request_timeline_digest = NULL, request_timeline_size = NULL, chart_series = '{"version": 20}',
 		request_timeline = '{"version": 5, "requests": []}'
 		WHERE id = (SELECT max(id) FROM agentic_trace_replay)`)
 	require.NoError(t, err)
@@ -118,7 +118,7 @@ func TestDashboardAgenticTraceReplayView(t *testing.T) {
 	// The dashboard's version checks find every payload current, through
 	// the view and by the query the timeline reader runs.
 	require.Equal(t, 4, e.count(`SELECT count(*) FROM dashboard.agentic_trace_replay
-		WHERE (aggregate_stats->>'version')::int = 7 AND (chart_series->>'version')::int = 12
+		WHERE (aggregate_stats->>'version')::int = 10 AND (chart_series->>'version')::int = 20
 		AND (request_timeline->>'version')::int = 6`))
 	var timeline json.RawMessage
 	var hasBlob bool

@@ -42,7 +42,7 @@ const dynamoDisaggExport = `{"schema_version":"1.0","metrics":{
 
 // A disaggregated Dynamo point's chart series carry one series per worker
 // (metricSources), as the dashboard computes them at chart series version
-// 12; an aggregated point's do not. A chart stored by a build that never
+// 20; an aggregated point's do not. A chart stored by a build that never
 // filled them is recomputed by the next ingest, and a further rerun
 // changes nothing.
 func TestTraceMetricSources(t *testing.T) {
@@ -72,23 +72,26 @@ func TestTraceMetricSources(t *testing.T) {
 	}
 	// By the rules, by hand: the export starts at 0 (the frontend), so the
 	// workers' points are at t = 1 and 2 s; roles order router, prefill,
-	// decode, unknown (the frontend has no component label); the two TP
-	// ranks of the decode worker are one source with two KV lines.
+	// decode, unknown (the frontend has no component label); a source is a
+	// worker (named by its worker id); the two TP ranks of the decode
+	// worker share one KV pool (their mean, no per-engine lines); without a
+	// prompt breakdown or cache hits, a worker's prompt tokens are all
+	// computed (missed) ones.
 	want := `[
-	 {"source":{"id":"dynamo|prefill|http://gb200-nv-1-prefill-0:8081/metrics|7587889123||","adapter":"dynamo","role":"prefill",
+	 {"source":{"id":"dynamo|prefill|7587889123","adapter":"dynamo","role":"prefill",
 	   "endpointUrl":"http://gb200-nv-1-prefill-0:8081/metrics","nativeRole":"prefill","workerId":"7587889123","dpRank":null,"engine":null},
-	  "kvCacheUsage":[],"prefixCacheHitRate":[],"queueDepth":[],"promptTokensBySource":{},
+	  "kvCacheUsage":[],"prefixCacheHitRate":[],"queueDepth":[],"promptTokensBySource":{"compute (miss)":[{"t":1,"value":100},{"t":2,"value":300}]},
 	  "promptTps":[{"t":1,"value":100},{"t":2,"value":300}],"generationTps":[],"prefixCacheHitsTps":[],"hostKvCacheUsage":[],"kvCacheUsageByEngine":[]},
-	 {"source":{"id":"dynamo|prefill|http://gb200-nv-1-prefill-1:8081/metrics|7587889456||","adapter":"dynamo","role":"prefill",
+	 {"source":{"id":"dynamo|prefill|7587889456","adapter":"dynamo","role":"prefill",
 	   "endpointUrl":"http://gb200-nv-1-prefill-1:8081/metrics","nativeRole":"prefill","workerId":"7587889456","dpRank":null,"engine":null},
-	  "kvCacheUsage":[],"prefixCacheHitRate":[],"queueDepth":[],"promptTokensBySource":{},
+	  "kvCacheUsage":[],"prefixCacheHitRate":[],"queueDepth":[],"promptTokensBySource":{"compute (miss)":[{"t":1,"value":200}]},
 	  "promptTps":[{"t":1,"value":200}],"generationTps":[],"prefixCacheHitsTps":[],"hostKvCacheUsage":[],"kvCacheUsageByEngine":[]},
-	 {"source":{"id":"dynamo|decode|http://gb200-nv-1-decode-0:8082/metrics|7587889789||","adapter":"dynamo","role":"decode",
+	 {"source":{"id":"dynamo|decode|7587889789","adapter":"dynamo","role":"decode",
 	   "endpointUrl":"http://gb200-nv-1-decode-0:8082/metrics","nativeRole":"backend","workerId":"7587889789","dpRank":null,"engine":null},
-	  "kvCacheUsage":[{"t":1,"value":0.375}],"prefixCacheHitRate":[],"queueDepth":[],"promptTokensBySource":{},
+	  "kvCacheUsage":[{"t":1,"value":0.375}],"prefixCacheHitRate":[],"queueDepth":[],"promptTokensBySource":{"compute (miss)":[{"t":1,"value":50}]},
 	  "promptTps":[{"t":1,"value":50}],"generationTps":[{"t":1,"value":400}],"prefixCacheHitsTps":[],"hostKvCacheUsage":[],
-	  "kvCacheUsageByEngine":[{"engineLabel":"0","points":[{"t":1,"value":0.5}]},{"engineLabel":"1","points":[{"t":1,"value":0.25}]}]},
-	 {"source":{"id":"dynamo|unknown|http://gb200-nv-1:8000/metrics|||","adapter":"dynamo","role":"unknown",
+	  "kvCacheUsageByEngine":[]},
+	 {"source":{"id":"dynamo|unknown|http://gb200-nv-1:8000/metrics","adapter":"dynamo","role":"unknown",
 	   "endpointUrl":"http://gb200-nv-1:8000/metrics","nativeRole":null,"workerId":null,"dpRank":null,"engine":null},
 	  "kvCacheUsage":[],"prefixCacheHitRate":[],"queueDepth":[],"promptTokensBySource":{},
 	  "promptTps":[],"generationTps":[],"prefixCacheHitsTps":[],"hostKvCacheUsage":[],"kvCacheUsageByEngine":[]}]`

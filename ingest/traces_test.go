@@ -100,8 +100,8 @@ func TestTracesFirstIngestAndRerun(t *testing.T) {
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM agentic_trace_replay WHERE layout = 'single-node'`))
 	// The payloads are at the dashboard's versions; the request timeline
 	// (jsonb) has one entry per timed record of the stored profile.
-	require.Equal(t, 4, e.count(`SELECT count(*) FROM agentic_trace_replay WHERE aggregate_stats->>'version' = '7'
-		AND chart_series->>'version' = '12' AND request_timeline->>'version' = '6' AND request_timeline_digest IS NULL`))
+	require.Equal(t, 4, e.count(`SELECT count(*) FROM agentic_trace_replay WHERE aggregate_stats->>'version' = '10'
+		AND chart_series->>'version' = '20' AND request_timeline->>'version' = '6' AND request_timeline_digest IS NULL`))
 	rows, err := e.pool().Query(context.Background(),
 		`SELECT profile_export_digest, jsonb_array_length(request_timeline->'requests') FROM agentic_trace_replay`)
 	require.NoError(t, err)

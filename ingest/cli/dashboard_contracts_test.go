@@ -378,8 +378,8 @@ var readContracts = []readContract{
     order by br.id`,
 		args: func(f demoFacts) []any { return []any{[]int64{f.agentic, f.disagg}} },
 		want: func(t *testing.T, f demoFacts, rows []map[string]any) {
-			// The site's fast path: version 12 (CHART_SERIES_VERSION at
-			// 7fe6d62). The disaggregated Dynamo point has its sources: its
+			// The site's fast path: version 20 (CHART_SERIES_VERSION at
+			// 08a6bf7). The disaggregated Dynamo point has its sources: its
 			// export is one endpoint without Dynamo labels, so one source
 			// (role unknown) holding every series; the aggregated point none.
 			require.Len(t, rows, 2)
@@ -388,14 +388,14 @@ var readContracts = []readContract{
 				byID[r["id"].(int64)] = r
 			}
 			agg, dis := byID[f.agentic]["chart_series"].(map[string]any), byID[f.disagg]["chart_series"].(map[string]any)
-			require.Equal(t, 12.0, agg["version"])
-			require.Equal(t, 12.0, dis["version"])
+			require.Equal(t, 20.0, agg["version"])
+			require.Equal(t, 20.0, dis["version"])
 			require.Equal(t, []any{}, agg["metricSources"])
 			require.Equal(t, true, byID[f.disagg]["disagg"])
 			srcs := dis["metricSources"].([]any)
 			require.Len(t, srcs, 1)
 			src := srcs[0].(map[string]any)
-			require.Equal(t, map[string]any{"id": "dynamo|unknown|http://localhost:8888/metrics|||", "adapter": "dynamo",
+			require.Equal(t, map[string]any{"id": "dynamo|unknown|http://localhost:8888/metrics", "adapter": "dynamo",
 				"role": "unknown", "endpointUrl": "http://localhost:8888/metrics", "nativeRole": nil, "workerId": nil,
 				"dpRank": nil, "engine": nil}, src["source"])
 			// One source holding every series: its lines are the point's.

@@ -6,19 +6,23 @@ import "encoding/json"
 // (agentic_trace_replay.aggregate_stats) whose shape and values this package
 // writes: the dashboard reads a stored bundle only at exactly this version
 // and recomputes any other from the raw blobs.
-const AggregateStatsVersion = 7
+const AggregateStatsVersion = 10
 
 // statSamples are the profile's samples of the aggregate statistics, taken
-// from every record outside a non-profiling phase (a record without a phase,
-// or with an empty one, counts; errors and cancellations are not left out):
-// ISL and OSL as read, and E2E latency per output token (seconds) of the
-// records whose latency, TTFT, ISL and OSL are all positive.
+// from every record that is neither in a non-profiling phase (a record
+// without a phase, or with an empty one, counts) nor cancelled
+// (metadata.was_cancelled true); records with an error count: ISL and OSL
+// as read, and E2E latency per output token (seconds) of the records whose
+// latency, TTFT, ISL and OSL are all positive.
 type statSamples struct {
 	isl, osl, e2elPerOSL []float64
 }
 
 func (s *statSamples) add(rec *record) {
 	if ph := rec.Metadata.Phase; ph != nil && *ph != "" && *ph != "profiling" {
+		return
+	}
+	if rec.Metadata.WasCancelled {
 		return
 	}
 	m := &rec.Metrics
@@ -38,22 +42,33 @@ func (s *statSamples) add(rec *record) {
 }
 
 type aggregateStats struct {
-	Version            int          `json:"version"`
-	ISL                *Percentiles `json:"isl"`
-	OSL                *Percentiles `json:"osl"`
-	KVCacheUtil        *Percentiles `json:"kvCacheUtil"`
-	PrefixCacheHitRate *Percentiles `json:"prefixCacheHitRate"`
-	E2ELPerOSL         *Percentiles `json:"e2elPerOsl"`
+	Version            int             `json:"version"`
+	ISL                *Percentiles    `json:"isl"`
+	OSL                *Percentiles    `json:"osl"`
+	KVCacheUtil        *Percentiles    `json:"kvCacheUtil"`
+	PrefixCacheHitRate *Percentiles    `json:"prefixCacheHitRate"`
+	E2ELPerOSL         *Percentiles    `json:"e2elPerOsl"`
+	SequenceLengths    sequenceLengths `json:"sequenceLengths"`
 }
 
-// aggregateStatsJSON is the aggregate statistics payload, version 7: ISL,
+// sequenceLengths are the ISL and OSL sketches of the payload, each null
+// without a sample the sketch takes.
+type sequenceLengths struct {
+	ISL *TokenLengthSketch `json:"isl"`
+	OSL *TokenLengthSketch `json:"osl"`
+}
+
+// aggregateStatsJSON is the aggregate statistics payload, version 10: ISL,
 // OSL and E2E-latency-per-output-token percentiles from the profile, KV
 // cache utilization and prefix-cache hit rate percentiles from the server
-// metrics' profiling block (null without an export). It sorts the profile's
-// samples in place.
+// metrics' profiling block (null without an export), and sequenceLengths,
+// the token length sketches of the same ISL and OSL samples. The sketches
+// are taken before percentilesOf reuses the samples' slices, which it
+// leaves sorted.
 func aggregateStatsJSON(p *Profile, sm *ServerMetrics) (json.RawMessage, error) {
-	st := aggregateStats{Version: AggregateStatsVersion, ISL: percentilesOf(p.stats.isl), OSL: percentilesOf(p.stats.osl),
-		E2ELPerOSL: percentilesOf(p.stats.e2elPerOSL)}
+	st := aggregateStats{Version: AggregateStatsVersion,
+		SequenceLengths: sequenceLengths{ISL: tokenLengthSketchOf(p.stats.isl), OSL: tokenLengthSketchOf(p.stats.osl)}}
+	st.ISL, st.OSL, st.E2ELPerOSL = percentilesOf(p.stats.isl), percentilesOf(p.stats.osl), percentilesOf(p.stats.e2elPerOSL)
 	if sm != nil && sm.chart != nil {
 		kv, hit := sm.chart.serverSamples(sm.streamed())
 		st.KVCacheUtil, st.PrefixCacheHitRate = percentilesOf(kv), percentilesOf(hit)

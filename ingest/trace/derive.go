@@ -37,7 +37,8 @@ type DerivedMetrics map[string]float64
 
 // Derive computes the payloads of a sidecar from its profile and, when
 // present, its server metrics (sm may be nil): the aggregate statistics
-// (version 7), the chart series (version 12, nil without server metrics)
+// (version 10), the chart series (version 20, nil without server metrics
+// or for a point whose chart is withheld)
 // and the metrics written to the linked rows. The request timeline is
 // written separately (Profile.WriteTimeline). It sorts the profile's samples
 // in place.
@@ -48,8 +49,10 @@ func Derive(p *Profile, sm *ServerMetrics) (*Derived, error) {
 		return nil, err
 	}
 	if sm != nil {
-		if d.ChartSeries, err = json.Marshal(sm.chart.build(sm.streamed())); err != nil {
-			return nil, err
+		if !sm.chart.point.ChartWithheld() {
+			if d.ChartSeries, err = json.Marshal(sm.chart.build(sm.streamed())); err != nil {
+				return nil, err
+			}
 		}
 		if gpu, cpu, ok := sm.CacheHitRates(); ok {
 			d.Metrics[schema.DerivedMetricPrefix+"gpu_cache_hit_rate"] = gpu

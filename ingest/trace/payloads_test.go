@@ -221,7 +221,7 @@ func TestRequestTimelineV6(t *testing.T) {
 	})
 }
 
-func TestAggregateStatsV7(t *testing.T) {
+func TestAggregateStatsV10(t *testing.T) {
 	ratio := func(rl, osl float64) float64 { return rl / 1000 / osl }
 	t.Run("from the profile", func(t *testing.T) {
 		p := profileOf(t,
@@ -239,8 +239,8 @@ func TestAggregateStatsV7(t *testing.T) {
 			E2ELPerOSL *Percentiles `json:"e2elPerOsl"`
 		}
 		require.NoError(t, json.Unmarshal(d.AggregateStats, &e2))
-		require.Equal(t, 7, st.Version)
-		require.Equal(t, &Percentiles{Mean: 200, P50: 200, P75: 250, P90: 280, P99: 298, N: 3}, st.ISL)
+		require.Equal(t, 10, st.Version)
+		require.Equal(t, &Percentiles{Mean: 200, P50: 200, P75: 250, P90: 280, P95: 290, P99: 298, N: 3}, st.ISL)
 		require.Equal(t, 75.0, st.OSL.Mean)
 		require.Nil(t, st.KVCacheUtil)
 		require.Nil(t, st.PrefixCacheHitRate)
@@ -250,13 +250,18 @@ func TestAggregateStatsV7(t *testing.T) {
 		// p90 of three: rank 1.8, between the second and third.
 		require.InDelta(t, r[1]+0.8*(r[2]-r[1]), e2.E2ELPerOSL.P90, 1e-15)
 		require.InDelta(t, (r[0]+r[1]+r[2])/3, e2.E2ELPerOSL.Mean, 1e-15)
-		require.JSONEq(t, `{"version":7,"isl":{"mean":200,"p50":200,"p75":250,"p90":280,"p99":298,"n":3},
-			"osl":{"mean":75,"p50":75,"p75":87.5,"p90":95,"p99":99.5,"n":3},"kvCacheUtil":null,"prefixCacheHitRate":null,
-			"e2elPerOsl":`+mustJSON(e2.E2ELPerOSL)+`}`, string(d.AggregateStats))
+		// ISL 100 → bin 6·256 + 144, 200 → 7·256 + 144, 300 → 8·256 + 44;
+		// OSL 50 → 5·256 + 144, 75 → 6·256 + 44, 100 → 6·256 + 144.
+		seq := sequenceLengths{
+			ISL: &TokenLengthSketch{Version: 1, BinsPerOctave: 256, N: 3, MinBin: 1680, Counts: sparseCounts(413, map[int]int{0: 1, 256: 1, 412: 1})},
+			OSL: &TokenLengthSketch{Version: 1, BinsPerOctave: 256, N: 3, MinBin: 1424, Counts: sparseCounts(257, map[int]int{0: 1, 156: 1, 256: 1})}}
+		require.JSONEq(t, `{"version":10,"isl":{"mean":200,"p50":200,"p75":250,"p90":280,"p95":290,"p99":298,"n":3},
+			"osl":{"mean":75,"p50":75,"p75":87.5,"p90":95,"p95":97.5,"p99":99.5,"n":3},"kvCacheUtil":null,"prefixCacheHitRate":null,
+			"e2elPerOsl":`+mustJSON(e2.E2ELPerOSL)+`,"sequenceLengths":`+mustJSON(seq)+`}`, string(d.AggregateStats))
 	})
 	t.Run("which records count", func(t *testing.T) {
-		// Warmup is left out; an empty phase, no phase, errors and
-		// cancellations count for ISL and OSL; the E2E ratio needs
+		// Warmup and cancellations are left out; an empty phase, no
+		// phase and errors count for ISL and OSL; the E2E ratio needs
 		// latency, TTFT, ISL and OSL all positive.
 		p := profileOf(t,
 			rec{phase: "warmup", cid: "w", isl: 999, osl: 999, latency: 1, ttft: 1},
@@ -270,10 +275,11 @@ func TestAggregateStatsV7(t *testing.T) {
 		var raw map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(d.AggregateStats, &raw))
 		delete(raw, "version")
+		delete(raw, "sequenceLengths")
 		b, _ := json.Marshal(raw)
 		require.NoError(t, json.Unmarshal(b, &st))
-		require.Equal(t, 3, st["isl"].N)        // 10, 20, 30
-		require.Equal(t, 4, st["osl"].N)        // 0, 20, 40, 10
+		require.Equal(t, 2, st["isl"].N)        // 10, 20
+		require.Equal(t, 3, st["osl"].N)        // 0, 20, 10
 		require.Equal(t, 1, st["e2elPerOsl"].N) // only b: 0.4 s / 20
 		require.Equal(t, 0.02, st["e2elPerOsl"].P99)
 	})
@@ -286,9 +292,10 @@ func TestAggregateStatsV7(t *testing.T) {
 		p := profileOf(t, rec{cid: "a", start: 1, end: 2})
 		d, err := Derive(p, sm)
 		require.NoError(t, err)
-		require.JSONEq(t, `{"version":7,"isl":null,"osl":null,"e2elPerOsl":null,
-			"kvCacheUtil":{"mean":0.5,"p50":0.5,"p75":0.65,"p90":0.74,"p99":0.794,"n":3},
-			"prefixCacheHitRate":{"mean":0.8,"p50":0.8,"p75":0.8,"p90":0.8,"p99":0.8,"n":1}}`,
+		require.JSONEq(t, `{"version":10,"isl":null,"osl":null,"e2elPerOsl":null,
+			"kvCacheUtil":{"mean":0.5,"p50":0.5,"p75":0.65,"p90":0.74,"p95":0.77,"p99":0.794,"n":3},
+			"prefixCacheHitRate":{"mean":0.8,"p50":0.8,"p75":0.8,"p90":0.8,"p95":0.8,"p99":0.8,"n":1},
+			"sequenceLengths":{"isl":null,"osl":null}}`,
 			roundJSON(t, d.AggregateStats), "warmup scrapes are not in the statistics")
 	})
 	t.Run("names read whole and streamed", func(t *testing.T) {
@@ -302,12 +309,45 @@ func TestAggregateStatsV7(t *testing.T) {
 		p := profileOf(t, rec{cid: "a", start: 1, end: 2})
 		d, err := Derive(p, serverMetricsOf(t, 0, doc, PointContext{}))
 		require.NoError(t, err)
-		require.Contains(t, string(d.AggregateStats), `"kvCacheUtil":{"mean":0.5,"p50":0.5,"p75":0.5,"p90":0.5,"p99":0.5,"n":1}`)
-		require.Contains(t, string(d.AggregateStats), `"prefixCacheHitRate":{"mean":0.25,"p50":0.25,"p75":0.25,"p90":0.25,"p99":0.25,"n":1}`)
+		require.Contains(t, string(d.AggregateStats), `"kvCacheUtil":{"mean":0.5,"p50":0.5,"p75":0.5,"p90":0.5,"p95":0.5,"p99":0.5,"n":1}`)
+		require.Contains(t, string(d.AggregateStats), `"prefixCacheHitRate":{"mean":0.25,"p50":0.25,"p75":0.25,"p90":0.25,"p95":0.25,"p99":0.25,"n":1}`)
 		d, err = Derive(p, serverMetricsOf(t, inMemoryExportLimit+1, doc, PointContext{}))
 		require.NoError(t, err)
 		require.Contains(t, string(d.AggregateStats), `"kvCacheUtil":null`)
 		require.Contains(t, string(d.AggregateStats), `"prefixCacheHitRate":null`)
+	})
+	t.Run("ATOM and TensorRT-LLM names", func(t *testing.T) {
+		stats := func(size int64, doc string) map[string]*Percentiles {
+			t.Helper()
+			d, err := Derive(profileOf(t, rec{cid: "a", start: 1, end: 2}), serverMetricsOf(t, size, doc, PointContext{}))
+			require.NoError(t, err)
+			var raw map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(d.AggregateStats, &raw))
+			st := map[string]*Percentiles{}
+			for _, k := range []string{"kvCacheUtil", "prefixCacheHitRate"} {
+				var p *Percentiles
+				require.NoError(t, json.Unmarshal(raw[k], &p))
+				st[k] = p
+			}
+			return st
+		}
+		// ATOM: its KV ratio; hits over admitted (full) tokens.
+		atom := `{"metrics":{"atom:kv_cache_usage_ratio":{"series":[{"timeslices":[{"start_ns":0,"avg":0.4}]}]},
+			"atom:prefix_cache_cached_tokens":{"series":[{"timeslices":[{"start_ns":0,"rate":30}]}]},
+			"atom:prefix_cache_full_tokens":{"series":[{"timeslices":[{"start_ns":0,"rate":120}]}]}}}`
+		for _, size := range []int64{0, inMemoryExportLimit + 1} {
+			st := stats(size, atom)
+			require.Equal(t, 0.4, st["kvCacheUtil"].Mean, "size %d", size)
+			require.Equal(t, 0.25, st["prefixCacheHitRate"].Mean, "size %d", size)
+		}
+		// TensorRT-LLM without a query counter: its own hit-rate gauge,
+		// averaged over series per start.
+		st := stats(0, `{"metrics":{"trtllm_kv_cache_utilization":{"series":[{"timeslices":[{"start_ns":0,"avg":0.5}]}]},
+			"trtllm_prompt_cached_tokens":{"series":[{"timeslices":[{"start_ns":0,"rate":30}]}]},
+			"trtllm_kv_cache_hit_rate":{"series":[{"timeslices":[{"start_ns":0,"avg":0.25},{"start_ns":1,"avg":0.5}]},
+				{"timeslices":[{"start_ns":0,"avg":0.75}]}]}}}`)
+		require.Equal(t, 0.5, st["kvCacheUtil"].Mean)
+		require.Equal(t, &Percentiles{Mean: 0.5, P50: 0.5, P75: 0.5, P90: 0.5, P95: 0.5, P99: 0.5, N: 2}, st["prefixCacheHitRate"])
 	})
 }
 
@@ -388,10 +428,10 @@ func vllmExport(hits, queries float64) string {
 			{"labels":{"source":"miss"},"timeslices":[{"start_ns":0,"end_ns":1e9,"rate":800}]}]}}}`, hits, queries)
 }
 
-func TestChartSeriesV12(t *testing.T) {
+func TestChartSeriesV20(t *testing.T) {
 	t.Run("a vLLM export", func(t *testing.T) {
 		c := chartOf(t, 0, vllmExport(75, 100))
-		require.JSONEq(t, `12`, string(c["version"]))
+		require.JSONEq(t, `20`, string(c["version"]))
 		require.JSONEq(t, `[{"t":0,"value":0.1},{"t":1,"value":0.4},{"t":2,"value":0.7}]`, string(c["kvCacheUsage"]))
 		require.JSONEq(t, `[{"t":0,"value":0.75}]`, string(c["prefixCacheHitRate"]))
 		require.JSONEq(t, `[{"t":0,"running":5,"waiting":2,"total":7}]`, string(c["queueDepth"]))
@@ -419,10 +459,9 @@ func TestChartSeriesV12(t *testing.T) {
 			"metrics":{"vllm:kv_cache_usage_perc":{"series":[{"timeslices":[
 			{"start_ns":10e9,"end_ns":11e9,"avg":0.8},{"start_ns":11e9,"end_ns":12e9,"avg":0.9}]}]}}}`)
 		require.JSONEq(t, `[{"t":0,"value":0.2},{"t":1,"value":0.3},{"t":10,"value":0.8},{"t":11,"value":0.9}]`, string(c["kvCacheUsage"]))
-		// Two series of one metric (one per block): per-engine lines too,
-		// labelled by their index in the merged list.
-		require.JSONEq(t, `[{"engineLabel":"0","points":[{"t":10,"value":0.8},{"t":11,"value":0.9}]},
-			{"engineLabel":"1","points":[{"t":0,"value":0.2},{"t":1,"value":0.3}]}]`, string(c["kvCacheUsageByEngine"]))
+		// The two blocks' series of one engine (same labels, same
+		// endpoint) are one engine: no per-engine lines.
+		require.JSONEq(t, `[]`, string(c["kvCacheUsageByEngine"]))
 	})
 	t.Run("four engines", func(t *testing.T) {
 		var run, wait, kv, prompt, gen []string

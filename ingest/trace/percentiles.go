@@ -14,19 +14,25 @@ type Percentiles struct {
 	P50  float64 `json:"p50"`
 	P75  float64 `json:"p75"`
 	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
 	P99  float64 `json:"p99"`
 	N    int     `json:"n"`
 }
 
-// percentilesOf sorts the finite samples in place and summarizes them; nil
-// when there are none. The mean sums the sorted samples in ascending order,
-// the percentiles interpolate between closest ranks at (n−1)·q (numpy's
-// default), values unrounded: the numbers are the dashboard's to the bit.
+// percentilesOf summarizes the finite samples (mean, p50, p75, p90, p95,
+// p99, n); nil when there are none. The mean sums the sorted samples in
+// ascending order, the percentiles interpolate between closest ranks at
+// (n−1)·q (numpy's default), values unrounded: the numbers are the
+// dashboard's to the bit. It works in vals: afterwards the finite samples
+// are sorted at its front, so when any was not finite vals no longer holds
+// the samples it was given.
 func percentilesOf(vals []float64) *Percentiles {
 	clean := vals[:0]
 	for _, v := range vals {
 		if finite(v) {
-			clean = append(clean, v)
+			// +0 turns −0 into 0: a percentile that is a −0 sample is
+			// written 0, as JSON.stringify writes it, not -0.
+			clean = append(clean, v+0)
 		}
 	}
 	if len(clean) == 0 {
@@ -38,7 +44,7 @@ func percentilesOf(vals []float64) *Percentiles {
 		sum += v
 	}
 	return &Percentiles{Mean: sum / float64(len(clean)), P50: quantile(clean, 0.5), P75: quantile(clean, 0.75),
-		P90: quantile(clean, 0.9), P99: quantile(clean, 0.99), N: len(clean)}
+		P90: quantile(clean, 0.9), P95: quantile(clean, 0.95), P99: quantile(clean, 0.99), N: len(clean)}
 }
 
 // quantile of ascending values: linear interpolation at (n−1)·q.

@@ -154,6 +154,13 @@ func ReadServerMetrics(r io.Reader, size int64, pc PointContext) (*ServerMetrics
 			found = true
 		case "warmup_metrics":
 			phase = phaseWarmup
+		case "input_config":
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, fmt.Errorf("%s: %w", key, err)
+			}
+			m.chart.input = readInputConfig(raw)
+			continue
 		default:
 			if err := skipValue(dec); err != nil {
 				return nil, fmt.Errorf("%s: %w", key, err)
@@ -197,8 +204,9 @@ func (m *ServerMetrics) readMetrics(dec *json.Decoder, phase int) error {
 		}
 		seen[name] = true
 		role, ok := metricRoles[name]
-		if (phase == phaseWarmup || !ok) && m.streamed() && !chartKeys[name] {
-			// A streamed export's charts read only the charted metrics.
+		if (phase == phaseWarmup || !ok) && m.streamed() && !wanted(name) {
+			// A streamed export is read for the charted and aggregated
+			// metrics only.
 			if err := skipValue(dec); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
@@ -209,6 +217,7 @@ func (m *ServerMetrics) readMetrics(dec *json.Decoder, phase int) error {
 			continue
 		}
 		if phase == phaseWarmup || !ok {
+			m.chart.sawMetric(phase, name)
 			err := walkSeries(dec, func(raw json.RawMessage) error {
 				if err := chk.Check(raw); err != nil {
 					return err

@@ -47,9 +47,10 @@ func TestMetricSources(t *testing.T) {
 		require.Len(t, srcs, 3)
 		var got [][3]string
 		for _, s := range srcs {
-			got = append(got, [3]string{s.Source.Role, *s.Source.WorkerID, *s.Source.Engine})
+			got = append(got, [3]string{s.Source.Role, *s.Source.WorkerID, s.Source.ID})
 		}
-		require.Equal(t, [][3]string{{"prefill", "prefill-a", "0"}, {"prefill", "prefill-b", "0"}, {"decode", "decode-a", "0"}}, got)
+		require.Equal(t, [][3]string{{"prefill", "prefill-a", "dynamo|prefill|prefill-a"}, {"prefill", "prefill-b", "dynamo|prefill|prefill-b"},
+			{"decode", "decode-a", "dynamo|decode|decode-a"}}, got)
 		prefillA, decode := srcs[0], srcs[2]
 		require.Equal(t, []Point{{0, 100}}, prefillA.PromptTps)
 		require.Equal(t, []QueuePoint{{0, 3, 0, 3}}, prefillA.QueueDepth)
@@ -59,14 +60,17 @@ func TestMetricSources(t *testing.T) {
 		// Every field of the source, in the dashboard's shape.
 		var raw []map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(c["metricSources"], &raw))
-		require.JSONEq(t, `{"id":"dynamo|prefill|prefill-a.internal.test:7500|prefill-a|0|0","adapter":"dynamo","role":"prefill",
-			"endpointUrl":"prefill-a.internal.test:7500","nativeRole":"prefill","workerId":"prefill-a","dpRank":"0","engine":"0"}`,
+		// A source is a worker: its DP rank and engine are not named.
+		require.JSONEq(t, `{"id":"dynamo|prefill|prefill-a","adapter":"dynamo","role":"prefill",
+			"endpointUrl":"prefill-a.internal.test:7500","nativeRole":"prefill","workerId":"prefill-a","dpRank":null,"engine":null}`,
 			string(raw[0]["source"]))
 		require.Len(t, raw[0], 10)
-		require.JSONEq(t, `{"source":{"id":"dynamo|decode|decode-a.internal.test:7516|decode-a|0|0","adapter":"dynamo","role":"decode",
-			"endpointUrl":"decode-a.internal.test:7516","nativeRole":"backend","workerId":"decode-a","dpRank":"0","engine":"0"},
+		// Without a per-source prompt breakdown or cache hits, the prompt
+		// counter is all computed (missed) tokens.
+		require.JSONEq(t, `{"source":{"id":"dynamo|decode|decode-a","adapter":"dynamo","role":"decode",
+			"endpointUrl":"decode-a.internal.test:7516","nativeRole":"backend","workerId":"decode-a","dpRank":null,"engine":null},
 			"kvCacheUsage":[],"prefixCacheHitRate":[],"queueDepth":[{"t":0,"running":5,"waiting":0,"total":5}],
-			"promptTokensBySource":{},"promptTps":[{"t":0,"value":300}],"generationTps":[{"t":0,"value":400}],
+			"promptTokensBySource":{"compute (miss)":[{"t":0,"value":300}]},"promptTps":[{"t":0,"value":300}],"generationTps":[{"t":0,"value":400}],
 			"prefixCacheHitsTps":[],"hostKvCacheUsage":[],"kvCacheUsageByEngine":[]}`, mustJSON(decode))
 	})
 	t.Run("none for an aggregated point or another framework", func(t *testing.T) {
@@ -88,7 +92,8 @@ func TestMetricSources(t *testing.T) {
 		for _, s := range srcs {
 			ids = append(ids, s.Source.ID)
 		}
-		require.Equal(t, []string{"dynamo|router|http://fe:8000/metrics|||", "dynamo|decode|dyn://decode|7||", "dynamo|unknown||||"}, ids)
+		require.Equal(t, []string{"dynamo|router|http://fe:8000/metrics", "dynamo|decode|7", "dynamo|unknown|"}, ids)
+		require.Equal(t, "dyn://decode", *srcs[1].Source.EndpointURL)
 		require.Equal(t, []QueuePoint{{2, 4, 0, 4}}, srcs[1].QueueDepth, "t from the export's earliest start")
 		require.Empty(t, srcs[2].QueueDepth)
 		require.Nil(t, srcs[2].Source.EndpointURL)

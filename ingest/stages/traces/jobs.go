@@ -254,9 +254,10 @@ func primaryLog(files []*fileDigest) string {
 func sameDigest(a, b []byte) bool { return a != nil && bytes.Equal(a, b) }
 
 // pointContexts settles each sidecar's point context from the configs of
-// the rows it serves: a sidecar serving a disaggregated Dynamo point has
-// per-source chart series (one sidecar serves the rows of one AIPerf
-// directory, whose configs agree; should they not, any such row decides).
+// the rows it serves: a sidecar serving a disaggregated point under a
+// server-metrics adapter (Dynamo, TensorRT-LLM, llm-d) has per-source chart
+// series (one sidecar serves the rows of one AIPerf directory, whose
+// configs agree; should they not, any such row decides).
 func (s *traceStage) pointContexts() {
 	for _, j := range s.sidecarOrder {
 		for _, p := range j.rows {
