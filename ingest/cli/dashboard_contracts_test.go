@@ -359,6 +359,47 @@ var readContracts = []readContract{
 			require.Equal(t, map[string]any{"cid": "trace-9", "ti": 5.0, "ri": 67.0, "start": 114077183744.0, "phase": "profiling"},
 				map[string]any{"cid": last["cid"], "ti": last["ti"], "ri": last["ri"], "start": last["start"], "phase": last["phase"]})
 		}},
+	{read: "agentic-shared.ts: fetchAggregateStatsRows", sql: `
+    select
+      br.id as benchmark_result_id,
+      atr.aggregate_stats as stats
+    from benchmark_results br
+    join agentic_trace_replay atr on atr.id = br.trace_replay_id
+    where br.id = any($1::bigint[])`,
+		args: func(f demoFacts) []any { return []any{[]int64{f.agentic, f.disagg}} },
+		want: func(t *testing.T, f demoFacts, rows []map[string]any) {
+			// The site's fast path: version 10 (STATS_VERSION of
+			// agentic-shared.ts, 58192f20), every bundle with its p95, the
+			// token-length sketches beside them. Sample values of the conc-4
+			// point (22 profiled requests, 60 KV scrapes, no prefix-cache
+			// counters in its export).
+			require.Len(t, rows, 2)
+			for _, r := range rows {
+				st := r["stats"].(map[string]any)
+				require.Equal(t, 10.0, st["version"])
+				require.ElementsMatch(t, []string{"version", "isl", "osl", "kvCacheUtil", "prefixCacheHitRate", "e2elPerOsl", "sequenceLengths"},
+					keysOf(st))
+				isl := st["isl"].(map[string]any)
+				require.ElementsMatch(t, []string{"mean", "p50", "p75", "p90", "p95", "p99", "n"}, keysOf(isl))
+				sk := st["sequenceLengths"].(map[string]any)["isl"].(map[string]any)
+				require.ElementsMatch(t, []string{"version", "binsPerOctave", "n", "zeroCount", "minBin", "counts"}, keysOf(sk))
+				require.Equal(t, 1.0, sk["version"])
+				require.Equal(t, 256.0, sk["binsPerOctave"])
+				require.Equal(t, isl["n"], sk["n"], "the sketch holds the same requests as the percentiles")
+				total := sk["zeroCount"].(float64)
+				for _, c := range sk["counts"].([]any) {
+					total += c.(float64)
+				}
+				require.Equal(t, sk["n"], total)
+				if r["benchmark_result_id"] == f.agentic {
+					require.Equal(t, 22.0, isl["n"])
+					require.Equal(t, 168042.7, isl["p95"])
+					require.Equal(t, 3644.0, sk["minBin"])
+					require.Equal(t, 0.6174, st["kvCacheUtil"].(map[string]any)["p95"])
+					require.Nil(t, st["prefixCacheHitRate"])
+				}
+			}
+		}},
 	{read: "trace-server-metrics.ts: getTraceServerMetrics", sql: `
     select
       br.trace_replay_id,
@@ -518,4 +559,12 @@ func TestDashboardContracts(t *testing.T) {
 		})
 	}
 	t.Run("reader changes nothing", func(t *testing.T) { readerCannotWrite(t, reader) })
+}
+
+func keysOf(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
