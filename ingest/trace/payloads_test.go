@@ -14,7 +14,10 @@ import (
 // The payloads' expected values below restate the facts of the
 // dashboard's own tests of compute-request-timeline, compute-aggregate-stats
 // and compute-chart-series (InferenceX-app 7fe6d62) and follow from its
-// formulas by hand; they are not produced by this package.
+// formulas by hand, at the versions this package writes (the newer rules of
+// 58192f20 and 08a6bf7, which left these facts unchanged but for the
+// version, p95, the sketches and the per-engine lines of one engine); they
+// are not produced by this package.
 
 // rec is one profile record for a test; zero fields are left out.
 type rec struct {

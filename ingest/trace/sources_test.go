@@ -11,7 +11,8 @@ import (
 
 // The facts below restate the dashboard's own test of per-source series
 // (compute-chart-series.test.ts, InferenceX-app 7fe6d62: three Dynamo
-// workers of a disaggregated point) and follow from its rules by hand.
+// workers of a disaggregated point) and follow from its rules by hand, at
+// chart series version 20 (08a6bf7: a source is a worker).
 
 // dynamoSeries is one worker's series of a metric, as Dynamo's exports
 // label them.
