@@ -69,8 +69,8 @@ func aggregateStatsJSON(p *Profile, sm *ServerMetrics) (json.RawMessage, error) 
 	st := aggregateStats{Version: AggregateStatsVersion,
 		SequenceLengths: sequenceLengths{ISL: tokenLengthSketchOf(p.stats.isl), OSL: tokenLengthSketchOf(p.stats.osl)}}
 	st.ISL, st.OSL, st.E2ELPerOSL = percentilesOf(p.stats.isl), percentilesOf(p.stats.osl), percentilesOf(p.stats.e2elPerOSL)
-	if sm != nil && sm.chart != nil {
-		kv, hit := sm.chart.serverSamples(sm.streamed())
+	if sm != nil {
+		kv, hit := sm.chart.serverSamples()
 		st.KVCacheUtil, st.PrefixCacheHitRate = percentilesOf(kv), percentilesOf(hit)
 	}
 	return json.Marshal(st)

@@ -49,6 +49,19 @@ func byT(ps []Point) map[float64]float64 {
 	return m
 }
 
+// pointRatio divides num by den tick for tick: a point of num at every tick
+// where den has a positive value.
+func pointRatio(num, den []Point) []Point {
+	d := byT(den)
+	out := []Point{}
+	for _, p := range num {
+		if v, ok := d[p.T]; ok && v > 0 {
+			out = append(out, Point{T: p.T, Value: p.Value / v})
+		}
+	}
+	return out
+}
+
 // seriesFrom computes the chart series of a metric map (the whole export's
 // or one source's), timed in seconds from origin (ns). MetricSources is
 // left empty.
@@ -75,15 +88,9 @@ func seriesFrom(m *metricsMap, pc PointContext, origin float64) *ChartSeries {
 	}
 
 	// Prefix-cache hit rate: Σ hits / Σ queries per tick; else a gauge.
-	hits := summed(m.pick(hitNames...), false)
+	cs.PrefixCacheHitsTps = summed(m.pick(hitNames...), false)
 	querySeries := m.pick(queryNames...)
-	qs := byT(summed(querySeries, false))
-	cs.PrefixCacheHitRate = []Point{}
-	for _, p := range hits {
-		if q, ok := qs[p.T]; ok && q > 0 {
-			cs.PrefixCacheHitRate = append(cs.PrefixCacheHitRate, Point{T: p.T, Value: p.Value / q})
-		}
-	}
+	cs.PrefixCacheHitRate = pointRatio(cs.PrefixCacheHitsTps, summed(querySeries, false))
 	if len(cs.PrefixCacheHitRate) == 0 {
 		cs.PrefixCacheHitRate = averageAcrossEngines(resolveLogicalEngines(m.pick("trtllm_kv_cache_hit_rate", "atom:prefix_cache_hit_ratio"), tOf))
 	}
@@ -112,30 +119,19 @@ func seriesFrom(m *metricsMap, pc PointContext, origin float64) *ChartSeries {
 	// the cached ones.
 	promptTps := summed(m.pick(promptNames...), false)
 	cs.DecodeTps = summed(m.pick(decodeNames...), false)
-	cs.PrefixCacheHitsTps = summed(m.pick(hitNames...), false)
 	trtPrompt := summed(m.series["trtllm_prefill_batch_tokens"], false)
 	cs.PrefillTps = promptTps
 	if len(promptTps) == 0 {
 		cs.PrefillTps = g.sum([][]Point{trtPrompt, cs.PrefixCacheHitsTps})
 	}
 	if len(cs.PrefixCacheHitRate) == 0 && len(querySeries) == 0 {
-		prefill := byT(cs.PrefillTps)
-		for _, p := range cs.PrefixCacheHitsTps {
-			if prompt, ok := prefill[p.T]; ok && prompt > 0 {
-				cs.PrefixCacheHitRate = append(cs.PrefixCacheHitRate, Point{T: p.T, Value: p.Value / prompt})
-			}
-		}
+		cs.PrefixCacheHitRate = pointRatio(cs.PrefixCacheHitsTps, cs.PrefillTps)
 	}
 
 	// Host (CPU offload) KV-cache usage: SGLang's used / total tokens, else
 	// TensorRT-LLM's gauge.
-	total := byT(summed(m.series["sglang:hicache_host_total_tokens"], true))
-	cs.HostKVCacheUsage = []Point{}
-	for _, p := range summed(m.series["sglang:hicache_host_used_tokens"], true) {
-		if tot, ok := total[p.T]; ok && tot > 0 {
-			cs.HostKVCacheUsage = append(cs.HostKVCacheUsage, Point{T: p.T, Value: p.Value / tot})
-		}
-	}
+	cs.HostKVCacheUsage = pointRatio(summed(m.series["sglang:hicache_host_used_tokens"], true),
+		summed(m.series["sglang:hicache_host_total_tokens"], true))
 	if len(cs.HostKVCacheUsage) == 0 {
 		cs.HostKVCacheUsage = averageAcrossEngines(resolveLogicalEngines(m.series["trtllm_kv_cache_host_utilization"], tOf))
 	}
@@ -155,13 +151,8 @@ func trtKVSeries(m *metricsMap, pc PointContext) []*rawSeries {
 	if pc.adapter() == adapterTRTLLM {
 		for _, s := range m.series["dynamo_component_gpu_cache_usage_percent"] {
 			cp := *s
-			cp.labels = make(map[string]string, len(s.labels)+1)
-			for k, v := range s.labels {
-				cp.labels[k] = v
-			}
-			cp.labels["metric_endpoint"] = ""
+			cp.labels = labelsWith(s.labels, [2]string{"metric_endpoint", deref(s.endpoint)})
 			if s.endpoint != nil {
-				cp.labels["metric_endpoint"] = *s.endpoint
 				ranked[*s.endpoint] = true
 			} else {
 				hasNil = true
@@ -193,11 +184,11 @@ func promptTokensBySource(cs *ChartSeries, m *metricsMap, summed func([]*rawSeri
 		bySrc[label] = append(bySrc[label], s)
 	}
 	for _, s := range m.series["vllm:prompt_tokens_by_source"] {
-		label, ok := firstLabel(s.labels, "source", "reason", "kind")
-		if !ok {
-			label = s.labelsJSON
+		if l := label(s.labels, "source", "reason", "kind"); l != nil {
+			add(*l, s)
+		} else {
+			add(s.labelsJSON, s)
 		}
-		add(label, s)
 	}
 	if len(order) == 0 {
 		for _, s := range m.series["sglang:realtime_tokens"] {
@@ -265,13 +256,4 @@ func positive(ps []Point) []Point {
 		}
 	}
 	return out
-}
-
-func firstLabel(labels map[string]string, keys ...string) (string, bool) {
-	for _, k := range keys {
-		if v, ok := labels[k]; ok {
-			return v, true
-		}
-	}
-	return "", false
 }

@@ -17,30 +17,47 @@ import (
 var shardLabels = map[string]bool{"tp_rank": true, "pp_rank": true, "ep_rank": true, "moe_ep_rank": true}
 
 // identityKey is a series' logical identity: its labels other than shard
-// ranks, by name; the endpoint when it has no other label. The endpoint is
+// ranks; the endpoint when it has no other label. The endpoint is
 // transport, not identity: two endpoints exposing one label set are two
 // views of one engine.
 func identityKey(s *rawSeries) string {
-	names := make([]string, 0, len(s.labels))
-	for n := range s.labels {
-		if !shardLabels[n] {
+	if k := labelKey(s.labels, shardLabels); k != "" {
+		return k
+	}
+	return "@" + deref(s.endpoint)
+}
+
+// labelKey is a label set, less the skipped names, as one comparable string
+// ("" when nothing is left); name and value are joined by control
+// characters, so no label can forge another set's key.
+func labelKey(labels map[string]string, skip map[string]bool) string {
+	names := make([]string, 0, len(labels))
+	for n := range labels {
+		if !skip[n] {
 			names = append(names, n)
 		}
 	}
-	if len(names) == 0 {
-		return "@" + deref(s.endpoint)
-	}
-	slices.SortFunc(names, compareUTF16)
+	slices.Sort(names)
 	var b strings.Builder
-	for i, n := range names {
-		if i > 0 {
-			b.WriteByte(2)
-		}
+	for _, n := range names {
 		b.WriteString(n)
 		b.WriteByte(1)
-		b.WriteString(s.labels[n])
+		b.WriteString(labels[n])
+		b.WriteByte(2)
 	}
 	return b.String()
+}
+
+// labelsWith is a copy of labels with the given labels set.
+func labelsWith(labels map[string]string, set ...[2]string) map[string]string {
+	out := make(map[string]string, len(labels)+len(set))
+	for k, v := range labels {
+		out[k] = v
+	}
+	for _, kv := range set {
+		out[kv[0]] = kv[1]
+	}
+	return out
 }
 
 func deref(s *string) string {
@@ -158,11 +175,24 @@ func discriminator(labels map[string]string, endpoint string, preferEndpoint boo
 	return &endpoint
 }
 
-// scrapes are one endpoint's samples of one identity, summed by start, in
-// the order their starts were first seen.
+// scrapes are samples summed by start (the sum and count of each start), in
+// the order their starts were first seen: one endpoint's samples of one
+// identity for the charts, a metric's for the statistics.
 type scrapes struct {
 	order []float64
 	at    map[float64]*[2]float64 // sum, count
+}
+
+func newScrapes() *scrapes { return &scrapes{at: map[float64]*[2]float64{}} }
+
+// means are the mean value of each start, in order.
+func (s *scrapes) means() []float64 {
+	out := make([]float64, len(s.order))
+	for i, t := range s.order {
+		a := s.at[t]
+		out[i] = a[0] / a[1]
+	}
+	return out
 }
 
 func (s *scrapes) add(start, v float64) {
@@ -175,14 +205,14 @@ func (s *scrapes) add(start, v float64) {
 	s.at[start] = &[2]float64{v, 1}
 }
 
+// mean is the mean over starts of their means.
 func (s *scrapes) mean() float64 {
 	if len(s.order) == 0 {
 		return 0
 	}
 	total := 0.0
-	for _, t := range s.order {
-		a := s.at[t]
-		total += a[0] / a[1]
+	for _, m := range s.means() {
+		total += m
 	}
 	return total / float64(len(s.order))
 }
@@ -268,7 +298,7 @@ func resolveComponents(ss []*rawSeries, tOf func(float64) float64, gauge bool) [
 		ep := deref(s.endpoint)
 		sc := g.byEndpoint[ep]
 		if sc == nil {
-			sc = &scrapes{at: map[float64]*[2]float64{}}
+			sc = newScrapes()
 			g.byEndpoint[ep] = sc
 			g.endpoints = append(g.endpoints, ep)
 		}

@@ -74,18 +74,18 @@ const (
 	fieldSumRate
 )
 
+// rateMetrics are the counters the charts and statistics read by their
+// rate: every name of their counter fallbacks and prompt-token sources.
+var rateMetrics = setOf(slices.Concat(hitNames, queryNames, promptNames, decodeNames, statHitNames, statQueryNames,
+	[]string{"vllm:prompt_tokens_by_source", "sglang:realtime_tokens"})...)
+
 // fieldOf is the field the charts and statistics read a metric by: every
 // metric they read is read by one field only.
 func fieldOf(name string) field {
-	switch name {
-	case "vllm:prefix_cache_hits", "vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_hits",
-		"vllm:gpu_prefix_cache_queries", "vllm:prompt_tokens", "vllm:generation_tokens", "vllm:prompt_tokens_by_source",
-		"sglang:cached_tokens", "sglang:prompt_tokens", "sglang:generation_tokens", "sglang:realtime_tokens",
-		"atom:prefix_cache_cached_tokens", "atom:prefix_cache_full_tokens", "atom:prompt_tokens", "atom:generation_tokens",
-		"trtllm_prompt_cached_tokens", "trtllm_prompt_cached_tokens_total", "trtllm_prompt_tokens",
-		"trtllm_prompt_tokens_total", "trtllm_generation_tokens", "trtllm_generation_tokens_total":
+	switch {
+	case rateMetrics[name]:
 		return fieldRate
-	case "trtllm_prefill_batch_tokens":
+	case name == "trtllm_prefill_batch_tokens":
 		return fieldSumRate
 	}
 	return fieldAvg
@@ -116,8 +116,6 @@ type sample struct{ start, value float64 }
 // it: where it came from, its labels, its shape (slice count, first start,
 // last end, scrape cadence) and, for a metric they read, its samples.
 type rawSeries struct {
-	name     string
-	phase    int
 	endpoint *string
 	labels   map[string]string
 	// labelsJSON is the labels object as JavaScript would print it (a
@@ -136,8 +134,8 @@ type rawSeries struct {
 const maxTickNs = 300 * 1e9
 
 // newRawSeries reads one series; samples are kept when keep is set.
-func newRawSeries(phase int, name string, s *seriesIn, labels map[string]string, keep bool) *rawSeries {
-	rs := &rawSeries{name: name, phase: phase, endpoint: s.EndpointURL, labels: labels, slices: len(s.Timeslices)}
+func newRawSeries(name string, s *seriesIn, labels map[string]string, keep bool) *rawSeries {
+	rs := &rawSeries{endpoint: s.EndpointURL, labels: labels, slices: len(s.Timeslices)}
 	ts := s.Timeslices
 	if len(ts) > 0 {
 		rs.first, rs.last = ts[0].StartNs, ts[len(ts)-1].EndNs
@@ -192,12 +190,12 @@ func newRawSeries(phase int, name string, s *seriesIn, labels map[string]string,
 // then its warmup series) is settled when the payloads are built.
 type chartCollector struct {
 	point PointContext
-	// streamedExport: the dashboard would stream the export, seeing the
-	// charted (or aggregated) metrics only.
-	streamedExport bool
-	// names are the metric names of each block in file order.
+	// streamed: the dashboard would stream the export, seeing the charted
+	// (or aggregated) metrics only.
+	streamed bool
+	// names are the metric names of each block in file order, got their
+	// series (an entry for every name, series or not).
 	names [2][]string
-	seen  [2]map[string]bool
 	got   [2]map[string][]*rawSeries
 	// input is the export's input_config; normalized is set once the
 	// point's adapter has rewritten the series (llm-d only).
@@ -219,9 +217,9 @@ func (c *chartCollector) normalize() {
 }
 
 func newChartCollector(ctx PointContext, streamed bool) *chartCollector {
-	c := &chartCollector{point: ctx, streamedExport: streamed}
-	for ph := range c.seen {
-		c.seen[ph], c.got[ph] = map[string]bool{}, map[string][]*rawSeries{}
+	c := &chartCollector{point: ctx, streamed: streamed}
+	for ph := range c.got {
+		c.got[ph] = map[string][]*rawSeries{}
 	}
 	return c
 }
@@ -235,8 +233,8 @@ func wanted(name string) bool { return chartKeys[name] || aggregateKeys[name] }
 
 // sawMetric notes a metric of a block, series or not.
 func (c *chartCollector) sawMetric(phase int, name string) {
-	if !c.seen[phase][name] {
-		c.seen[phase][name] = true
+	if _, ok := c.got[phase][name]; !ok {
+		c.got[phase][name] = nil
 		c.names[phase] = append(c.names[phase], name)
 	}
 }
@@ -267,7 +265,7 @@ func (c *chartCollector) series(phase int, name string, raw json.RawMessage) err
 	if err != nil {
 		return err
 	}
-	rs := newRawSeries(phase, name, &s, labels, wanted(name))
+	rs := newRawSeries(name, &s, labels, wanted(name))
 	if name == "vllm:prompt_tokens_by_source" {
 		rs.labelsJSON = stringifyLabels(s.Labels)
 	}
@@ -383,10 +381,10 @@ type ChartSeries struct {
 
 // build assembles the chart series over both blocks, with the series of
 // each source when the point has them.
-func (c *chartCollector) build(streamed bool) *ChartSeries {
+func (c *chartCollector) build() *ChartSeries {
 	c.normalize()
 	var keep func(string) bool
-	if streamed {
+	if c.streamed {
 		keep = func(n string) bool { return chartKeys[n] }
 	}
 	m := c.merged(bothPhases, keep)

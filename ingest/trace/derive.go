@@ -50,7 +50,7 @@ func Derive(p *Profile, sm *ServerMetrics) (*Derived, error) {
 	}
 	if sm != nil {
 		if !sm.chart.point.ChartWithheld() {
-			if d.ChartSeries, err = json.Marshal(sm.chart.build(sm.streamed())); err != nil {
+			if d.ChartSeries, err = json.Marshal(sm.chart.build()); err != nil {
 				return nil, err
 			}
 		}

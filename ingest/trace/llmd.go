@@ -3,7 +3,6 @@ package trace
 import (
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -105,23 +104,6 @@ func metricsHref(s string) string {
 	return out.href
 }
 
-// labelSetKey is a series' labels as one comparable string.
-func labelSetKey(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte(1)
-		b.WriteString(labels[k])
-		b.WriteByte(2)
-	}
-	return b.String()
-}
-
 // normalizeLLMD applies the llm-d adapter to the vLLM metrics of one block:
 // a series a frontend mirrors (scraped from a frontend's origin, not an
 // explicitly scraped server, with the label set of a series an explicitly
@@ -147,19 +129,13 @@ func normalizeLLMD(got map[string][]*rawSeries, ic inputConfig, disagg bool) {
 		direct := map[string]bool{}
 		for _, s := range ss {
 			if explicit[deref(s.endpoint)] && s.slices > 0 {
-				direct[labelSetKey(s.labels)] = true
+				direct[labelKey(s.labels, nil)] = true
 			}
 		}
 		kept := ss[:0:0]
 		for _, s := range ss {
-			w, ok := parseWebURL(deref(s.endpoint))
-			if s.endpoint != nil && *s.endpoint != "" && ok && !explicit[w.href] && frontends[w.origin] && direct[labelSetKey(s.labels)] {
+			if w, ok := parseWebURL(deref(s.endpoint)); ok && !explicit[w.href] && frontends[w.origin] && direct[labelKey(s.labels, nil)] {
 				continue
-			}
-			cp := *s
-			cp.labels = make(map[string]string, len(s.labels)+2)
-			for k, v := range s.labels {
-				cp.labels[k] = v
 			}
 			set := [][2]string{{"worker_id", deref(s.endpoint)}}
 			if !disagg {
@@ -167,9 +143,8 @@ func normalizeLLMD(got map[string][]*rawSeries, ic inputConfig, disagg bool) {
 			} else if r, ok := s.labels["llm-d.ai/role"]; ok {
 				set = append(set, [2]string{"engine_type", r})
 			}
-			for _, kv := range set {
-				cp.labels[kv[0]] = kv[1]
-			}
+			cp := *s
+			cp.labels = labelsWith(s.labels, set...)
 			if s.labelsJSON != "" {
 				cp.labelsJSON = withLabels(s.labelsJSON, set)
 			}

@@ -3,7 +3,6 @@ package trace
 import (
 	"bytes"
 	"slices"
-	"unicode/utf16"
 
 	json "github.com/goccy/go-json"
 )
@@ -79,7 +78,7 @@ func (p *Profile) replayRanks() []uint32 {
 		case la.first > lb.first:
 			return 1
 		}
-		return slices.Compare(utf16.Encode([]rune(la.key)), utf16.Encode([]rune(lb.key)))
+		return compareUTF16(la.key, lb.key)
 	})
 	ranks := make([]uint32, len(p.replays))
 	for rank, lane := range order {

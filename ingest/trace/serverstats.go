@@ -8,36 +8,16 @@ var (
 	statQueryNames = []string{"vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries", "vllm:prompt_tokens", "sglang:prompt_tokens", "atom:prefix_cache_full_tokens", "trtllm_prompt_tokens", "trtllm_prompt_tokens_total"}
 )
 
-// byStartSums sums the samples of series by start, in the order the starts
-// were first seen, with the count of each.
-type byStartSums struct {
-	order []float64
-	sums  map[float64]*[2]float64
-}
-
-func sumByStart(ss []*rawSeries) *byStartSums {
-	b := &byStartSums{sums: map[float64]*[2]float64{}}
+// scrapesOf sums the samples of series by start (their values and count),
+// as the statistics group every series of a metric.
+func scrapesOf(ss []*rawSeries) *scrapes {
+	sc := newScrapes()
 	for _, s := range ss {
 		for _, x := range s.samples {
-			a := b.sums[x.start]
-			if a == nil {
-				a = &[2]float64{}
-				b.sums[x.start] = a
-				b.order = append(b.order, x.start)
-			}
-			a[0] += x.value
-			a[1]++
+			sc.add(x.start, x.value)
 		}
 	}
-	return b
-}
-
-func (b *byStartSums) means() []float64 {
-	out := make([]float64, len(b.order))
-	for i, t := range b.order {
-		out[i] = b.sums[t][0] / b.sums[t][1]
-	}
-	return out
+	return sc
 }
 
 // serverSamples are the samples of the aggregate statistics from the
@@ -46,22 +26,22 @@ func (b *byStartSums) means() []float64 {
 // are positive; else, without any, TensorRT-LLM's or ATOM's hit-rate gauge,
 // mean over series). A streamed export is read for the aggregated metrics
 // only.
-func (c *chartCollector) serverSamples(streamed bool) (kv, hit []float64) {
+func (c *chartCollector) serverSamples() (kv, hit []float64) {
 	c.normalize()
 	var keep func(string) bool
-	if streamed {
+	if c.streamed {
 		keep = func(n string) bool { return aggregateKeys[n] }
 	}
 	m := c.merged(profilingOnly, keep)
-	kv = sumByStart(m.pick(statKVNames...)).means()
-	hits, qs := sumByStart(m.pick(statHitNames...)), sumByStart(m.pick(statQueryNames...))
+	kv = scrapesOf(m.pick(statKVNames...)).means()
+	hits, qs := scrapesOf(m.pick(statHitNames...)), scrapesOf(m.pick(statQueryNames...))
 	for _, t := range hits.order {
-		if q, ok := qs.sums[t]; ok && q[0] > 0 {
-			hit = append(hit, hits.sums[t][0]/q[0])
+		if q, ok := qs.at[t]; ok && q[0] > 0 {
+			hit = append(hit, hits.at[t][0]/q[0])
 		}
 	}
 	if len(hit) == 0 {
-		hit = sumByStart(m.pick("trtllm_kv_cache_hit_rate", "atom:prefix_cache_hit_ratio")).means()
+		hit = scrapesOf(m.pick("trtllm_kv_cache_hit_rate", "atom:prefix_cache_hit_ratio")).means()
 	}
 	return kv, hit
 }

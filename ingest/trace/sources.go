@@ -177,11 +177,7 @@ func metricSources(m *metricsMap, pc PointContext, origin float64) []MetricSourc
 			labels := s.labels
 			if s.endpoint != nil {
 				if hint, ok := roles[*s.endpoint]; ok && labels["disaggregation_mode"] == "" {
-					labels = make(map[string]string, len(s.labels)+1)
-					for k, v := range s.labels {
-						labels[k] = v
-					}
-					labels["disaggregation_mode"] = hint
+					labels = labelsWith(s.labels, [2]string{"disaggregation_mode", hint})
 				}
 			}
 			src := identifySource(adapter, s.endpoint, labels)
