@@ -111,4 +111,12 @@ func TestTraceMetricSources(t *testing.T) {
 	third := e.mustIngest(dir, ingest.Config{})
 	require.False(t, hasNote(third, "held derived payloads of an older build"), "%v", third.Notes)
 	require.JSONEq(t, want, sources())
+
+	// A null chart (none stored, as for a disaggregated llm-d point) is
+	// not a chart without per-source series: not stale.
+	_, err = e.pool().Exec(context.Background(), `UPDATE agentic_trace_replay SET chart_series = NULL
+		WHERE chart_series->'metricSources' <> '[]'::jsonb`)
+	require.NoError(t, err)
+	fourth := e.mustIngest(dir, ingest.Config{Reread: true})
+	require.False(t, hasNote(fourth, "held derived payloads of an older build"), "%v", fourth.Notes)
 }

@@ -34,15 +34,16 @@ WHERE b.workflow_run_id = $1 AND b.content_digest = ANY($2::bytea[])`
 // which stored sidecars hold payloads of other versions than $4
 // (aggregate_stats), $5 (chart_series) and $6 (request_timeline), the
 // timeline blob of a build before migration 000015, or, for the sidecars
-// of disaggregated Dynamo points ($8), a chart with series but without
-// per-source series (written by a build that never filled them).
+// of points with per-source series ($8), a chart with series but without
+// per-source series (written by a build that never filled them; a null
+// chart, none stored, is not one).
 const qKnownTraceDigests = `
 SELECT 's', digest, NOT (coalesce(aggregate_stats ->> 'version', '') = $4::int::text
 		AND (chart_series IS NULL OR chart_series ->> 'version' = $5::int::text)
 		AND (request_timeline IS NULL OR request_timeline ->> 'version' = $6::int::text)
 		AND request_timeline_digest IS NULL
-		AND NOT (digest = ANY($8::bytea[]) AND chart_series -> 'metricSources' = '[]'::jsonb
-			AND (chart_series ->> 'timeslicesCount')::int > 0))
+		AND NOT coalesce(digest = ANY($8::bytea[]) AND chart_series -> 'metricSources' = '[]'::jsonb
+			AND (chart_series ->> 'timeslicesCount')::int > 0, false))
 FROM agentic_trace_replay WHERE digest = ANY($1::bytea[])
 UNION ALL SELECT 'l', digest, false FROM server_logs WHERE digest = ANY($2::bytea[])
 UNION ALL SELECT 'b', digest, false FROM trace_blobs WHERE digest = ANY($3::bytea[])

@@ -56,8 +56,8 @@ func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys,
 // digests are already stored. One round trip.
 //
 // A stored sidecar whose payloads are not of the versions v, or, among
-// perSource (the sidecars of disaggregated Dynamo points), whose chart has
-// series but no per-source series, is also listed in Stale.
+// perSource (the sidecars of points with per-source chart series), whose
+// chart has series but no per-source series, is also listed in Stale.
 func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, texts [][]byte, v schema.TracePayloadVersions,
 	perSource [][]byte) (schema.TraceKnown, error) {
 	k := schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{}, Stale: map[string]bool{}, LogTexts: map[string]bool{}}

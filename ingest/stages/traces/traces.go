@@ -94,7 +94,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	for _, j := range st.sidecarOrder {
 		if j.failed == "" {
 			sd = append(sd, j.digest)
-			if j.point.PerSource() && !j.point.ChartWithheld() {
+			if j.point.PerSource() {
 				ps = append(ps, j.digest)
 			}
 			for _, d := range j.parts {
