@@ -175,8 +175,9 @@ type Config struct {
 	// another worker may have ingested.
 	Fence func(ctx context.Context) error
 	// CoverageGuard is warn (the default, "") or refuse: a run that would
-	// shrink a published curve (fewer points, arms, a narrower
-	// concurrency span, frontier points lost undominated) is reported, or
+	// shrink a published curve (impact's coverage loss: points not measured
+	// again, arms, the concurrency span, a range or frontier region lost
+	// beyond run-to-run noise) is reported, or
 	// rolled back, unless AcceptCoverageLoss names the curve (its key).
 	CoverageGuard      string
 	AcceptCoverageLoss []string

@@ -18,8 +18,8 @@ type coverageOpts struct {
 
 func addCoverage(s *settings) coverageOpts {
 	return coverageOpts{
-		guard: s.enum("coverage-guard", "warn", []string{"warn", "refuse"}, "a run that would shrink a published curve (fewer points or arms, a narrower "+
-			"concurrency span, frontier points lost undominated): warn (report it) or refuse (roll the run back, exit 4)", "INGEST_COVERAGE_GUARD"),
+		guard: s.enum("coverage-guard", "warn", []string{"warn", "refuse"}, "a run that would shrink a published curve (points not measured again, arms, "+
+			"the concurrency span, a range or frontier region lost beyond run-to-run noise): warn (report it) or refuse (roll the run back, exit 4)", "INGEST_COVERAGE_GUARD"),
 		accept: s.str("accept-coverage-loss", "", "comma-separated curve keys (as the report names them) whose coverage loss is deliberate: "+
 			"the guard lets them through", "INGEST_ACCEPT_COVERAGE_LOSS"),
 	}

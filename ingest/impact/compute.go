@@ -166,7 +166,7 @@ func curve(ci schema.CurveImpact) (schema.CurveChange, error) {
 	for _, ch := range charts() {
 		c.Frontiers = append(c.Frontiers, frontierChange(ci.Before, ci.After, ch, named))
 	}
-	c.CoverageLoss = coverageLoss(c, len(ci.Before) > 0)
+	c.CoverageLoss = coverageLoss(c, ci.Before, ci.After, named)
 	return c, nil
 }
 
@@ -260,7 +260,7 @@ func superseded(before, after []schema.CurvePoint) []schema.RunRef {
 // points on it and the points of the frontier before that the curve no
 // longer shows, each dominated or not by a point shown after.
 func frontierChange(before, after []schema.CurvePoint, ch chart, point func(schema.CurvePoint) schema.FrontierPoint) schema.FrontierChange {
-	fb, fa := frontier(before, ch), frontier(after, ch)
+	fb, fa := frontier(before, ch, point), frontier(after, ch, point)
 	f := schema.FrontierChange{Chart: ch.name, Before: len(fb), After: len(fa), New: []schema.FrontierPoint{},
 		Lost: []schema.LostFrontierPoint{}}
 	f.Few = len(after) > 0 && len(fa) < recommendedFrontier
@@ -291,47 +291,6 @@ func frontierChange(before, after []schema.CurvePoint, ch chart, point func(sche
 		f.Lost = append(f.Lost, lost)
 	}
 	return f
-}
-
-// coverageLoss lists how the change shrinks a published curve (published:
-// it had points before): fewer points, fewer arms, a narrower concurrency
-// span, frontier points lost with no point after at least as good.
-func coverageLoss(c schema.CurveChange, published bool) []string {
-	out := []string{}
-	if !published {
-		return out
-	}
-	b, a := c.Before, c.After
-	if a.Points < b.Points {
-		out = append(out, fmt.Sprintf("fewer points: %d → %d", b.Points, a.Points))
-	}
-	if len(a.Arms) < len(b.Arms) {
-		var lost []string
-		for _, x := range b.Arms {
-			if !slices.Contains(a.Arms, x) {
-				lost = append(lost, x)
-			}
-		}
-		out = append(out, fmt.Sprintf("fewer arms: %d → %d (no longer shown: %s)", len(b.Arms), len(a.Arms), strings.Join(lost, ", ")))
-	}
-	if a.Points > 0 && (a.ConcMin > b.ConcMin || a.ConcMax < b.ConcMax) {
-		out = append(out, fmt.Sprintf("narrower concurrency span: %d–%d → %d–%d", b.ConcMin, b.ConcMax, a.ConcMin, a.ConcMax))
-	} else if a.Points == 0 {
-		out = append(out, "the curve is no longer shown")
-	}
-	for _, f := range c.Frontiers {
-		var undominated []string
-		for _, l := range f.Lost {
-			if !l.Dominated {
-				undominated = append(undominated, fmt.Sprintf("conc %d %s", l.Conc, l.Arm))
-			}
-		}
-		if len(undominated) > 0 {
-			out = append(out, fmt.Sprintf("%s frontier loses %s without a dominating replacement: %s",
-				f.Chart, plural(len(undominated), "point", "points"), strings.Join(undominated, ", ")))
-		}
-	}
-	return out
 }
 
 func plural(n int, one, many string) string {

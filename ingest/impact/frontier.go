@@ -1,8 +1,10 @@
 package impact
 
 import (
+	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/inferencex/ingest/schema"
 )
@@ -48,12 +50,16 @@ func positive(v float64) bool { return v > 0 && !math.IsInf(v, 1) && !math.IsNaN
 // Pareto frontier of ch, by the dashboard's rule (InferenceX-app
 // globalParetoFrontier): the eligible points ordered best x first, then
 // best y, and a point is kept when its y is strictly better than every y
-// kept before it. Of points with equal coordinates only the first (in
-// pts' order) can be on it.
-func frontier(pts []schema.CurvePoint, ch chart) []int {
+// kept before it. Of points with equal coordinates only the first in the
+// tie order can be on it: arm, then concurrency (point names them), then
+// recipe fingerprint (none first), then the index in pts. The order
+// follows what the point is, never its row id, so a re-ingest of the same
+// points puts the same one on the frontier.
+func frontier(pts []schema.CurvePoint, ch chart, point func(schema.CurvePoint) schema.FrontierPoint) []int {
 	type cand struct {
 		i    int
 		x, y float64
+		id   schema.FrontierPoint
 	}
 	var cs []cand
 	for i, p := range pts {
@@ -61,7 +67,7 @@ func frontier(pts []schema.CurvePoint, ch chart) []int {
 			continue
 		}
 		if x, y, ok := coords(p.Values, ch); ok {
-			cs = append(cs, cand{i, x, y})
+			cs = append(cs, cand{i, x, y, point(p)})
 		}
 	}
 	slices.SortStableFunc(cs, func(a, b cand) int {
@@ -77,7 +83,8 @@ func frontier(pts []schema.CurvePoint, ch chart) []int {
 			}
 			return 1
 		}
-		return a.i - b.i
+		return cmp.Or(strings.Compare(a.id.Arm, b.id.Arm), cmp.Compare(a.id.Conc, b.id.Conc),
+			strings.Compare(deref(pts[a.i].RecipeFingerprint), deref(pts[b.i].RecipeFingerprint)), a.i-b.i)
 	})
 	var out []int
 	best := math.Inf(-1)

@@ -16,7 +16,8 @@ type pair struct {
 
 // match pairs the points a curve no longer shows (removed) with those it
 // shows now (added), one to one: first the same concurrency in the same
-// arm and recipe, then the same concurrency in any arm, then, where no
+// arm and recipe, then in the same arm (a re-run under another recipe),
+// then the same concurrency in any arm, then, where no
 // concurrency matches, the nearest median interactivity (by ratio). What
 // stays unpaired is dropped (removed) or gained (added). Ties go to the
 // earlier point, so the result is deterministic.
@@ -24,7 +25,7 @@ func match(removed, added []schema.CurvePoint, arms func(schema.CurvePoint) stri
 	usedOld := make([]bool, len(removed))
 	usedNew := make([]bool, len(added))
 	var out []pair
-	byConc := func(sameArm bool) {
+	byConc := func(sameArm, sameRecipeToo bool) {
 		for i, r := range removed {
 			if usedOld[i] || r.Deleted {
 				continue
@@ -33,7 +34,7 @@ func match(removed, added []schema.CurvePoint, arms func(schema.CurvePoint) stri
 				if usedNew[j] || a.Conc != r.Conc {
 					continue
 				}
-				if sameArm && (arms(a) != arms(r) || !sameRecipe(a.RecipeFingerprint, r.RecipeFingerprint)) {
+				if sameArm && arms(a) != arms(r) || sameRecipeToo && !sameRecipe(a.RecipeFingerprint, r.RecipeFingerprint) {
 					continue
 				}
 				usedOld[i], usedNew[j] = true, true
@@ -42,8 +43,9 @@ func match(removed, added []schema.CurvePoint, arms func(schema.CurvePoint) stri
 			}
 		}
 	}
-	byConc(true)
-	byConc(false)
+	byConc(true, true)
+	byConc(true, false)
+	byConc(false, false)
 	type cand struct {
 		i, j int
 		d    float64
