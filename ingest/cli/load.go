@@ -448,14 +448,18 @@ func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logge
 	if err := report.Render(env.Stdout, sum, opts.format.String()); err != nil {
 		return fmt.Errorf("print report: %w", err)
 	}
-	if p := opts.summaryJSON.String(); p != "" {
-		if err := writeFile(p, func(w io.Writer) error { return report.JSON(w, sum) }); err != nil {
-			return fmt.Errorf("--summary-json: %w", err)
+	if opts.summaryJSON.String() != "" {
+		if err := writeOutput(env, opts.summaryJSON, func(w io.Writer) error { return report.JSON(w, sum) }); err != nil {
+			return err
 		}
 	}
-	if p := opts.unmappedOut.String(); p != "" {
-		if _, err := report.WriteUnmappedFile(p, sum.Unmapped); err != nil {
-			return fmt.Errorf("--unmapped-output: %w", err)
+	// Nothing unmapped: the file is not written (an earlier one stays).
+	if opts.unmappedOut.String() != "" && !sum.Unmapped.Empty() {
+		if err := writeOutput(env, opts.unmappedOut, func(w io.Writer) error {
+			_, err := report.UnmappedEntities(w, sum.Unmapped)
+			return err
+		}); err != nil {
+			return err
 		}
 	}
 	if p := env.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
@@ -467,22 +471,4 @@ func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logge
 		writeAnnotations(env.Stdout, sum)
 	}
 	return nil
-}
-
-func writeFile(path string, fn func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
 }
