@@ -196,10 +196,42 @@ func redactURL(u *url.URL) string {
 var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]*@`)
 
 // RedactURLText replaces the user information (user:password@) of every
-// URL in s with "***@", for messages, reports and the ledger.
+// URL in s with "***@", and the value of every query parameter whose name
+// looks secret (secretParam: ?token=…, &sig=…) with "***", for messages,
+// reports and the ledger.
 func RedactURLText(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
+	if strings.Contains(s, "@") {
+		s = userinfo.ReplaceAllString(s, "${1}***@")
 	}
-	return userinfo.ReplaceAllString(s, "${1}***@")
+	if strings.Contains(s, "=") {
+		s = queryParam.ReplaceAllStringFunc(s, func(m string) string {
+			sub := queryParam.FindStringSubmatch(m)
+			if !secretParam(sub[2]) {
+				return m
+			}
+			return sub[1] + sub[2] + "=***"
+		})
+	}
+	return s
+}
+
+// queryParam is a query parameter in a text: the "?" or "&" before it, its
+// name and its value.
+var queryParam = regexp.MustCompile(`([?&;])([^=&#?;\s"'<>]+)=([^&#;\s"'<>]*)`)
+
+// secretParam reports whether a query parameter of this name may carry a
+// credential: its name (percent-decoded, any case) holds token, secret,
+// key, sig (signature), pass (password), auth or credential. Naming a
+// harmless parameter secret only hides its value from a message.
+func secretParam(name string) bool {
+	if n, err := url.QueryUnescape(name); err == nil {
+		name = n
+	}
+	name = strings.ToLower(name)
+	for _, w := range []string{"token", "secret", "key", "sig", "pass", "auth", "credential"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
