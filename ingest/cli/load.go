@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,11 +48,14 @@ type ingestOpts struct {
 	headSHA     *setting
 	headBranch  *setting
 	runURL      *setting
-	conclusion  *setting
-	event       *setting
-	coverage    coverageOpts
-	publish     *publishOpts
-	invalidate  *invalidateOpts
+	// githubAPI is --base-url where the command declares it (run); else
+	// the GitHub API is GITHUB_API_URL, else api.github.com.
+	githubAPI  *setting
+	conclusion *setting
+	event      *setting
+	coverage   coverageOpts
+	publish    *publishOpts
+	invalidate *invalidateOpts
 }
 
 // reportFormats are the formats of a run's report: INGEST_REPORT_FORMAT
@@ -74,7 +79,7 @@ func addIngest(s *settings) *ingestOpts {
 		unmappedOut: s.str("unmapped-output", "", "write unmapped-entities.json here when anything is unmapped", "UNMAPPED_ENTITIES_OUTPUT"),
 		catalog:     s.str("catalog", "", "comma-separated alias-table extension files (JSON, same shape as the embedded catalog)", "INGEST_CATALOG"),
 		overrides:   s.str("overrides", "", "comma-separated run-override files (JSON, same shape as the embedded ledger)", "INGEST_OVERRIDES"),
-		repo:        s.str("repo", "SemiAnalysisAI/InferenceX", "repository the run belongs to (OWNER/NAME)", "INGEST_REPO"),
+		repo:        s.repo("repo", "SemiAnalysisAI/InferenceX", "repository the run belongs to (OWNER/NAME)", "INGEST_REPO"),
 		runID:       s.id("run-id", "GitHub workflow run id (default: the run in artifacts.json)", "INGEST_RUN_ID"),
 		attempt:     s.intIn("attempt", "", 1, 32767, "run attempt (default: artifacts.json, else 1)", "INGEST_RUN_ATTEMPT"),
 		runDate:     s.str("run-date", "", "run creation time, RFC 3339 or YYYY-MM-DD (default: artifacts.json)", "INGEST_RUN_DATE"),
@@ -313,6 +318,9 @@ func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
 	if err := opts.coverage.apply(&cfg); err != nil {
 		return cfg, err
 	}
+	if err := checkRunURL(opts, env); err != nil {
+		return cfg, err
+	}
 	cfg.Meta = schema.RunMeta{Name: opts.runName.String(), HeadSHA: opts.headSHA.String(), HeadBranch: opts.headBranch.String(),
 		HTMLURL: github.RedactURLText(opts.runURL.String()), Conclusion: opts.conclusion.String(), Event: opts.event.String()}
 	if d := opts.runDate.String(); d != "" {
@@ -331,6 +339,37 @@ func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// checkRunURL refuses a --run-url that is not an http(s) URL on the web
+// host of the GitHub in use (github.com, or the host of the configured
+// GitHub API: github.WebHost): the report links it as the run.
+func checkRunURL(opts *ingestOpts, env Env) error {
+	raw := opts.runURL.String()
+	if raw == "" {
+		return nil
+	}
+	api := env.Getenv("GITHUB_API_URL")
+	if opts.githubAPI != nil {
+		api = opts.githubAPI.String()
+	}
+	if api == "" {
+		api = github.DefaultBaseURL
+	}
+	host, err := github.WebHost(api)
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.runURL.label(), err)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil ||
+		(!strings.EqualFold(u.Host, "github.com") && !strings.EqualFold(u.Host, host)) {
+		want := "github.com"
+		if host != want {
+			want += " or " + host
+		}
+		return fmt.Errorf("invalid value %q for %s: want an http(s) URL on %s (the GitHub in use)", github.RedactURLText(raw), opts.runURL.label(), want)
+	}
+	return nil
 }
 
 // startCPUProfile writes a CPU profile of the ingest to path when set, for
