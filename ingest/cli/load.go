@@ -56,6 +56,10 @@ type ingestOpts struct {
 	coverage   coverageOpts
 	publish    *publishOpts
 	invalidate *invalidateOpts
+	// outputFailed is set when an output file could not be written after
+	// the ingest (its exit code is then 3, which demo must not read as
+	// its designed failures).
+	outputFailed bool
 }
 
 // reportFormats are the formats of a run's report: INGEST_REPORT_FORMAT
@@ -258,6 +262,7 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 	}
 	if err := writeOutputs(env, opts, sum, log); err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
+		opts.outputFailed = true
 		if runErr == nil {
 			// The run is committed; only an output is missing.
 			return sum, ExitCompletedWithFailures
