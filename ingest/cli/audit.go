@@ -30,7 +30,7 @@ func (a *app) auditCommand() *cobra.Command {
 			"with the cause and the command that recovers each. The token comes from GH_TOKEN, else GITHUB_TOKEN (as gh\n"+
 			"takes it; never a flag); it needs actions:read, and contents:read and pull-requests:read for the changelog.", 0)
 	o := &auditOpts{common: addCommon(s)}
-	o.repo = s.str("repo", "", "repository of the sweeps, OWNER/NAME (required)", "INGEST_REPO")
+	o.repo = s.repo("repo", "", "repository of the sweeps, OWNER/NAME (required)", "INGEST_REPO")
 	o.since = s.str("since", "", "audit runs created on or after this day (YYYY-MM-DD) or time (RFC 3339) (required)", "INGEST_AUDIT_SINCE")
 	o.until = s.str("until", "", "audit runs created on or before this day (the whole day) or time", "INGEST_AUDIT_UNTIL")
 	o.workflow = s.str("workflow", "run-sweep.yml", "the merge/sweep workflow file (or id) whose runs are the merged sweeps", "INGEST_AUDIT_WORKFLOW")
@@ -57,8 +57,8 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 		fmt.Fprintf(env.Stderr, "ingest audit: "+format+"\n", a...)
 		return ExitUsage
 	}
-	if _, _, err := github.SplitRepo(repo.String()); err != nil {
-		return usageErr("--repo (or INGEST_REPO) is required as OWNER/NAME: %v", err)
+	if repo.String() == "" { // a value given is checked as it is read
+		return usageErr("--repo (or INGEST_REPO) is required as OWNER/NAME")
 	}
 	filter := github.RunFilter{Workflow: workflow.String(), Branch: branch.String()}
 	if since.String() == "" {

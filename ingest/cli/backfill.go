@@ -34,7 +34,7 @@ func (a *app) backfillCommand() *cobra.Command {
 			"takes it; never a flag).", 0)
 	o := &backfillOpts{common: addCommon(s)}
 	o.common.addNoMigrate(s)
-	o.repo = s.str("repo", "", "repository of the runs, OWNER/NAME (required)", "INGEST_REPO")
+	o.repo = s.repo("repo", "", "repository of the runs, OWNER/NAME (required)", "INGEST_REPO")
 	o.workflow = s.str("workflow", "", "workflow file (run-sweep.yml) or id whose runs to list (default: every workflow)", "INGEST_BACKFILL_WORKFLOW")
 	o.branch = s.str("branch", "main", "head branch of the runs to list ('*': every branch)", "INGEST_BACKFILL_BRANCH")
 	o.since = s.str("since", "", "list runs created on or after this day (YYYY-MM-DD) or time (RFC 3339)", "INGEST_BACKFILL_SINCE")
@@ -70,8 +70,8 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 		fmt.Fprintf(env.Stderr, "ingest backfill: "+format+"\n", a...)
 		return ExitUsage
 	}
-	if _, _, err := github.SplitRepo(repo.String()); err != nil {
-		return usageErr("--repo (or INGEST_REPO) is required as OWNER/NAME: %v", err)
+	if repo.String() == "" { // a value given is checked as it is read
+		return usageErr("--repo (or INGEST_REPO) is required as OWNER/NAME")
 	}
 	mapping, err := filesDigest(catalogFiles.String(), overrideFiles.String())
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -88,4 +89,39 @@ func TestInvalidateAfterCommit(t *testing.T) {
 	r = run(t, noToken, "load", dir)
 	requireCode(t, cli.ExitUsage, r)
 	require.Contains(t, r.stderr, "INGEST_INVALIDATE_TOKEN is not")
+}
+
+// TestInvalidateRedirectRedacted: a site that redirects the POST (307 to
+// another port, which would receive the bearer token) fails the
+// invalidation with a warning naming the target without its query, the
+// target hears nothing, and a secret-looking query value of the URL is
+// never printed.
+func TestInvalidateRedirectRedacted(t *testing.T) {
+	t.Parallel()
+	var reached atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		reached.Add(1)
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer other.Close()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Location", other.URL+"/api/v1/invalidate?sig=loc-secret-9031")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	}))
+	defer site.Close()
+	db := pgtest.New(t)
+	vars := map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo,
+		"INGEST_INVALIDATE_URL":   site.URL + "/api/v1/invalidate?scope=all&token=url-secret-4410",
+		"INGEST_INVALIDATE_TOKEN": "site-secret-8812", "GITHUB_ACTIONS": "true"}
+	dir, _ := genTree(t, generate.Options{Points: 2, Seed: 3, RunID: 28400002833})
+
+	r := run(t, vars, "load", dir)
+	requireCode(t, cli.ExitOK, r)
+	require.Contains(t, r.stderr, "dashboard cache invalidation failed after 1 attempts (POST "+site.URL+"/api/v1/invalidate?scope=all&token=***): "+
+		"redirected with HTTP 307 to "+other.URL+"/api/v1/invalidate, not followed")
+	require.Contains(t, r.stdout, "::warning title=Cache invalidation failed::")
+	for _, secret := range []string{"url-secret-4410", "loc-secret-9031", "site-secret-8812"} {
+		require.NotContains(t, r.stderr+r.stdout, secret)
+	}
+	require.Zero(t, reached.Load(), "the redirect target was reached")
 }

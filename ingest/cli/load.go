@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,11 +48,18 @@ type ingestOpts struct {
 	headSHA     *setting
 	headBranch  *setting
 	runURL      *setting
-	conclusion  *setting
-	event       *setting
-	coverage    coverageOpts
-	publish     *publishOpts
-	invalidate  *invalidateOpts
+	// githubAPI is --base-url where the command declares it (run); else
+	// the GitHub API is GITHUB_API_URL, else api.github.com.
+	githubAPI  *setting
+	conclusion *setting
+	event      *setting
+	coverage   coverageOpts
+	publish    *publishOpts
+	invalidate *invalidateOpts
+	// outputFailed is set when an output file could not be written after
+	// the ingest (its exit code is then 3, which demo must not read as
+	// its designed failures).
+	outputFailed bool
 }
 
 // reportFormats are the formats of a run's report: INGEST_REPORT_FORMAT
@@ -70,11 +79,11 @@ func addIngest(s *settings) *ingestOpts {
 		dryRun:      s.flag("dry-run", "run the whole ingest, report what would happen, then roll back", "INGEST_DRY_RUN"),
 		reread:      s.flag("reread", "read and compare the whole run even when its inputs and the data are unchanged since its last ingest", "INGEST_REREAD"),
 		format:      addReportFormat(s, report.FormatText),
-		summaryJSON: s.str("summary-json", "", "also write the JSON summary to this file", "INGEST_SUMMARY_JSON"),
-		unmappedOut: s.str("unmapped-output", "", "write unmapped-entities.json here when anything is unmapped", "UNMAPPED_ENTITIES_OUTPUT"),
+		summaryJSON: s.str("summary-json", "", "also write the JSON summary to this file (- for stdout)", "INGEST_SUMMARY_JSON"),
+		unmappedOut: s.str("unmapped-output", "", "write unmapped-entities.json here when anything is unmapped (- for stdout)", "UNMAPPED_ENTITIES_OUTPUT"),
 		catalog:     s.str("catalog", "", "comma-separated alias-table extension files (JSON, same shape as the embedded catalog)", "INGEST_CATALOG"),
 		overrides:   s.str("overrides", "", "comma-separated run-override files (JSON, same shape as the embedded ledger)", "INGEST_OVERRIDES"),
-		repo:        s.str("repo", "SemiAnalysisAI/InferenceX", "repository the run belongs to (OWNER/NAME)", "INGEST_REPO"),
+		repo:        s.repo("repo", "SemiAnalysisAI/InferenceX", "repository the run belongs to (OWNER/NAME)", "INGEST_REPO"),
 		runID:       s.id("run-id", "GitHub workflow run id (default: the run in artifacts.json)", "INGEST_RUN_ID"),
 		attempt:     s.intIn("attempt", "", 1, 32767, "run attempt (default: artifacts.json, else 1)", "INGEST_RUN_ATTEMPT"),
 		runDate:     s.str("run-date", "", "run creation time, RFC 3339 or YYYY-MM-DD (default: artifacts.json)", "INGEST_RUN_DATE"),
@@ -253,6 +262,7 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 	}
 	if err := writeOutputs(env, opts, sum, log); err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
+		opts.outputFailed = true
 		if runErr == nil {
 			// The run is committed; only an output is missing.
 			return sum, ExitCompletedWithFailures
@@ -313,6 +323,9 @@ func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
 	if err := opts.coverage.apply(&cfg); err != nil {
 		return cfg, err
 	}
+	if err := checkRunURL(opts, env); err != nil {
+		return cfg, err
+	}
 	cfg.Meta = schema.RunMeta{Name: opts.runName.String(), HeadSHA: opts.headSHA.String(), HeadBranch: opts.headBranch.String(),
 		HTMLURL: github.RedactURLText(opts.runURL.String()), Conclusion: opts.conclusion.String(), Event: opts.event.String()}
 	if d := opts.runDate.String(); d != "" {
@@ -331,6 +344,37 @@ func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// checkRunURL refuses a --run-url that is not an http(s) URL on the web
+// host of the GitHub in use (github.com, or the host of the configured
+// GitHub API: github.WebHost): the report links it as the run.
+func checkRunURL(opts *ingestOpts, env Env) error {
+	raw := opts.runURL.String()
+	if raw == "" {
+		return nil
+	}
+	api := env.Getenv("GITHUB_API_URL")
+	if opts.githubAPI != nil {
+		api = opts.githubAPI.String()
+	}
+	if api == "" {
+		api = github.DefaultBaseURL
+	}
+	host, err := github.WebHost(api)
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.runURL.label(), err)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil ||
+		(!strings.EqualFold(u.Host, "github.com") && !strings.EqualFold(u.Host, host)) {
+		want := "github.com"
+		if host != want {
+			want += " or " + host
+		}
+		return fmt.Errorf("invalid value %q for %s: want an http(s) URL on %s (the GitHub in use)", github.RedactURLText(raw), opts.runURL.label(), want)
+	}
+	return nil
 }
 
 // startCPUProfile writes a CPU profile of the ingest to path when set, for
@@ -448,14 +492,18 @@ func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logge
 	if err := report.Render(env.Stdout, sum, opts.format.String()); err != nil {
 		return fmt.Errorf("print report: %w", err)
 	}
-	if p := opts.summaryJSON.String(); p != "" {
-		if err := writeFile(p, func(w io.Writer) error { return report.JSON(w, sum) }); err != nil {
-			return fmt.Errorf("--summary-json: %w", err)
+	if opts.summaryJSON.String() != "" {
+		if err := writeOutput(env, opts.summaryJSON, func(w io.Writer) error { return report.JSON(w, sum) }); err != nil {
+			return err
 		}
 	}
-	if p := opts.unmappedOut.String(); p != "" {
-		if _, err := report.WriteUnmappedFile(p, sum.Unmapped); err != nil {
-			return fmt.Errorf("--unmapped-output: %w", err)
+	// Nothing unmapped: the file is not written (an earlier one stays).
+	if opts.unmappedOut.String() != "" && !sum.Unmapped.Empty() {
+		if err := writeOutput(env, opts.unmappedOut, func(w io.Writer) error {
+			_, err := report.UnmappedEntities(w, sum.Unmapped)
+			return err
+		}); err != nil {
+			return err
 		}
 	}
 	if p := env.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
@@ -467,22 +515,4 @@ func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logge
 		writeAnnotations(env.Stdout, sum)
 	}
 	return nil
-}
-
-func writeFile(path string, fn func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
 }

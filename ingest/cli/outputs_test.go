@@ -105,3 +105,23 @@ func TestStepSummaryUnwritable(t *testing.T) {
 	require.Contains(t, r.stderr, "could not write the job summary")
 	require.Equal(t, int64(12), count(t, db, "benchmark_results"))
 }
+
+// TestSideOutputUnwritable: an output path that cannot be written (a
+// directory here; /dev/full alike) is an error naming the option and the
+// path, and the exit code says so — even for demo, whose designed
+// failures alone exit 0 — while the directory is left as it was.
+func TestSideOutputUnwritable(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	dir := t.TempDir()
+	r := run(t, nil, "demo", "--database-url", db, "--summary-json", dir)
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+	require.Contains(t, r.stderr, "ingest: --summary-json "+dir+": ")
+	require.Contains(t, r.stderr, "is a directory")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "the directory was written into")
+	info, err := os.Stat(dir)
+	require.NoError(t, err)
+	require.True(t, info.IsDir())
+}

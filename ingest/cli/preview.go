@@ -28,7 +28,7 @@ func (a *app) previewCommand() *cobra.Command {
 		"Print {runInfo, benchmarks, evaluations} as JSON, from a run tree or a run fetched from GitHub; rows read but\n"+
 			"not normalized are counted on stderr. No database is read.", 1)
 	runID := s.id("run-id", "fetch this run from GitHub instead of reading a tree", "INGEST_RUN_ID")
-	repo := s.str("repo", "SemiAnalysisAI/InferenceX", "repository of the run (OWNER/NAME)", "INGEST_REPO")
+	repo := s.repo("repo", "SemiAnalysisAI/InferenceX", "repository of the run (OWNER/NAME)", "INGEST_REPO")
 	catalogFiles := s.str("catalog", "", "comma-separated alias-table extension files", "INGEST_CATALOG")
 	gh := addGitHub(s).addDownloads(s)
 	run(func(ctx context.Context, positional []string) int {
@@ -62,9 +62,6 @@ func runPreview(ctx context.Context, env Env, id int64, repo, catalogFiles *sett
 			return usageErr("the run tree %q is not a directory", dir)
 		}
 	} else {
-		if _, _, err := github.SplitRepo(repo.String()); err != nil {
-			return usageErr("--repo: %v", err)
-		}
 		gopts, err := gh.options(env, repo.String(), "a token with actions:read")
 		if err != nil {
 			return usageErr("%v", err)

@@ -27,6 +27,7 @@ func (a *app) runCommand() *cobra.Command {
 	mergeRun := s.id("merge-run-id", "run that triggered the ingest when the sweep was reused (default: --run-id)", "INGEST_MERGE_RUN_ID")
 	prFlag := s.id("pr", "pull request to comment on (default: reuse metadata, changelog pr-link, PRs of the merge commit)", "INGEST_PR_NUMBER")
 	gh := addGitHub(s).addDownloads(s).addCommentAuthor(s)
+	opts.githubAPI = gh.baseURL
 	noComment := s.flag("no-comment", "print the PR comment body instead of posting it", "INGEST_NO_COMMENT")
 	run(func(ctx context.Context, _ []string) int {
 		return runRun(ctx, a.env, opts, mergeRun, prFlag, gh, noComment)
@@ -41,9 +42,6 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 	}
 	if opts.runID.String() == "" {
 		return usageErr("--run-id (or INGEST_RUN_ID) is required")
-	}
-	if _, _, err := github.SplitRepo(opts.repo.String()); err != nil {
-		return usageErr("%s: %v", opts.repo.label(), err)
 	}
 	mergeID, pr := mergeRun.int64(), prFlag.int64()
 	gopts, err := gh.options(env, opts.repo.String(), "a token with actions:read, and pull-requests:write to comment")

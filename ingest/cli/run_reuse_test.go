@@ -205,7 +205,7 @@ func TestRunUsage(t *testing.T) {
 	}{
 		{"no run id", nil, "", "ingest run: --run-id (or INGEST_RUN_ID) is required"},
 		{"no token", []string{"--run-id", "1"}, "GITHUB_TOKEN", "ingest run: GITHUB_TOKEN is required"},
-		{"bad repo", []string{"--run-id", "1", "--repo", "nope"}, "", `ingest run: --repo: repository "nope" is not OWNER/NAME`},
+		{"bad repo", []string{"--run-id", "1", "--repo", "nope"}, "", `ingest run: invalid value "nope" for --repo: want OWNER/NAME`},
 		{"bad merge id", []string{"--run-id", "1", "--merge-run-id", "x"}, "", `ingest run: invalid value "x" for --merge-run-id: want a positive integer`},
 		{"bad base url", []string{"--run-id", "1", "--base-url", "ftp://x"}, "", `ingest run: GitHub API base URL "ftp://x" is not an http(s) URL`},
 		{"bad parallel", []string{"--run-id", "1", "--parallel", "0"}, "", `ingest run: invalid value "0" for --parallel: want an integer from 1 to 64`},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/store"
 )
 
@@ -118,6 +119,13 @@ func (s *settings) add(it *setting) *setting {
 // str declares a string option any value of which is accepted.
 func (s *settings) str(name, def, usage string, envs ...string) *setting {
 	return s.add(&setting{name: name, envs: envs, def: def, usage: usage, typ: "string"})
+}
+
+// repo declares an option naming a GitHub repository, OWNER/NAME as
+// GitHub allows them (github.CheckRepo): anything else would reach the
+// API's URLs, the report and the ledger as a repository no run can have.
+func (s *settings) repo(name, def, usage string, envs ...string) *setting {
+	return s.add(&setting{name: name, envs: envs, def: def, usage: usage, typ: "OWNER/NAME", check: github.CheckRepo})
 }
 
 // enum declares an option taking one of values.

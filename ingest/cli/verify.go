@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/schema"
 )
@@ -32,7 +31,7 @@ func (a *app) verifyCommand() *cobra.Command {
 			"curve rules. Exit 0 when every check holds, 1 otherwise.", 0)
 	common := addCommon(s)
 	runID := s.id("run-id", "GitHub workflow run id (required)", "INGEST_RUN_ID")
-	repo := s.str("repo", "SemiAnalysisAI/InferenceX", "repository the run belongs to (OWNER/NAME)", "INGEST_REPO")
+	repo := s.repo("repo", "SemiAnalysisAI/InferenceX", "repository the run belongs to (OWNER/NAME)", "INGEST_REPO")
 	format := s.enum("format", report.FormatText, []string{report.FormatText, report.FormatJSON}, "output format", "INGEST_VERIFY_FORMAT")
 	run(func(ctx context.Context, _ []string) int {
 		return runVerify(ctx, a.env, common, runID.int64(), repo, format)
@@ -43,10 +42,6 @@ func (a *app) verifyCommand() *cobra.Command {
 func runVerify(ctx context.Context, env Env, common *commonOpts, id int64, repo, format *setting) int {
 	if id == 0 {
 		fmt.Fprintln(env.Stderr, "ingest verify: --run-id is required")
-		return ExitUsage
-	}
-	if _, _, err := github.SplitRepo(repo.String()); err != nil {
-		fmt.Fprintf(env.Stderr, "ingest verify: %s: %v\n", repo.label(), err)
 		return ExitUsage
 	}
 	st, _, code := connect(ctx, common, env) // reads, and rolls back its recompute

@@ -158,15 +158,45 @@ func New(o Options) (*Client, error) {
 	return c, nil
 }
 
-// SplitRepo splits OWNER/NAME.
+// SplitRepo splits OWNER/NAME, each part as GitHub allows it (CheckRepo).
 func SplitRepo(full string) (owner, repo string, err error) {
-	owner, repo, ok := strings.Cut(full, "/")
-	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") || !safeSegment(owner) || !safeSegment(repo) {
-		return "", "", fmt.Errorf("repository %q is not OWNER/NAME", full)
+	if err := CheckRepo(full); err != nil {
+		return "", "", fmt.Errorf("repository %q: %w", full, err)
 	}
+	owner, repo, _ = strings.Cut(full, "/")
 	return owner, repo, nil
 }
 
+// CheckRepo says why full is not a repository as GitHub names one (nil
+// when it is): OWNER/NAME, the owner 1 to 39 letters, digits or single
+// hyphens, neither first nor last; the name 1 to 100 letters, digits,
+// ".", "-" or "_", and not "." or "..". Anything else would reach a URL
+// path, the report or the ledger as a repository GitHub cannot have.
+func CheckRepo(full string) error {
+	const want = "want OWNER/NAME (owner: 1-39 letters, digits or single hyphens, not first or last; " +
+		"name: 1-100 letters, digits, '.', '-' or '_', not . or ..)"
+	owner, name, ok := strings.Cut(full, "/")
+	if !ok || !validOwner(owner) || !validRepoName(name) {
+		return errors.New(want)
+	}
+	return nil
+}
+
+func validOwner(s string) bool {
+	if len(s) == 0 || len(s) > 39 || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func validRepoName(s string) bool { return len(s) > 0 && len(s) <= 100 && safeSegment(s) }
+
+// safeSegment reports whether s can be one segment of a URL path as is.
 func safeSegment(s string) bool {
 	if s == "." || s == ".." {
 		return false
@@ -177,6 +207,26 @@ func safeSegment(s string) bool {
 		}
 	}
 	return true
+}
+
+// WebHost is the host (with its port, if any) of the web UI of the GitHub
+// whose REST API is at baseURL: github.com for api.github.com,
+// SUBDOMAIN.ghe.com for api.SUBDOMAIN.ghe.com (GitHub Enterprise Cloud
+// with data residency), and HOST itself for GitHub Enterprise Server's
+// https://HOST/api/v3.
+func WebHost(baseURL string) (string, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("GitHub API URL %q is not an http(s) URL", RedactURLText(baseURL))
+	}
+	host := strings.ToLower(u.Host)
+	switch {
+	case host == "api.github.com":
+		return "github.com", nil
+	case strings.HasPrefix(host, "api.") && strings.HasSuffix(host, ".ghe.com"):
+		return strings.TrimPrefix(host, "api."), nil
+	}
+	return host, nil
 }
 
 // redactURL drops the query (a signed blob URL's signature) and any user
@@ -196,10 +246,42 @@ func redactURL(u *url.URL) string {
 var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]*@`)
 
 // RedactURLText replaces the user information (user:password@) of every
-// URL in s with "***@", for messages, reports and the ledger.
+// URL in s with "***@", and the value of every query parameter whose name
+// looks secret (secretParam: ?token=…, &sig=…) with "***", for messages,
+// reports and the ledger.
 func RedactURLText(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
+	if strings.Contains(s, "@") {
+		s = userinfo.ReplaceAllString(s, "${1}***@")
 	}
-	return userinfo.ReplaceAllString(s, "${1}***@")
+	if strings.Contains(s, "=") {
+		s = queryParam.ReplaceAllStringFunc(s, func(m string) string {
+			sub := queryParam.FindStringSubmatch(m)
+			if !secretParam(sub[2]) {
+				return m
+			}
+			return sub[1] + sub[2] + "=***"
+		})
+	}
+	return s
+}
+
+// queryParam is a query parameter in a text: the "?" or "&" before it, its
+// name and its value.
+var queryParam = regexp.MustCompile(`([?&;])([^=&#?;\s"'<>]+)=([^&#;\s"'<>]*)`)
+
+// secretParam reports whether a query parameter of this name may carry a
+// credential: its name (percent-decoded, any case) holds token, secret,
+// key, sig (signature), pass (password), auth or credential. Naming a
+// harmless parameter secret only hides its value from a message.
+func secretParam(name string) bool {
+	if n, err := url.QueryUnescape(name); err == nil {
+		name = n
+	}
+	name = strings.ToLower(name)
+	for _, w := range []string{"token", "secret", "key", "sig", "pass", "auth", "credential"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }

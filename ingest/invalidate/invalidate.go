@@ -1,6 +1,8 @@
 // Package invalidate asks the dashboard to drop its cached responses once
 // an ingest committed: a POST to the site's invalidation endpoint
-// (/api/v1/invalidate) with a bearer token, retried. A failure is the
+// (/api/v1/invalidate) with a bearer token, retried. A redirect is never
+// followed: the token goes to the configured URL only, and a POST turned
+// into a GET elsewhere cannot pass for an invalidation. A failure is the
 // caller's warning; it never touches the data.
 package invalidate
 
@@ -39,18 +41,31 @@ const maxRetryAfter = 30 * time.Second
 
 // permanent is a refusal retrying cannot change (a 4xx other than 408 and
 // 429: a wrong token, an unknown scope).
-type permanent struct{ status int }
+// A redirect is one too, naming where it pointed (location).
+type permanent struct {
+	status   int
+	location string
+}
 
-func (p permanent) Error() string { return fmt.Sprintf("refused with HTTP %d", p.status) }
+func (p permanent) Error() string {
+	if p.location != "" {
+		return fmt.Sprintf("redirected with HTTP %d to %s, not followed (the token goes to the configured URL only)", p.status, p.location)
+	}
+	return fmt.Sprintf("refused with HTTP %d", p.status)
+}
 
 // Post sends the invalidation, retrying network errors, timeouts, 408,
 // 429 and 5xx until it succeeds (2xx) or the attempts are spent.
 func (c Client) Post(ctx context.Context) (Result, error) {
 	attempts := max(c.Attempts, 1)
-	client := c.HTTP
-	if client == nil {
-		client = &http.Client{Timeout: 30 * time.Second}
+	client := &http.Client{Timeout: 30 * time.Second}
+	if c.HTTP != nil {
+		copied := *c.HTTP
+		client = &copied
 	}
+	// The redirect response itself is the answer: Do neither follows it nor
+	// sends the Authorization header anywhere else.
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	var (
 		res  Result
 		last error
@@ -97,12 +112,26 @@ func (c Client) once(ctx context.Context, client *http.Client) (status int, retr
 	switch s := resp.StatusCode; {
 	case s >= 200 && s < 300:
 		return s, 0, nil
+	case s >= 300 && s < 400:
+		return s, 0, permanent{status: s, location: redirectTarget(resp)}
 	case s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500:
 		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
 			retryAfter = time.Duration(secs) * time.Second
 		}
 		return s, retryAfter, fmt.Errorf("HTTP %d", s)
 	default:
-		return s, 0, permanent{s}
+		return s, 0, permanent{status: s}
 	}
+}
+
+// redirectTarget is the Location of a redirect, resolved against the
+// request, without its user information, query or fragment (where a
+// signed URL keeps its credential).
+func redirectTarget(resp *http.Response) string {
+	u, err := resp.Location()
+	if err != nil {
+		return "(no usable Location)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
 }

@@ -1,9 +1,12 @@
 package invalidate_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,4 +80,73 @@ func TestPostUnreachable(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, 2, res.Attempts)
 	require.Zero(t, res.Status)
+}
+
+// elsewhere is a server a redirect points to: it answers anything 200 and
+// records the requests it saw (method and Authorization).
+type elsewhere struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (e *elsewhere) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seen = append(e.seen, r.Method+" "+r.Header.Get("Authorization"))
+	w.WriteHeader(http.StatusOK)
+}
+
+func (e *elsewhere) requests() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.seen...)
+}
+
+// TestPostRedirectNotFollowed: a redirect — a 302 to another host, which
+// would turn the POST into a GET answered 200, or a 307 to another port
+// of the same host, which would carry the token there — is a failure
+// naming its target without the query, not retried, and the target never
+// hears from the client.
+func TestPostRedirectNotFollowed(t *testing.T) {
+	t.Parallel()
+	target := &elsewhere{}
+	other := httptest.NewServer(target)
+	defer other.Close()
+	otherHost := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) // another host, same machine
+	for _, tc := range []struct {
+		name     string
+		status   int
+		location string
+	}{
+		{"302 to another host", http.StatusFound, otherHost + "/api/v1/invalidate"},
+		{"307 to another port", http.StatusTemporaryRedirect, other.URL + "/api/v1/invalidate"},
+		{"308 on the same origin", http.StatusPermanentRedirect, "/api/v2/invalidate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { // not parallel: other serves them all
+			var posts atomic.Int32
+			site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/api/v1/invalidate" {
+					w.WriteHeader(http.StatusOK) // a same-origin target that would answer
+					return
+				}
+				posts.Add(1)
+				w.Header().Set("Location", tc.location+"?sig=leaked-sig-31")
+				w.WriteHeader(tc.status)
+			}))
+			defer site.Close()
+			c := invalidate.Client{URL: site.URL + "/api/v1/invalidate", Token: "tok-5521", Attempts: 3, Backoff: time.Millisecond}
+			res, err := c.Post(t.Context())
+			require.Error(t, err)
+			want := tc.location
+			if strings.HasPrefix(want, "/") {
+				want = site.URL + want
+			}
+			require.ErrorContains(t, err, fmt.Sprintf("redirected with HTTP %d to %s, not followed", tc.status, want))
+			require.NotContains(t, err.Error(), "leaked-sig-31")
+			require.Equal(t, 1, res.Attempts, "a redirect is retried")
+			require.Equal(t, tc.status, res.Status)
+			require.Equal(t, int32(1), posts.Load())
+		})
+	}
+	require.Empty(t, target.requests(), "the redirect target was reached")
 }

@@ -77,7 +77,9 @@ const wordJoiner = "\u2060"
 // characters with Markdown meaning are backslash-escaped, characters with
 // HTML meaning become entities, and a leading block marker (heading, list,
 // ordered list) is neutralised, so the value renders as literal text and can
-// neither break the table or list it sits in nor inject HTML. Nothing in it
+// neither break the table or list it sits in nor inject HTML. "$" is escaped
+// too: GitHub renders $…$, $$…$$ and $`…`$ as LaTeX math (a "$" in a code
+// span or a link target is inert and needs nothing). Nothing in it
 // can notify anyone or link anything: a word joiner follows every "@" (a
 // mention), "#" (an issue reference: "\#123" still links), "GH-" before a
 // digit, "://" and "www." (autolinks, which also reference issues).
@@ -96,7 +98,7 @@ func mdInline(s string) string {
 			if strings.HasPrefix(s[i+1:], "//") {
 				b.WriteString(wordJoiner)
 			}
-		case '\\', '`', '*', '_', '[', ']', '|', '~':
+		case '\\', '`', '*', '_', '[', ']', '|', '~', '$':
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		case '<':

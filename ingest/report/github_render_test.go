@@ -96,6 +96,44 @@ func TestMarkdownNotifiesNobody(t *testing.T) {
 	}
 }
 
+// mathValues are texts from input that GitHub would render as LaTeX math:
+// inline $…$, display $$…$$ and the $`…`$ form.
+var mathValues = []string{"$x^2$", "$$\\sum_i x_i$$", "cost $5 and $6", "$`a`$", "price: $", "\\$x$"}
+
+// ghMath finds a "$" GitHub's math would read: one not escaped by a
+// backslash, outside code spans.
+var ghMath = regexp.MustCompile(`(^|[^\\])(\\\\)*\$`)
+
+// TestMarkdownRendersNoMath: no value from input becomes math in the
+// comment — every "$" outside a code span is escaped — and each still
+// reads as it was.
+func TestMarkdownRendersNoMath(t *testing.T) {
+	t.Parallel()
+	s := exampleSummary()
+	s.Status = schema.StatusCompletedWithFailures
+	s.Target = "db $t$"
+	s.Notes = slicesClone(mathValues)
+	s.Unmapped.Models = slicesClone(mathValues)
+	for _, v := range mathValues {
+		s.Failures = append(s.Failures, schema.Failure{Category: schema.CategoryBenchmark, Artifact: "bmk " + v, File: v + ".json", Reason: "bad " + v})
+	}
+	s.PowerWarnings = []schema.PowerWarning{{Artifact: "gpu $a$", File: "$b$.csv", Field: "$f$", Published: 1, Measured: 2, RelDiff: 0.5}}
+	for name, md := range map[string]string{"markdown": Markdown(s), "comment": Comment(s), "step summary": StepSummary(s)} {
+		t.Run(name, func(t *testing.T) {
+			outside := ghComment.ReplaceAllString(md, "")
+			outside = strings.ReplaceAll(outside, "\\`", "\x00")
+			outside = ghCodeSpan.ReplaceAllString(outside, "")
+			for _, line := range strings.Split(outside, "\n") {
+				require.False(t, ghMath.MatchString(line), "GitHub would render math in %q", line)
+			}
+			visible := strings.ReplaceAll(githubText(md), wordJoiner, "")
+			for _, v := range mathValues {
+				require.Contains(t, visible, v, "the value no longer reads as it was")
+			}
+		})
+	}
+}
+
 // TestGitHubReferencesSeesPings checks the contract's checker: unescaped
 // the values would notify or link.
 func TestGitHubReferencesSeesPings(t *testing.T) {

@@ -158,8 +158,8 @@ func dryRunSummary() *schema.Summary {
 	return s
 }
 
-// hostileSummary carries input crafted to break the table, inject HTML,
-// open code spans and start Markdown blocks.
+// hostileSummary carries input crafted to break the table, inject HTML or
+// math, open code spans and start Markdown blocks.
 func hostileSummary() *schema.Summary {
 	s := failuresSummary()
 	s.Target = "prod|<b>uction</b>"
@@ -173,7 +173,7 @@ func hostileSummary() *schema.Summary {
 		{Category: schema.CategoryBenchmark, Artifact: "# heading", File: "1. item", Reason: "- list *bold* [link](https://evil.example) ~~gone~~ \\ & &lt;"},
 		{Category: schema.CategoryRun, Artifact: "\u202ecod.exe", Reason: "\x1b[31mred\x1b[0m"},
 	}
-	s.Unmapped = schema.Unmapped{Models: []string{"<img src=x onerror=alert(1)>", "`rm -rf /`", "a_b_c"}}
+	s.Unmapped = schema.Unmapped{Models: []string{"<img src=x onerror=alert(1)>", "`rm -rf /`", "a_b_c", "$\\frac{1}{0}$ $$x$$"}}
 	s.Notes = []string{"**note** <!-- hidden -->", "\n\n"}
 	return s
 }

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/inferencex/ingest/schema"
@@ -37,21 +35,6 @@ func UnmappedEntities(w io.Writer, u schema.Unmapped) (bool, error) {
 	return true, nil
 }
 
-// WriteUnmappedFile writes unmapped-entities.json to path atomically (a
-// temporary file in the same directory, then a rename) when any list of u
-// is non-empty, and reports whether it wrote the file. When nothing is
-// unmapped, path is left untouched.
-func WriteUnmappedFile(path string, u schema.Unmapped) (bool, error) {
-	data, ok, err := unmappedEntitiesJSON(u)
-	if err != nil || !ok {
-		return false, err
-	}
-	if err := writeFileAtomic(path, data); err != nil {
-		return false, fmt.Errorf("unmapped entities file %s: %w", path, err)
-	}
-	return true, nil
-}
-
 // unmappedEntitiesJSON encodes u, or reports false when nothing is unmapped.
 func unmappedEntitiesJSON(u schema.Unmapped) ([]byte, bool, error) {
 	if u.Empty() {
@@ -76,32 +59,4 @@ func sortedUnique(values []string) []string {
 	out := slices.Clone(values)
 	slices.Sort(out)
 	return nonNil(slices.Compact(out))
-}
-
-// writeFileAtomic replaces path with data so that a reader sees either the
-// old file or the complete new one.
-func writeFileAtomic(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
