@@ -87,6 +87,33 @@ func New(t testing.TB) string {
 	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, tmpl)); err != nil {
 		t.Fatalf("pgtest: create database %s: %v", name, err)
 	}
+	dropAtCleanup(t, name)
+	return withDatabase(AdminURL(), name)
+}
+
+// NewEmpty creates a fresh database with no schema of ours (an empty public
+// schema, as CREATE DATABASE makes it) and returns its URL; for tests that
+// build another schema, such as the reference's. It is dropped when the test
+// ends. It needs no template, so no TestMain.
+func NewEmpty(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, AdminURL())
+	if err != nil {
+		t.Fatalf("pgtest: connect to %s (start PostgreSQL or set %s): %v", AdminURL(), AdminURLEnv, err)
+	}
+	defer admin.Close(ctx)
+	name := "ingest_test_empty_" + randomSuffix()
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("pgtest: create database %s: %v", name, err)
+	}
+	dropAtCleanup(t, name)
+	return withDatabase(AdminURL(), name)
+}
+
+// dropAtCleanup drops the database name when the test ends.
+func dropAtCleanup(t testing.TB, name string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -100,7 +127,6 @@ func New(t testing.TB) string {
 			t.Errorf("pgtest: drop %s: %v", name, err)
 		}
 	})
-	return withDatabase(AdminURL(), name)
 }
 
 // ensureTemplate builds, once per test process, a template database with
