@@ -231,7 +231,7 @@ func TestPurgedReusedRunWritesNothing(t *testing.T) {
 	const source, merge = int64(25763435778), int64(25800000000)
 	dir, _ := evalTree(t, generate.Options{Points: 4, Seed: 16, Evals: 1, EvalDocs: 2, RunID: source, Attempt: 2})
 	writeReuse(t, dir, source, merge, 2, 1)
-	ov, err := overrides.Load(strings.NewReader(`{"purgedRunAttempts":[{"runId":25763435778,"attempts":[2],"reason":"bad driver on the PR runners"}]}`))
+	ov, err := overrides.Load(overrides.Extension{Data: []byte(`{"purgedRunAttempts":[{"runId":25763435778,"attempts":[2],"reason":"bad driver on the PR runners"}]}`)})
 	require.NoError(t, err)
 	e.deps.Overrides = ov
 	all := append([]string{"ingests"}, dataTables...)

@@ -83,7 +83,7 @@ func TestRunOverrides(t *testing.T) {
 		"num_prefill_gpu":8,"num_decode_gpu":8},"benchmarkType":"single_turn","isl":8192,"osl":1024,"conc":8,
 		"offloadMode":"off","recipeFingerprint":"` + demoFingerprint(t, dir) + `","reason":"bad node"}],
 		"purgedRunAttempts":[{"runId":99,"attempts":[3],"reason":"cluster outage"}]}`
-	ov, err := overrides.Load(strings.NewReader(ledger))
+	ov, err := overrides.Load(overrides.Extension{Data: []byte(ledger)})
 	require.NoError(t, err)
 	e.deps.Overrides = ov
 

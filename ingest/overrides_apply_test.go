@@ -3,7 +3,6 @@ package ingest_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -39,7 +38,7 @@ WHERE b.benchmark_type = $1 AND b.conc = $2`, benchmarkType, conc).Scan(&js))
 // plus ext.
 func withLedger(t *testing.T, e *env, ext string) {
 	t.Helper()
-	ov, err := overrides.Load(strings.NewReader(ext))
+	ov, err := overrides.Load(overrides.Extension{Data: []byte(ext)})
 	require.NoError(t, err)
 	e.deps.Overrides = ov
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,8 +26,8 @@ func TestPurgedRunIsNotCountedIngested(t *testing.T) {
 	e := newEnv(t)
 	e.tree(runOld, 1, 0)
 	e.tree(runNew, 1, 1)
-	ov, err := overrides.Load(strings.NewReader(fmt.Sprintf(
-		`{"purgedRuns": [{"runId": %d, "reason": "bad hardware"}]}`, runOld)))
+	ov, err := overrides.Load(overrides.Extension{Data: []byte(fmt.Sprintf(
+		`{"purgedRuns": [{"runId": %d, "reason": "bad hardware"}]}`, runOld))})
 	require.NoError(t, err)
 	e.ingest = e.ingester(ov)
 

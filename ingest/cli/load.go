@@ -410,14 +410,14 @@ func loadDepsFrom(catalogFiles, overrideFiles string, log *zap.Logger) (ingest.D
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("catalog: %w", err)
 	}
-	ovExt, closeOv, err := readFiles(overrideFiles)
+	ovExt, err := readOverrideFiles(overrideFiles)
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("--overrides: %w", err)
 	}
-	defer closeOv()
 	io.WriteString(build, "overrides:")
-	if ovExt, err = hashed(ovExt, build); err != nil {
-		return ingest.Deps{}, fmt.Errorf("--overrides: %w", err)
+	for _, e := range ovExt {
+		fmt.Fprintf(build, "%d:", len(e.Data))
+		build.Write(e.Data)
 	}
 	ov, err := overrides.Load(ovExt...)
 	if err != nil {

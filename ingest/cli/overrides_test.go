@@ -74,3 +74,50 @@ func TestOverridesApply(t *testing.T) {
 	r = run(t, vars, "overrides", "list")
 	requireCode(t, cli.ExitUsage, r)
 }
+
+// TestMalformedLedgerRefused: a ledger file that a lenient decoder would
+// apply in part (trailing data, a second object, the last of two spellings
+// of a key) or read past (an unknown field) is refused by every command
+// that reads it, before any write: the error names the file and where, and
+// the database is as it was.
+func TestMalformedLedgerRefused(t *testing.T) {
+	db := pgtest.New(t)
+	vars := map[string]string{"DATABASE_URL": db}
+	stored := writeLineRun(t, lineRun{id: 29000000300, created: "2026-11-01T08:00:00Z", started: "2026-11-01T08:01:00Z", concs: []int{4, 8}})
+	other := writeLineRun(t, lineRun{id: 29000000400, created: "2026-11-02T08:00:00Z", started: "2026-11-02T08:01:00Z", concs: []int{4}})
+	loadSummary(t, vars, cli.ExitOK, "load", stored)
+	tables := []string{"workflow_runs", "benchmark_results", "changelog_entries", "ingests", "override_applications"}
+	state := func() map[string]int64 {
+		m := map[string]int64{}
+		for _, tbl := range tables {
+			m[tbl] = count(t, db, tbl)
+		}
+		return m
+	}
+	before := state()
+	purge := `{"runId":29000000300,"reason":"accidental merge"}`
+	for _, tt := range []struct {
+		name, body, want string
+	}{
+		{"trailing data", `{"purgedRuns":[` + purge + `]} trailing`, "line 1, column 68: data after the JSON value"},
+		{"two objects", "{\"purgedRuns\":[]}\n{\"purgedRuns\":[" + purge + "]}", "line 2, column 1: data after the JSON value"},
+		{"duplicate top-level key", `{"purgedRuns":[` + purge + `],"purgedRuns":[]}`, `line 1, column 67: duplicate key "purgedRuns"`},
+		{"duplicate nested key", `{"purgedRuns":[{"runId":29000000300,"reason":"a","reason":"b"}]}`, `line 1, column 50: duplicate key "purgedRuns[0].reason"`},
+		{"unknown field", `{"purgedRuns":[` + purge + `],"purgedPoint":[]}`, `unknown field "purgedPoint"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ledger := filepath.Join(t.TempDir(), "bad-overrides.json")
+			require.NoError(t, os.WriteFile(ledger, []byte(tt.body), 0o644))
+			for _, args := range [][]string{
+				{"overrides", "apply", "--overrides", ledger},
+				{"overrides", "apply", "--overrides", ledger, "--dry-run"},
+				{"load", other, "--overrides", ledger},
+			} {
+				r := run(t, vars, args...)
+				requireCode(t, cli.ExitAborted, r)
+				require.Contains(t, r.stderr, ledger+": "+tt.want, "%v", args)
+				require.Equal(t, before, state(), "%v wrote nothing", args)
+			}
+		})
+	}
+}
