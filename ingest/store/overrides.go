@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -37,6 +38,9 @@ func (s *Store) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dr
 		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, qOverrideLockRuns, planRuns(plan)); err != nil {
+		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: lock the runs the ledger names: %w", err)
+	}
 	res, err := applyOverrides(ctx, tx, plan)
 	if err != nil {
 		return res, 0, err
@@ -61,6 +65,31 @@ func (s *Store) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dr
 		return res, 0, fmt.Errorf("apply overrides: commit: %w", err)
 	}
 	return res, id, nil
+}
+
+// planRuns is every run the plan names, in ascending order, once.
+func planRuns(plan schema.OverridePlan) []int64 {
+	var runs []int64
+	for _, c := range plan.Conclusions {
+		runs = append(runs, c.RunID)
+	}
+	for _, r := range plan.PurgedRuns {
+		runs = append(runs, r.RunID)
+	}
+	for _, p := range plan.PurgedPoints {
+		runs = append(runs, p.RunID)
+	}
+	for _, r := range plan.RetiredGPUPower {
+		runs = append(runs, r.RunID)
+	}
+	for _, b := range plan.ChangelogBackfills {
+		runs = append(runs, b.RunID)
+	}
+	for _, b := range plan.PointBackfills {
+		runs = append(runs, b.RunID)
+	}
+	slices.Sort(runs)
+	return slices.Compact(runs)
 }
 
 // ApplyRunOverrides applies the ledger entries of the run this

@@ -2,6 +2,18 @@ package store
 
 // SQL of the run-override ledger applied to stored data (overrides.go).
 
+import "strings"
+
+// qOverrideLockRuns takes the advisory lock of every run the plan names
+// ($1), in run id order, before the apply touches a row: an ingest takes
+// its run's lock (RunLockKey) before it writes, so an apply and an ingest
+// of one run wait for each other at that lock instead of taking row locks
+// in opposite orders (a deadlock). The order keeps two applies from
+// deadlocking on the locks themselves.
+var qOverrideLockRuns = `
+SELECT count(pg_advisory_xact_lock(` + strings.ReplaceAll(RunLockKey, "$1::bigint", "r.id") + `))
+FROM (SELECT DISTINCT id FROM unnest($1::bigint[]) AS u(id) ORDER BY id) r`
+
 // qOverrideConclusion corrects a run's conclusion on every attempt.
 const qOverrideConclusion = `
 UPDATE workflow_runs SET conclusion = $2 WHERE github_run_id = $1 AND conclusion IS DISTINCT FROM $2`
