@@ -121,3 +121,53 @@ func TestMalformedLedgerRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestOverridesApplyWarnsOfPurgesOfUnknownRuns: a purge naming a run, or
+// an attempt, that the database neither stores nor has an ingest of (a
+// typo in the ledger, most likely) is named in a warning by the text and
+// JSON reports of apply and its dry run, rather than hidden in "nothing
+// changed"; the recorded application carries it too. A run an earlier
+// apply purged is known to the ledger and draws no warning.
+func TestOverridesApplyWarnsOfPurgesOfUnknownRuns(t *testing.T) {
+	db := pgtest.New(t)
+	vars := map[string]string{"DATABASE_URL": db}
+	loadSummary(t, vars, cli.ExitOK, "load", writeLineRun(t, lineRun{id: 29000000500, created: "2026-11-01T08:00:00Z", started: "2026-11-01T08:01:00Z", concs: []int{4}}))
+	loadSummary(t, vars, cli.ExitOK, "load", writeLineRun(t, lineRun{id: 29000000600, created: "2026-11-02T08:00:00Z", started: "2026-11-02T08:01:00Z", concs: []int{4}}))
+	ledger := filepath.Join(t.TempDir(), "overrides.json")
+	require.NoError(t, os.WriteFile(ledger, []byte(`{"purgedRuns":[{"runId":29000000600,"reason":"accidental merge"},{"runId":2900000050,"reason":"typo of a run id"}],
+		"purgedRunAttempts":[{"runId":29000000500,"attempts":[1,3],"reason":"bad attempts"}]}`), 0o644))
+
+	for _, args := range [][]string{{"--dry-run"}, nil} {
+		r := run(t, vars, append([]string{"overrides", "apply", "--overrides", ledger}, args...)...)
+		requireCode(t, cli.ExitOK, r)
+		require.Contains(t, r.stdout, "warning: run overrides: run 2900000050 (every attempt) is purged (typo of a run id), but the database stores no attempt of that run and has no ingest of it: check the id", "%v", args)
+		require.Contains(t, r.stdout, "warning: run overrides: run 29000000500 attempt 3 is purged (bad attempts), but the database neither stores that attempt nor has an ingest of it: check the id", "%v", args)
+		require.NotContains(t, r.stdout, "attempt 1 is purged", "attempt 1 is stored")
+		require.NotContains(t, r.stdout, "run 29000000600 (every attempt) is purged", "run 29000000600 is stored")
+	}
+	require.Zero(t, count(t, db, "workflow_runs"), "the stored attempt and run were purged")
+
+	// Applied again, the runs purged are in the ledger's ingests; the
+	// unknown ones still warn, in the JSON report and the recorded result.
+	r := run(t, vars, "overrides", "apply", "--overrides", ledger, "--format", "json")
+	requireCode(t, cli.ExitOK, r)
+	var out struct {
+		Changed bool `json:"changed"`
+		Result  struct {
+			NotFound []struct {
+				Kind    string `json:"kind"`
+				RunID   int64  `json:"runId"`
+				Attempt int    `json:"attempt"`
+			} `json:"notFound"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
+	require.False(t, out.Changed)
+	require.Len(t, out.Result.NotFound, 2, r.stdout)
+	require.Equal(t, int64(2900000050), out.Result.NotFound[0].RunID)
+	require.Zero(t, out.Result.NotFound[0].Attempt)
+	require.Equal(t, int64(29000000500), out.Result.NotFound[1].RunID)
+	require.Equal(t, 3, out.Result.NotFound[1].Attempt)
+	require.Equal(t, []int64{2900000050, 29000000500}, queryInt64s(t, db,
+		`SELECT (e->>'runId')::bigint FROM override_applications a, jsonb_array_elements(a.result->'notFound') e WHERE a.id = (SELECT max(id) FROM override_applications) ORDER BY 1`))
+}

@@ -24,6 +24,16 @@ const qOverrideRunRows = `
 SELECT id FROM workflow_runs WHERE github_run_id = $1 AND (cardinality($2::int[]) = 0 OR run_attempt = ANY($2::int[]))
 ORDER BY id`
 
+// qOverrideUnknownAttempts are the attempts ($2; empty: the run as a
+// whole, returned as 0) of run $1 that are neither stored nor in the
+// ledger: a run purged earlier keeps its ingests, so only an id that was
+// never here is returned.
+const qOverrideUnknownAttempts = `
+SELECT a::bigint FROM unnest(CASE WHEN cardinality($2::int[]) = 0 THEN '{0}'::int[] ELSE $2::int[] END) AS a
+WHERE NOT EXISTS (SELECT 1 FROM workflow_runs w WHERE w.github_run_id = $1 AND (a = 0 OR w.run_attempt = a))
+	AND NOT EXISTS (SELECT 1 FROM ingests i WHERE i.github_run_id = $1 AND (a = 0 OR i.run_attempt = a))
+ORDER BY a`
+
 const qOverrideRunResults = `SELECT id FROM benchmark_results WHERE workflow_run_id = ANY($1::bigint[]) ORDER BY id`
 
 // qOverridePointRows are the stored rows of one point of a run ($2 = 0:
