@@ -95,7 +95,7 @@ func TestRunOverrides(t *testing.T) {
 	purged := t.TempDir()
 	perJob(t, purged, "p4", benchRow(4, nil))
 	sum = e.mustIngest(purged, ingest.Config{Run: RunID(99, 3)})
-	require.Equal(t, schema.StatusSucceeded, sum.Status)
+	require.Equal(t, schema.StatusPurged, sum.Status)
 	require.Contains(t, strings.Join(sum.Notes, "\n"), "purged by the run overrides (cluster outage)")
 	require.Equal(t, 0, e.count(`SELECT count(*) FROM workflow_runs WHERE github_run_id = 99`))
 }

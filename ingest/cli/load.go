@@ -265,7 +265,9 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 		}
 		return sum, ExitAborted
 	}
-	if sum.Status == schema.StatusCompletedWithFailures {
+	// A purged run's only possible failure is the refresh of
+	// latest_benchmarks after what it deleted.
+	if sum.Status == schema.StatusCompletedWithFailures || sum.Status == schema.StatusPurged && len(sum.Failures) > 0 {
 		return sum, ExitCompletedWithFailures
 	}
 	return sum, ExitOK

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
+	"github.com/inferencex/ingest/schema"
 )
 
 // TestOverridesApply: a run purged in the ledger after it was ingested is
@@ -170,4 +171,39 @@ func TestOverridesApplyWarnsOfPurgesOfUnknownRuns(t *testing.T) {
 	require.Equal(t, 3, out.Result.NotFound[1].Attempt)
 	require.Equal(t, []int64{2900000050, 29000000500}, queryInt64s(t, db,
 		`SELECT (e->>'runId')::bigint FROM override_applications a, jsonb_array_elements(a.result->'notFound') e WHERE a.id = (SELECT max(id) FROM override_applications) ORDER BY 1`))
+}
+
+// TestIngestOfPurgedRun: `ingest load` of a run the ledger purges says so
+// in its headline, with the ledger entry's reason, instead of "Results
+// ingested" with zero counts; the ingest ledger records it with the
+// status purged (a dry run records nothing). Its first ingest, before
+// the purge, stays in the ledger.
+func TestIngestOfPurgedRun(t *testing.T) {
+	db := pgtest.New(t)
+	vars := map[string]string{"DATABASE_URL": db}
+	dir := writeLineRun(t, lineRun{id: 29000000700, created: "2026-11-01T08:00:00Z", started: "2026-11-01T08:01:00Z", concs: []int{4, 8}})
+	loadSummary(t, vars, cli.ExitOK, "load", dir)
+	ledger := filepath.Join(t.TempDir(), "overrides.json")
+	require.NoError(t, os.WriteFile(ledger, []byte(`{"purgedRuns":[{"runId":29000000700,"reason":"accidental merge"}]}`), 0o644))
+
+	r := run(t, vars, "load", dir, "--overrides", ledger, "--dry-run")
+	requireCode(t, cli.ExitOK, r)
+	require.Contains(t, r.stdout, "Run 29000000700 attempt 1 is purged by the run overrides (accidental merge): nothing was written (dry run).")
+	require.Equal(t, int64(1), count(t, db, "ingests"), "a dry run records nothing")
+
+	r = run(t, vars, "load", dir, "--overrides", ledger)
+	requireCode(t, cli.ExitOK, r)
+	require.Contains(t, r.stdout, "Run 29000000700 attempt 1 is purged by the run overrides (accidental merge): nothing was written.")
+	require.Contains(t, r.stdout, "stored rows of earlier ingests were deleted.")
+	require.NotContains(t, r.stdout, "Results ingested")
+	require.Zero(t, count(t, db, "workflow_runs"))
+
+	sum := loadSummary(t, vars, cli.ExitOK, "load", dir, "--overrides", ledger)
+	require.Equal(t, schema.StatusPurged, sum.Status)
+	require.Equal(t, "accidental merge", sum.Details.PurgeReason)
+	require.NotZero(t, sum.IngestID)
+	purged := queryInt64s(t, db, `SELECT id FROM ingests WHERE status = 'purged' AND github_run_id = 29000000700 AND run_attempt = 1 ORDER BY id`)
+	require.Len(t, purged, 2, "each real ingest of the purged run has its ledger row")
+	require.Equal(t, sum.IngestID, purged[1])
+	require.Equal(t, []int64{1}, queryInt64s(t, db, `SELECT count(*) FROM ingests WHERE status = 'succeeded'`), "the first ingest stays")
 }
