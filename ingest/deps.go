@@ -24,6 +24,7 @@ import (
 type Store interface {
 	BeginRun(ctx context.Context, start schema.RunStart) (RunWriter, error)
 	RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error)
+	RecordPurged(ctx context.Context, start schema.RunStart, sum *schema.Summary) (int64, error)
 	ledger
 	overrideApplier
 }
@@ -196,6 +197,7 @@ type Config struct {
 type Beginner[W RunWriter] interface {
 	BeginRun(ctx context.Context, start schema.RunStart) (W, error)
 	RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error)
+	RecordPurged(ctx context.Context, start schema.RunStart, sum *schema.Summary) (int64, error)
 	ledger
 	overrideApplier
 }
@@ -215,6 +217,10 @@ func (a adapted[W]) BeginRun(ctx context.Context, start schema.RunStart) (RunWri
 
 func (a adapted[W]) RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error) {
 	return a.s.RecordAborted(ctx, start, sum, artifacts, cause)
+}
+
+func (a adapted[W]) RecordPurged(ctx context.Context, start schema.RunStart, sum *schema.Summary) (int64, error) {
+	return a.s.RecordPurged(ctx, start, sum)
 }
 
 func (a adapted[W]) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string) (schema.OverrideResult, int64, error) {

@@ -83,7 +83,7 @@ func TestRunOverrides(t *testing.T) {
 		"num_prefill_gpu":8,"num_decode_gpu":8},"benchmarkType":"single_turn","isl":8192,"osl":1024,"conc":8,
 		"offloadMode":"off","recipeFingerprint":"` + demoFingerprint(t, dir) + `","reason":"bad node"}],
 		"purgedRunAttempts":[{"runId":99,"attempts":[3],"reason":"cluster outage"}]}`
-	ov, err := overrides.Load(strings.NewReader(ledger))
+	ov, err := overrides.Load(overrides.Extension{Data: []byte(ledger)})
 	require.NoError(t, err)
 	e.deps.Overrides = ov
 
@@ -95,7 +95,7 @@ func TestRunOverrides(t *testing.T) {
 	purged := t.TempDir()
 	perJob(t, purged, "p4", benchRow(4, nil))
 	sum = e.mustIngest(purged, ingest.Config{Run: RunID(99, 3)})
-	require.Equal(t, schema.StatusSucceeded, sum.Status)
+	require.Equal(t, schema.StatusPurged, sum.Status)
 	require.Contains(t, strings.Join(sum.Notes, "\n"), "purged by the run overrides (cluster outage)")
 	require.Equal(t, 0, e.count(`SELECT count(*) FROM workflow_runs WHERE github_run_id = 99`))
 }

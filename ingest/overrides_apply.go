@@ -65,3 +65,22 @@ func OverrideActionLine(a schema.OverrideAction) string {
 		return fmt.Sprintf("source policy: %s point %s GPU power retired%s: %s rewritten", run, a.Target, reason, runstate.Plural(int(a.Rows), "stored row", "stored rows"))
 	}
 }
+
+// OverrideNotFoundLine warns of a purge entry naming a run or attempt the
+// database has never had (schema.OverrideResult.NotFound).
+func OverrideNotFoundLine(a schema.OverrideAction) string {
+	what := fmt.Sprintf("run %d", a.RunID)
+	if a.Attempt > 0 {
+		what += fmt.Sprintf(" attempt %d", a.Attempt)
+	} else if a.Kind == "purged_run" {
+		what += " (every attempt)"
+	}
+	if a.Kind == "purged_point" {
+		what += " point " + a.Target
+	}
+	missing := "the database stores no attempt of that run and has no ingest of it"
+	if a.Attempt > 0 {
+		missing = "the database neither stores that attempt nor has an ingest of it"
+	}
+	return fmt.Sprintf("run overrides: %s is purged (%s), but %s: check the id", what, a.Reason, missing)
+}

@@ -3,7 +3,6 @@ package ingest_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -39,7 +38,7 @@ WHERE b.benchmark_type = $1 AND b.conc = $2`, benchmarkType, conc).Scan(&js))
 // plus ext.
 func withLedger(t *testing.T, e *env, ext string) {
 	t.Helper()
-	ov, err := overrides.Load(strings.NewReader(ext))
+	ov, err := overrides.Load(overrides.Extension{Data: []byte(ext)})
 	require.NoError(t, err)
 	e.deps.Overrides = ov
 }
@@ -157,8 +156,10 @@ func TestIngestAppliesTheLedgerToItsRun(t *testing.T) {
 		"agentic_trace_replay", "server_logs", "gpu_metric_series", "benchmark_result_gpu_metrics", "availability", "run_datasets"} {
 		require.Zero(t, e.count(`SELECT count(*) FROM `+tbl), tbl)
 	}
-	require.Equal(t, 2, e.count(`SELECT count(*) FROM ingests WHERE workflow_run_id IS NULL AND github_run_id = $1`, int64(demoRun)),
+	require.Equal(t, 2, e.count(`SELECT count(*) FROM ingests WHERE workflow_run_id IS NULL AND github_run_id = $1 AND status <> 'purged'`, int64(demoRun)),
 		"the ledger keeps the run's ingests")
+	require.Equal(t, schema.StatusPurged, sum.Status)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM ingests WHERE status = 'purged' AND id = $1`, sum.IngestID), "and records the purged one")
 	again := e.mustIngest(dir, ingest.Config{})
 	require.Zero(t, again.Details.OverrideRowsDeleted, "nothing left to delete")
 }

@@ -46,16 +46,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	sum.Links.SourceRun = start.Meta.HTMLURL
 	sum.Links.MergeRun = start.MergeMeta.HTMLURL
 	if reason, purged := d.Overrides.RunPurged(start.Run.SourceRunID, start.Run.SourceRunAttempt); purged {
-		t.Note(fmt.Sprintf("run %d attempt %d is purged by the run overrides (%s): nothing was written",
-			start.Run.SourceRunID, start.Run.SourceRunAttempt, reason))
-		sum.Details.PurgedRun = true
-		// What an earlier ingest stored of it goes (one transaction).
-		res, _, err := d.Store.ApplyOverrides(ctx, d.runOverrides(start.Run.SourceRunID), cfg.DryRun, cfg.ToolVersion)
-		if err != nil {
-			return abort(sum, t, d, err), err
-		}
-		noteOverrides(t, sum, res)
-		return finish(sum, t, d), nil
+		return ingestPurged(ctx, cfg, start, sum, t, d, reason)
 	}
 	if c, ok := d.Overrides.Conclusion(start.Run.SourceRunID); ok {
 		start.Meta.Conclusion = c
@@ -370,6 +361,32 @@ func finish(sum *schema.Summary, t *runstate.Tally, d Deps) *schema.Summary {
 		sum.Status = schema.StatusCompletedWithFailures
 	}
 	return sum
+}
+
+// ingestPurged is the ingest of a run attempt the run overrides purge:
+// nothing of it is written, what earlier ingests stored of it is deleted
+// (in a transaction of its own), and the ledger records the ingest with
+// the status purged, unless this is a dry run.
+func ingestPurged(ctx context.Context, cfg Config, start schema.RunStart, sum *schema.Summary, t *runstate.Tally, d Deps, reason string) (*schema.Summary, error) {
+	t.Note(fmt.Sprintf("run %d attempt %d is purged by the run overrides (%s): nothing was written",
+		start.Run.SourceRunID, start.Run.SourceRunAttempt, reason))
+	sum.Details.PurgedRun, sum.Details.PurgeReason = true, reason
+	res, _, err := d.Store.ApplyOverrides(ctx, d.runOverrides(start.Run.SourceRunID), cfg.DryRun, cfg.ToolVersion)
+	if err != nil {
+		return abort(sum, t, d, err), err
+	}
+	noteOverrides(t, sum, res)
+	finish(sum, t, d)
+	sum.Status = schema.StatusPurged
+	if cfg.DryRun {
+		return sum, nil
+	}
+	id, err := d.Store.RecordPurged(ctx, start, sum)
+	if err != nil {
+		return abort(sum, t, d, err), err
+	}
+	sum.IngestID = id
+	return sum, nil
 }
 
 // abort turns the summary into the one of a rolled-back ingest: nothing was

@@ -76,7 +76,9 @@ func RefreshAfterIngest(ctx context.Context, v ViewRefresher, sum *schema.Summar
 	}
 	if err != nil {
 		sum.Failures = append(sum.Failures, refreshFailure(r))
-		sum.Status = schema.StatusCompletedWithFailures
+		if sum.Status != schema.StatusPurged { // a purged run stays purged: nothing of it was written
+			sum.Status = schema.StatusCompletedWithFailures
+		}
 	} else {
 		if own != nil && own.Status == schema.RefreshFailed && sum.FailureCount() == 0 && sum.Details.NoBenchmarkData == "" {
 			sum.Status = schema.StatusSucceeded
@@ -85,7 +87,7 @@ func RefreshAfterIngest(ctx context.Context, v ViewRefresher, sum *schema.Summar
 			zap.Int64("took_ms", r.DurationMS))
 	}
 	if sum.IngestID == 0 {
-		return // a purged run has no ledger row
+		return // no ledger row to update
 	}
 	if err := v.RecordRefresh(ctx, sum); err != nil {
 		log.Error("could not record the view refresh in the ledger", zap.Error(err))

@@ -116,6 +116,10 @@ type OverrideResult struct {
 	// Actions are the ledger entries that found stored data, in ledger
 	// order; entries that found nothing are not listed.
 	Actions []OverrideAction `json:"actions"`
+	// NotFound are the purge entries (purged_run, purged_point) naming a
+	// run, or an attempt of one, that the database neither stores nor has
+	// an ingest of: most likely a mistyped id. Attempt 0: any attempt.
+	NotFound []OverrideAction `json:"notFound,omitempty"`
 }
 
 // OverrideAction is one ledger entry applied: its kind (conclusion,
@@ -157,4 +161,5 @@ func (r *OverrideResult) Add(o OverrideResult) {
 	r.PointBackfillRowsRewritten += o.PointBackfillRowsRewritten
 	r.ChangelogRowsRewritten += o.ChangelogRowsRewritten
 	r.Actions = append(r.Actions, o.Actions...)
+	r.NotFound = append(r.NotFound, o.NotFound...)
 }

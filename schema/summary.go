@@ -16,6 +16,10 @@ const (
 	StatusCompletedWithFailures Status = "completed_with_failures"
 	// StatusAborted: the ingest was rolled back; nothing was written.
 	StatusAborted Status = "aborted"
+	// StatusPurged: the run overrides purge the run attempt: nothing of
+	// it was written, and what earlier ingests stored of it was deleted
+	// (Details.PurgeReason says why).
+	StatusPurged Status = "purged"
 )
 
 // Category names one row of the report table.
@@ -170,8 +174,10 @@ type Details struct {
 	PointBackfillsWithheld     int64 `json:"pointBackfillsWithheld,omitempty"`
 	BackfilledChangelogEntries int64 `json:"backfilledChangelogEntries,omitempty"`
 	// PurgedRun is set when the run overrides purge the run: nothing of
-	// it was written, not even a ledger row.
-	PurgedRun bool `json:"purgedRun,omitempty"`
+	// it was written but its ledger row (status purged); PurgeReason is
+	// the ledger entry's reason.
+	PurgedRun   bool   `json:"purgedRun,omitempty"`
+	PurgeReason string `json:"purgeReason,omitempty"`
 	// ExpiredArtifacts: names in the listing (artifacts.json) whose every
 	// upload has expired and that the tree does not hold, so nothing of
 	// them was read (named in a note).

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,20 +19,21 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// TestPurgedRunIsNotCountedIngested: a run the run overrides purge is written nowhere (no ledger
-// row): it is settled skipped with the reason, not counted ingested in the totals, the pass or
-// `ingest status`.
+// TestPurgedRunIsNotCountedIngested: a run the run overrides purge writes nothing but its ledger
+// row (status purged): it is settled skipped with the reason, not counted ingested in the totals,
+// the pass or `ingest status`.
 func TestPurgedRunIsNotCountedIngested(t *testing.T) {
 	e := newEnv(t)
 	e.tree(runOld, 1, 0)
 	e.tree(runNew, 1, 1)
-	ov, err := overrides.Load(strings.NewReader(fmt.Sprintf(
-		`{"purgedRuns": [{"runId": %d, "reason": "bad hardware"}]}`, runOld)))
+	ov, err := overrides.Load(overrides.Extension{Data: []byte(fmt.Sprintf(
+		`{"purgedRuns": [{"runId": %d, "reason": "bad hardware"}]}`, runOld))})
 	require.NoError(t, err)
 	e.ingest = e.ingester(ov)
 
 	res, rec := e.mustRun(false)
-	require.Equal(t, succeeded(runNew), e.ledger(), "the purged run is not in the ledger")
+	require.Equal(t, append([]ledgerRow{{RunID: runOld, Attempt: 1, Status: "purged"}}, succeeded(runNew)...), e.ledger(),
+		"the purged run is in the ledger as purged")
 	require.Equal(t, []int64{runNew}, rec.runs(schema.BackfillIngested), "only the run written is settled ingested")
 	require.Equal(t, 1, res.Totals.Ingested, "the totals count a purged run as ingested")
 	require.Equal(t, int64(1), res.Counts.Ingested, "the pass counts a purged run as ingested")

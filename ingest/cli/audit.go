@@ -86,12 +86,11 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	exts, closeExts, err := readFiles(overrideFiles.String())
+	exts, err := readOverrideFiles(overrideFiles.String())
 	if err != nil {
 		return usageErr("--overrides: %v", err)
 	}
 	ov, err := overrides.Load(exts...)
-	closeExts()
 	if err != nil {
 		return usageErr("--overrides: %v", err)
 	}

@@ -171,6 +171,12 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 		name = fmt.Sprintf("%s:%d", host, os.Getpid())
 	}
 
+	// The catalog and the run overrides first: a malformed file is refused
+	// before anything is written (a migration included), dry run or not.
+	deps, err := loadDepsFrom(catalogFiles.String(), overrideFiles.String(), runLog)
+	if err != nil {
+		return fail(env, "%v", err)
+	}
 	*common.noMigrate = *common.noMigrate || *dryRun // a dry run writes nothing, not even a migration
 	st, err := openStore(ctx, common, log, !*dryRun)
 	if err != nil {
@@ -189,10 +195,6 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 		return ExitOK
 	}
 
-	deps, err := loadDepsFrom(catalogFiles.String(), overrideFiles.String(), runLog)
-	if err != nil {
-		return fail(env, "%v", err)
-	}
 	deps.LargeHeap = env.GC.LargeHeap // one Target: the workers share its hold
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
 	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: common.target.name, ToolVersion: toolVersion(env.Version), Reread: *reread}

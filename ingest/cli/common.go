@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/inferencex/ingest/ingest/github"
+	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/ingest/store"
 )
@@ -209,6 +210,23 @@ func failOpen(env Env, err error) int {
 		return ExitUsage
 	}
 	return code
+}
+
+// readOverrideFiles reads the comma-separated run-override files whole
+// (they are small), each named by its path for the ledger's errors.
+func readOverrideFiles(list string) ([]overrides.Extension, error) {
+	var exts []overrides.Extension
+	for _, p := range strings.Split(list, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		exts = append(exts, overrides.Extension{Name: p, Data: b})
+	}
+	return exts, nil
 }
 
 // fail prints why a command stops, credentials in URLs redacted, and

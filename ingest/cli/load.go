@@ -275,7 +275,9 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 		}
 		return sum, ExitAborted
 	}
-	if sum.Status == schema.StatusCompletedWithFailures {
+	// A purged run's only possible failure is the refresh of
+	// latest_benchmarks after what it deleted.
+	if sum.Status == schema.StatusCompletedWithFailures || sum.Status == schema.StatusPurged && len(sum.Failures) > 0 {
 		return sum, ExitCompletedWithFailures
 	}
 	return sum, ExitOK
@@ -454,14 +456,14 @@ func loadDepsFrom(catalogFiles, overrideFiles string, log *zap.Logger) (ingest.D
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("catalog: %w", err)
 	}
-	ovExt, closeOv, err := readFiles(overrideFiles)
+	ovExt, err := readOverrideFiles(overrideFiles)
 	if err != nil {
 		return ingest.Deps{}, fmt.Errorf("--overrides: %w", err)
 	}
-	defer closeOv()
 	io.WriteString(build, "overrides:")
-	if ovExt, err = hashed(ovExt, build); err != nil {
-		return ingest.Deps{}, fmt.Errorf("--overrides: %w", err)
+	for _, e := range ovExt {
+		fmt.Fprintf(build, "%d:", len(e.Data))
+		build.Write(e.Data)
 	}
 	ov, err := overrides.Load(ovExt...)
 	if err != nil {

@@ -74,14 +74,23 @@ func runOverrides(ctx context.Context, env Env, common *commonOpts, dryRun *bool
 	} else {
 		writeOverrideResult(env.Stdout, res, *dryRun, id, refresh)
 	}
+	if env.Getenv("GITHUB_ACTIONS") == "true" {
+		for _, a := range res.NotFound {
+			fmt.Fprintf(env.Stdout, "::warning title=%s::%s\n", escapeProperty("Purge of an unknown run"), escapeData(ingest.OverrideNotFoundLine(a)))
+		}
+	}
 	if refreshErr != nil {
 		return fail(env, "refresh latest_benchmarks: %v (the overrides were applied; `ingest refresh` retries)", refreshErr)
 	}
 	return ExitOK
 }
 
-// writeOverrideResult is the text report of an apply.
+// writeOverrideResult is the text report of an apply. Purges of runs the
+// database never had come first: "nothing changed" must not hide them.
 func writeOverrideResult(w io.Writer, res schema.OverrideResult, dryRun bool, id int64, refresh *schema.ViewRefresh) {
+	for _, a := range res.NotFound {
+		fmt.Fprintf(w, "warning: %s\n", ingest.OverrideNotFoundLine(a))
+	}
 	switch {
 	case !res.Changed() && dryRun:
 		fmt.Fprintln(w, "dry run: the stored data already reflects the run overrides; nothing would change")

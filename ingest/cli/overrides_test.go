@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
+	"github.com/inferencex/ingest/schema"
 )
 
 // TestOverridesApply: a run purged in the ledger after it was ingested is
@@ -73,4 +74,136 @@ func TestOverridesApply(t *testing.T) {
 
 	r = run(t, vars, "overrides", "list")
 	requireCode(t, cli.ExitUsage, r)
+}
+
+// TestMalformedLedgerRefused: a ledger file that a lenient decoder would
+// apply in part (trailing data, a second object, the last of two spellings
+// of a key) or read past (an unknown field) is refused by every command
+// that reads it, before any write: the error names the file and where, and
+// the database is as it was.
+func TestMalformedLedgerRefused(t *testing.T) {
+	db := pgtest.New(t)
+	vars := map[string]string{"DATABASE_URL": db}
+	stored := writeLineRun(t, lineRun{id: 29000000300, created: "2026-11-01T08:00:00Z", started: "2026-11-01T08:01:00Z", concs: []int{4, 8}})
+	other := writeLineRun(t, lineRun{id: 29000000400, created: "2026-11-02T08:00:00Z", started: "2026-11-02T08:01:00Z", concs: []int{4}})
+	loadSummary(t, vars, cli.ExitOK, "load", stored)
+	tables := []string{"workflow_runs", "benchmark_results", "changelog_entries", "ingests", "override_applications"}
+	state := func() map[string]int64 {
+		m := map[string]int64{}
+		for _, tbl := range tables {
+			m[tbl] = count(t, db, tbl)
+		}
+		return m
+	}
+	before := state()
+	purge := `{"runId":29000000300,"reason":"accidental merge"}`
+	for _, tt := range []struct {
+		name, body, want string
+	}{
+		{"trailing data", `{"purgedRuns":[` + purge + `]} trailing`, "line 1, column 68: data after the JSON value"},
+		{"two objects", "{\"purgedRuns\":[]}\n{\"purgedRuns\":[" + purge + "]}", "line 2, column 1: data after the JSON value"},
+		{"duplicate top-level key", `{"purgedRuns":[` + purge + `],"purgedRuns":[]}`, `line 1, column 67: duplicate key "purgedRuns"`},
+		{"duplicate nested key", `{"purgedRuns":[{"runId":29000000300,"reason":"a","reason":"b"}]}`, `line 1, column 50: duplicate key "purgedRuns[0].reason"`},
+		{"unknown field", `{"purgedRuns":[` + purge + `],"purgedPoint":[]}`, `unknown field "purgedPoint"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ledger := filepath.Join(t.TempDir(), "bad-overrides.json")
+			require.NoError(t, os.WriteFile(ledger, []byte(tt.body), 0o644))
+			for _, args := range [][]string{
+				{"overrides", "apply", "--overrides", ledger},
+				{"overrides", "apply", "--overrides", ledger, "--dry-run"},
+				{"load", other, "--overrides", ledger},
+			} {
+				r := run(t, vars, args...)
+				requireCode(t, cli.ExitAborted, r)
+				require.Contains(t, r.stderr, ledger+": "+tt.want, "%v", args)
+				require.Equal(t, before, state(), "%v wrote nothing", args)
+			}
+		})
+	}
+}
+
+// TestOverridesApplyWarnsOfPurgesOfUnknownRuns: a purge naming a run, or
+// an attempt, that the database neither stores nor has an ingest of (a
+// typo in the ledger, most likely) is named in a warning by the text and
+// JSON reports of apply and its dry run, rather than hidden in "nothing
+// changed"; the recorded application carries it too. A run an earlier
+// apply purged is known to the ledger and draws no warning.
+func TestOverridesApplyWarnsOfPurgesOfUnknownRuns(t *testing.T) {
+	db := pgtest.New(t)
+	vars := map[string]string{"DATABASE_URL": db}
+	loadSummary(t, vars, cli.ExitOK, "load", writeLineRun(t, lineRun{id: 29000000500, created: "2026-11-01T08:00:00Z", started: "2026-11-01T08:01:00Z", concs: []int{4}}))
+	loadSummary(t, vars, cli.ExitOK, "load", writeLineRun(t, lineRun{id: 29000000600, created: "2026-11-02T08:00:00Z", started: "2026-11-02T08:01:00Z", concs: []int{4}}))
+	ledger := filepath.Join(t.TempDir(), "overrides.json")
+	require.NoError(t, os.WriteFile(ledger, []byte(`{"purgedRuns":[{"runId":29000000600,"reason":"accidental merge"},{"runId":2900000050,"reason":"typo of a run id"}],
+		"purgedRunAttempts":[{"runId":29000000500,"attempts":[1,3],"reason":"bad attempts"}]}`), 0o644))
+
+	for _, args := range [][]string{{"--dry-run"}, nil} {
+		r := run(t, vars, append([]string{"overrides", "apply", "--overrides", ledger}, args...)...)
+		requireCode(t, cli.ExitOK, r)
+		require.Contains(t, r.stdout, "warning: run overrides: run 2900000050 (every attempt) is purged (typo of a run id), but the database stores no attempt of that run and has no ingest of it: check the id", "%v", args)
+		require.Contains(t, r.stdout, "warning: run overrides: run 29000000500 attempt 3 is purged (bad attempts), but the database neither stores that attempt nor has an ingest of it: check the id", "%v", args)
+		require.NotContains(t, r.stdout, "attempt 1 is purged", "attempt 1 is stored")
+		require.NotContains(t, r.stdout, "run 29000000600 (every attempt) is purged", "run 29000000600 is stored")
+	}
+	require.Zero(t, count(t, db, "workflow_runs"), "the stored attempt and run were purged")
+
+	// Applied again, the runs purged are in the ledger's ingests; the
+	// unknown ones still warn, in the JSON report and the recorded result.
+	r := run(t, vars, "overrides", "apply", "--overrides", ledger, "--format", "json")
+	requireCode(t, cli.ExitOK, r)
+	var out struct {
+		Changed bool `json:"changed"`
+		Result  struct {
+			NotFound []struct {
+				Kind    string `json:"kind"`
+				RunID   int64  `json:"runId"`
+				Attempt int    `json:"attempt"`
+			} `json:"notFound"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
+	require.False(t, out.Changed)
+	require.Len(t, out.Result.NotFound, 2, r.stdout)
+	require.Equal(t, int64(2900000050), out.Result.NotFound[0].RunID)
+	require.Zero(t, out.Result.NotFound[0].Attempt)
+	require.Equal(t, int64(29000000500), out.Result.NotFound[1].RunID)
+	require.Equal(t, 3, out.Result.NotFound[1].Attempt)
+	require.Equal(t, []int64{2900000050, 29000000500}, queryInt64s(t, db,
+		`SELECT (e->>'runId')::bigint FROM override_applications a, jsonb_array_elements(a.result->'notFound') e WHERE a.id = (SELECT max(id) FROM override_applications) ORDER BY 1`))
+}
+
+// TestIngestOfPurgedRun: `ingest load` of a run the ledger purges says so
+// in its headline, with the ledger entry's reason, instead of "Results
+// ingested" with zero counts; the ingest ledger records it with the
+// status purged (a dry run records nothing). Its first ingest, before
+// the purge, stays in the ledger.
+func TestIngestOfPurgedRun(t *testing.T) {
+	db := pgtest.New(t)
+	vars := map[string]string{"DATABASE_URL": db}
+	dir := writeLineRun(t, lineRun{id: 29000000700, created: "2026-11-01T08:00:00Z", started: "2026-11-01T08:01:00Z", concs: []int{4, 8}})
+	loadSummary(t, vars, cli.ExitOK, "load", dir)
+	ledger := filepath.Join(t.TempDir(), "overrides.json")
+	require.NoError(t, os.WriteFile(ledger, []byte(`{"purgedRuns":[{"runId":29000000700,"reason":"accidental merge"}]}`), 0o644))
+
+	r := run(t, vars, "load", dir, "--overrides", ledger, "--dry-run")
+	requireCode(t, cli.ExitOK, r)
+	require.Contains(t, r.stdout, "Run 29000000700 attempt 1 is purged by the run overrides (accidental merge): nothing was written (dry run).")
+	require.Equal(t, int64(1), count(t, db, "ingests"), "a dry run records nothing")
+
+	r = run(t, vars, "load", dir, "--overrides", ledger)
+	requireCode(t, cli.ExitOK, r)
+	require.Contains(t, r.stdout, "Run 29000000700 attempt 1 is purged by the run overrides (accidental merge): nothing was written.")
+	require.Contains(t, r.stdout, "stored rows of earlier ingests were deleted.")
+	require.NotContains(t, r.stdout, "Results ingested")
+	require.Zero(t, count(t, db, "workflow_runs"))
+
+	sum := loadSummary(t, vars, cli.ExitOK, "load", dir, "--overrides", ledger)
+	require.Equal(t, schema.StatusPurged, sum.Status)
+	require.Equal(t, "accidental merge", sum.Details.PurgeReason)
+	require.NotZero(t, sum.IngestID)
+	purged := queryInt64s(t, db, `SELECT id FROM ingests WHERE status = 'purged' AND github_run_id = 29000000700 AND run_attempt = 1 ORDER BY id`)
+	require.Len(t, purged, 2, "each real ingest of the purged run has its ledger row")
+	require.Equal(t, sum.IngestID, purged[1])
+	require.Equal(t, []int64{1}, queryInt64s(t, db, `SELECT count(*) FROM ingests WHERE status = 'succeeded'`), "the first ingest stays")
 }

@@ -2,7 +2,6 @@ package overrides
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -39,7 +38,7 @@ func loadBackfills(t *testing.T, points []map[string]any, extra map[string]any) 
 	}
 	b, err := json.Marshal(f)
 	require.NoError(t, err)
-	return Load(strings.NewReader(string(b)))
+	return Load(Extension{Data: b})
 }
 
 // The ledger's validation states the reference's facts: a stable
@@ -124,9 +123,9 @@ func TestPointBackfillAtIngest(t *testing.T) {
 // The reference's changelog facts: append_only on every entry, the other
 // fields on the final entry (the one the reference stores).
 func TestChangelogBackfillAtIngest(t *testing.T) {
-	o, err := Load(strings.NewReader(`{"changelogBackfills":[{"id":"run-123-changelog-configs","reason":"The artifact listed the wrong config key.",
+	o, err := Load(Extension{Data: []byte(`{"changelogBackfills":[{"id":"run-123-changelog-configs","reason":"The artifact listed the wrong config key.",
 		"runId":123,"attempt":1,"baseRef":"master","headRef":"feature-sha",
-		"set":{"configKeys":["dsv4-fp4-b300-vllm-mtp"],"description":"Corrected description","prLink":null,"appendOnly":true}}]}`))
+		"set":{"configKeys":["dsv4-fp4-b300-vllm-mtp"],"description":"Corrected description","prLink":null,"appendOnly":true}}]}`)})
 	require.NoError(t, err)
 	b, ok := o.ChangelogBackfill(123, 1, "master", "feature-sha")
 	require.True(t, ok)

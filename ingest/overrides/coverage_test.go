@@ -1,7 +1,6 @@
 package overrides
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,8 +10,8 @@ import (
 // entry without a positive run id, a reason or a curve is refused when
 // the ledger loads.
 func TestCoverageLossAccepted(t *testing.T) {
-	o, err := Load(strings.NewReader(`{"coverageLossAccepted": [{"runId": 7, "curves": ["a/b"], "reason": "r"}]}`),
-		strings.NewReader(`{"coverageLossAccepted": [{"runId": 7, "curves": ["a/b", "c/d"], "reason": "r"}]}`))
+	o, err := Load(Extension{Data: []byte(`{"coverageLossAccepted": [{"runId": 7, "curves": ["a/b"], "reason": "r"}]}`)},
+		Extension{Data: []byte(`{"coverageLossAccepted": [{"runId": 7, "curves": ["a/b", "c/d"], "reason": "r"}]}`)})
 	require.NoError(t, err)
 	require.Equal(t, []string{"a/b", "c/d"}, o.CoverageLossAccepted(7))
 	require.Empty(t, o.CoverageLossAccepted(8))
@@ -24,7 +23,7 @@ func TestCoverageLossAccepted(t *testing.T) {
 		`{"coverageLossAccepted": [{"runId": 7, "curves": [], "reason": "r"}]}`,
 		`{"coverageLossAccepted": [{"runId": 7, "curves": [""], "reason": "r"}]}`,
 	} {
-		_, err := Load(strings.NewReader(bad))
+		_, err := Load(Extension{Data: []byte(bad)})
 		require.ErrorContains(t, err, "coverage loss acceptance", bad)
 	}
 }

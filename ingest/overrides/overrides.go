@@ -5,13 +5,11 @@
 package overrides
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/strictjson"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -94,19 +92,34 @@ type pointKey struct {
 	key     string
 }
 
-// Load reads the embedded ledger and then each extension, in order.
-func Load(extensions ...io.Reader) (*Overrides, error) {
+// Extension is an operator's ledger file of the embedded ledger's shape.
+type Extension struct {
+	// Name names the file in errors (its path).
+	Name string
+	Data []byte
+}
+
+// Load reads the embedded ledger and then each extension, in order. Every
+// file is parsed strictly (strictjson.Decode): exactly one JSON object, no
+// trailing data, no duplicate key at any depth, no unknown field. The
+// ledger deletes and rewrites production data, so a file that says more
+// or other than its one object is refused whole rather than read in part.
+func Load(extensions ...Extension) (*Overrides, error) {
 	o := &Overrides{runs: map[int64]PurgedRun{}, points: map[pointKey]PurgedPoint{}, conclusions: map[int64]string{},
 		coverage: map[int64][]string{}}
 	var err error
 	if o.retired, err = loadRetired(); err != nil {
 		return nil, err
 	}
-	if err := o.add("embedded overrides.json", bytes.NewReader(embedded)); err != nil {
+	if err := o.add("embedded overrides.json", embedded); err != nil {
 		return nil, err
 	}
-	for i, r := range extensions {
-		if err := o.add(fmt.Sprintf("overrides extension %d", i+1), r); err != nil {
+	for i, e := range extensions {
+		name := e.Name
+		if name == "" {
+			name = fmt.Sprintf("overrides extension %d", i+1)
+		}
+		if err := o.add(name, e.Data); err != nil {
 			return nil, err
 		}
 	}
@@ -119,11 +132,9 @@ func Load(extensions ...io.Reader) (*Overrides, error) {
 var validConclusions = map[string]bool{"success": true, "failure": true, "cancelled": true, "skipped": true,
 	"timed_out": true, "action_required": true, "neutral": true, "stale": true}
 
-func (o *Overrides) add(name string, r io.Reader) error {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
+func (o *Overrides) add(name string, data []byte) error {
 	var f file
-	if err := dec.Decode(&f); err != nil {
+	if err := strictjson.Decode(data, &f); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	bad := func(format string, args ...any) error {

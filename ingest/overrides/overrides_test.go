@@ -22,7 +22,7 @@ func TestPurges(t *testing.T) {
 	"purgedPoints":[{"runId":12,"attempt":0,"config":{"hardware":"b200","framework":"sglang","model":"dsr1","precision":"fp4","spec_method":"none","prefill_tp":8,"prefill_ep":1,"decode_tp":8,"decode_ep":1,"num_prefill_gpu":8,"num_decode_gpu":8},
 	  "benchmarkType":"single_turn","isl":8192,"osl":1024,"conc":64,"offloadMode":"off","recipeFingerprint":null,"reason":"bad point"}],
 	"conclusionOverrides":[{"runId":13,"conclusion":"success","reason":"rerun fixed it"}]}`
-	o, err := Load(strings.NewReader(ext))
+	o, err := Load(Extension{Data: []byte(ext)})
 	require.NoError(t, err)
 
 	cases := []struct {
@@ -65,9 +65,36 @@ func TestInvalidLedgers(t *testing.T) {
 		"not json":          `{`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Load(strings.NewReader(body))
+			_, err := Load(Extension{Data: []byte(body)})
 			require.Error(t, err)
 			require.Contains(t, err.Error(), "overrides extension 1")
+		})
+	}
+}
+
+// A ledger file is read strictly: what a lenient decoder would apply in
+// part (the first of two objects, the last of two spellings of a key) or
+// skip (trailing data, an unknown field) refuses the whole ledger, and the
+// error names the file and where or what.
+func TestLedgerParsedStrictly(t *testing.T) {
+	purge := `{"runId":1,"reason":"x"}`
+	for _, tt := range []struct {
+		name, body, want string
+	}{
+		{"trailing data", `{"purgedRuns":[` + purge + `]} trailing`, "line 1, column 43: data after the JSON value"},
+		{"two objects", "{\"purgedRuns\":[" + purge + "]}\n{\"purgedRuns\":[{\"runId\":2,\"reason\":\"y\"}]}", "line 2, column 1: data after the JSON value"},
+		{"duplicate top-level key", `{"purgedRuns":[` + purge + `],"purgedRuns":[{"runId":2,"reason":"y"}]}`, `line 1, column 42: duplicate key "purgedRuns"`},
+		{"duplicate nested key", `{"purgedRuns":[{"runId":1,"runId":2,"reason":"x"}]}`, `line 1, column 27: duplicate key "purgedRuns[0].runId"`},
+		{"duplicate key in a point's config", `{"purgedPoints":[{"runId":1,"config":{"model":"a","model":"b"}}]}`, `duplicate key "purgedPoints[0].config.model"`},
+		{"unknown top-level field", `{"purgedRunz":[]}`, `unknown field "purgedRunz"`},
+		{"unknown nested field", `{"purgedRuns":[{"runId":1,"reasn":"x"}]}`, `unknown field "reasn"`},
+		{"empty", "", "empty document"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(Extension{Name: "ops/extra-overrides.json", Data: []byte(tt.body)})
+			require.Error(t, err)
+			require.Contains(t, err.Error(), "ops/extra-overrides.json: ")
+			require.Contains(t, err.Error(), tt.want)
 		})
 	}
 }

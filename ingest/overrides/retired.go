@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/strictjson"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -30,12 +31,10 @@ type RetiredPoint struct {
 }
 
 func loadRetired() ([]RetiredPoint, error) {
-	dec := json.NewDecoder(strings.NewReader(string(retiredEmbedded)))
-	dec.DisallowUnknownFields()
 	var f struct {
 		RetiredGPUPower []RetiredPoint `json:"retiredGpuPower"`
 	}
-	if err := dec.Decode(&f); err != nil {
+	if err := strictjson.Decode(retiredEmbedded, &f); err != nil {
 		return nil, fmt.Errorf("embedded retired_gpu_power.json: %w", err)
 	}
 	for i, r := range f.RetiredGPUPower {

@@ -15,12 +15,16 @@ const (
 	outcomeWithFailures
 	outcomeAborted
 	outcomeDryRun
+	outcomePurged
 )
 
-// outcomeOf picks the variant: a dry run first (nothing was written either
+// outcomeOf picks the variant: a purged run first (nothing of it is
+// written, dry run or not), then a dry run (nothing was written either
 // way), then a rolled-back run, then a run written with failures.
 func outcomeOf(s *schema.Summary) outcome {
 	switch {
+	case s.Status == schema.StatusPurged:
+		return outcomePurged
 	case s.DryRun:
 		return outcomeDryRun
 	case s.Status == schema.StatusAborted:
@@ -77,6 +81,8 @@ func headingEN(s *schema.Summary, esc func(string) string) (emoji, sentence stri
 	}
 	reason := abortReason(s, esc)
 	switch outcomeOf(s) {
+	case outcomePurged:
+		return "🚫", purgedHeading(s, esc, purgedEN())
 	case outcomeDryRun:
 		if s.Status == schema.StatusAborted {
 			if reason == "" {
@@ -118,6 +124,8 @@ func headingZH(s *schema.Summary, esc func(string) string) string {
 	}
 	reason := abortReason(s, esc)
 	switch outcomeOf(s) {
+	case outcomePurged:
+		return "🚫 " + purgedHeading(s, esc, purgedZH())
 	case outcomeDryRun:
 		if s.Status == schema.StatusAborted {
 			if reason == "" {
@@ -141,6 +149,45 @@ func headingZH(s *schema.Summary, esc func(string) string) string {
 	}
 }
 
+// purgedWords are the phrases of a purged run's heading in one language.
+type purgedWords struct {
+	run                  string // run id, attempt
+	open, close          string // around the reason
+	nothing, nothingDry  string
+	deleted, wouldDelete string // stored rows deleted
+}
+
+// purgedEN and purgedZH are the phrases in English and Chinese.
+func purgedEN() purgedWords {
+	return purgedWords{run: "Run %d attempt %d is purged by the run overrides", open: " (", close: ")",
+		nothing: ": nothing was written.", nothingDry: ": nothing was written (dry run).",
+		deleted: " %d stored rows of earlier ingests were deleted.", wouldDelete: " %d stored rows of earlier ingests would be deleted."}
+}
+
+func purgedZH() purgedWords {
+	return purgedWords{run: "运行 %d 第 %d 次尝试已被 run overrides 清除", open: "（", close: "）",
+		nothing: "：未写入任何数据。", nothingDry: "：未写入任何数据（试运行）。",
+		deleted: "此前 ingest 写入的 %d 行已删除。", wouldDelete: "此前 ingest 写入的 %d 行将被删除。"}
+}
+
+// purgedHeading is the heading sentence of a purged run: the attempt, the
+// ledger entry's reason, and what of earlier ingests went.
+func purgedHeading(s *schema.Summary, esc func(string) string, w purgedWords) string {
+	b := fmt.Sprintf(w.run, s.Run.SourceRunID, s.Run.SourceRunAttempt)
+	if r := strings.TrimSpace(oneLine(s.Details.PurgeReason, maxInlineRunes)); r != "" {
+		b += w.open + esc(r) + w.close
+	}
+	nothing, deleted := w.nothing, w.deleted
+	if s.DryRun {
+		nothing, deleted = w.nothingDry, w.wouldDelete
+	}
+	b += nothing
+	if n := s.Details.OverrideRowsDeleted; n > 0 {
+		b += fmt.Sprintf(deleted, n)
+	}
+	return b
+}
+
 // footerEN is the sentence that closes the English part.
 func footerEN(o outcome) string {
 	const rows = "Rows: benchmark_results, eval_results, agentic rows linked to a trace, gpu_metrics series."
@@ -150,6 +197,8 @@ func footerEN(o outcome) string {
 		return "Counts cover only this run and show what would have been written; nothing was. " + rows + " " + rerun
 	case outcomeAborted:
 		return "Counts cover only this run and show what was processed before the rollback; nothing was kept. " + rows + " " + rerun
+	case outcomePurged:
+		return "Counts are zero: the run overrides purge this run, so nothing of it is read or written. " + rows + " " + rerun
 	default:
 		return "Counts cover only this run. " + rows + " " + rerun
 	}
@@ -164,6 +213,8 @@ func footerZH(o outcome) string {
 		return "上表仅统计本次运行在试运行中将会写入的数据（实际未写入），" + rows + rerun
 	case outcomeAborted:
 		return "上表仅统计本次运行在回滚前处理的数据（均未保留），" + rows + rerun
+	case outcomePurged:
+		return "本次运行已被 run overrides 清除，不读取也不写入任何数据，上表计数均为零。" + rows + rerun
 	default:
 		return "上表仅统计本次运行写入的数据，" + rows + rerun
 	}

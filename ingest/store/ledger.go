@@ -17,6 +17,19 @@ var ErrNoSummary = errors.New("no ingest of this run is recorded")
 // RecordAborted writes the ledger row of an ingest that was rolled back, in
 // its own transaction, and returns its id. Nothing else is written.
 func (s *Store) RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error) {
+	msg := cause.Error()
+	return s.recordOutcome(ctx, start, sum, artifacts, schema.StatusAborted, &msg)
+}
+
+// RecordPurged writes the ledger row (status purged) of an ingest of a
+// run attempt the run overrides purge, in its own transaction, and
+// returns its id. Nothing of the run is written.
+func (s *Store) RecordPurged(ctx context.Context, start schema.RunStart, sum *schema.Summary) (int64, error) {
+	return s.recordOutcome(ctx, start, sum, nil, schema.StatusPurged, nil)
+}
+
+func (s *Store) recordOutcome(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage,
+	status schema.Status, cause *string) (int64, error) {
 	if artifacts == nil {
 		artifacts = json.RawMessage("[]")
 	}
@@ -25,11 +38,11 @@ func (s *Store) RecordAborted(ctx context.Context, start schema.RunStart, sum *s
 		return 0, fmt.Errorf("encode summary: %w", err)
 	}
 	var id int64
-	err = s.pool.QueryRow(ctx, qInsertLedgerAborted, start.Run.Repo, start.Run.SourceRunID, start.Run.SourceRunAttempt,
+	err = s.pool.QueryRow(ctx, qInsertLedgerOutcome, start.Run.Repo, start.Run.SourceRunID, start.Run.SourceRunAttempt,
 		nullInt64(start.Run.MergeRunID), nullInt(start.Run.MergeRunAttempt), start.Target, start.StartedAt.UTC(),
-		sum.FinishedAt.UTC(), sum.Details.DurationMS, cause.Error(), enc, []byte(artifacts), start.ToolVersion).Scan(&id)
+		sum.FinishedAt.UTC(), sum.Details.DurationMS, cause, enc, []byte(artifacts), start.ToolVersion, string(status)).Scan(&id)
 	if err != nil {
-		return 0, fmt.Errorf("record aborted ingest of run %d: %w", start.Run.SourceRunID, err)
+		return 0, fmt.Errorf("record %s ingest of run %d: %w", status, start.Run.SourceRunID, err)
 	}
 	return id, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -37,10 +38,18 @@ func (s *Store) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dr
 		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, qOverrideLockRuns, planRuns(plan)); err != nil {
+		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: lock the runs the ledger names: %w", err)
+	}
+	notFound, err := unknownPurges(ctx, tx, plan)
+	if err != nil {
+		return schema.OverrideResult{}, 0, err
+	}
 	res, err := applyOverrides(ctx, tx, plan)
 	if err != nil {
 		return res, 0, err
 	}
+	res.NotFound = notFound
 	if dryRun {
 		return res, 0, nil
 	}
@@ -61,6 +70,68 @@ func (s *Store) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dr
 		return res, 0, fmt.Errorf("apply overrides: commit: %w", err)
 	}
 	return res, id, nil
+}
+
+// unknownPurges are the purge entries of the plan that name a run or
+// attempt the database has never had, one per attempt named (Attempt 0:
+// the run as a whole), in plan order. A purge of an id that was never
+// ingested finds nothing, as a purge already applied does; only this
+// tells a mistyped id from the second.
+func unknownPurges(ctx context.Context, tx pgx.Tx, plan schema.OverridePlan) ([]schema.OverrideAction, error) {
+	var out []schema.OverrideAction
+	check := func(kind string, run int64, attempts []int, target, reason string) error {
+		if attempts == nil {
+			attempts = []int{}
+		}
+		unknown, err := ids(ctx, tx, qOverrideUnknownAttempts, run, attempts)
+		if err != nil {
+			return fmt.Errorf("apply overrides: look up purged run %d: %w", run, err)
+		}
+		for _, a := range unknown {
+			out = append(out, schema.OverrideAction{Kind: kind, RunID: run, Attempt: int(a), Target: target, Reason: reason})
+		}
+		return nil
+	}
+	for _, r := range plan.PurgedRuns {
+		if err := check(OverridePurgedRun, r.RunID, r.Attempts, "", r.Reason); err != nil {
+			return nil, err
+		}
+	}
+	for _, x := range plan.PurgedPoints {
+		var attempts []int
+		if x.Attempt != 0 {
+			attempts = []int{x.Attempt}
+		}
+		if err := check(OverridePurgedPoint, x.RunID, attempts, pointTarget(&x.Point), x.Reason); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// planRuns is every run the plan names, in ascending order, once.
+func planRuns(plan schema.OverridePlan) []int64 {
+	var runs []int64
+	for _, c := range plan.Conclusions {
+		runs = append(runs, c.RunID)
+	}
+	for _, r := range plan.PurgedRuns {
+		runs = append(runs, r.RunID)
+	}
+	for _, p := range plan.PurgedPoints {
+		runs = append(runs, p.RunID)
+	}
+	for _, r := range plan.RetiredGPUPower {
+		runs = append(runs, r.RunID)
+	}
+	for _, b := range plan.ChangelogBackfills {
+		runs = append(runs, b.RunID)
+	}
+	for _, b := range plan.PointBackfills {
+		runs = append(runs, b.RunID)
+	}
+	slices.Sort(runs)
+	return slices.Compact(runs)
 }
 
 // ApplyRunOverrides applies the ledger entries of the run this

@@ -292,10 +292,12 @@ UPDATE ingests SET status = $2, finished_at = $3, duration_ms = $4, summary = $5
 	input_digest = $8, input_files = $9, data_xact = pg_current_xact_id(), data_snapshot = $10::pg_snapshot
 WHERE id = $1`
 
-const qInsertLedgerAborted = `
+// qInsertLedgerOutcome is the ledger row of an ingest that wrote nothing
+// of its run ($14: aborted or purged), in a transaction of its own.
+const qInsertLedgerOutcome = `
 INSERT INTO ingests (repo, github_run_id, run_attempt, merge_run_id, merge_run_attempt,
 	status, target, started_at, finished_at, duration_ms, error, summary, artifacts, tool_version)
-VALUES ($1, $2, $3, $4, $5, 'aborted', $6, $7, $8, $9, $10, $11, $12, $13)
+VALUES ($1, $2, $3, $4, $5, $14, $6, $7, $8, $9, $10, $11, $12, $13)
 RETURNING id`
 
 // qLatestSummary finds the summary of the newest finished ingest of a run

@@ -2,6 +2,18 @@ package store
 
 // SQL of the run-override ledger applied to stored data (overrides.go).
 
+import "strings"
+
+// qOverrideLockRuns takes the advisory lock of every run the plan names
+// ($1), in run id order, before the apply touches a row: an ingest takes
+// its run's lock (RunLockKey) before it writes, so an apply and an ingest
+// of one run wait for each other at that lock instead of taking row locks
+// in opposite orders (a deadlock). The order keeps two applies from
+// deadlocking on the locks themselves.
+var qOverrideLockRuns = `
+SELECT count(pg_advisory_xact_lock(` + strings.ReplaceAll(RunLockKey, "$1::bigint", "r.id") + `))
+FROM (SELECT DISTINCT id FROM unnest($1::bigint[]) AS u(id) ORDER BY id) r`
+
 // qOverrideConclusion corrects a run's conclusion on every attempt.
 const qOverrideConclusion = `
 UPDATE workflow_runs SET conclusion = $2 WHERE github_run_id = $1 AND conclusion IS DISTINCT FROM $2`
@@ -11,6 +23,16 @@ UPDATE workflow_runs SET conclusion = $2 WHERE github_run_id = $1 AND conclusion
 const qOverrideRunRows = `
 SELECT id FROM workflow_runs WHERE github_run_id = $1 AND (cardinality($2::int[]) = 0 OR run_attempt = ANY($2::int[]))
 ORDER BY id`
+
+// qOverrideUnknownAttempts are the attempts ($2; empty: the run as a
+// whole, returned as 0) of run $1 that are neither stored nor in the
+// ledger: a run purged earlier keeps its ingests, so only an id that was
+// never here is returned.
+const qOverrideUnknownAttempts = `
+SELECT a::bigint FROM unnest(CASE WHEN cardinality($2::int[]) = 0 THEN '{0}'::int[] ELSE $2::int[] END) AS a
+WHERE NOT EXISTS (SELECT 1 FROM workflow_runs w WHERE w.github_run_id = $1 AND (a = 0 OR w.run_attempt = a))
+	AND NOT EXISTS (SELECT 1 FROM ingests i WHERE i.github_run_id = $1 AND (a = 0 OR i.run_attempt = a))
+ORDER BY a`
 
 const qOverrideRunResults = `SELECT id FROM benchmark_results WHERE workflow_run_id = ANY($1::bigint[]) ORDER BY id`
 

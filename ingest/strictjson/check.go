@@ -103,7 +103,7 @@ func (c *Checker) Check(data []byte) error {
 			case '"':
 				end, kind, _ := scanString(data, i+1)
 				if kind != 0 {
-					return &Error{Kind: kind, Field: c.path(nil)}
+					return &Error{Kind: kind, Field: c.path(nil), Offset: i}
 				}
 				if end < 0 {
 					return nil
@@ -132,10 +132,10 @@ func (c *Checker) Check(data []byte) error {
 				key = []byte(raw(data, i+1))
 			}
 			if kind != 0 {
-				return &Error{Kind: kind, Field: c.path(key)}
+				return &Error{Kind: kind, Field: c.path(key), Offset: i}
 			}
 			if c.duplicate(key) {
-				return &Error{Kind: DuplicateKey, Field: c.path(key)}
+				return &Error{Kind: DuplicateKey, Field: c.path(key), Offset: i}
 			}
 			c.frames[len(c.frames)-1].key = key
 			i = skipSpace(data, end)

@@ -21,6 +21,9 @@ const (
 type Error struct {
 	Kind  Kind
 	Field string
+	// Offset is the byte offset in the document of the opening quote of
+	// the offending key or string.
+	Offset int
 }
 
 // Error renders the violation with the wording the ingest report uses:
