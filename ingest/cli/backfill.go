@@ -174,7 +174,7 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 	*common.noMigrate = *common.noMigrate || *dryRun // a dry run writes nothing, not even a migration
 	st, err := openStore(ctx, common, log, !*dryRun)
 	if err != nil {
-		return fail(env, "%v", err)
+		return failOpen(env, err)
 	}
 	defer st.Close()
 
@@ -199,7 +199,7 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 	if common.target.name != ProductionTarget {
 		// A backfill into staging stages each run (a production backfill
 		// is not compared with staging: promote runs one by one).
-		cfg.Publish = stagedPublish
+		cfg.Publish = stagedPublish(common.server)
 	}
 	ingestTree := func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
 		cfg.TreeDigest = source.StartDigest(ctx, dir) // hashed while the tree is opened and read

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/schema"
 )
 
 // DefaultDatabaseURL is where the tool writes when nothing else is said: the
@@ -38,6 +40,8 @@ type commonOpts struct {
 	target target
 	// getenv reads the environment (the targets' URLs).
 	getenv func(string) string
+	// server is what the target's server said it is (checkServer).
+	server *schema.ServerIdentity
 }
 
 // logLevels are the levels --log-level takes.
@@ -139,18 +143,35 @@ func connect(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Lo
 	*c.noMigrate = true
 	st, err := openStore(ctx, c, log, false)
 	if err != nil {
-		return nil, nil, fail(env, "%v", err)
+		return nil, nil, failOpen(env, err)
 	}
 	return st, log, ExitOK
 }
 
-// openStore connects and, unless told not to, applies pending migrations.
+// failOpen is fail for a store that could not be opened: a target refused
+// as production's database is a usage error (exit 2).
+func failOpen(env Env, err error) int {
+	var same *sameDatabaseError
+	if errors.As(err, &same) {
+		fmt.Fprintln(env.Stderr, "ingest:", same)
+		return ExitUsage
+	}
+	return fail(env, "%v", err)
+}
+
+// openStore connects, proves a target other than production is another
+// database (checkServer) and, unless told not to, applies pending
+// migrations.
 // For a command that writes, it then refuses a database this binary must
 // not write to — dirty, or newer than the binary — whether or not it
 // migrated (store.Store.CheckWritable).
 func openStore(ctx context.Context, c *commonOpts, log *zap.Logger, write bool) (*store.Store, error) {
 	st, err := store.OpenWith(ctx, c.dbURL.String(), c.store, log)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkServer(ctx, c, st, log); err != nil {
+		st.Close()
 		return nil, err
 	}
 	if !*c.noMigrate {

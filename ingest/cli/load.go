@@ -165,7 +165,7 @@ func ingestPrepared(ctx context.Context, env Env, opts *ingestOpts, log *zap.Log
 	st, err := openIngestStore(ctx, opts, log, missingHint)
 	if err != nil {
 		tree.discard()
-		return fail(env, "%v", cancelled(ctx, err))
+		return failOpen(env, cancelled(ctx, err))
 	}
 	defer st.Close()
 	sum, code := ingestDir(ctx, env, opts, log, cfg, deps, st, tree)
@@ -288,6 +288,10 @@ func openIngestStore(ctx context.Context, opts *ingestOpts, log *zap.Logger, mis
 			store.DatabaseName(opts.dbURL.String()), missingHint)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := checkServer(ctx, opts.commonOpts, st, log); err != nil {
+		st.Close()
 		return nil, err
 	}
 	v, err := st.SchemaVersion(ctx)
