@@ -183,14 +183,15 @@ type Config struct {
 	CoverageGuard      string
 	AcceptCoverageLoss []string
 	// Publish, when set, is called just before the run's transaction
-	// commits with the run, the sha256 of its tree (nil when no digest
-	// was computed) and the ledger's artifact records; what it returns is the
+	// commits with the run, the sha256 of its tree and the tree's file
+	// index (source.FileSums; both nil when no digest was computed) and
+	// the ledger's artifact records; what it returns is the
 	// report's publication section (a staged ingest, or a promotion
 	// compared with the staged ingest of the run). An error aborts the
 	// ingest, recorded in the ledger (a promotion whose inputs differ
 	// under --require-staged). A rerun whose prior ingest has no
 	// publication section is read in full.
-	Publish func(ctx context.Context, run schema.RunIdentity, tree []byte, records json.RawMessage) (*schema.Publication, error)
+	Publish func(ctx context.Context, run schema.RunIdentity, tree, index []byte, records json.RawMessage) (*schema.Publication, error)
 }
 
 // Beginner is a store whose BeginRun returns its own concrete writer type.

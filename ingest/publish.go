@@ -15,11 +15,11 @@ func publish(ctx context.Context, cfg Config, inputs *inputDigest, records json.
 	if cfg.Publish == nil {
 		return nil
 	}
-	var tree []byte
+	var tree, index []byte
 	if inputs != nil {
-		tree = inputs.treeSum
+		tree, index = inputs.treeSum, inputs.treeIndex
 	}
-	pub, err := cfg.Publish(ctx, sum.Run, tree, records)
+	pub, err := cfg.Publish(ctx, sum.Run, tree, index, records)
 	if err != nil {
 		return fmt.Errorf("publication: %w", err)
 	}

@@ -26,8 +26,9 @@ import (
 type inputDigest struct {
 	build, caller []byte
 	tree          *source.Digesting
-	// treeSum is the tree's own digest, once wait computed it.
-	treeSum []byte
+	// treeSum is the tree's own digest, once wait computed it, and
+	// treeIndex its file index (every file's path and sha256).
+	treeSum, treeIndex []byte
 }
 
 func newInputDigest(ctx context.Context, cfg Config, tree *source.Tree, build []byte) *inputDigest {
@@ -86,9 +87,14 @@ func (in *inputDigest) wait(ctx context.Context) (digest, index []byte, err erro
 	if err != nil {
 		return nil, nil, err
 	}
-	in.treeSum = td
+	in.treeSum, in.treeIndex = td, index
+	parts := [][]byte{in.build, in.caller, td}
+	if times := in.tree.Times(); times != nil {
+		// Without a listing the files' times order retried attempts.
+		parts = append(parts, times)
+	}
 	h := sha256.New()
-	for _, part := range [][]byte{in.build, in.caller, td} {
+	for _, part := range parts {
 		fmt.Fprintf(h, "%d:", len(part))
 		h.Write(part)
 	}

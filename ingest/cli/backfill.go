@@ -201,7 +201,7 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 	if common.target.name != ProductionTarget {
 		// A backfill into staging stages each run (a production backfill
 		// is not compared with staging: promote runs one by one).
-		cfg.Publish = stagedPublish
+		cfg.Publish = stagedPublish(common.server)
 	}
 	ingestTree := func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
 		cfg.TreeDigest = source.StartDigest(ctx, dir) // hashed while the tree is opened and read

@@ -16,6 +16,7 @@ import (
 	"github.com/inferencex/ingest/ingest/overrides"
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/schema"
 )
 
 // DefaultDatabaseURL is where the tool writes when nothing else is said: the
@@ -40,6 +41,8 @@ type commonOpts struct {
 	target target
 	// getenv reads the environment (the targets' URLs).
 	getenv func(string) string
+	// server is what the target's server said it is (checkServer).
+	server *schema.ServerIdentity
 }
 
 // logLevels are the levels --log-level takes.
@@ -151,13 +154,19 @@ func connect(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Lo
 	return st, log, ExitOK
 }
 
-// openStore connects and, unless told not to, applies pending migrations.
+// openStore connects, proves a target other than production is another
+// database (checkServer) and, unless told not to, applies pending
+// migrations.
 // For a command that writes, it then refuses a database this binary must
 // not write to — one whose schema it does not own, dirty, or newer than
 // the binary — whether or not it migrated (store.Store.CheckWritable).
 func openStore(ctx context.Context, c *commonOpts, log *zap.Logger, write bool) (*store.Store, error) {
 	st, err := store.OpenWith(ctx, c.dbURL.String(), c.store, log)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkServer(ctx, c, st, log); err != nil {
+		st.Close()
 		return nil, err
 	}
 	if !*c.noMigrate {
@@ -205,6 +214,11 @@ func readFiles(list string) ([]io.Reader, func(), error) {
 // (ExitUsage): the command names the wrong database, or one to adopt
 // first; nothing was written to it.
 func failOpen(env Env, err error) int {
+	var same *sameDatabaseError
+	if errors.As(err, &same) {
+		fmt.Fprintln(env.Stderr, "ingest:", same)
+		return ExitUsage
+	}
 	code := fail(env, "%v", err)
 	if errors.Is(err, store.ErrForeignSchema) {
 		return ExitUsage

@@ -302,6 +302,10 @@ func openIngestStore(ctx context.Context, opts *ingestOpts, log *zap.Logger, mis
 	if err != nil {
 		return nil, err
 	}
+	if err := checkServer(ctx, opts.commonOpts, st, log); err != nil {
+		st.Close()
+		return nil, err
+	}
 	v, err := st.SchemaVersion(ctx)
 	if err != nil {
 		st.Close()

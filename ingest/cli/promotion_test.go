@@ -1,10 +1,12 @@
 package cli_test
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -66,7 +68,7 @@ func TestPromotionComparesWithTheStagedIngest(t *testing.T) {
 	refused := run(t, vars, "load", other, "--require-staged")
 	requireCode(t, cli.ExitAborted, refused)
 	require.Contains(t, refused.stderr, "--require-staged: the inputs differ from staged ingest #1 (staging)")
-	require.Regexp(t, `changed `+changed+` \(size \d+, staged \d+; file contents differ\)`, refused.stderr)
+	require.Regexp(t, `changed `+changed+` \(size \d+, staged \d+; file contents differ; file [^ ]+\.json changed\)`, refused.stderr)
 	require.Contains(t, refused.stderr, "removed run-stats")
 	require.Equal(t, rows, count(t, prod, "benchmark_results"))
 	require.Equal(t, []string{"succeeded", "aborted"}, queryStrings(t, prod, "SELECT status FROM ingests ORDER BY id"))
@@ -82,10 +84,10 @@ func TestPromotionComparesWithTheStagedIngest(t *testing.T) {
 	require.Equal(t, schema.ArtifactDifference{Artifact: "run-stats", Change: "removed"}, dp.Differences[1])
 	require.Equal(t, changed, dp.Differences[0].Artifact)
 	require.Equal(t, "changed", dp.Differences[0].Change)
-	require.Regexp(t, `^size \d+, staged \d+; file contents differ$`, dp.Differences[0].Detail)
+	require.Regexp(t, `^size \d+, staged \d+; file contents differ; file [^ ]+\.json changed$`, dp.Differences[0].Detail)
 	text = run(t, vars, "report", "--run-id", runID, "--format", "text")
 	require.Regexp(t, `promotion into the production database: inputs differ from staged ingest #1 \(staging\): 1 removed, 1 changed\n`+
-		`  changed `+changed+`: size \d+, staged \d+; file contents differ\n  removed run-stats\n`, text.stdout)
+		`  changed `+changed+`: size \d+, staged \d+; file contents differ; file [^ ]+\.json changed\n  removed run-stats\n`, text.stdout)
 
 	// A run never staged: compared with nothing, said so; refused under --require-staged.
 	never, _ := genTree(t, generate.Options{Points: 2, Seed: 6, RunID: 28400002822})
@@ -129,4 +131,46 @@ func changedArtifact(t *testing.T, a, b string) string {
 	}
 	require.Len(t, out, 1)
 	return out[0]
+}
+
+// TestPromotionWeakSpots: the same bytes of a tree without a listing,
+// copied elsewhere (other modification times), are the same inputs; the
+// same bytes under another run attempt are not (refused under
+// --require-staged, naming both attempts); and a file changed inside an
+// artifact, one the ingest does not read, is named with its artifact.
+func TestPromotionWeakSpots(t *testing.T) {
+	t.Parallel()
+	prod, staging := pgtest.New(t), pgtest.New(t)
+	vars := map[string]string{"DATABASE_URL": prod, "DATABASE_WRITE_URL_STAGING": staging, "INGEST_REPO": runTestRepo,
+		"INGEST_RUN_ID": "28400003821"}
+	tree, _ := genTree(t, generate.Options{Points: 2, Seed: 7, RunID: 28400003821})
+	require.NoError(t, os.Remove(filepath.Join(tree, "artifacts.json")))
+	art := changedArtifact(t, tree, func() string { o := copyTree(t, tree); changeOneMetric(t, o); return o }())
+	notes := filepath.Join(tree, art, "notes.txt")
+	require.NoError(t, os.WriteFile(notes, []byte("aa"), 0o644))
+	requireCode(t, cli.ExitOK, run(t, vars, "load", tree, "--target", "staging"))
+
+	// Another attempt, same bytes: refused, naming both attempts.
+	r := run(t, vars, "load", copyTree(t, tree), "--attempt", "2", "--require-staged")
+	requireCode(t, cli.ExitAborted, r)
+	require.Contains(t, r.stderr, "changed (run) (attempt 2, staged attempt 1)")
+
+	// A file of the artifact that no stage reads, changed (same size).
+	other := copyTree(t, tree)
+	require.NoError(t, os.WriteFile(filepath.Join(other, art, "notes.txt"), []byte("bb"), 0o644))
+	r = run(t, vars, "load", other, "--require-staged")
+	requireCode(t, cli.ExitAborted, r)
+	require.Contains(t, r.stderr, "changed "+art+" (file notes.txt changed)")
+	require.NotContains(t, r.stderr, "outside the artifacts read")
+
+	// The same bytes copied elsewhere, without a listing: the same inputs.
+	copied := copyTree(t, tree)
+	later := time.Now().Add(time.Hour)
+	require.NoError(t, filepath.WalkDir(copied, func(p string, _ fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		return os.Chtimes(p, later, later)
+	}))
+	same := run(t, vars, "load", copied, "--require-staged", "--format", "json")
+	requireCode(t, cli.ExitOK, same)
+	require.True(t, parseSummary(t, same.stdout).Publication.SameInputs)
 }

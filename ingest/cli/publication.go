@@ -71,7 +71,7 @@ func (p *publishOpts) check(c *commonOpts) error {
 // the connection to the staging database.
 func (p *publishOpts) configure(cfg *ingest.Config, c *commonOpts, log *zap.Logger) func() {
 	if c.target.name != ProductionTarget {
-		cfg.Publish = stagedPublish
+		cfg.Publish = stagedPublish(c.server)
 		return func() {}
 	}
 	if p.staged == nil {
@@ -80,8 +80,9 @@ func (p *publishOpts) configure(cfg *ingest.Config, c *commonOpts, log *zap.Logg
 	cfg.Reread = true
 	var staging *store.Store
 	staged := *p.staged
+	production := c.server // what production's server said it is (checkServer)
 	require := *p.requireStaged
-	cfg.Publish = func(ctx context.Context, run schema.RunIdentity, tree []byte, records json.RawMessage) (*schema.Publication, error) {
+	cfg.Publish = func(ctx context.Context, run schema.RunIdentity, tree, index []byte, records json.RawMessage) (*schema.Publication, error) {
 		notCompared := func(why string) (*schema.Publication, error) {
 			if require {
 				return nil, fmt.Errorf("--require-staged: %s", why)
@@ -98,14 +99,32 @@ func (p *publishOpts) configure(cfg *ingest.Config, c *commonOpts, log *zap.Logg
 			}
 			staging = st
 		}
-		s, ok, err := staging.StagedIngest(ctx, run.Repo, run.SourceRunID, staged.name)
+		// The staged ingest must come from another database than
+		// production's, as the servers say (never the URLs' text): a
+		// staging URL spelling production's database otherwise compares
+		// production with itself.
+		if production != nil {
+			id, err := staging.Identity(ctx)
+			if err != nil {
+				return notCompared(fmt.Sprintf("the %s database cannot say what it is: %v", staged.name, err))
+			}
+			if id.Same(*production) {
+				return notCompared(fmt.Sprintf("the %s target (%s) is the production database (%s): there is no staged ingest to compare with",
+					staged.name, staged.origin(), id))
+			}
+		}
+		s, ok, err := staging.StagedIngest(ctx, run, staged.name)
 		if err != nil {
 			return notCompared(fmt.Sprintf("the %s ledger cannot be read: %v", staged.name, err))
 		}
 		if !ok {
 			return notCompared(fmt.Sprintf("run %d was never staged in %s", run.SourceRunID, staged.name))
 		}
-		pub, err := promotion.Compare(s, tree, records)
+		if production != nil && s.Server != nil && s.Server.Same(*production) {
+			return notCompared(fmt.Sprintf("staged ingest #%d (%s) was written to the production database (%s), not staged",
+				s.IngestID, staged.name, s.Server))
+		}
+		pub, err := promotion.Compare(s, promotion.Input{Attempt: run.SourceRunAttempt, Tree: tree, FileIndex: index, Records: records})
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +159,11 @@ func differenceList(ds []schema.ArtifactDifference, n int) string {
 }
 
 // stagedPublish is the publication section of an ingest into a target
-// other than production: staged, with the digest of the tree it read.
-func stagedPublish(_ context.Context, _ schema.RunIdentity, tree []byte, _ json.RawMessage) (*schema.Publication, error) {
-	return &schema.Publication{Kind: schema.PublicationStaged, TreeDigest: promotion.TreeDigest(tree)}, nil
+// other than production: staged, with the digest of the tree it read and
+// the server and database it was written to (server, as checkServer read
+// it).
+func stagedPublish(server *schema.ServerIdentity) func(context.Context, schema.RunIdentity, []byte, []byte, json.RawMessage) (*schema.Publication, error) {
+	return func(_ context.Context, _ schema.RunIdentity, tree, _ []byte, _ json.RawMessage) (*schema.Publication, error) {
+		return &schema.Publication{Kind: schema.PublicationStaged, TreeDigest: promotion.TreeDigest(tree), Server: server}, nil
+	}
 }

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
 	"sort"
 	"strings"
+
+	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/store"
 )
@@ -37,6 +40,14 @@ type target struct {
 	url  string
 	// from says where the URL came from, for messages (never the URL).
 	from string
+	// fallback: the URL is the built-in default, nothing configured it.
+	fallback bool
+	// viaSetting: the URL is the --database-url setting's (flag,
+	// environment or default), whose label names it in errors.
+	viaSetting bool
+	// production is the production target a target other than
+	// production must not be (checkServer); nil for production itself.
+	production *target
 }
 
 // targetName is what a target may be called.
@@ -115,7 +126,11 @@ func resolveTarget(name string, dbURL *setting, file string, getenv func(string)
 			return t, err
 		}
 		if !dbURL.given {
-			return target{name: ProductionTarget, url: dbURL.value, from: dbURL.label()}, nil
+			from := dbURL.from
+			if from == "" {
+				from = "the default"
+			}
+			return target{name: ProductionTarget, url: dbURL.value, from: from, fallback: dbURL.from == "", viaSetting: true}, nil
 		}
 		// --database-url names this command's database, not production's.
 		for _, e := range dbURL.envs {
@@ -123,12 +138,12 @@ func resolveTarget(name string, dbURL *setting, file string, getenv func(string)
 				return target{name: ProductionTarget, url: v, from: e}, nil
 			}
 		}
-		return target{name: ProductionTarget, url: dbURL.def, from: "the default"}, nil
+		return target{name: ProductionTarget, url: dbURL.def, from: "the default", fallback: true}, nil
 	}
 	var t target
 	switch {
 	case dbURL.given:
-		t = target{name: name, url: dbURL.value, from: "--database-url"}
+		t = target{name: name, url: dbURL.value, from: "--database-url", viaSetting: true}
 	case name == ProductionTarget:
 		if t, err = production(); err != nil {
 			return target{}, err
@@ -143,19 +158,87 @@ func resolveTarget(name string, dbURL *setting, file string, getenv func(string)
 		}
 	}
 	if err := store.CheckURL(t.url); err != nil {
-		if t.from == dbURL.label() || t.from == "--database-url" {
+		if t.viaSetting {
 			return target{}, fmt.Errorf("%s: %v", dbURL.label(), err)
 		}
 		return target{}, fmt.Errorf("target %s (URL from %s): %v", t.name, t.from, err)
 	}
 	if t.name != ProductionTarget {
+		// The text of the URLs is a first, cheap check; what the servers
+		// say (checkServer, once connected) is the authority.
 		p, err := production()
-		if err == nil && store.Address(p.url) != "" && store.Address(p.url) == store.Address(t.url) {
+		if err != nil {
+			return target{}, fmt.Errorf("target %s needs production's URL to prove it is another database: %v", t.name, err)
+		}
+		if store.Address(p.url) != "" && store.Address(p.url) == store.Address(t.url) {
 			return target{}, fmt.Errorf("target %s (URL from %s) is the production database %s: a target other than production needs a database of its own",
 				t.name, t.from, store.DatabaseName(t.url))
 		}
+		t.production = &p
 	}
 	return t, nil
+}
+
+// origin says where a target's URL came from, for messages.
+func (t target) origin() string {
+	if t.fallback {
+		return "the default URL"
+	}
+	return "URL from " + t.from
+}
+
+// sameDatabaseError refuses a target other than production that reaches
+// production's database: a usage error (the configuration is wrong),
+// found before anything is written.
+type sameDatabaseError struct{ msg string }
+
+func (e *sameDatabaseError) Error() string { return e.msg }
+
+// checkServer proves, before a command writes or reads through st (the
+// target's store), that a target other than production is not the
+// production database: both servers are asked what they are
+// (store.Store.Identity), whatever their URLs spell. It records the
+// target's identity in c.server (a staged ingest records it in its
+// ledger row).
+//
+// When production cannot be asked, the target cannot be proven other:
+// refused, unless production's database does not exist on its server
+// (then it is not this one) or nothing configures production (its URL is
+// the built-in default: a staging job given only its own database).
+func checkServer(ctx context.Context, c *commonOpts, st *store.Store, log *zap.Logger) error {
+	t := c.target
+	id, err := st.Identity(ctx)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", t.name, err)
+	}
+	c.server = &id
+	p := t.production
+	if p == nil {
+		return nil
+	}
+	notProven := func(err error) error {
+		return fmt.Errorf("target %s (%s): cannot prove it is not the production database: production (%s) cannot be asked: %w; nothing was written",
+			t.name, t.origin(), p.origin(), err)
+	}
+	pst, err := store.OpenWith(ctx, p.url, c.store, log.Named("production"))
+	if err != nil {
+		if store.IsMissingDatabase(err) || p.fallback {
+			log.Warn("production's database cannot be asked whether it is the target's; going on", zap.String("target", t.name),
+				zap.String("production", p.origin()), zap.Error(err))
+			return nil
+		}
+		return notProven(err)
+	}
+	defer pst.Close()
+	pid, err := pst.Identity(ctx)
+	if err != nil {
+		return notProven(err)
+	}
+	if id.Same(pid) {
+		return &sameDatabaseError{msg: fmt.Sprintf("target %s (%s) and production (%s) are one database: %s; "+
+			"a target other than production needs a database of its own; nothing was written", t.name, t.origin(), p.origin(), id)}
+	}
+	return nil
 }
 
 // knownTargets lists production and the targets of the file (those of

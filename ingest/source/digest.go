@@ -18,10 +18,13 @@ const maxDigestWorkers = 4
 // A tree's digest is a sha256 over everything under its root that an
 // ingest could read: every entry's path (slash-separated, relative, in name
 // order) and type; a regular file's size and sha256 of its content; a
-// symbolic link's target (links are never followed). A tree without a
-// listing orders retried attempts by file modification time, so there every
-// file's modification time is included too. Two trees with equal digests
-// give an ingest the same input.
+// symbolic link's target (links are never followed). It depends on content
+// and relative paths only, so the same bytes copied elsewhere have the same
+// digest (a promotion compares it with the staged ingest's).
+//
+// A tree without a listing orders retried attempts by file modification
+// time, so there the times decide what an ingest reads too: they are
+// digested apart (Digesting.Times), for the inputs of an unchanged rerun.
 
 // Digesting is a tree's digest being computed in the background: the tree
 // is walked (and every regular file's metadata read) at once; its files
@@ -39,6 +42,7 @@ type Digesting struct {
 	listing   *walkListing // the walk's folders, for the artifacts (Watch)
 	done      chan struct{}
 	sum       []byte
+	times     []byte
 	index     []byte
 	err       error
 }
@@ -149,6 +153,9 @@ func (d *Digesting) run(ctx context.Context) {
 		return
 	}
 	d.sum = combine(entries)
+	if d.withTimes {
+		d.times = combineTimes(entries)
+	}
 	// A file changed within racyWindow of the walk could change again
 	// without its times moving (they tick coarsely): it is not indexed.
 	d.index = encodeFileIndex(entries, walked.Add(-racyWindow).UnixNano())
@@ -171,13 +178,36 @@ func combine(entries []digestEntry) []byte {
 		case 'l':
 			b = append(b, e.target...)
 		}
-		if e.mod != 0 {
-			b = binary.BigEndian.AppendUint64(b, uint64(e.mod))
-		}
 		b = append(b, '\n')
 		h.Write(b)
 	}
 	return h.Sum(nil)
+}
+
+// combineTimes is the sha256 of every entry's path and modification time.
+func combineTimes(entries []digestEntry) []byte {
+	h := sha256.New()
+	var b []byte
+	for _, e := range entries {
+		b = append(b[:0], e.path...)
+		b = append(b, 0)
+		b = binary.BigEndian.AppendUint64(b, uint64(e.mod))
+		b = append(b, '\n')
+		h.Write(b)
+	}
+	return h.Sum(nil)
+}
+
+// Times is the digest of the modification times of a tree without a
+// listing, where they order retried attempts (nil for a tree with one), once
+// Wait returned.
+func (d *Digesting) Times() []byte {
+	select {
+	case <-d.done:
+		return d.times
+	default:
+		return nil
+	}
 }
 
 // hasListing says whether the tree at root has a listing, as Open names

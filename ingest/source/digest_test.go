@@ -19,14 +19,27 @@ func treeDigest(t *testing.T, dir string, index []byte) ([]byte, []byte, int) {
 	d.Use(index)
 	sum, idx, err := d.Wait(context.Background())
 	require.NoError(t, err)
-	return sum, idx, len(decodeFileIndex(idx))
+	return sum, idx, trusted(decodeFileIndex(idx))
+}
+
+// trusted counts the files of an index whose metadata a walk can match
+// (a file not to be trusted is indexed with zero times).
+func trusted(idx FileIndex) int {
+	n := 0
+	for _, f := range idx {
+		if f.stat.mtime != 0 || f.stat.ctime != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // TestDigestFileIndex: a file recorded in the index with the metadata the
 // walk reads is not read again, and the digest is the same as when every
 // file is read; a file whose content changed is read again even when its
 // size and modification time were put back, because its change time
-// moved; a file changed within the racy window is not indexed.
+// moved; a file changed within the racy window is indexed with its sum
+// but no metadata a walk could match.
 func TestDigestFileIndex(t *testing.T) {
 	dir := t.TempDir()
 	art := filepath.Join(dir, "bmk_a")
@@ -39,9 +52,10 @@ func TestDigestFileIndex(t *testing.T) {
 		require.NoError(t, os.Chtimes(p, old, old))
 	}
 	// Files changed seconds ago (the change time of a Chtimes is now) are
-	// racy: hashed, but not indexed.
-	full, _, n := treeDigest(t, dir, nil)
-	require.Zero(t, n, "files changed within the racy window were indexed")
+	// racy: hashed, indexed with their sums, never trusted.
+	full, racy, n := treeDigest(t, dir, nil)
+	require.Zero(t, n, "files changed within the racy window were trusted")
+	require.Len(t, FileSums(racy), 2, "every file's sum is in the index")
 
 	// Once the change times are old enough, they are indexed.
 	cut := time.Now().Add(racyWindow + time.Second)
@@ -50,6 +64,7 @@ func TestDigestFileIndex(t *testing.T) {
 	require.NoError(t, hashFiles(context.Background(), dir, entries, nil))
 	idx := encodeFileIndex(entries, cut.UnixNano())
 	require.Len(t, decodeFileIndex(idx), 2)
+	require.Equal(t, 2, trusted(decodeFileIndex(idx)))
 
 	// An index whose sums are wrong is believed when the metadata match:
 	// proof that indexed files are not read again.
@@ -133,7 +148,8 @@ func TestDigestSeesEveryInput(t *testing.T) {
 
 // TestFileIndexRoundTrip: an encoded index decodes to the metadata and
 // sums it was made of, negative times (before 1970) and large values
-// included; only full, old-enough regular files are in it.
+// included; every regular file is in it, those not full or not old enough
+// with their size and sum only.
 func TestFileIndexRoundTrip(t *testing.T) {
 	const cutoff = int64(1) << 61
 	entries := []digestEntry{
@@ -146,7 +162,39 @@ func TestFileIndexRoundTrip(t *testing.T) {
 	}
 	got := decodeFileIndex(encodeFileIndex(entries, cutoff))
 	require.Equal(t, FileIndex{
-		"a/f": {stat: entries[1].stat, sum: entries[1].sum},
-		"a/g": {stat: entries[2].stat, sum: entries[2].sum},
+		"a/f":        {stat: entries[1].stat, sum: entries[1].sum},
+		"a/g":        {stat: entries[2].stat, sum: entries[2].sum},
+		"a/racy":     {stat: fileStat{size: 1, full: true}},
+		"a/sizeonly": {stat: fileStat{size: 1, full: true}},
 	}, got)
+}
+
+// TestDigestIgnoresTimes: without a listing too, the digest depends on
+// content and relative paths only — the same bytes copied elsewhere with
+// other modification times have the same digest — while the times, which
+// order retried attempts there, are digested apart (Times).
+func TestDigestIgnoresTimes(t *testing.T) {
+	write := func(t *testing.T, when time.Time) string {
+		dir := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "bmk_a"), 0o755))
+		f := filepath.Join(dir, "bmk_a", "a.json")
+		require.NoError(t, os.WriteFile(f, []byte(`{"conc": 4}`), 0o644))
+		require.NoError(t, os.Chtimes(f, when, when))
+		return dir
+	}
+	times := func(t *testing.T, dir string) []byte {
+		d := StartDigest(context.Background(), dir)
+		_, _, err := d.Wait(context.Background())
+		require.NoError(t, err)
+		return d.Times()
+	}
+	a, b := write(t, time.Now().Add(-time.Hour)), write(t, time.Now().Add(-2*time.Hour))
+	da, _, _ := treeDigest(t, a, nil)
+	db, _, _ := treeDigest(t, b, nil)
+	require.Equal(t, da, db, "modification times entered the tree digest")
+	require.NotNil(t, times(t, a))
+	require.NotEqual(t, times(t, a), times(t, b))
+
+	require.NoError(t, os.WriteFile(filepath.Join(a, ListingFile), []byte(`{"artifacts": []}`), 0o644))
+	require.Nil(t, times(t, a), "a tree with a listing orders attempts by it, not by times")
 }

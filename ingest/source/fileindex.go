@@ -37,10 +37,13 @@ const (
 	fileIndexS2Magic = "ingest-file-index-1-s2\n"
 )
 
-// encodeFileIndex is the index of the regular files of entries whose
-// metadata is full and whose times are before cutoff (nanoseconds): per
+// encodeFileIndex is the index of the regular files of entries: per
 // file, its path, size, times, inode and device as varints, then its
-// sha256; compressed (fileIndexS2Magic).
+// sha256; compressed (fileIndexS2Magic). A file whose metadata is not
+// full or whose times are not before cutoff (nanoseconds) is indexed with
+// zero times, inode and device, which no walk matches: its sum is
+// recorded (a promotion names the files that differ, FileSums) but never
+// taken instead of reading it.
 func encodeFileIndex(entries []digestEntry, cutoff int64) []byte {
 	raw := encodeFileEntries(entries, cutoff)
 	out := make([]byte, len(fileIndexS2Magic)+s2.MaxEncodedLen(len(raw)))
@@ -54,13 +57,13 @@ func encodeFileIndex(entries []digestEntry, cutoff int64) []byte {
 // encodeFileEntries is the uncompressed index (fileIndexMagic), which the
 // compressed one holds.
 func encodeFileEntries(entries []digestEntry, cutoff int64) []byte {
-	indexed := func(e *digestEntry) bool {
+	trusted := func(e *digestEntry) bool {
 		s := &e.stat
-		return e.kind == 'f' && s.full && s.mtime < cutoff && s.ctime < cutoff
+		return s.full && s.mtime < cutoff && s.ctime < cutoff
 	}
 	size := len(fileIndexMagic)
 	for i := range entries {
-		if e := &entries[i]; indexed(e) {
+		if e := &entries[i]; e.kind == 'f' {
 			size += binary.MaxVarintLen64*6 + len(e.path) + sha256.Size
 		}
 	}
@@ -68,10 +71,13 @@ func encodeFileEntries(entries []digestEntry, cutoff int64) []byte {
 	b = append(b, fileIndexMagic...)
 	for i := range entries {
 		e := &entries[i]
-		if !indexed(e) {
+		if e.kind != 'f' {
 			continue
 		}
 		s := e.stat
+		if !trusted(e) {
+			s = fileStat{size: s.size}
+		}
 		b = binary.AppendUvarint(b, uint64(len(e.path)))
 		b = append(b, e.path...)
 		b = binary.AppendVarint(b, s.size)
@@ -127,4 +133,18 @@ func decodeFileIndex(b []byte) FileIndex {
 		idx[path] = f
 	}
 	return idx
+}
+
+// FileSums is every file's sha256 by its path in the tree, as an encoded
+// index (Digesting.Wait's) records them; nil when it cannot be read.
+func FileSums(index []byte) map[string][sha256.Size]byte {
+	idx := decodeFileIndex(index)
+	if idx == nil {
+		return nil
+	}
+	out := make(map[string][sha256.Size]byte, len(idx))
+	for p, f := range idx {
+		out[p] = f.sum
+	}
+	return out
 }

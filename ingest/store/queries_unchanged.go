@@ -30,19 +30,23 @@ const dataUnchangedSince = `(p.data_snapshot IS NOT NULL AND NOT EXISTS (
                       WHERE o.data_xact = c.xact AND o.unchanged_since IS NULL
                         AND o.github_run_id <> p.github_run_id)))`
 
-// qPriorIngest reads the prior ingest of a run. A rerun answered from
-// the ledger whose file index was the one it was answered from stores none
+// inputFiles is the file index of ingest p. A rerun answered from the
+// ledger whose file index was the one it was answered from stores none
 // (qRecordUnchanged): its index is that of the first ingest up its
 // unchanged_since chain that stores one.
-const qPriorIngest = `
-SELECT p.id, p.input_digest, ` + dataUnchangedSince + `, p.summary,
-	coalesce(p.input_files, (
+const inputFiles = `coalesce(p.input_files, (
 		WITH RECURSIVE up (files, since) AS (
 			SELECT NULL::bytea, p.unchanged_since
 			UNION ALL
 			SELECT i.input_files, i.unchanged_since FROM up JOIN ingests i ON i.id = up.since WHERE up.files IS NULL
 		)
-		SELECT files FROM up WHERE files IS NOT NULL LIMIT 1))
+		SELECT files FROM up WHERE files IS NOT NULL LIMIT 1))`
+
+// qPriorIngest reads the prior ingest of a run, with its file index
+// (inputFiles).
+const qPriorIngest = `
+SELECT p.id, p.input_digest, ` + dataUnchangedSince + `, p.summary,
+	` + inputFiles + `
 FROM (` + priorFinished + `) p`
 
 // qNextIngestID takes the id of a ledger row written with its summary.
