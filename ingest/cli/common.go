@@ -209,7 +209,8 @@ func readFiles(list string) ([]io.Reader, func(), error) {
 	return readers, closeAll, nil
 }
 
-// failOpen reports why the database could not be opened for a command. One
+// failOpen reports why the database could not be opened for a command. A
+// target that is production's database, or one
 // whose schema this program does not own is refused as a usage error
 // (ExitUsage): the command names the wrong database, or one to adopt
 // first; nothing was written to it.
