@@ -38,9 +38,9 @@ const (
 
 // Kinds of difference.
 const (
-	OnlyOurs  = "only_ours"  // a row only our ingest would write
-	OnlyDB    = "only_db"    // a row only the database holds
-	Different = "different"  // a value of a row both hold
+	OnlyOurs  = "only_ours" // a row only our ingest would write
+	OnlyDB    = "only_db"   // a row only the database holds
+	Different = "different" // a value of a row both hold
 )
 
 // Unexplained is the rule of a difference no rule explains.
