@@ -128,6 +128,7 @@ func (a *app) tree() *cobra.Command {
 		a.auditCommand(),
 		a.previewCommand(),
 		a.verifyCommand(),
+		a.compareCommand(),
 		a.migrateCommand(),
 		a.readerCommand(),
 		a.datasetsCommand(),

@@ -1,0 +1,168 @@
+package compare
+
+import "strings"
+
+// Rule is a documented difference between what our ingest writes and what
+// the reference's wrote. Anchor is its section in docs/operations.md.
+type Rule struct {
+	Name   string
+	Anchor string
+	// Summary is one line for the report.
+	Summary string
+	match   func(d *Difference, ours, db side) bool
+}
+
+const rulesDoc = "docs/operations.md#"
+
+// Rules are the differences a compare against a reference database
+// explains, in the order they are tried: the one list, each rule with its
+// section under "Comparing with the reference ingest" in
+// docs/operations.md. Against a database of ours no rule applies: every
+// difference there is unexplained.
+func Rules() []Rule {
+	return []Rule{
+		{"changelog-one-row-per-entry", "rule-changelog-one-row-per-entry",
+			"we keep every changelog entry; the reference one row per refs (the last entry)", matchChangelog},
+		{"agentx-server-metrics", "rule-agentx-server-metrics",
+			"AgentX server metrics are derived by us, the producer's kept as published_<key>", matchServerMetrics},
+		{"newest-upload-wins", "rule-newest-upload-wins",
+			"of a point's copies in the tree we keep the newest upload's, the reference the last written", matchDuplicatePoint},
+		{"recipe-fingerprint-not-a-metric", "rule-recipe-fingerprint-not-a-metric",
+			"recipe_fingerprint is a column of ours, never a metrics key", matchFingerprint},
+		{"string-metrics-kept", "rule-string-metrics-kept",
+			"we keep the producer's few string metrics (router_name, …); the reference keeps numbers only", matchStringMetric},
+		{"evals-under-artifact-config", "rule-evals-under-artifact-config",
+			"an eval row is stored under the configuration its artifact names", matchEvalConfig},
+		{"eval-samples-one-per-doc", "rule-eval-samples-one-per-doc",
+			"we keep a sample per (document, filter); the reference one per document (the last line)", matchSampleFilter},
+		{"run-stats-per-gpu", "rule-run-stats-per-gpu",
+			"we key run stats by cluster; the reference by GPU", matchRunStats},
+	}
+}
+
+// classify names the rule explaining d, or Unexplained.
+func classify(d *Difference, ours, db side, schemaKind string) string {
+	if schemaKind != SchemaReference {
+		return Unexplained
+	}
+	for _, r := range Rules() {
+		if r.match(d, ours, db) {
+			return r.Name
+		}
+	}
+	return Unexplained
+}
+
+// hasGroup reports whether rows of table hold one of group other than key.
+func hasGroup(rows map[string]*row, group, key string) bool {
+	for k, r := range rows {
+		if k != key && r.group == group {
+			return true
+		}
+	}
+	return false
+}
+
+// matchChangelog: an entry of ours the reference's one row per refs does
+// not hold, where it holds a row of the same refs.
+func matchChangelog(d *Difference, ours, db side) bool {
+	if d.Table != TableChangelog || d.Kind != OnlyOurs {
+		return false
+	}
+	return hasGroup(db[TableChangelog], ours[TableChangelog][d.Key].group, d.Key)
+}
+
+// matchServerMetrics: on an AgentX row, the published_<key> copies and the
+// server_metrics_version marker only ours writes, and a key whose value we
+// derived where the reference stored the producer's.
+func matchServerMetrics(d *Difference, ours, _ side) bool {
+	if d.Table != TableBenchmarks || d.Kind != Different {
+		return false
+	}
+	o := ours[TableBenchmarks][d.Key]
+	if !o.agentx {
+		return false
+	}
+	key, ok := strings.CutPrefix(d.Field, "metrics.")
+	if !ok {
+		return false
+	}
+	if d.DB == nil && (strings.HasPrefix(key, "published_") || key == "server_metrics_version") {
+		return true
+	}
+	pub, has := o.values["metrics.published_"+key]
+	return has && d.DB == pub
+}
+
+// matchDuplicatePoint: a value of a point the tree holds more than once.
+func matchDuplicatePoint(d *Difference, ours, _ side) bool {
+	return d.Table == TableBenchmarks && d.Kind == Different && ours[TableBenchmarks][d.Key].copies > 1
+}
+
+func matchFingerprint(d *Difference, _, _ side) bool {
+	return d.Table == TableBenchmarks && d.Kind == Different && d.Field == "metrics.recipe_fingerprint"
+}
+
+func matchStringMetric(d *Difference, _, _ side) bool {
+	if d.Table != TableBenchmarks || d.Kind != Different || d.DB != nil || !strings.HasPrefix(d.Field, "metrics.") {
+		return false
+	}
+	_, isString := d.Ours.(string)
+	return isString
+}
+
+// matchEvalConfig: an eval row (or a sample of it) one side holds under a
+// configuration where the other holds the same model, task and sequence
+// under another.
+func matchEvalConfig(d *Difference, ours, db side) bool {
+	this, other := ours, db
+	if d.Kind == OnlyDB {
+		this, other = db, ours
+	}
+	switch {
+	case d.Kind == Different:
+		return false
+	case d.Table == TableEvals:
+		r := this[TableEvals][d.Key]
+		return hasGroup(other[TableEvals], r.group, d.Key)
+	case d.Table == TableEvalSamples:
+		eval := this[TableEvalSamples][d.Key].group
+		if _, both := other[TableEvals][eval]; both {
+			return false
+		}
+		r := this[TableEvals][eval]
+		return r != nil && hasGroup(other[TableEvals], r.group, eval)
+	}
+	return false
+}
+
+// matchSampleFilter: a (document, filter) sample of ours where the
+// reference holds the document's one row under another filter.
+func matchSampleFilter(d *Difference, ours, db side) bool {
+	if d.Table != TableEvalSamples || d.Kind != OnlyOurs {
+		return false
+	}
+	doc := strings.TrimSuffix(d.Key, d.Key[strings.LastIndex(d.Key, " filter="):])
+	for k := range db[TableEvalSamples] {
+		if strings.HasPrefix(k, doc+" filter=") {
+			return true
+		}
+	}
+	return false
+}
+
+// matchRunStats: a cluster's row of ours where the reference holds its
+// GPU's, and the reference's GPU row where ours holds its clusters'.
+func matchRunStats(d *Difference, ours, db side) bool {
+	if d.Table != TableRunStats {
+		return false
+	}
+	switch d.Kind {
+	case OnlyOurs:
+		_, ok := db[TableRunStats][ours[TableRunStats][d.Key].group]
+		return ok
+	case OnlyDB:
+		return hasGroup(ours[TableRunStats], d.Key, "")
+	}
+	return false
+}
