@@ -25,4 +25,32 @@ type RunReadBack struct {
 	// Expected those it serves once every curve is recomputed by the rules
 	// (in a transaction rolled back).
 	Shown, Expected []int64
+	// Content is the recompute of the run's benchmark rows' content
+	// digests; Samples the count of its eval rows' samples.
+	Content ContentReadBack
+	Samples SamplesReadBack
+}
+
+// ContentReadBack is what `ingest verify` found recomputing the content
+// digest of every benchmark row of a run from its stored key and values.
+type ContentReadBack struct {
+	// Checked rows were recomputed; Mismatched of them no longer hash to
+	// their digest, the first few named in Mismatches.
+	Checked, Mismatched int64
+	Mismatches          []string
+	// Derived rows hold values the ingest derives after writing them
+	// (AgentX server metrics, trace or server-log links) or had their
+	// digest cleared by a migration: not recomputed.
+	Derived int64
+}
+
+// SamplesReadBack is what `ingest verify` found counting the samples of
+// every eval row of a run against the lines its ingest recorded.
+type SamplesReadBack struct {
+	// Checked eval rows have a recorded samples file; Mismatched of them
+	// hold another number of samples, the first few named in Mismatches.
+	Checked, Mismatched int64
+	Mismatches          []string
+	// Samples is the number of samples the checked rows recorded.
+	Samples int64
 }

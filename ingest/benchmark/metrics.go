@@ -66,6 +66,25 @@ func captureMetrics(cat *catalog.Catalog, row map[string]any, values map[string]
 	return c
 }
 
+// firstNegative returns the first (sorted) known metric holding a value
+// below zero, and that value. Every catalogued metric — latencies,
+// throughputs, interactivity, token counts, rates, power and energy — is a
+// quantity that cannot be negative, except the Celsius temperatures. A
+// key the power contract withheld is no longer among the values.
+func (c capturedMetrics) firstNegative(cat *catalog.Catalog) (string, float64, bool) {
+	key, value, found := "", 0.0, false
+	for k, v := range c.values {
+		f, ok := v.(float64)
+		if !ok || f >= 0 || strings.HasSuffix(k, "_temp_c") || !cat.IsKnownMetric(k) {
+			continue
+		}
+		if !found || k < key {
+			key, value, found = k, f, true
+		}
+	}
+	return key, value, found
+}
+
 // firstNonFinite returns the first (sorted) known key still non-finite.
 func (c capturedMetrics) firstNonFinite() (string, bool) {
 	if len(c.nonFinite) == 0 {

@@ -6,6 +6,7 @@ package benchmark
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -47,7 +48,8 @@ func NewNormalizer(c *catalog.Catalog) *Normalizer {
 // benchmark_outcome failed; fail rows publishing a derived_* key; validate the point identity (conc/users, isl,
 // osl); skip runs without a successful request; resolve model, hardware,
 // framework, precision and spec method (every unresolved one is reported);
-// resolve the topology; capture and normalize the metrics.
+// resolve the topology; capture and normalize the metrics (a known metric
+// that is not a finite number, or is negative, fails the row).
 func (n *Normalizer) Normalize(row map[string]any) (schema.BenchmarkPoint, Outcome) {
 	if err := CheckResultSchemaVersion(row); err != nil {
 		return schema.BenchmarkPoint{}, Outcome{Kind: Failed, Reason: err.Error(), UnsupportedSchema: true}
@@ -156,6 +158,10 @@ func (n *Normalizer) metrics(row map[string]any, p schema.BenchmarkPoint, agenti
 	}
 	if key, raw, bad := c.firstWrongType(); bad {
 		o := failed("metric %s: %s is not a number", key, raw)
+		return nil, false, &o
+	}
+	if key, v, bad := c.firstNegative(n.cat); bad {
+		o := failed("metric %s: negative value %s", key, strconv.FormatFloat(v, 'g', -1, 64))
 		return nil, false, &o
 	}
 	m := c.values

@@ -686,3 +686,31 @@ func TestNormalizerReleasedMaps(t *testing.T) {
 	require.Positive(t, reused, "no released map was taken by a later point")
 	n.Release(&schema.BenchmarkPoint{}) // a point without metrics: nothing to give back
 }
+
+// TestNormalizeNegativeQuantities: a latency, throughput, power or energy
+// below zero is no measurement; the row fails naming the metric (a
+// negative latency would sit on the Pareto frontier). Temperatures are
+// Celsius and may be negative; zero is a value.
+func TestNormalizeNegativeQuantities(t *testing.T) {
+	t.Parallel()
+	var cases []normalizeCase
+	for _, tc := range []struct{ key, value, reason string }{
+		{"mean_ttft", "-1e308", "metric mean_ttft: negative value -1e+308"},
+		{"avg_power_w", "-5e300", "metric avg_power_w: negative value -5e+300"},
+		{"tput_per_gpu", "-0.5", "metric tput_per_gpu: negative value -0.5"},
+		{"p99_e2el", `"-3"`, "metric p99_e2el: negative value -3"},
+		{"total_gpu_energy_j", "-1", "metric total_gpu_energy_j: negative value -1"},
+		{"joules_per_output_token", "-2", "metric joules_per_output_token: negative value -2"},
+		{"median_intvty", "-7", "metric median_intvty: negative value -7"},
+		{"duration_seconds", "-60", "metric duration_seconds: negative value -60"},
+		{"mean_ttft", "0", ""},
+		{"avg_temp_c", "-5", ""},
+	} {
+		check := requireFailed(tc.reason)
+		if tc.reason == "" {
+			check = func(t *testing.T, p schema.BenchmarkPoint, o Outcome) { requireOK(t, o) }
+		}
+		cases = append(cases, normalizeCase{tc.key + " " + tc.value, build(t, v1Base, set(tc.key, tc.value)), check})
+	}
+	runNormalizeCases(t, cases)
+}

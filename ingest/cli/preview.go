@@ -96,6 +96,12 @@ func runPreview(ctx context.Context, env Env, id int64, repo, catalogFiles *sett
 	for _, f := range left.Files {
 		fmt.Fprintln(env.Stderr, "ingest preview: not read:", f)
 	}
+	if left.NoBenchmarks != "" {
+		fmt.Fprintln(env.Stderr, "ingest preview: no benchmark rows:", left.NoBenchmarks)
+	}
+	if left.NoEvals != "" {
+		fmt.Fprintln(env.Stderr, "ingest preview: no eval rows:", left.NoEvals)
+	}
 	return ExitOK
 }
 

@@ -3,6 +3,8 @@ package cli_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 
@@ -95,4 +97,62 @@ func keys(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestPreviewWithoutAggregateFile: a tree whose aggregate artifacts hold no
+// aggregate file is not previewed as an empty run. With neither file the
+// preview exits 1 (as for a tree with neither artifact) naming each file it
+// expected; with one of them it prints that one's rows and says on stderr
+// which file it did not find.
+func TestPreviewWithoutAggregateFile(t *testing.T) {
+	t.Parallel()
+	demo := t.TempDir()
+	require.NoError(t, fixtures.WriteDemoRun(demo))
+	for _, tc := range []struct {
+		name   string
+		files  map[string]string // relative path → content; "" a directory
+		code   int
+		stderr []string
+		evals  int
+	}{
+		{"empty results_bmk", map[string]string{"results_bmk": ""}, cli.ExitAborted, []string{
+			"no aggregate file to preview: results_bmk holds no .json file (agg_bmk.json expected); no eval_results_all artifact (agg_eval_all.json expected)"}, 0},
+		{"results_bmk without json, evals read", map[string]string{"results_bmk/README.txt": "x", "eval_results_all/agg_eval_all.json": "copy"}, cli.ExitOK, []string{
+			"ingest preview: 0 benchmark rows, 3 eval rows",
+			"ingest preview: no benchmark rows: results_bmk holds no .json file (agg_bmk.json expected)"}, 3},
+		{"both artifacts empty", map[string]string{"results_bmk": "", "eval_results_all": ""}, cli.ExitAborted, []string{
+			"no aggregate file to preview: results_bmk holds no .json file (agg_bmk.json expected); eval_results_all holds no .json file (agg_eval_all.json expected)"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for p, content := range tc.files {
+				full := filepath.Join(dir, p)
+				if content == "" {
+					require.NoError(t, os.MkdirAll(full, 0o755))
+					continue
+				}
+				require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+				data := []byte(content)
+				if content == "copy" {
+					var err error
+					data, err = os.ReadFile(filepath.Join(demo, p))
+					require.NoError(t, err)
+				}
+				require.NoError(t, os.WriteFile(full, data, 0o644))
+			}
+			r := run(t, map[string]string{"DATABASE_URL": unreachableURL}, "preview", dir)
+			requireCode(t, tc.code, r)
+			for _, s := range tc.stderr {
+				require.Contains(t, r.stderr, s)
+			}
+			if tc.code != cli.ExitOK {
+				require.Empty(t, r.stdout)
+				return
+			}
+			var out struct{ Evaluations []any }
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+			require.Len(t, out.Evaluations, tc.evals)
+		})
+	}
 }

@@ -1,11 +1,14 @@
 package cli_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferencex/ingest/fixtures"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
@@ -124,6 +127,34 @@ func TestReportUsage(t *testing.T) {
 			requireCode(t, cli.ExitUsage, r)
 			require.Contains(t, r.stderr, tt.want)
 			require.Empty(t, r.stdout)
+		})
+	}
+}
+
+// TestReportUnknownSchemaVersion: a stored summary whose schemaVersion this
+// build does not know (a newer build wrote it) is never rendered as an
+// ingest that succeeded: every format says it cannot be read and why, and
+// the command exits 1.
+func TestReportUnknownSchemaVersion(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	demo := t.TempDir()
+	require.NoError(t, fixtures.WriteDemoRun(demo))
+	requireCode(t, cli.ExitCompletedWithFailures, run(t, nil, "load", demo, "--database-url", db))
+	conn, err := pgx.Connect(t.Context(), db)
+	require.NoError(t, err)
+	defer conn.Close(context.WithoutCancel(t.Context()))
+	_, err = conn.Exec(t.Context(), `UPDATE ingests SET summary = (jsonb_set(summary::jsonb, '{schemaVersion}', '7') || '{"status": "succeeded", "failures": []}')::json`)
+	require.NoError(t, err)
+	const why = "summary written by a newer build (schemaVersion 7): upgrade ingest to read it"
+	for _, format := range []string{"md", "text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			r := run(t, nil, "report", "--database-url", db, "--run-id", "28485856738", "--format", format)
+			requireCode(t, cli.ExitAborted, r)
+			require.Contains(t, r.stdout, why)
+			require.NotContains(t, r.stdout, "Results ingested")
+			require.NotContains(t, r.stdout, "✅")
+			require.Contains(t, r.stderr, why)
 		})
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/schema"
 )
@@ -49,7 +51,7 @@ func runVerify(ctx context.Context, env Env, common *commonOpts, id int64, repo,
 		return code
 	}
 	defer st.Close()
-	rb, err := st.ReadBackRun(ctx, repo.String(), id)
+	rb, err := st.ReadBackRun(ctx, repo.String(), id, benchmark.StoredDocuments{})
 	if err != nil {
 		return fail(env, "%v", err)
 	}
@@ -128,6 +130,7 @@ func verifyChecks(rb schema.RunReadBack, runID int64, target string) []verifyChe
 		}
 		checks = append(checks, p)
 	}
+	checks = append(checks, contentCheck(rb), samplesCheck(rb))
 	lb := verifyCheck{Check: "latest_benchmarks", OK: slices.Equal(rb.Shown, rb.Expected)}
 	if lb.OK {
 		lb.Detail = fmt.Sprintf("serves %d points of the run, as the curve rules do", len(rb.Shown))
@@ -137,6 +140,52 @@ func verifyChecks(rb schema.RunReadBack, runID int64, target string) []verifyChe
 			len(rb.Shown), len(rb.Expected), len(missing), firstIDs(missing), len(extra), firstIDs(extra))
 	}
 	return append(checks, lb)
+}
+
+// contentCheck judges the recomputed content digests of the run's
+// benchmark rows: a row whose stored key or values changed since its
+// ingest wrote them no longer hashes to its digest.
+func contentCheck(rb schema.RunReadBack) verifyCheck {
+	c, n := verifyCheck{Check: "benchmark_results content"}, rb.Content
+	derived := ""
+	if n.Derived > 0 {
+		derived = fmt.Sprintf("; %d rows holding values derived after the write not recomputed", n.Derived)
+	}
+	switch {
+	case rb.OverridesTouched:
+		c.OK = true
+		c.Detail = fmt.Sprintf("%d rows, %d no longer hashing to their digest; not compared: run overrides rewrote stored rows of the run",
+			n.Checked, n.Mismatched)
+	case n.Mismatched == 0:
+		c.OK = true
+		c.Detail = fmt.Sprintf("every one of %d rows hashes to its digest (its key and values as written)%s", n.Checked, derived)
+	default:
+		c.Detail = fmt.Sprintf("%d of %d rows no longer hash to their digest (key or values changed since written): %s%s",
+			n.Mismatched, n.Checked, strings.Join(n.Mismatches, "; "), more(n.Mismatched, len(n.Mismatches)))
+	}
+	return c
+}
+
+// samplesCheck judges the samples the run's eval rows hold against the
+// lines their ingest recorded.
+func samplesCheck(rb schema.RunReadBack) verifyCheck {
+	c, n := verifyCheck{Check: "eval_samples count"}, rb.Samples
+	if n.Mismatched == 0 {
+		c.OK = true
+		c.Detail = fmt.Sprintf("every one of %d eval rows with a recorded samples file holds its %d samples", n.Checked, n.Samples)
+		return c
+	}
+	c.Detail = fmt.Sprintf("%d of %d eval rows hold another number of samples than their ingest recorded: %s%s",
+		n.Mismatched, n.Checked, strings.Join(n.Mismatches, "; "), more(n.Mismatched, len(n.Mismatches)))
+	return c
+}
+
+// more says how many of n were left unnamed.
+func more(n int64, named int) string {
+	if n <= int64(named) {
+		return ""
+	}
+	return fmt.Sprintf("; and %d more", n-int64(named))
 }
 
 // idDiff is the ids of a not in b (both sorted).

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -69,7 +70,7 @@ func TestVerify(t *testing.T) {
 	requireCode(t, cli.ExitOK, r)
 	require.True(t, v.OK)
 	require.Equal(t, "staging", v.Target)
-	require.Len(t, v.Checks, 8)
+	require.Len(t, v.Checks, 10)
 	require.Empty(t, v.failed())
 	text := run(t, vars, "verify", "--run-id", "28485856738")
 	requireCode(t, cli.ExitOK, text)
@@ -102,4 +103,63 @@ func TestVerify(t *testing.T) {
 func withoutKey(m map[string]string, key string) map[string]string {
 	delete(m, key)
 	return m
+}
+
+// TestVerifyContent: verify recomputes every stored benchmark row's content
+// digest from its key and values and counts every eval row's samples
+// against the lines its ingest recorded, so a throughput changed by hand,
+// a multiplied concurrency and a deleted sample are each named and exit 1.
+func TestVerifyContent(t *testing.T) {
+	t.Parallel()
+	staging := pgtest.New(t)
+	vars := map[string]string{"DATABASE_WRITE_URL_STAGING": staging, "INGEST_TARGET": "staging"}
+	demo := t.TempDir()
+	require.NoError(t, fixtures.WriteDemoRun(demo))
+	requireCode(t, cli.ExitCompletedWithFailures, run(t, vars, "load", demo))
+	verify := func() (verifyOutcome, result) {
+		r := run(t, vars, "verify", "--run-id", "28485856738", "--format", "json")
+		var v verifyOutcome
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &v), "%s", r)
+		return v, r
+	}
+	v, r := verify()
+	requireCode(t, cli.ExitOK, r)
+	require.Empty(t, v.failed())
+	checks := map[string]string{}
+	for _, c := range v.Checks {
+		checks[c.Check] = c.Detail
+	}
+	require.Regexp(t, `^every one of \d+ rows hashes to its digest`, checks["benchmark_results content"])
+	require.Regexp(t, `^every one of [1-9]\d* eval rows with a recorded samples file holds its \d+ samples`, checks["eval_samples count"])
+
+	// Two rows whose stored values are what their digest hashed (no AgentX
+	// or trace-linked rows), named as verify names a point.
+	covered := `benchmark_type <> 'agentic_traces' AND trace_replay_id IS NULL AND server_log_id IS NULL`
+	ids := queryInt64s(t, staging, `SELECT id FROM benchmark_results WHERE `+covered+` AND metrics ? 'tput_per_gpu' ORDER BY id LIMIT 2`)
+	require.Len(t, ids, 2)
+	require.Equal(t, int64(1), execAffected(t, staging, fmt.Sprintf(`UPDATE benchmark_results SET metrics = jsonb_set(metrics, '{tput_per_gpu}', '99999') WHERE id = %d`, ids[0])))
+	require.Equal(t, int64(1), execAffected(t, staging, fmt.Sprintf(`UPDATE benchmark_results SET conc = conc * 1000 + 1 WHERE id = %d`, ids[1])))
+	require.Equal(t, int64(1), execAffected(t, staging, `DELETE FROM eval_samples WHERE id = (SELECT min(id) FROM eval_samples)`))
+	tput := queryStrings(t, staging, `SELECT concat_ws(' ', c.model, c.precision, c.hardware, c.framework, b.benchmark_type,
+		coalesce(b.isl || '/' || b.osl, '-'), 'conc', b.conc, 'offload', b.offload_mode)
+		FROM benchmark_results b JOIN configs c ON c.id = b.config_id WHERE b.id = ANY($1) ORDER BY b.id`, ids)
+	require.Len(t, tput, 2)
+	evalKey := queryStrings(t, staging, `SELECT concat_ws(' ', c.model, c.precision, c.hardware, c.framework, e.task, 'conc', coalesce(e.conc::text, '-')) || ': ' || count(s.id) || ' samples stored, ' || e.samples_lines || ' recorded'
+		FROM eval_results e JOIN configs c ON c.id = e.config_id LEFT JOIN eval_samples s ON s.eval_result_id = e.id
+		GROUP BY c.id, e.id HAVING count(s.id) <> e.samples_lines`)
+	require.Len(t, evalKey, 1)
+
+	v, r = verify()
+	requireCode(t, cli.ExitAborted, r)
+	failed := v.failed()
+	require.Len(t, failed, 2, "%v", failed)
+	require.Contains(t, failed["benchmark_results content"], "2 of ")
+	for _, k := range tput {
+		require.Contains(t, failed["benchmark_results content"], k)
+	}
+	require.Contains(t, failed["eval_samples count"], evalKey[0])
+	text := run(t, vars, "verify", "--run-id", "28485856738")
+	requireCode(t, cli.ExitAborted, text)
+	require.Contains(t, text.stdout, "MISMATCH  benchmark_results content: 2 of ")
+	require.Contains(t, text.stdout, "MISMATCH  eval_samples count: 1 of ")
 }

@@ -5,17 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/inferencex/ingest/ingest/catalog"
 	"io"
+	"math"
 	"path"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // aggregateMetricKeys are the scores of an agg_eval_all.json row
 // (docs/formats.md, evals).
 var aggregateMetricKeys = []string{"em_strict", "em_strict_se", "em_flexible", "em_flexible_se", "n_eff", "score", "score_se"}
+
+// MaxEffectiveSamples bounds an eval's effective sample count (n_eff):
+// the largest lm-eval tasks hold tens of thousands of documents, so a
+// count above ten million is no count of an eval's samples.
+const MaxEffectiveSamples = 10_000_000
 
 // BadRow is an element of an aggregate that is not a usable row.
 type BadRow struct {
@@ -130,6 +136,10 @@ func aggregateRow(obj map[string]any, file string, index int) (Row, string) {
 		switch {
 		case f < 0:
 			return Row{}, k + ": " + catalog.DescribeValue(v) + " is negative"
+		case k == "n_eff" && f != math.Trunc(f):
+			return Row{}, k + ": " + catalog.DescribeValue(v) + " is not an integer"
+		case k == "n_eff" && f > MaxEffectiveSamples:
+			return Row{}, fmt.Sprintf("%s: %s is above %d samples", k, catalog.DescribeValue(v), MaxEffectiveSamples)
 		case f > 1 && k != "n_eff":
 			return Row{}, k + ": " + catalog.DescribeValue(v) + " is outside [0, 1]" // exact match and accuracy are fractions
 		}

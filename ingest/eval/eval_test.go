@@ -174,6 +174,35 @@ func TestReadAggregateErrors(t *testing.T) {
 	}
 }
 
+// TestReadAggregateSampleCounts: n_eff is a count of samples — a
+// non-negative integer no eval exceeds (10,000,000) — else the row fails
+// naming it (supplemental eval files are read as aggregates).
+func TestReadAggregateSampleCounts(t *testing.T) {
+	for _, tc := range []struct{ neff, reason string }{
+		{"1e30", "row 0: n_eff: 1e30 is above 10000000 samples"},
+		{"10000001", "row 0: n_eff: 10000001 is above 10000000 samples"},
+		{"12.5", "row 0: n_eff: 12.5 is not an integer"},
+		{"-1", "row 0: n_eff: -1 is negative"},
+		{"10000000", ""},
+		{"1319", ""},
+	} {
+		t.Run(tc.neff, func(t *testing.T) {
+			var rows []eval.Row
+			var bad []string
+			err := eval.ReadAggregate(strings.NewReader(`[{"task": "gsm8k", "em_strict": 0.9, "n_eff": `+tc.neff+`}]`), "agg.json",
+				func(r eval.Row) { rows = append(rows, r) }, func(b eval.BadRow) { bad = append(bad, b.Reason) })
+			require.NoError(t, err)
+			if tc.reason != "" {
+				require.Equal(t, []string{tc.reason}, bad)
+				require.Empty(t, rows)
+				return
+			}
+			require.Empty(t, bad)
+			require.Len(t, rows, 1)
+		})
+	}
+}
+
 // sampleView shows a parsed sample, texts by digest and size.
 type sampleView struct {
 	DocID         int             `json:"docId"`

@@ -26,6 +26,7 @@ type results struct {
 	Version  *string         `json:"lm_eval_version"`
 	Results  json.RawMessage `json:"results"`
 	NSamples map[string]struct {
+		Original  json.RawMessage `json:"original"`
 		Effective json.RawMessage `json:"effective"`
 	} `json:"n-samples"`
 	ModelName string `json:"model_name"`
@@ -188,6 +189,11 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 				tasks = append(tasks, t)
 				continue
 			}
+			if bound, what := effectiveBound(ns.Original); n > bound {
+				t.bad = fmt.Sprintf("n-samples effective: %d is above %s", n, what)
+				tasks = append(tasks, t)
+				continue
+			}
 			m["n_eff"] = float64(n)
 			if n == 0 {
 				t.bad, t.integration = "no effective samples: not a score", true
@@ -203,6 +209,22 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 		tasks = append(tasks, t)
 	}
 	return doc.Version, tasks, nil
+}
+
+// effectiveBound is the most effective samples a task can have: its
+// original sample count when the file gives one, else MaxEffectiveSamples.
+func effectiveBound(original json.RawMessage) (int, string) {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(original))
+	d.UseNumber()
+	if len(original) > 0 && d.Decode(&v) == nil {
+		if _, isStr := v.(string); !isStr {
+			if n, ok := intValue(v); ok && n >= 0 && n < MaxEffectiveSamples {
+				return n, fmt.Sprintf("the %d original samples", n)
+			}
+		}
+	}
+	return MaxEffectiveSamples, fmt.Sprintf("%d samples", MaxEffectiveSamples)
 }
 
 // isFractionMetric reports the lm-eval metrics whose values are fractions

@@ -19,10 +19,13 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// The aggregate artifacts the overlay reads, as the site names them.
+// The aggregate artifacts the overlay reads, as the site names them, and
+// the aggregate file each holds (every .json file of the artifact is read).
 const (
 	BenchmarkArtifact = "results_bmk"
 	EvalArtifact      = "eval_results_all"
+	BenchmarkFile     = "agg_bmk.json"
+	EvalFile          = "agg_eval_all.json"
 )
 
 // RunInfo describes the run as the overlay's runInfo does.
@@ -84,6 +87,10 @@ type Left struct {
 	BenchmarkRows map[string]int
 	EvalRows      map[string]int
 	Files         []string
+	// NoBenchmarks and NoEvals say why no aggregate file of that kind was
+	// read (no artifact, or an artifact without a .json file); "" when one
+	// was.
+	NoBenchmarks, NoEvals string
 }
 
 // Build normalizes the tree's newest results_bmk and eval_results_all
@@ -98,8 +105,10 @@ func Build(tree *source.Tree, meta schema.RunMeta, n *benchmark.Normalizer, now 
 	if bmk == nil && evals == nil {
 		return res, left, fmt.Errorf("no %s or %s artifact in the tree", BenchmarkArtifact, EvalArtifact)
 	}
-	if bmk != nil {
-		err := eachJSON(bmk, func(file string, r io.Reader) error {
+	if bmk == nil {
+		left.NoBenchmarks = noArtifact(BenchmarkArtifact, BenchmarkFile)
+	} else {
+		files, err := eachJSON(bmk, func(file string, r io.Reader) error {
 			_, err := benchmark.ReadRows(r, benchmark.ObjectOrArray, func(_ int, row map[string]any, err error) error {
 				if err != nil {
 					left.BenchmarkRows["malformed"]++
@@ -122,10 +131,15 @@ func Build(tree *source.Tree, meta schema.RunMeta, n *benchmark.Normalizer, now 
 		if err != nil {
 			return res, left, err
 		}
+		if files == 0 {
+			left.NoBenchmarks = noJSON(BenchmarkArtifact, BenchmarkFile)
+		}
 	}
-	if evals != nil {
+	if evals == nil {
+		left.NoEvals = noArtifact(EvalArtifact, EvalFile)
+	} else {
 		ids := map[schema.Config]int{}
-		err := eachJSON(evals, func(file string, r io.Reader) error {
+		files, err := eachJSON(evals, func(file string, r io.Reader) error {
 			err := eval.ReadAggregate(r, file, func(row eval.Row) {
 				if row.SkipReason != "" {
 					left.EvalRows["skipped: "+row.SkipReason]++
@@ -154,8 +168,22 @@ func Build(tree *source.Tree, meta schema.RunMeta, n *benchmark.Normalizer, now 
 		if err != nil {
 			return res, left, err
 		}
+		if files == 0 {
+			left.NoEvals = noJSON(EvalArtifact, EvalFile)
+		}
+	}
+	if left.NoBenchmarks != "" && left.NoEvals != "" {
+		return res, left, fmt.Errorf("no aggregate file to preview: %s; %s", left.NoBenchmarks, left.NoEvals)
 	}
 	return res, left, nil
+}
+
+func noArtifact(artifact, file string) string {
+	return fmt.Sprintf("no %s artifact (%s expected)", artifact, file)
+}
+
+func noJSON(artifact, file string) string {
+	return fmt.Sprintf("%s holds no .json file (%s expected)", artifact, file)
 }
 
 // newest is the artifact of that name with the highest listing id (the
@@ -173,14 +201,16 @@ func newest(tree *source.Tree, name string) *source.Artifact {
 	return best
 }
 
-// eachJSON calls fn with every .json file of the artifact, in path order.
-func eachJSON(a *source.Artifact, fn func(file string, r io.Reader) error) error {
+// eachJSON calls fn with every .json file of the artifact, in path order,
+// and returns how many there were.
+func eachJSON(a *source.Artifact, fn func(file string, r io.Reader) error) (int, error) {
 	fsys, err := a.FS()
 	if err != nil {
-		return fmt.Errorf("artifact %s: %w", a.Name, err)
+		return 0, fmt.Errorf("artifact %s: %w", a.Name, err)
 	}
 	defer a.Release()
-	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+	files := 0
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("artifact %s: %w", a.Name, err)
 		}
@@ -192,8 +222,10 @@ func eachJSON(a *source.Artifact, fn func(file string, r io.Reader) error) error
 			return fmt.Errorf("artifact %s: file %s: %w", a.Name, p, err)
 		}
 		defer f.Close()
+		files++
 		return fn(p, f)
 	})
+	return files, err
 }
 
 func outcomeName(o benchmark.Outcome) string {

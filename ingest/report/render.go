@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,11 @@ const (
 // ErrUnknownFormat is wrapped by Render for a format it does not know.
 var ErrUnknownFormat = errors.New("unknown report format")
 
+// ErrUnreadableSummary is wrapped by Render for a summary whose
+// schemaVersion this build does not know: it writes why instead of a
+// report, since the fields it would read may mean something else.
+var ErrUnreadableSummary = errors.New("unreadable summary")
+
 // Formats lists the formats Render accepts.
 func Formats() []string { return []string{FormatMarkdown, FormatJSON, FormatText} }
 
@@ -26,6 +32,9 @@ func Formats() []string { return []string{FormatMarkdown, FormatJSON, FormatText
 func Render(w io.Writer, s *schema.Summary, format string) error {
 	if s == nil {
 		return fmt.Errorf("report %s: nil summary", format)
+	}
+	if s.SchemaVersion != schema.SummarySchemaVersion {
+		return renderUnreadable(w, s, format)
 	}
 	var out string
 	switch format {
@@ -42,4 +51,41 @@ func Render(w io.Writer, s *schema.Summary, format string) error {
 		return fmt.Errorf("report %s: %w", format, err)
 	}
 	return nil
+}
+
+// unreadableReason says why a summary of another schemaVersion is not
+// rendered.
+func unreadableReason(v int) string {
+	if v > schema.SummarySchemaVersion {
+		return fmt.Sprintf("summary written by a newer build (schemaVersion %d): upgrade ingest to read it", v)
+	}
+	return fmt.Sprintf("summary of an unknown layout (schemaVersion %d, this build reads %d): it cannot be read", v, schema.SummarySchemaVersion)
+}
+
+// renderUnreadable writes, in format, that the summary cannot be read and
+// why — never a heading that says what became of the ingest — and
+// returns ErrUnreadableSummary.
+func renderUnreadable(w io.Writer, s *schema.Summary, format string) error {
+	why := unreadableReason(s.SchemaVersion)
+	var err error
+	switch format {
+	case FormatMarkdown:
+		_, err = fmt.Fprintf(w, "## Ingest report — ❓ Summary unreadable\n\n%s.\n", why)
+	case FormatText:
+		_, err = fmt.Fprintf(w, "Ingest report — ❓ Summary unreadable\n%s.\n", why)
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(struct {
+			SchemaVersion int    `json:"schemaVersion"`
+			Readable      bool   `json:"readable"`
+			Reason        string `json:"reason"`
+		}{s.SchemaVersion, false, why})
+	default:
+		return fmt.Errorf("report format %q (want one of %s): %w", format, strings.Join(Formats(), ", "), ErrUnknownFormat)
+	}
+	if err != nil {
+		return fmt.Errorf("report %s: %w", format, err)
+	}
+	return fmt.Errorf("%s: %w", why, ErrUnreadableSummary)
 }

@@ -36,3 +36,44 @@ SELECT l.id FROM latest_benchmarks l
 JOIN workflow_runs w ON w.id = l.workflow_run_id
 WHERE w.repo = $1 AND w.github_run_id = $2
 ORDER BY l.id`
+
+// qVerifyContent reads every benchmark row of the run whose content digest
+// covers its stored values, with its key, as the stager hashed them (see
+// contentDigest): not AgentX rows (their stored metrics are derived from
+// the hashed input), rows linked to a trace replay or server log (the
+// traces stage adds derived keys to their metrics) or rows whose digest a
+// migration cleared. The last column counts the rows left out.
+const qVerifyContent = `
+SELECT c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
+	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
+	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
+	b.benchmark_type, b.isl, b.osl, b.conc, b.offload_mode, b.recipe_fingerprint, to_char(b.date, 'YYYY-MM-DD'),
+	b.image, b.metrics::text, b.workers::text, b.power_invalid_reasons::text, b.power_audit::text, b.content_digest
+FROM benchmark_results b
+JOIN workflow_runs w ON w.id = b.workflow_run_id
+JOIN configs c ON c.id = b.config_id
+WHERE w.repo = $1 AND w.github_run_id = $2 AND ` + contentCovered + `
+ORDER BY b.id`
+
+// qVerifyContentDerived counts the run's benchmark rows qVerifyContent
+// leaves out.
+const qVerifyContentDerived = `
+SELECT count(*) FROM benchmark_results b
+JOIN workflow_runs w ON w.id = b.workflow_run_id
+WHERE w.repo = $1 AND w.github_run_id = $2 AND NOT (` + contentCovered + `)`
+
+// contentCovered holds for a benchmark row b whose stored values are the
+// ones its content digest hashed.
+const contentCovered = `b.benchmark_type <> 'agentic_traces' AND b.trace_replay_id IS NULL
+	AND b.server_log_id IS NULL AND length(b.content_digest) > 0`
+
+// qVerifySamples lists, per eval row of the run with a recorded samples
+// file, its key, the samples it holds and the lines its ingest recorded.
+const qVerifySamples = `
+SELECT c.model, c.precision, c.hardware, c.framework, e.task, e.conc,
+	(SELECT count(*) FROM eval_samples s WHERE s.eval_result_id = e.id), e.samples_lines
+FROM eval_results e
+JOIN workflow_runs w ON w.id = e.workflow_run_id
+JOIN configs c ON c.id = e.config_id
+WHERE w.repo = $1 AND w.github_run_id = $2 AND e.samples_lines IS NOT NULL
+ORDER BY e.id`

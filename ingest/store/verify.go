@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 
@@ -9,6 +11,18 @@ import (
 
 	"github.com/inferencex/ingest/schema"
 )
+
+// StoredDocuments re-encodes the JSON documents a benchmark row stores as
+// the normalizer wrote them (benchmark.StoredDocuments), so the row's
+// content digest can be recomputed.
+type StoredDocuments interface {
+	Workers(stored []byte) ([]byte, error)
+	PowerInvalidReasons(stored []byte) ([]byte, error)
+	PowerAudit(stored []byte) ([]byte, error)
+}
+
+// maxNamed bounds the rows a read-back names.
+const maxNamed = 10
 
 // verifiedTables are the tables whose rows name their run, ingest and
 // source artifact, and whose count an ingest reports.
@@ -20,7 +34,12 @@ var verifiedTables = []string{"benchmark_results", "eval_results", "run_stats"}
 // every curve is recomputed by the rules — in a transaction that is always
 // rolled back, so nothing changes (the recompute locks the curves while
 // it runs).
-func (s *Store) ReadBackRun(ctx context.Context, repo string, runID int64) (schema.RunReadBack, error) {
+//
+// It recomputes the content digest of every benchmark row whose stored
+// values are what the digest hashed, re-encoding its documents with docs,
+// and counts every eval row's samples against the lines its ingest
+// recorded.
+func (s *Store) ReadBackRun(ctx context.Context, repo string, runID int64, docs StoredDocuments) (schema.RunReadBack, error) {
 	rb := schema.RunReadBack{Stored: map[string]int64{}, ForeignIngest: map[string]int64{}, UnrecordedArtifact: map[string]int64{}}
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
@@ -54,6 +73,12 @@ func (s *Store) ReadBackRun(ctx context.Context, repo string, runID int64) (sche
 		}
 		rb.Stored[table], rb.ForeignIngest[table], rb.UnrecordedArtifact[table] = n, foreign, unrecorded
 	}
+	if rb.Content, err = s.readBackContent(ctx, tx, repo, runID, docs); err != nil {
+		return rb, err
+	}
+	if rb.Samples, err = s.readBackSamples(ctx, tx, repo, runID); err != nil {
+		return rb, err
+	}
 	var applied bool
 	if err := tx.QueryRow(ctx, qVerifyOverridesApplied, runID).Scan(&applied); err != nil {
 		return rb, s.opts.explain("read the override applications", err)
@@ -82,4 +107,121 @@ func (s *Store) shownIDs(ctx context.Context, tx pgx.Tx, repo string, runID int6
 		return nil, s.opts.explain("read latest_benchmarks", err)
 	}
 	return ids, nil
+}
+
+// readBackContent recomputes the content digest of the run's benchmark
+// rows from their stored key and values (see qVerifyContent).
+func (s *Store) readBackContent(ctx context.Context, tx pgx.Tx, repo string, runID int64, docs StoredDocuments) (schema.ContentReadBack, error) {
+	var out schema.ContentReadBack
+	if err := tx.QueryRow(ctx, qVerifyContentDerived, repo, runID).Scan(&out.Derived); err != nil {
+		return out, s.opts.explain("count the run's derived benchmark rows", err)
+	}
+	rows, err := tx.Query(ctx, qVerifyContent, repo, runID)
+	if err != nil {
+		return out, s.opts.explain("read the run's benchmark rows", err)
+	}
+	defer rows.Close()
+	var (
+		p                                schema.BenchmarkPoint
+		date                             string
+		metrics, workers, reasons, audit []byte
+		stored                           []byte
+		enc                              metricsEncoder
+	)
+	c := &p.Config
+	for rows.Next() {
+		p = schema.BenchmarkPoint{}
+		workers, reasons, audit = nil, nil, nil
+		if err := rows.Scan(&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
+			&c.PrefillTP, &c.PrefillEP, &c.PrefillDPAttention, &c.PrefillNumWorkers,
+			&c.DecodeTP, &c.DecodeEP, &c.DecodeDPAttention, &c.DecodeNumWorkers, &c.NumPrefillGPU, &c.NumDecodeGPU,
+			&p.BenchmarkType, &p.ISL, &p.OSL, &p.Conc, &p.OffloadMode, &p.RecipeFingerprint, &date,
+			&p.Image, &metrics, &workers, &reasons, &audit, &stored); err != nil {
+			return out, s.opts.explain("read the run's benchmark rows", err)
+		}
+		out.Checked++
+		d, why := recomputeDigest(&p, date, metrics, workers, reasons, audit, docs, &enc)
+		if why == "" && bytes.Equal(d[:], stored) {
+			continue
+		}
+		out.Mismatched++
+		if len(out.Mismatches) < maxNamed {
+			name := pointTarget(&p)
+			if why != "" {
+				name += " (" + why + ")"
+			}
+			out.Mismatches = append(out.Mismatches, name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return out, s.opts.explain("read the run's benchmark rows", err)
+	}
+	return out, nil
+}
+
+// recomputeDigest is the content digest of a stored row (stagingValues),
+// or why its values cannot be what the ingest wrote.
+func recomputeDigest(p *schema.BenchmarkPoint, date string, metrics, workers, reasons, audit []byte, docs StoredDocuments,
+	enc *metricsEncoder) (digest, string) {
+	var m map[string]any
+	if err := json.Unmarshal(metrics, &m); err != nil {
+		return digest{}, "metrics: " + err.Error()
+	}
+	encoded, err := enc.encode(nil, m)
+	if err != nil {
+		return digest{}, "metrics: " + err.Error()
+	}
+	var docErr string
+	reencode := func(name string, f func([]byte) ([]byte, error), stored []byte) []byte {
+		b, err := f(stored)
+		if err != nil && docErr == "" {
+			docErr = name + ": " + err.Error()
+		}
+		return b
+	}
+	workers = reencode("workers", docs.Workers, workers)
+	reasons = reencode("power_invalid_reasons", docs.PowerInvalidReasons, reasons)
+	audit = reencode("power_audit", docs.PowerAudit, audit)
+	if docErr != "" {
+		return digest{}, docErr
+	}
+	keyHash := sha256.Sum256([]byte(p.Key()))
+	return contentDigest(keyHash[:], date, p.Image, encoded, workers, reasons, audit), ""
+}
+
+// readBackSamples counts the samples of the run's eval rows against the
+// lines their ingest recorded (see qVerifySamples).
+func (s *Store) readBackSamples(ctx context.Context, tx pgx.Tx, repo string, runID int64) (schema.SamplesReadBack, error) {
+	var out schema.SamplesReadBack
+	rows, err := tx.Query(ctx, qVerifySamples, repo, runID)
+	if err != nil {
+		return out, s.opts.explain("count the run's eval samples", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var model, precision, hardware, framework, task string
+		var conc *int
+		var held, recorded int64
+		if err := rows.Scan(&model, &precision, &hardware, &framework, &task, &conc, &held, &recorded); err != nil {
+			return out, s.opts.explain("count the run's eval samples", err)
+		}
+		out.Checked++
+		out.Samples += recorded
+		if held == recorded {
+			continue
+		}
+		out.Mismatched++
+		if len(out.Mismatches) < maxNamed {
+			at := "-"
+			if conc != nil {
+				at = fmt.Sprint(*conc)
+			}
+			out.Mismatches = append(out.Mismatches, fmt.Sprintf("%s %s %s %s %s conc %s: %d samples stored, %d recorded",
+				model, precision, hardware, framework, task, at, held, recorded))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return out, s.opts.explain("count the run's eval samples", err)
+	}
+	return out, nil
 }
