@@ -94,8 +94,8 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 		return usageErr("--workflow, --branch, --since and --until list runs from GitHub: they do not apply to --runs")
 	}
 	// Each run is ingested under the coverage guard of load and run.
-	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: common.target.name, ToolVersion: toolVersion(env.Version), Reread: *reread}
-	if err := o.coverage.apply(&cfg); err != nil {
+	var guard ingest.Config
+	if err := o.coverage.apply(&guard); err != nil {
 		return usageErr("%v", err)
 	}
 	log, err := newLogger(common, env)
@@ -204,6 +204,8 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 	}
 	deps.LargeHeap = env.GC.LargeHeap // one Target: the workers share its hold
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
+	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: common.target.name, ToolVersion: toolVersion(env.Version), Reread: *reread,
+		CoverageGuard: guard.CoverageGuard, AcceptCoverageLoss: guard.AcceptCoverageLoss}
 	if common.target.name != ProductionTarget {
 		// A backfill into staging stages each run (a production backfill
 		// is not compared with staging: promote runs one by one).
