@@ -29,7 +29,7 @@ func TestCPUSidePowerContract(t *testing.T) {
 		name       string
 		powerValid string // a JSON literal; "": absent
 		cpuValid   string // a JSON literal; "": absent
-		wantCPU    any // the stored cpu_power_valid (nil: absent)
+		wantCPU    any    // the stored cpu_power_valid (nil: absent)
 		kept       bool
 	}{
 		{"no cpu verdict", "1", "", nil, true},
