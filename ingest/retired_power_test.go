@@ -16,7 +16,8 @@ import (
 // retiredRow is the published row of the second point the legacy amd-smi
 // policy retires (run 36507377618 attempt 1: qwen3.5 fp4 on mi355x with
 // sglang, tp 4, 8k/1k, conc 4, its recipe fingerprint), with GPU power, CPU
-// power, verdicts and a worker breakdown.
+// power, verdicts and a worker breakdown. An extra key set to nil is
+// removed.
 func retiredRow(extra map[string]any) map[string]any {
 	row := benchRow(4, map[string]any{
 		"hw": "mi355x", "model": "amd/Qwen3.5-397B-A17B-MXFP4", "precision": "fp4", "tp": 4,
@@ -29,6 +30,10 @@ func retiredRow(extra map[string]any) map[string]any {
 		"workers": []any{map[string]any{"role": "agg", "worker_idx": 0, "num_gpus": 4, "avg_power_w": 535.0, "avg_temp_c": 72.0}},
 	})
 	for k, v := range extra {
+		if v == nil {
+			delete(row, k)
+			continue
+		}
 		row[k] = v
 	}
 	return row
@@ -50,6 +55,9 @@ func TestLegacyAMDSMIRetirement(t *testing.T) {
 		retired bool
 	}{
 		{"exact identity", RunID(36507377618, 1), head, retiredRow(nil), true},
+		// The legacy collector's rows carry no CPU verdict: their CPU-side
+		// power stays all the same.
+		{"exact identity, no cpu verdict", RunID(36507377618, 1), head, retiredRow(map[string]any{"cpu_power_valid": nil}), true},
 		{"head commit unknown", RunID(36507377618, 1), "", retiredRow(nil), true},
 		{"another attempt", RunID(36507377618, 2), head, retiredRow(nil), false},
 		{"another head commit", RunID(36507377618, 1), strings.Repeat("0", 40), retiredRow(nil), false},

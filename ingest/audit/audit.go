@@ -14,8 +14,10 @@ import (
 
 // Run is one merged sweep: a completed run of the sweep workflow.
 type Run struct {
-	ID         int64
-	Attempt    int
+	ID      int64
+	Attempt int
+	// Status is the run's status ("completed"; "" reads as completed).
+	Status     string
 	Conclusion string
 	CreatedAt  time.Time
 	// HeadSHA is the commit the run ran on (a merged PR's merge commit).
@@ -46,7 +48,18 @@ const (
 	CauseRunFailed    = "run failed"
 	CauseRunCancelled = "run cancelled"
 	CauseNoIngest     = "no ingest"
+	// CauseInProgress: the run (a re-run attempt) has not finished; it
+	// is not missed yet, and nothing is proposed.
+	CauseInProgress = "in progress"
 )
+
+// Rejected is an entry of the run listing the audit could not read as a
+// run (no positive id, no parseable created_at, an unknown status or
+// conclusion): named by its id as served, with the reason.
+type Rejected struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
 
 // Finding is one merged sweep without a successful ingest: a run, or a
 // changelog entry no run covers (RunID 0, PR set, CreatedAt its merge).
@@ -73,15 +86,19 @@ type Result struct {
 	Runs     int       `json:"runs"`
 	Ingested int       `json:"ingested"`
 	Missed   []Finding `json:"missed"`
+	// Rejected are the listing's entries that are not runs: each is
+	// reported, the others audited.
+	Rejected []Rejected `json:"rejected"`
 	// Changelog is nil when the changelog was not read (--changelog "").
 	Changelog *Changelog `json:"changelog,omitempty"`
 }
 
-// Unresolved counts the findings that are not purged on purpose.
+// Unresolved counts the findings that are neither purged on purpose nor
+// in progress, and the rejected listing entries (runs not audited).
 func (r Result) Unresolved() int {
-	n := 0
+	n := len(r.Rejected)
 	for _, f := range r.Missed {
-		if f.Cause != CausePurged {
+		if f.Cause != CausePurged && f.Cause != CauseInProgress {
 			n++
 		}
 	}
@@ -99,7 +116,7 @@ type Deps struct {
 
 // Audit matches runs (oldest first) with the ledger's ingests.
 func Audit(runs []Run, ledger []Ingest, d Deps) (Result, error) {
-	res := Result{Runs: len(runs), Missed: []Finding{}}
+	res := Result{Runs: len(runs), Missed: []Finding{}, Rejected: []Rejected{}}
 	byRun := map[int64][]Ingest{}
 	for _, in := range ledger {
 		byRun[in.RunID] = append(byRun[in.RunID], in)
@@ -114,6 +131,11 @@ func Audit(runs []Run, ledger []Ingest, d Deps) (Result, error) {
 			continue
 		}
 		f := Finding{RunID: r.ID, Attempt: r.Attempt, CreatedAt: r.CreatedAt, Conclusion: r.Conclusion}
+		if r.Status != "" && r.Status != "completed" {
+			f.Cause, f.Detail = CauseInProgress, "status "+r.Status+": not finished, nothing to recover yet"
+			res.Missed = append(res.Missed, f)
+			continue
+		}
 		var aborted []Ingest
 		for _, in := range ins {
 			if in.Status == "aborted" {

@@ -417,11 +417,12 @@ func TestNormalizePower(t *testing.T) {
 			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
 				require.Equal(t, 2.0, p.Metrics["power_metric_schema_version"])
 			}},
-		{"cpu keys need cpu_power_valid 1", withPower("1", set("avg_total_cpu_power_w", "300"), set("total_cpu_energy_j", "9000")),
+		{"cpu keys kept without cpu_power_valid", withPower("1", set("avg_total_cpu_power_w", "300"), set("total_cpu_energy_j", "9000")),
 			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
 				requireOK(t, o)
-				require.NotContains(t, p.Metrics, "avg_total_cpu_power_w")
-				require.NotContains(t, p.Metrics, "total_cpu_energy_j")
+				require.Equal(t, 300.0, p.Metrics["avg_total_cpu_power_w"])
+				require.Equal(t, 9000.0, p.Metrics["total_cpu_energy_j"])
+				require.NotContains(t, p.Metrics, "cpu_power_valid")
 			}},
 		{"cpu keys kept with cpu_power_valid 1", withPower("1", set("cpu_power_valid", "1"), set("avg_total_cpu_power_w", "300")),
 			func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {

@@ -16,7 +16,9 @@ import (
 //   - power_metric_schema_version is kept only as a positive integer;
 //   - power_valid 0 withholds every measured key (and the workers, which
 //     the return value reports);
-//   - CPU-side keys are withheld unless cpu_power_valid is 1.
+//   - CPU-side keys are kept whatever cpu_power_valid says: it is their
+//     own verdict, stored beside them for readers (the reference stores
+//     them so and its readers check cpu_power_valid).
 //
 // Withheld keys no longer count as non-finite.
 func applyPowerContract(cat *catalog.Catalog, row map[string]any, c *capturedMetrics) (withholdWorkers bool) {
@@ -42,8 +44,7 @@ func applyPowerContract(cat *catalog.Catalog, row map[string]any, c *capturedMet
 	}
 
 	powerInvalid := m["power_valid"] == float64(0)
-	cpuValid := m["cpu_power_valid"] == float64(1)
-	for key := range cat.WithheldPowerKeys(powerInvalid, cpuValid) {
+	for key := range cat.WithheldPowerKeys(powerInvalid) {
 		delete(m, key)
 		delete(c.nonFinite, key)
 		delete(c.wrongType, key)

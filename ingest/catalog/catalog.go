@@ -17,7 +17,7 @@
 //	spec_methods, spec_method_aliases
 //	metric_keys, power_metric_keys  known metric keys (unknown numeric keys are still stored, and reported)
 //	measured_power_keys             power numbers withheld unless power_valid is 1
-//	cpu_power_keys                  the CPU-side subset, withheld unless cpu_power_valid is 1
+//	cpu_power_keys                  the CPU-side subset: stored with their own verdict (cpu_power_valid), never retired with GPU power
 //	non_metric_keys                 row keys that are never metrics
 //
 // Keys and aliases are lower-case (matching is case-insensitive) except
@@ -53,7 +53,6 @@ type Catalog struct {
 	metricKeys       map[string]bool // every known metric key, power included
 	nonMetricKeys    map[string]bool
 	measuredPower    []string // in file order
-	cpuMeasured      []string // the CPU-side ones of measuredPower, in file order
 	gpuPower         []string // the GPU watts and energy of measuredPower, in file order
 }
 
@@ -125,17 +124,13 @@ func (c *Catalog) IsNonMetricKey(key string) bool { return c.nonMetricKeys[key] 
 // catalog order: what a retired power source takes from a point.
 func (c *Catalog) GPUPowerKeys() []string { return slices.Clone(c.gpuPower) }
 
-// WithheldPowerKeys yields the measured power keys a row's verdicts
-// withhold: every one when its power verdict is not valid, else the
-// CPU-side ones unless its CPU verdict is valid (none then), in catalog
-// order.
-func (c *Catalog) WithheldPowerKeys(powerInvalid, cpuValid bool) iter.Seq[string] {
-	keys := c.cpuMeasured
-	switch {
-	case powerInvalid:
-		keys = c.measuredPower
-	case cpuValid:
-		keys = nil
+// WithheldPowerKeys yields the measured power keys a row's power verdict
+// withholds: every one when it is not valid, else none, in catalog order.
+// The CPU-side keys carry their own verdict (cpu_power_valid), stored
+// beside them for readers to judge, as production stores them.
+func (c *Catalog) WithheldPowerKeys(powerInvalid bool) iter.Seq[string] {
+	if !powerInvalid {
+		return slices.Values([]string(nil))
 	}
-	return slices.Values(keys)
+	return slices.Values(c.measuredPower)
 }

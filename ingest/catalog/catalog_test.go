@@ -179,14 +179,16 @@ func TestMetricKeys(t *testing.T) {
 	for _, k := range []string{"hw", "recipe-fingerprint", "users", "benchmark_outcome", "num_aggregate_gpu"} {
 		require.True(t, c.IsNonMetricKey(k), k)
 	}
-	measured := slices.Collect(c.WithheldPowerKeys(true, false))
+	measured := slices.Collect(c.WithheldPowerKeys(true))
 	require.Len(t, measured, 24)
 	require.Equal(t, "avg_power_w", measured[0])
 	measured[0] = "mutated"
-	require.Equal(t, "avg_power_w", slices.Collect(c.WithheldPowerKeys(true, false))[0], "catalog must not share its slices")
-	cpuSide := slices.Collect(c.WithheldPowerKeys(false, false))
-	require.Contains(t, cpuSide, "avg_total_cpu_power_w")
-	require.NotContains(t, cpuSide, "avg_power_w")
+	require.Equal(t, "avg_power_w", slices.Collect(c.WithheldPowerKeys(true))[0], "catalog must not share its slices")
+	// What a retired GPU power source loses: never a CPU-side key.
+	for _, k := range []string{"avg_cpu_socket_power_w", "avg_total_cpu_power_w", "total_cpu_energy_j", "avg_total_module_power_w", "total_module_energy_j"} {
+		require.NotContains(t, c.GPUPowerKeys(), k)
+	}
+	require.Contains(t, c.GPUPowerKeys(), "avg_power_w")
 	name, ok := c.ModelDisplayName("dsr1")
 	require.True(t, ok)
 	require.Equal(t, "DeepSeek-R1-0528", name)
@@ -272,24 +274,14 @@ func TestEmbeddedFileIsValidJSON(t *testing.T) {
 	require.True(t, json.Valid(embedded))
 }
 
-// TestWithheldPowerKeys: the keys a row's verdicts withhold are the
-// measured keys the power contract names: all of them without a valid
-// power verdict, else the CPU-side ones without a valid CPU verdict.
+// TestWithheldPowerKeys: the power verdict withholds every measured key
+// the catalog file names when it is not valid, and none when it is: the
+// CPU-side keys are never withheld by a verdict of their own.
 func TestWithheldPowerKeys(t *testing.T) {
 	t.Parallel()
 	c := mustDefault(t)
 	f, err := decodeFile(embedded) // the contract as the catalog file states it
 	require.NoError(t, err)
-	for _, powerInvalid := range []bool{false, true} {
-		for _, cpuValid := range []bool{false, true} {
-			var want []string
-			for _, k := range f.MeasuredPowerKeys {
-				if powerInvalid || (slices.Contains(f.CPUPowerKeys, k) && !cpuValid) {
-					want = append(want, k)
-				}
-			}
-			require.Equal(t, want, slices.Collect(c.WithheldPowerKeys(powerInvalid, cpuValid)), "power invalid %v, cpu valid %v", powerInvalid, cpuValid)
-		}
-	}
-	require.NotEmpty(t, slices.Collect(c.WithheldPowerKeys(false, false)))
+	require.Equal(t, f.MeasuredPowerKeys, slices.Collect(c.WithheldPowerKeys(true)))
+	require.Empty(t, slices.Collect(c.WithheldPowerKeys(false)))
 }

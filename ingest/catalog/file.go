@@ -189,8 +189,7 @@ func build(f *file) (*Catalog, error) {
 	}
 	for _, k := range c.measuredPower {
 		switch {
-		case cpuPower[k]:
-			c.cpuMeasured = append(c.cpuMeasured, k)
+		case cpuPower[k]: // CPU-side: never GPU power
 		case strings.HasSuffix(k, "_power_w") || strings.HasSuffix(k, "_energy_j") || strings.Contains(k, "joules_per_"):
 			c.gpuPower = append(c.gpuPower, k)
 		}

@@ -106,14 +106,14 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 		return usageErr("%v", err)
 	}
 
-	listed, err := client.ListRuns(ctx, filter)
+	listing, err := client.ListRunEntries(ctx, filter)
 	if err != nil {
 		return fail(env, "list the runs of %s on %s: %v", workflow.String(), branch.String(), err)
 	}
-	runs := make([]audit.Run, 0, len(listed))
-	ids := make([]int64, 0, len(listed))
-	for _, r := range listed {
-		runs = append(runs, audit.Run{ID: r.ID, Attempt: r.Attempt, Conclusion: r.Conclusion, CreatedAt: r.CreatedAt, HeadSHA: r.HeadSHA})
+	runs := make([]audit.Run, 0, len(listing.Runs))
+	ids := make([]int64, 0, len(listing.Runs))
+	for _, r := range listing.Runs {
+		runs = append(runs, audit.Run{ID: r.ID, Attempt: r.Attempt, Status: r.Status, Conclusion: r.Conclusion, CreatedAt: r.CreatedAt, HeadSHA: r.HeadSHA})
 		ids = append(ids, r.ID)
 	}
 	ledger, err := st.AuditLedger(ctx, repo.String(), ids)
@@ -133,6 +133,9 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 		}})
 	if err != nil {
 		return fail(env, "%v", err)
+	}
+	for _, r := range listing.Rejected {
+		res.Rejected = append(res.Rejected, audit.Rejected{ID: r.ID, Reason: r.Reason})
 	}
 	if p := changelogPath.String(); p != "" {
 		data, found, err := client.ReadFile(ctx, p, branch.String())
@@ -176,11 +179,21 @@ func auditText(res audit.Result, repo, workflow, branch, target string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Audit of %s %s on %s against the %s ledger: %d merged sweeps, %d ingested, %d without a successful ingest\n",
 		repo, workflow, branch, target, res.Runs, res.Ingested, len(res.Missed))
+	if n := len(res.Rejected); n > 0 {
+		fmt.Fprintf(&b, "Run listing entries not audited (not a run as served): %d\n", n)
+	}
 	if cl := res.Changelog; cl != nil && !cl.Found {
 		fmt.Fprintf(&b, "No %s on %s: changelog entries not audited\n", cl.Path, branch)
 	} else if cl != nil {
 		fmt.Fprintf(&b, "Changelog %s on %s: %d entries merged in the window, %d covered by a run, %d without a run\n",
 			cl.Path, branch, cl.Entries, cl.Covered, cl.Entries-cl.Covered)
+	}
+	for _, r := range res.Rejected {
+		id := r.ID
+		if id == "" {
+			id = "(none)"
+		}
+		fmt.Fprintf(&b, "\nlisting entry with id %s: rejected — %s\n  not audited: check the run on GitHub\n", id, r.Reason)
 	}
 	for _, f := range res.Missed {
 		if f.RunID == 0 {
@@ -202,6 +215,8 @@ func auditText(res audit.Result, repo, workflow, branch, target string) string {
 			fmt.Fprintf(&b, "  recover: %s\n", f.Command)
 		case f.Cause == audit.CausePurged:
 			b.WriteString("  not proposed: purged on purpose\n")
+		case f.Cause == audit.CauseInProgress:
+			b.WriteString("  not proposed: audit again once it has finished\n")
 		default:
 			b.WriteString("  not recoverable from GitHub\n")
 		}

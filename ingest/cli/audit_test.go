@@ -231,3 +231,64 @@ func TestAuditChangelogEntries(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(clean.stdout), &out), "%s", clean)
 	require.Equal(t, &audit.Changelog{Path: "perf-changelog.yaml", Found: true, Entries: 1, Covered: 1}, out.Changelog, "PR 101; 102 merged after --until")
 }
+
+// TestAuditListingEntries: GitHub's run listing serves entries that are not
+// runs (ids -5 and 0, a created_at that does not parse, a completed run
+// with an unknown conclusion) beside a run re-run since the filter and now
+// in progress, and one good run without an ingest. Each bad entry is
+// reported, named by its id with the reason, and proposes no recovery
+// command; the in-progress run is shown as in progress, not as a failed
+// run; the good run is still audited; the audit exits 3.
+func TestAuditListingEntries(t *testing.T) {
+	t.Parallel()
+	fake := fakegithub.New(t, runTestRepo, runTestToken)
+	day := time.Date(2026, 8, 3, 10, 0, 0, 0, time.UTC)
+	const good, rerun = 28600000001, 28600000002
+	sweepWf := ".github/workflows/run-sweep.yml"
+	add := func(id int64, at time.Time, listed map[string]any) {
+		fake.AddRun(fakegithub.Run{ID: id, Attempt: 1, Name: "Run Sweep", Event: "push", Status: "completed", Conclusion: "success",
+			HeadBranch: "main", HeadSHA: "abc", CreatedAt: at, RunStartedAt: at, Path: sweepWf, Listed: listed})
+		fake.AddArtifact(fakegithub.Artifact{ID: id * 10, RunID: id, Name: "bmk_a", CreatedAt: at, Data: []byte("PK")})
+	}
+	add(good, day, nil)
+	add(rerun, day.Add(time.Hour), map[string]any{"status": "in_progress", "conclusion": nil, "run_attempt": 2})
+	add(28600000003, day.Add(2*time.Hour), map[string]any{"id": -5})
+	add(28600000004, day.Add(3*time.Hour), map[string]any{"id": 0})
+	add(28600000005, day.Add(4*time.Hour), map[string]any{"created_at": "yesterday"})
+	add(28600000006, day.Add(5*time.Hour), map[string]any{"conclusion": "exploded"})
+
+	db := pgtest.New(t)
+	vars := map[string]string{"DATABASE_URL": db, "GITHUB_TOKEN": runTestToken, "GITHUB_API_URL": fake.BaseURL(),
+		"INGEST_CACHE_DIR": t.TempDir()}
+	r := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-01", "--changelog", "", "--format", "json")
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+	var out auditOutcome
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), "%s", r)
+	require.Equal(t, []audit.Rejected{ // as served: newest first
+		{ID: "28600000006", Reason: `completed with conclusion "exploded", not a run conclusion`},
+		{ID: "28600000005", Reason: `created_at "yesterday" is not an RFC 3339 time`},
+		{ID: "0", Reason: "id 0 is not positive"},
+		{ID: "-5", Reason: "id -5 is not positive"},
+	}, out.Rejected)
+	require.Equal(t, 2, out.Runs, "the good run and the run in progress")
+	require.Len(t, out.Missed, 2)
+	cmd := "ingest run --repo " + runTestRepo + " --run-id "
+	require.Equal(t, audit.Finding{RunID: good, Attempt: 1, CreatedAt: day, Conclusion: "success", Cause: audit.CauseNoIngest,
+		Detail: "no ingest of the run is recorded", Command: cmd + "28600000001"}, out.Missed[0])
+	require.Equal(t, audit.Finding{RunID: rerun, Attempt: 2, CreatedAt: day.Add(time.Hour), Cause: audit.CauseInProgress,
+		Detail: "status in_progress: not finished, nothing to recover yet"}, out.Missed[1])
+
+	text := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-01", "--changelog", "")
+	requireCode(t, cli.ExitCompletedWithFailures, text)
+	require.Contains(t, text.stdout, "Run listing entries not audited (not a run as served): 4\n")
+	require.Contains(t, text.stdout, "\nlisting entry with id -5: rejected — id -5 is not positive\n  not audited: check the run on GitHub\n")
+	require.Contains(t, text.stdout, "\nrun 28600000002 attempt 2 (2026-08-03 11:00, ): in progress — status in_progress")
+	require.Contains(t, text.stdout, "  not proposed: audit again once it has finished\n")
+	require.NotContains(t, text.stdout, "--run-id -5")
+	require.NotContains(t, text.stdout, "--run-id 0")
+	require.NotContains(t, text.stdout, "run failed")
+
+	// The run in progress alone is not missed: exit 0.
+	only := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-03T10:30:00Z", "--until", "2026-08-03T11:30:00Z", "--changelog", "")
+	requireCode(t, cli.ExitOK, only)
+}

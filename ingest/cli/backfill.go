@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,6 +51,7 @@ func (a *app) backfillCommand() *cobra.Command {
 	o.catalogFiles = s.str("catalog", "", "comma-separated alias-table extension files", "INGEST_CATALOG")
 	o.overrideFiles = s.str("overrides", "", "comma-separated run-override files", "INGEST_OVERRIDES")
 	o.gh = addGitHub(s).addDownloads(s)
+	o.coverage = addCoverage(s)
 	run(func(ctx context.Context, _ []string) int { return runBackfill(ctx, a.env, o) })
 	return cmd
 }
@@ -60,6 +63,7 @@ type backfillOpts struct {
 	worker, catalogFiles, overrideFiles                     *setting
 	reingest, reread, dryRun, keep                          *bool
 	gh                                                      *githubOpts
+	coverage                                                coverageOpts
 }
 
 func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
@@ -88,6 +92,11 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 		return usageErr("--workflow, --branch, --since and --until list runs from GitHub: they do not apply to --from-dir")
 	case runsFile.String() != "" && filtered:
 		return usageErr("--workflow, --branch, --since and --until list runs from GitHub: they do not apply to --runs")
+	}
+	// Each run is ingested under the coverage guard of load and run.
+	var guard ingest.Config
+	if err := o.coverage.apply(&guard); err != nil {
+		return usageErr("%v", err)
 	}
 	log, err := newLogger(common, env)
 	if err != nil {
@@ -197,12 +206,14 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 
 	deps.LargeHeap = env.GC.LargeHeap // one Target: the workers share its hold
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
-	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: common.target.name, ToolVersion: toolVersion(env.Version), Reread: *reread}
+	cfg := ingest.Config{Run: schema.RunIdentity{Repo: repo.String()}, Target: common.target.name, ToolVersion: toolVersion(env.Version), Reread: *reread,
+		CoverageGuard: guard.CoverageGuard, AcceptCoverageLoss: guard.AcceptCoverageLoss}
 	if common.target.name != ProductionTarget {
 		// A backfill into staging stages each run (a production backfill
 		// is not compared with staging: promote runs one by one).
 		cfg.Publish = stagedPublish(common.server)
 	}
+	var refused atomic.Bool // the coverage guard rolled back a run of this worker
 	ingestTree := func(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
 		cfg.TreeDigest = source.StartDigest(ctx, dir) // hashed while the tree is opened and read
 		tree, err := source.Open(ctx, dir, runLog)
@@ -210,7 +221,11 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 			return nil, err
 		}
 		defer tree.Close()
-		return ingest.Run(ctx, cfg, tree, deps)
+		sum, err := ingest.Run(ctx, cfg, tree, deps)
+		if errors.Is(err, ingest.ErrCoverageRefused) {
+			refused.Store(true)
+		}
+		return sum, err
 	}
 	progress := backfill.NewLogProgress(log)
 	if onTerminal {
@@ -243,6 +258,9 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 	case res.Interrupted:
 		fmt.Fprintln(env.Stderr, "ingest backfill: interrupted; the run in progress was rolled back. Rerun the same command to resume.")
 		return ExitAborted
+	case refused.Load():
+		// Refused runs are settled failed, named with the guard's reason.
+		return ExitCoverageRefused
 	case res.Counts.Failed > 0 || res.Totals.Failed > 0 || res.Totals.WithFailures > 0 || res.Queued[schema.BackfillFailed] > 0:
 		// The pass's failed runs, whichever worker settled them: a worker
 		// that resumes a pass with failures must not report success.

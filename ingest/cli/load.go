@@ -44,6 +44,7 @@ type ingestOpts struct {
 	runID       *setting
 	attempt     *setting
 	runDate     *setting
+	runStarted  *setting
 	runName     *setting
 	headSHA     *setting
 	headBranch  *setting
@@ -87,22 +88,24 @@ func addIngest(s *settings) *ingestOpts {
 		runID:       s.id("run-id", "GitHub workflow run id (default: the run in artifacts.json)", "INGEST_RUN_ID"),
 		attempt:     s.intIn("attempt", "", 1, 32767, "run attempt (default: artifacts.json, else 1)", "INGEST_RUN_ATTEMPT"),
 		runDate:     s.str("run-date", "", "run creation time, RFC 3339 or YYYY-MM-DD (default: artifacts.json)", "INGEST_RUN_DATE"),
-		runName:     s.str("run-name", "", "workflow run name", "INGEST_RUN_NAME"),
-		headSHA:     s.str("head-sha", "", "head commit of the run", "INGEST_HEAD_SHA"),
-		headBranch:  s.str("head-branch", "", "head branch of the run", "INGEST_HEAD_BRANCH"),
-		runURL:      s.str("run-url", "", "web URL of the run", "INGEST_RUN_URL"),
-		conclusion:  s.str("conclusion", "", "run conclusion (success, failure, …)", "INGEST_RUN_CONCLUSION"),
-		event:       s.str("event", "", "event that triggered the run (push, pull_request, …)", "INGEST_RUN_EVENT"),
-		coverage:    addCoverage(s),
-		publish:     addPublish(s),
-		invalidate:  addInvalidate(s),
+		runStarted: s.str("run-started-at", "", "when the run's attempt started, RFC 3339 (default: artifacts.json): orders the runs of one day "+
+			"and dates the dashboard's as-of-run view", "INGEST_RUN_STARTED_AT"),
+		runName:    s.str("run-name", "", "workflow run name", "INGEST_RUN_NAME"),
+		headSHA:    s.str("head-sha", "", "head commit of the run", "INGEST_HEAD_SHA"),
+		headBranch: s.str("head-branch", "", "head branch of the run", "INGEST_HEAD_BRANCH"),
+		runURL:     s.str("run-url", "", "web URL of the run", "INGEST_RUN_URL"),
+		conclusion: s.str("conclusion", "", "run conclusion (success, failure, …)", "INGEST_RUN_CONCLUSION"),
+		event:      s.str("event", "", "event that triggered the run (push, pull_request, …)", "INGEST_RUN_EVENT"),
+		coverage:   addCoverage(s),
+		publish:    addPublish(s),
+		invalidate: addInvalidate(s),
 	}
 	o.addNoMigrate(s)
 	return o
 }
 
 // runIdentityFlags are the options naming the run of an ingest.
-var runIdentityFlags = []string{"run-id", "attempt", "repo", "run-date", "run-name", "head-sha", "head-branch", "run-url", "conclusion", "event"}
+var runIdentityFlags = []string{"run-id", "attempt", "repo", "run-date", "run-started-at", "run-name", "head-sha", "head-branch", "run-url", "conclusion", "event"}
 
 func (a *app) loadCommand() *cobra.Command {
 	cmd, s, run := a.command("load DIR", "ingest a downloaded run tree: ingest load DIR --run-id N",
@@ -343,6 +346,20 @@ func ingestConfig(opts *ingestOpts, env Env) (ingest.Config, error) {
 			return cfg, fmt.Errorf("%s: %w", opts.runDate.label(), err)
 		}
 		cfg.Meta.CreatedAt = t
+	}
+	if v := opts.runStarted.String(); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return cfg, invalidValue(v, opts.runStarted.name, opts.runStarted.from, errors.New("want an RFC 3339 time (2026-11-20T08:10:00Z)"))
+		}
+		if err := checkRunDate(t, time.Now()); err != nil {
+			return cfg, fmt.Errorf("%s: %w", opts.runStarted.label(), err)
+		}
+		if c := cfg.Meta.CreatedAt; !c.IsZero() && t.Before(c) {
+			return cfg, fmt.Errorf("%s: %s is before the run's creation (%s, %s): a run starts once created", opts.runStarted.label(),
+				t.UTC().Format(time.RFC3339), c.UTC().Format(time.RFC3339), opts.runDate.label())
+		}
+		cfg.Meta.RunStartedAt = t
 	}
 	if server, repo, id := env.Getenv("GITHUB_SERVER_URL"), env.Getenv("GITHUB_REPOSITORY"), env.Getenv("GITHUB_RUN_ID"); server != "" && repo != "" && id != "" {
 		if _, err := strconv.ParseInt(id, 10, 64); err == nil {

@@ -3,6 +3,7 @@ package github
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -33,6 +34,30 @@ type ListedRun struct {
 	CreatedAt, RunStartedAt                                    time.Time
 }
 
+// RejectedRun is an entry of a run listing that does not describe a run
+// the listing can stand for: no positive id, no parseable created_at, an
+// unknown status or (completed) conclusion, or not a run object at all.
+type RejectedRun struct {
+	// ID is the entry's id as served ("" when it has none).
+	ID string `json:"id"`
+	// Reason says what is wrong with it.
+	Reason string `json:"reason"`
+}
+
+func (r RejectedRun) String() string {
+	if r.ID == "" {
+		return "entry without an id: " + r.Reason
+	}
+	return "entry with id " + r.ID + ": " + r.Reason
+}
+
+// RunListing is a run listing: the runs, oldest first, and the entries
+// rejected, in the order served.
+type RunListing struct {
+	Runs     []ListedRun
+	Rejected []RejectedRun
+}
+
 // runListCap is the most results the run listing serves for one filtered
 // query: GitHub returns "up to 1,000 results for each search" when
 // status, branch, created (and a few others) are used, while total_count
@@ -50,22 +75,40 @@ const maxRunPages = runListCap / listPageSize
 // by created_at, recursively, until every window fits; the windows'
 // results are merged. Times go to the API at second precision (as
 // created_at is); Since and Until are then applied exactly.
+//
+// An entry that does not describe a usable run (RejectedRun) fails the
+// listing: a caller that queues runs must not guess one. ListRunEntries
+// keeps the others and reports such entries.
 func (c *Client) ListRuns(ctx context.Context, f RunFilter) ([]ListedRun, error) {
+	l, err := c.ListRunEntries(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Rejected) > 0 {
+		return nil, fmt.Errorf("list runs: malformed listing entries (%d in all), the first: %s", len(l.Rejected), l.Rejected[0])
+	}
+	return l.Runs, nil
+}
+
+// ListRunEntries lists the runs matching f as ListRuns does, each entry
+// checked on its own: one the API served malformed is rejected (named,
+// with the reason) and the others are kept.
+func (c *Client) ListRunEntries(ctx context.Context, f RunFilter) (RunListing, error) {
 	if f.Workflow != "" && !safeSegment(f.Workflow) {
-		return nil, fmt.Errorf("workflow %q is not a workflow file name (run-sweep.yml) or id", f.Workflow)
+		return RunListing{}, fmt.Errorf("workflow %q is not a workflow file name (run-sweep.yml) or id", f.Workflow)
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && f.Since.After(f.Until) {
-		return nil, fmt.Errorf("runs created since %s until %s: the start is after the end",
+		return RunListing{}, fmt.Errorf("runs created since %s until %s: the start is after the end",
 			f.Since.UTC().Format(time.RFC3339), f.Until.UTC().Format(time.RFC3339))
 	}
-	l := &runLister{c: c, f: f, seen: map[int64]ListedRun{}}
+	l := &runLister{c: c, f: f, seen: map[int64]ListedRun{}, rejected: map[RejectedRun]bool{}}
 	if f.Workflow != "" {
 		l.scope = fmt.Sprintf("workflow %s of %s/%s", f.Workflow, c.owner, c.repo)
 	} else {
 		l.scope = fmt.Sprintf("repository %s/%s", c.owner, c.repo)
 	}
 	if err := l.list(ctx, window{lo: toSecond(f.Since), hi: toSecond(f.Until)}); err != nil {
-		return nil, err
+		return RunListing{}, err
 	}
 	out := make([]ListedRun, 0, len(l.seen))
 	for _, r := range l.seen {
@@ -77,7 +120,7 @@ func (c *Client) ListRuns(ctx context.Context, f RunFilter) ([]ListedRun, error)
 	slices.SortFunc(out, func(a, b ListedRun) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
-	return out, nil
+	return RunListing{Runs: out, Rejected: l.order}, nil
 }
 
 // toSecond is t in UTC truncated to the second; zero stays zero.
@@ -120,6 +163,10 @@ type runLister struct {
 	f     RunFilter
 	scope string
 	seen  map[int64]ListedRun
+	// rejected holds the entries rejected so far (a split window serves
+	// them again), order them as first served.
+	rejected map[RejectedRun]bool
+	order    []RejectedRun
 }
 
 // list reads every page of w, or splits w when it matches more runs than
@@ -134,8 +181,15 @@ func (l *runLister) list(ctx context.Context, w window) error {
 		if err != nil {
 			return err
 		}
-		for _, wr := range body.WorkflowRuns {
-			r := listedRun(wr)
+		for _, raw := range body.WorkflowRuns {
+			r, bad := listedRun(raw)
+			if bad != nil {
+				if !l.rejected[*bad] {
+					l.rejected[*bad] = true
+					l.order = append(l.order, *bad)
+				}
+				continue
+			}
 			if r.CreatedAt.After(newest) {
 				newest = r.CreatedAt
 			}
@@ -145,7 +199,7 @@ func (l *runLister) list(ctx context.Context, w window) error {
 		}
 		// total_count is checked on every page: runs completing while the
 		// listing is read can push a window past the cap.
-		if total := body.GetTotalCount(); total > runListCap {
+		if total := body.TotalCount; total > runListCap {
 			return l.split(ctx, w, newest, total)
 		}
 		page = next
@@ -191,8 +245,15 @@ func splitFloor(hi time.Time) time.Time {
 	return floor
 }
 
+// runPage is a page of the run listing, its entries kept raw so that each
+// is checked on its own.
+type runPage struct {
+	TotalCount   int               `json:"total_count"`
+	WorkflowRuns []json.RawMessage `json:"workflow_runs"`
+}
+
 // page fetches one page of w and the number of the next (0: none).
-func (l *runLister) page(ctx context.Context, w window, page int) (*gogithub.WorkflowRuns, int, error) {
+func (l *runLister) page(ctx context.Context, w window, page int) (*runPage, int, error) {
 	c := l.c
 	q := url.Values{}
 	q.Set("status", "completed")
@@ -209,7 +270,7 @@ func (l *runLister) page(ctx context.Context, w window, page int) (*gogithub.Wor
 	if l.f.Workflow != "" {
 		u = fmt.Sprintf("repos/%s/%s/actions/workflows/%s/runs?%s", c.owner, c.repo, url.PathEscape(l.f.Workflow), q.Encode())
 	}
-	var body gogithub.WorkflowRuns
+	var body runPage
 	next := 0
 	what := fmt.Sprintf("%s: list runs (%s, page %d)", l.scope, w, page)
 	err := c.do(ctx, what, c.opts.RequestTimeout, func(ctx context.Context) (*http.Response, error) {
@@ -217,7 +278,7 @@ func (l *runLister) page(ctx context.Context, w window, page int) (*gogithub.Wor
 		if err != nil {
 			return nil, err
 		}
-		body = gogithub.WorkflowRuns{}
+		body = runPage{}
 		resp, err := c.gh.Do(ctx, req, &body)
 		if resp != nil {
 			next = resp.NextPage
@@ -238,18 +299,79 @@ func (l *runLister) page(ctx context.Context, w window, page int) (*gogithub.Wor
 	return &body, next, nil
 }
 
-// listedRun converts the API's run.
-func listedRun(wr *gogithub.WorkflowRun) ListedRun {
-	r := ListedRun{
-		ID: wr.GetID(), Attempt: wr.GetRunAttempt(), Name: wr.GetName(), Event: wr.GetEvent(),
-		Status: wr.GetStatus(), Conclusion: wr.GetConclusion(), HeadSHA: wr.GetHeadSHA(),
-		HeadBranch: wr.GetHeadBranch(), Path: wr.GetPath(),
+// wireListedRun is a listing entry as served; pointers tell absent or
+// null from zero.
+type wireListedRun struct {
+	ID           *int64  `json:"id"`
+	RunAttempt   int     `json:"run_attempt"`
+	Name         string  `json:"name"`
+	Event        string  `json:"event"`
+	Status       string  `json:"status"`
+	Conclusion   *string `json:"conclusion"`
+	HeadSHA      string  `json:"head_sha"`
+	HeadBranch   string  `json:"head_branch"`
+	Path         string  `json:"path"`
+	CreatedAt    *string `json:"created_at"`
+	RunStartedAt *string `json:"run_started_at"`
+}
+
+// runStatuses are the statuses of a workflow run; runConclusions the
+// conclusions of a completed one.
+var (
+	runStatuses    = []string{"completed", "in_progress", "queued", "requested", "waiting", "pending", "action_required"}
+	runConclusions = []string{"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required", "stale", "startup_failure"}
+)
+
+// listedRun reads and checks one listing entry; a malformed one is
+// returned as rejected.
+func listedRun(raw json.RawMessage) (ListedRun, *RejectedRun) {
+	var id struct {
+		ID json.RawMessage `json:"id"`
 	}
-	if t := wr.GetCreatedAt(); !t.IsZero() {
-		r.CreatedAt = t.UTC()
+	_ = json.Unmarshal(raw, &id) // only names the entry; decoded below
+	bad := func(format string, a ...any) (ListedRun, *RejectedRun) {
+		name := string(id.ID)
+		if name == "null" || len(name) > 40 {
+			name = ""
+		}
+		return ListedRun{}, &RejectedRun{ID: name, Reason: fmt.Sprintf(format, a...)}
 	}
-	if t := wr.GetRunStartedAt(); !t.IsZero() {
+	var wr wireListedRun
+	if err := json.Unmarshal(raw, &wr); err != nil {
+		return bad("not a run object: %v", err)
+	}
+	switch {
+	case wr.ID == nil:
+		return bad("no id")
+	case *wr.ID <= 0:
+		return bad("id %d is not positive", *wr.ID)
+	case wr.RunAttempt < 0 || wr.RunAttempt > 32767:
+		return bad("run_attempt %d is out of range (1 to 32767)", wr.RunAttempt)
+	case !slices.Contains(runStatuses, wr.Status):
+		return bad("status %q is not a workflow run status", wr.Status)
+	}
+	r := ListedRun{ID: *wr.ID, Attempt: wr.RunAttempt, Name: wr.Name, Event: wr.Event, Status: wr.Status,
+		HeadSHA: wr.HeadSHA, HeadBranch: wr.HeadBranch, Path: wr.Path}
+	if wr.Conclusion != nil {
+		r.Conclusion = *wr.Conclusion
+	}
+	if r.Status == "completed" && !slices.Contains(runConclusions, r.Conclusion) {
+		return bad("completed with conclusion %q, not a run conclusion", r.Conclusion)
+	}
+	if wr.CreatedAt == nil || *wr.CreatedAt == "" {
+		return bad("no created_at")
+	}
+	t, err := time.Parse(time.RFC3339, *wr.CreatedAt)
+	if err != nil {
+		return bad("created_at %q is not an RFC 3339 time", *wr.CreatedAt)
+	}
+	r.CreatedAt = t.UTC()
+	if wr.RunStartedAt != nil && *wr.RunStartedAt != "" {
+		t, err := time.Parse(time.RFC3339, *wr.RunStartedAt)
+		if err != nil {
+			return bad("run_started_at %q is not an RFC 3339 time", *wr.RunStartedAt)
+		}
 		r.RunStartedAt = t.UTC()
 	}
-	return r
+	return r, nil
 }

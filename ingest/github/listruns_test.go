@@ -347,3 +347,56 @@ func TestListRunsErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{1}, ids(got))
 }
+
+// TestListRunEntriesRejects: each listing entry is checked on its own. An
+// entry that is not a usable run is rejected with its id as served and
+// the reason, and the others are kept (ListRunEntries); ListRuns, whose
+// callers queue the runs, fails naming the first one.
+func TestListRunEntriesRejects(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		listed map[string]any
+		want   github.RejectedRun
+	}{
+		{"negative id", map[string]any{"id": -5}, github.RejectedRun{ID: "-5", Reason: "id -5 is not positive"}},
+		{"zero id", map[string]any{"id": 0}, github.RejectedRun{ID: "0", Reason: "id 0 is not positive"}},
+		{"no id", map[string]any{"id": nil}, github.RejectedRun{Reason: "no id"}},
+		{"id not a number", map[string]any{"id": "x"}, github.RejectedRun{ID: `"x"`,
+			Reason: "not a run object: json: cannot unmarshal string into Go struct field wireListedRun.id of type int64"}},
+		{"created_at malformed", map[string]any{"created_at": "2026-13-01"}, github.RejectedRun{ID: "9001",
+			Reason: `created_at "2026-13-01" is not an RFC 3339 time`}},
+		{"created_at missing", map[string]any{"created_at": nil}, github.RejectedRun{ID: "9001", Reason: "no created_at"}},
+		{"run_started_at malformed", map[string]any{"run_started_at": "soon"}, github.RejectedRun{ID: "9001",
+			Reason: `run_started_at "soon" is not an RFC 3339 time`}},
+		{"unknown status", map[string]any{"status": "done"}, github.RejectedRun{ID: "9001", Reason: `status "done" is not a workflow run status`}},
+		{"completed without conclusion", map[string]any{"conclusion": nil}, github.RejectedRun{ID: "9001",
+			Reason: `completed with conclusion "", not a run conclusion`}},
+		{"attempt out of range", map[string]any{"run_attempt": -1}, github.RejectedRun{ID: "9001", Reason: "run_attempt -1 is out of range (1 to 32767)"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newListEnv(t)
+			e.fake.AddRun(sweepRun(9000, listBase))
+			bad := sweepRun(9001, listBase.Add(time.Hour))
+			bad.Listed = c.listed
+			e.fake.AddRun(bad)
+			l, err := e.client.ListRunEntries(t.Context(), github.RunFilter{Workflow: "run-sweep.yml"})
+			require.NoError(t, err)
+			require.Equal(t, []int64{9000}, ids(l.Runs))
+			require.Equal(t, []github.RejectedRun{c.want}, l.Rejected)
+			_, err = e.client.ListRuns(t.Context(), github.RunFilter{Workflow: "run-sweep.yml"})
+			require.ErrorContains(t, err, "malformed listing entries (1 in all), the first: "+c.want.String())
+		})
+	}
+	// A run in progress is a run: kept, with its status.
+	e := newListEnv(t)
+	r := sweepRun(9002, listBase)
+	r.Listed = map[string]any{"status": "in_progress", "conclusion": nil}
+	e.fake.AddRun(r)
+	l, err := e.client.ListRunEntries(t.Context(), github.RunFilter{Workflow: "run-sweep.yml"})
+	require.NoError(t, err)
+	require.Empty(t, l.Rejected)
+	require.Equal(t, "in_progress", l.Runs[0].Status)
+}

@@ -32,7 +32,7 @@ func knownStatus(v string) bool {
 // workflow by numeric id or by the base name of its file): filtered by
 // status, branch and created, newest first (created_at, then id), paginated,
 // at most RunListCap results for a capped filter. A run with no Status is
-// listed as completed. An unknown workflow is a 404; a malformed filter a
+// listed as completed (successfully, when it has no Conclusion either). An unknown workflow is a 404; a malformed filter a
 // 422.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -61,6 +61,9 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		if run.Status == "" {
 			run.Status = "completed"
+			if run.Conclusion == "" {
+				run.Conclusion = "success" // a completed run always has one
+			}
 		}
 		c := run.CreatedAt.UTC().Truncate(time.Second)
 		switch {
@@ -91,7 +94,11 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	out := []map[string]any{}
 	withPRs := q.Get("exclude_pull_requests") != "true"
 	for _, run := range list[from:to] {
-		out = append(out, s.runJSON(run, withPRs))
+		m := s.runJSON(run, withPRs)
+		for k, v := range run.Listed {
+			m[k] = v
+		}
+		out = append(out, m)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"total_count": total, "workflow_runs": out})
 }

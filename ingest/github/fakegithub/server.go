@@ -31,6 +31,11 @@ type Run struct {
 	// WorkflowID is the workflow's numeric id, the listing's other way to
 	// address it.
 	WorkflowID int64
+	// Listed replaces fields of the run's entry in the runs listing as
+	// served (a malformed created_at, an id of 0, a status that changed
+	// since the filter was applied), as a misbehaving API would; the
+	// listing's filters still see the fields above.
+	Listed map[string]any
 }
 
 // Artifact is an uploaded artifact of a run.
