@@ -161,7 +161,9 @@ func TestFrontierTieOrder(t *testing.T) {
 		{ResultID: 3, Conc: 16, Config: schema.Config{DecodeTP: 4}, Values: v(10, 100)},
 	}
 	c := &schema.CurveChange{BenchmarkType: schema.BenchmarkSingleTurn}
-	point := func(p schema.CurvePoint) schema.FrontierPoint { return schema.FrontierPoint{Conc: p.Conc, Arm: arm(c, p)} }
+	point := func(p schema.CurvePoint) schema.FrontierPoint {
+		return schema.FrontierPoint{Conc: p.Conc, Arm: arm(c, p)}
+	}
 	for _, order := range [][]int{{0, 1, 2}, {2, 1, 0}, {1, 0, 2}} {
 		var in []schema.CurvePoint
 		for _, i := range order {
