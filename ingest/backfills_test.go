@@ -11,12 +11,14 @@ import (
 	"github.com/inferencex/ingest/ingest"
 )
 
-// The run, attempt and refs of the reference ledger's changelog backfill
-// (an append-only delta sweep whose marker was lost before merge).
+// The run and attempt of the reference ledger's changelog backfill (an
+// append-only delta sweep whose marker was lost before merge). The head
+// ref is not its own: the embedded ledger carries that backfill, and
+// these tests add theirs after the ingest.
 const (
 	backfillRun  = 32242794988
 	backfillBase = "43996b8dc1b3fa53989abb0c86491a7d3e3b4472"
-	backfillHead = "de871da96f061b097fef318489462a958240917a"
+	backfillHead = "0000000000000000000000000000000000002676"
 )
 
 // backfillTree is a run with a point whose artifact lost its offload
@@ -92,7 +94,7 @@ func backfillLedger(t *testing.T, conc4, conc8 map[string]any) string {
 		power[k] = v
 	}
 	ledger := map[string]any{
-		"changelogBackfills": []any{map[string]any{"id": "run-32242794988-restore-append-only",
+		"changelogBackfills": []any{map[string]any{"id": "run-32242794988-test-restore-append-only",
 			"reason": "PR #2676 produced an append-only delta sweep, but conflict resolution removed the marker.",
 			"runId":  backfillRun, "attempt": 3, "baseRef": backfillBase, "headRef": backfillHead,
 			"set": map[string]any{"appendOnly": true}}},
@@ -206,7 +208,7 @@ func TestIngestAppliesBackfillsToItsRun(t *testing.T) {
 		require.EqualValues(t, 2, sum.Details.BackfilledChangelogEntries)
 		require.Zero(t, sum.Details.OverrideRowsRewritten)
 		require.True(t, hasNote(sum, "2 benchmark points corrected by the run overrides' point backfills"), "%v", sum.Notes)
-		require.True(t, hasNote(sum, "changelog backfill run-32242794988-restore-append-only corrected 2 changelog entries"), "%v", sum.Notes)
+		require.True(t, hasNote(sum, "changelog backfill run-32242794988-test-restore-append-only corrected 2 changelog entries"), "%v", sum.Notes)
 		offload, metrics, _ := storedPoint(t, e, 4)
 		require.Equal(t, "on", offload)
 		require.Equal(t, "on", metrics["offload_mode"])

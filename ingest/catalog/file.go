@@ -1,12 +1,11 @@
 package catalog
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
+
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // errEmptyKey is returned for an empty vocabulary entry.
@@ -32,20 +31,15 @@ type file struct {
 	NonMetricKeys                []string                  `json:"non_metric_keys"`
 }
 
-// decodeFile parses one catalog file strictly: unknown keys and trailing
-// data are errors.
+// decodeFile parses one catalog file strictly (strictjson.Decode): one
+// object, nothing after it, no key twice at any depth, no unknown key. An
+// alias table decides what every later row is stored as, so a file that
+// says two things (the last of two spellings of a GPU, a second object)
+// is refused rather than read in part.
 func decodeFile(data []byte) (*file, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var f file
-	if err := dec.Decode(&f); err != nil {
-		if err == io.EOF {
-			return nil, fmt.Errorf("empty file")
-		}
+	if err := strictjson.Decode(data, &f); err != nil {
 		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("trailing data after the catalog object")
 	}
 	return &f, nil
 }

@@ -22,6 +22,8 @@ type lineRun struct {
 	created string // RFC 3339: dates the run
 	started string // run_started_at
 	concs   []int
+	attempt int    // 0: 1
+	outcome string // the run's conclusion; "": success
 }
 
 func writeLineRun(t *testing.T, r lineRun) string {
@@ -46,6 +48,12 @@ func writeLineRun(t *testing.T, r lineRun) string {
 		"artifacts":   []map[string]any{{"id": r.id, "name": "results_bmk", "created_at": r.created, "size_in_bytes": len(body), "expired": false}},
 		"run": map[string]any{"id": r.id, "run_attempt": 1, "name": "Run Sweep", "status": "completed", "conclusion": "success",
 			"created_at": r.created, "run_started_at": r.started},
+	}
+	if r.attempt != 0 {
+		listing["run"].(map[string]any)["run_attempt"] = r.attempt
+	}
+	if r.outcome != "" {
+		listing["run"].(map[string]any)["conclusion"] = r.outcome
 	}
 	body, err = json.Marshal(listing)
 	require.NoError(t, err)

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -13,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
 // ProductionTarget is the target every command writes to and reads from
@@ -73,10 +72,11 @@ func readTargetsFile(path string) (map[string]targetEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
+	// Read strictly (strictjson.Decode): a target named twice, or a file
+	// with a second object, would send a run to whichever URL a lenient
+	// reader kept.
 	var m map[string]targetEntry
-	if err := dec.Decode(&m); err != nil {
+	if err := strictjson.Decode(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for name, e := range m {

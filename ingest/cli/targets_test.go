@@ -175,3 +175,32 @@ func TestBackfillIntoStagingStages(t *testing.T) {
 	require.Equal(t, []string{"staging"}, ledgerTargets(t, staging))
 	require.Len(t, queryStrings(t, staging, "SELECT summary->'publication'->>'treeDigest' FROM ingests WHERE summary->'publication'->>'treeDigest' LIKE 'sha256:%'"), 1)
 }
+
+// TestTargetsFileParsedStrictly: a targets file that a lenient reader
+// would take in part (the last of two entries for one target, the last of
+// two spellings of a key, the first of two objects) is a usage error
+// naming the file and where, before any database is touched.
+func TestTargetsFileParsedStrictly(t *testing.T) {
+	t.Parallel()
+	prod := pgtest.New(t)
+	for _, tt := range []struct {
+		name, body, want string
+	}{
+		{"target named twice", `{"staging": {"urlEnv": "STAGING_URL"}, "staging": {"url": "postgres://elsewhere/db"}}`,
+			`line 1, column 40: duplicate key "staging"`},
+		{"key given twice", `{"staging": {"urlEnv": "STAGING_URL", "urlEnv": "OTHER_URL"}}`, `line 1, column 39: duplicate key "staging.urlEnv"`},
+		{"two objects", "{\"staging\": {\"urlEnv\": \"STAGING_URL\"}}\n{\"staging\": {\"url\": \"postgres://elsewhere/db\"}}",
+			"line 2, column 1: data after the JSON value"},
+		{"unknown field", `{"staging": {"urlVar": "STAGING_URL"}}`, `unknown field "urlVar"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "targets.json")
+			require.NoError(t, os.WriteFile(file, []byte(tt.body), 0o644))
+			r := run(t, map[string]string{"DATABASE_URL": prod, "STAGING_URL": prod, "INGEST_TARGETS_FILE": file},
+				"status", "--target", "staging")
+			requireCode(t, cli.ExitUsage, r)
+			require.Contains(t, r.stderr, file+": "+tt.want)
+		})
+	}
+	require.Zero(t, count(t, prod, "ingests"))
+}

@@ -14,10 +14,16 @@ import (
 // lockLogEvery is how often a wait for the run's advisory lock is logged.
 const lockLogEvery = 10 * time.Second
 
-// LockHolder is the session holding a lock, as pg_stat_activity shows it.
+// LockHolder is the session holding a run's lock, as pg_stat_activity
+// shows it.
 type LockHolder struct {
+	RunID       int64
 	PID         int32
 	Application string
+	// Role is the holder's login role; Writer says whether that role may
+	// write the ingest's tables (a holder no longer listed counts as one).
+	Role   string
+	Writer bool
 }
 
 func (h LockHolder) String() string {
@@ -43,9 +49,41 @@ func (e *LockTimeoutError) Error() string {
 	return fmt.Sprintf("timed out after %s waiting for the advisory lock of run %d (%s)", FormatDuration(e.After), e.RunID, e.Holder)
 }
 
+// LockHeldByNonWriterError is a run's advisory lock held by a session
+// whose role cannot write the ingest's tables (the dashboard's reader, for
+// one). Advisory locks are open to every role, so such a session could
+// hold back every ingest of the run for as long as it stays: a writer
+// refuses to wait for it rather than wait until its lock timeout, or
+// forever without one.
+type LockHeldByNonWriterError struct {
+	Holder LockHolder
+}
+
+func (e *LockHeldByNonWriterError) Error() string {
+	h := e.Holder
+	app := h.Application
+	if app == "" {
+		app = "(none)"
+	}
+	return fmt.Sprintf("the advisory lock of run %d is held by pid %d, role %s, application %s, and that role cannot write the ingest's tables: "+
+		"not waiting for it (end that session, e.g. SELECT pg_terminate_backend(%d), and run again)", h.RunID, h.PID, h.Role, app, h.PID)
+}
+
+// firstLockHolder names a session holding the advisory lock of one of the
+// runs, a non-writer first (PID 0: none is listed).
+func firstLockHolder(ctx context.Context, tx pgx.Tx, runs []int64) (LockHolder, error) {
+	var h LockHolder
+	err := tx.QueryRow(ctx, qRunLockHolders, runs).Scan(&h.RunID, &h.PID, &h.Application, &h.Role, &h.Writer)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return LockHolder{}, nil
+	}
+	return h, err
+}
+
 // lockRun takes the run's advisory lock, waiting for it when another
 // session holds it: the wait is logged every lockLogEvery, naming the
-// holder, and ends with a *LockTimeoutError after the lock timeout.
+// holder, and ends with a *LockTimeoutError after the lock timeout, or at
+// once with a *LockHeldByNonWriterError when the holder is no writer.
 func (t *RunTx) lockRun(ctx context.Context) error {
 	runID := t.start.Run.SourceRunID
 	b := &pgx.Batch{}
@@ -78,6 +116,9 @@ func (t *RunTx) waitForLock(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if holder.PID != 0 && !holder.Writer {
+			return &LockHeldByNonWriterError{Holder: holder}
+		}
 		waited := time.Since(began)
 		slice := lockLogEvery
 		if limit > 0 {
@@ -103,11 +144,7 @@ func (t *RunTx) waitForLock(ctx context.Context) error {
 // lockHolder names the session holding the run's lock (PID 0 when none
 // is listed any more).
 func (t *RunTx) lockHolder(ctx context.Context) (LockHolder, error) {
-	var h LockHolder
-	err := t.tx.QueryRow(ctx, qRunLockHolder, t.start.Run.SourceRunID).Scan(&h.PID, &h.Application)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return LockHolder{}, nil
-	}
+	h, err := firstLockHolder(ctx, t.tx, []int64{t.start.Run.SourceRunID})
 	if err != nil {
 		return h, t.explain(fmt.Sprintf("find the holder of the advisory lock of run %d", t.start.Run.SourceRunID), err)
 	}

@@ -38,7 +38,18 @@ func (s *Store) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dr
 		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, qOverrideLockRuns, planRuns(plan)); err != nil {
+	runs := planRuns(plan)
+	// A run lock held by a role that cannot write is refused rather than
+	// waited for (LockHeldByNonWriterError): nothing but an ingest or an
+	// apply has reason to hold it.
+	holder, err := firstLockHolder(ctx, tx, runs)
+	if err != nil {
+		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: find the holders of the runs' locks: %w", err)
+	}
+	if holder.PID != 0 && !holder.Writer {
+		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: %w", &LockHeldByNonWriterError{Holder: holder})
+	}
+	if _, err := tx.Exec(ctx, qOverrideLockRuns, runs); err != nil {
 		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: lock the runs the ledger names: %w", err)
 	}
 	notFound, err := unknownPurges(ctx, tx, plan)

@@ -39,19 +39,23 @@ const (
 	qRestoreLockTimeout = qSetLockTimeout
 )
 
-// qRunLockHolder names the session holding the run's advisory lock: a
-// bigint key shows in pg_locks as classid (high half) and objid (low half)
-// with objsubid 1.
-const qRunLockHolder = `
-WITH k AS (SELECT ` + RunLockKey + ` AS key)
-SELECT l.pid, coalesce(a.application_name, '')
+// qRunLockHolders names the sessions holding the advisory locks of the
+// runs $1 (a bigint key shows in pg_locks as classid, the high half, and
+// objid, the low half, with objsubid 1), with each holder's role and
+// whether that role may write workflow_runs: a writer is an ingest or an
+// apply to wait for, any other role (the dashboard's reader) has no
+// business holding the lock. Non-writers come first, then by run.
+var qRunLockHolders = `
+WITH k AS (SELECT r.id, ` + strings.ReplaceAll(RunLockKey, "$1::bigint", "r.id") + ` AS key FROM unnest($1::bigint[]) AS r(id))
+SELECT k.id, l.pid, coalesce(a.application_name, ''), coalesce(a.usename::text, ''),
+	a.usesysid IS NULL OR has_table_privilege(a.usesysid, 'workflow_runs', 'INSERT')
 FROM pg_locks l
 JOIN k ON l.classid::bigint = (k.key >> 32) & 4294967295 AND l.objid::bigint = k.key & 4294967295
 LEFT JOIN pg_stat_activity a ON a.pid = l.pid
 WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
 	AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
 	AND l.pid <> pg_backend_pid()
-LIMIT 1`
+ORDER BY 5, 1, 2`
 
 // qUpsertWorkflowRun writes the run row. Unknown values (NULL) never erase
 // known ones, and a fallback name or date never replaces a real one.
