@@ -29,6 +29,11 @@ type OverrideRun struct {
 	RunID    int64
 	Attempts []int
 	Reason   string
+	// Shipped: the entry comes from the ledger shipped in the binary alone.
+	// Its purges name runs a database may never have held (the reference
+	// never stored them either), so only an operator's entries are checked
+	// for a run the database does not know.
+	Shipped bool
 }
 
 // OverridePoint purges one benchmark point of a run; Attempt 0 is every
@@ -38,6 +43,8 @@ type OverridePoint struct {
 	Attempt int
 	Point   BenchmarkPoint
 	Reason  string
+	// Shipped: as OverrideRun.Shipped.
+	Shipped bool
 }
 
 // OverrideRetired names a point whose GPU power a source policy retires;

@@ -22,6 +22,9 @@ type PurgedRun struct {
 	// Attempts limits the purge to these attempts; empty means every attempt.
 	Attempts []int  `json:"attempts,omitempty"`
 	Reason   string `json:"reason"`
+	// shipped: only the embedded ledger names the entry (see
+	// schema.OverrideRun.Shipped).
+	shipped bool
 }
 
 // PurgedPoint removes one benchmark point of one run. Attempt 0 matches
@@ -31,6 +34,8 @@ type PurgedPoint struct {
 	Attempt int   `json:"attempt,omitempty"`
 	PointFields
 	Reason string `json:"reason"`
+	// shipped: only the embedded ledger names the entry.
+	shipped bool
 }
 
 // PointFields names one benchmark point in an override entry: the full
@@ -111,7 +116,7 @@ func Load(extensions ...Extension) (*Overrides, error) {
 	if o.retired, err = loadRetired(); err != nil {
 		return nil, err
 	}
-	if err := o.add("embedded overrides.json", embedded); err != nil {
+	if err := o.add(embeddedName, embedded); err != nil {
 		return nil, err
 	}
 	for i, e := range extensions {
@@ -131,6 +136,10 @@ func Load(extensions ...Extension) (*Overrides, error) {
 
 var validConclusions = map[string]bool{"success": true, "failure": true, "cancelled": true, "skipped": true,
 	"timed_out": true, "action_required": true, "neutral": true, "stale": true}
+
+// embeddedName names the ledger shipped in the binary, in errors and to
+// tell its entries from an operator's.
+const embeddedName = "embedded overrides.json"
 
 func (o *Overrides) add(name string, data []byte) error {
 	var f file
@@ -159,6 +168,7 @@ func (o *Overrides) add(name string, data []byte) error {
 		if seen {
 			p.Attempts = append(append([]int{}, prev.Attempts...), p.Attempts...)
 		}
+		p.shipped = name == embeddedName && (!seen || prev.shipped)
 		o.runs[p.RunID] = p
 	}
 	for _, p := range f.PurgedPoints {
@@ -171,7 +181,10 @@ func (o *Overrides) add(name string, data []byte) error {
 		if p.RecipeFingerprint != nil && *p.RecipeFingerprint == "" {
 			return bad("purged point of run %d: recipeFingerprint must be null or non-empty", p.RunID)
 		}
-		o.points[pointKey{p.RunID, p.Attempt, p.Point().Key()}] = p
+		k := pointKey{p.RunID, p.Attempt, p.Point().Key()}
+		prev, seen := o.points[k]
+		p.shipped = name == embeddedName && (!seen || prev.shipped)
+		o.points[k] = p
 	}
 	for _, c := range f.ConclusionOverrides {
 		if c.RunID <= 0 || !validConclusions[c.Conclusion] || strings.TrimSpace(c.Reason) == "" {

@@ -19,14 +19,14 @@ func (o *Overrides) Plan(gpuKeys []string) schema.OverridePlan {
 	for _, r := range o.runs {
 		attempts := slices.Clone(r.Attempts)
 		slices.Sort(attempts)
-		p.PurgedRuns = append(p.PurgedRuns, schema.OverrideRun{RunID: r.RunID, Attempts: slices.Compact(attempts), Reason: r.Reason})
+		p.PurgedRuns = append(p.PurgedRuns, schema.OverrideRun{RunID: r.RunID, Attempts: slices.Compact(attempts), Reason: r.Reason, Shipped: r.shipped})
 	}
 	slices.SortFunc(p.PurgedRuns, func(a, b schema.OverrideRun) int { return cmp.Compare(a.RunID, b.RunID) })
 	for k, x := range o.points {
 		if _, ok := o.RunPurged(x.RunID, k.attempt); ok && k.attempt != 0 {
 			continue // the attempt's purge covers it
 		}
-		p.PurgedPoints = append(p.PurgedPoints, schema.OverridePoint{RunID: x.RunID, Attempt: k.attempt, Point: *x.Point(), Reason: x.Reason})
+		p.PurgedPoints = append(p.PurgedPoints, schema.OverridePoint{RunID: x.RunID, Attempt: k.attempt, Point: *x.Point(), Reason: x.Reason, Shipped: x.shipped})
 	}
 	slices.SortFunc(p.PurgedPoints, func(a, b schema.OverridePoint) int {
 		return cmp.Or(cmp.Compare(a.RunID, b.RunID), cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.Point.Key(), b.Point.Key()))

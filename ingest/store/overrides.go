@@ -87,7 +87,8 @@ func (s *Store) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dr
 // attempt the database has never had, one per attempt named (Attempt 0:
 // the run as a whole), in plan order. A purge of an id that was never
 // ingested finds nothing, as a purge already applied does; only this
-// tells a mistyped id from the second.
+// tells a mistyped id from the second. Entries of the shipped ledger
+// alone are not checked: they purge runs most databases never held.
 func unknownPurges(ctx context.Context, tx pgx.Tx, plan schema.OverridePlan) ([]schema.OverrideAction, error) {
 	var out []schema.OverrideAction
 	check := func(kind string, run int64, attempts []int, target, reason string) error {
@@ -104,11 +105,17 @@ func unknownPurges(ctx context.Context, tx pgx.Tx, plan schema.OverridePlan) ([]
 		return nil
 	}
 	for _, r := range plan.PurgedRuns {
+		if r.Shipped {
+			continue
+		}
 		if err := check(OverridePurgedRun, r.RunID, r.Attempts, "", r.Reason); err != nil {
 			return nil, err
 		}
 	}
 	for _, x := range plan.PurgedPoints {
+		if x.Shipped {
+			continue
+		}
 		var attempts []int
 		if x.Attempt != 0 {
 			attempts = []int{x.Attempt}
