@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -85,9 +84,8 @@ func oursSide(sh *ingest.Shadow, c *capture) side {
 	s.put(TableRuns, runKey(sh.Start.Run.SourceRunID, sh.Start.Run.SourceRunAttempt), &row{values: map[string]any{
 		"head_sha": m.HeadSHA, "html_url": m.HTMLURL, "conclusion": nilIfEmpty(m.Conclusion)}})
 
-	// One winner per point, as the store ranks copies (store/winners.go):
-	// per-job files before aggregates, newest attempt first, then
-	// artifact, file and row.
+	// One winner per point, as the store ranks copies
+	// (schema.CompareCopies).
 	best := map[string]int{}
 	copies := map[string]int{}
 	for i := range sh.Benchmarks {
@@ -96,7 +94,7 @@ func oursSide(sh *ingest.Shadow, c *capture) side {
 		k := benchmarkKey(p.Config, p.BenchmarkType, p.ISL, p.OSL, p.Conc, p.OffloadMode)
 		copies[k]++
 		j, ok := best[k]
-		if !ok || betterCopy(b, &sh.Benchmarks[j]) {
+		if !ok || schema.CompareCopies(b.Rank(), sh.Benchmarks[j].Rank()) < 0 {
 			best[k] = i
 		}
 	}
@@ -137,14 +135,6 @@ func oursSide(sh *ingest.Shadow, c *capture) side {
 			"hardware": st.Hardware, "n_success": float64(st.NSuccess), "total": float64(st.Total)}})
 	}
 	return s
-}
-
-func betterCopy(a, b *schema.StagedBenchmark) bool {
-	if a.IsAggregate != b.IsAggregate {
-		return !a.IsAggregate
-	}
-	return cmp.Or(cmp.Compare(a.AttemptRank, b.AttemptRank), cmp.Compare(a.Source.Artifact, b.Source.Artifact),
-		cmp.Compare(a.Source.File, b.Source.File), cmp.Compare(a.Source.Row, b.Source.Row)) < 0
 }
 
 func changelogValues(desc string, keys []string, pr *string) map[string]any {
