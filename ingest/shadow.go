@@ -3,40 +3,53 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"github.com/inferencex/ingest/ingest/stages/changelog"
 	"github.com/inferencex/ingest/ingest/stages/evals"
+	"github.com/inferencex/ingest/ingest/stages/traces"
+	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/schema"
 )
 
-// ShadowWriter receives what the database-free stages of an ingest would
-// write: the eval rows and samples, and the changelog. `ingest compare`
-// keeps them in memory; nothing reaches a database.
+// ShadowWriter receives what the stages of an ingest would write: the eval
+// rows and samples, the changelog, and the traces stage's staged streams
+// (compressed blobs, log texts, payloads) and batch. `ingest compare` keeps
+// them in memory; nothing reaches a database.
 type ShadowWriter interface {
 	evals.Writer
 	changelog.Writer
+	StageTraceChunks(ctx context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error)
+	ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.TraceApplyResult, error)
 }
 
 // Shadow is a run as an ingest reads it, without a database: the run's
-// identity, every staged copy of every benchmark point (the store picks
-// one winner per point, see schema.StagedBenchmark), the run stats, and
-// the summary of what was read. Evals and the changelog went to the
-// ShadowWriter.
+// identity, every staged copy of every benchmark point, the winning copy
+// of each point as the store ranks them (schema.CompareCopies), the run
+// stats, and the summary of what was read. Evals, the changelog and the
+// traces stage's batch went to the ShadowWriter.
 type Shadow struct {
 	Start      schema.RunStart
 	Benchmarks []schema.StagedBenchmark
-	RunStats   []schema.RunStat
-	Summary    *schema.Summary
+	// Winners index Benchmarks, one per point in point-key order; the
+	// traces batch names the row of Winners[i] as RowID i+1.
+	Winners  []int
+	RunStats []schema.RunStat
+	Summary  *schema.Summary
 }
 
 // ReadShadow reads tree exactly as Run does up to the store: the run's
 // identity and metadata, the plan, the changelog, the quarantine, the
 // benchmark stream, the run stats, the evals with their samples and the
-// changelog rows. The traces and telemetry stages, which need the stored
-// rows, are not run. It writes nothing; cfg.DryRun is irrelevant.
+// changelog rows, and the traces stage (its points the winners, its
+// read-back of stored rows answered from them, nothing known as stored).
+// The telemetry stage, which needs the stored rows, is not run. It writes
+// nothing; cfg.DryRun is irrelevant.
 func ReadShadow(ctx context.Context, cfg Config, tree *source.Tree, d Deps, w ShadowWriter) (*Shadow, error) {
 	started := d.Now()
 	sum := &schema.Summary{SchemaVersion: schema.SummarySchemaVersion, Run: cfg.Run, Target: cfg.Target, DryRun: true,
@@ -87,6 +100,92 @@ func ReadShadow(ctx context.Context, cfg Config, tree *source.Tree, d Deps, w Sh
 	if err := changelog.Run(ctx, w, env); err != nil {
 		return nil, fmt.Errorf("changelog: %w", err)
 	}
+	sh.Winners = winners(sh.Benchmarks)
+	if err := traces.Run(ctx, newShadowTraces(sh, w), env); err != nil {
+		return nil, fmt.Errorf("traces: %w", err)
+	}
 	t.Close()
 	return sh, nil
+}
+
+// winners picks the winning copy of every point (schema.CompareCopies),
+// keyed as the store keys points, in point-key order.
+func winners(bs []schema.StagedBenchmark) []int {
+	best := map[string]int{}
+	for i := range bs {
+		k := bs[i].Key
+		if k == "" {
+			k = bs[i].Point.Key()
+		}
+		j, ok := best[k]
+		if !ok || schema.CompareCopies(bs[i].Rank(), bs[j].Rank()) < 0 {
+			best[k] = i
+		}
+	}
+	keys := slices.Sorted(maps.Keys(best))
+	out := make([]int, len(keys))
+	for i, k := range keys {
+		out[i] = best[k]
+	}
+	return out
+}
+
+// shadowTraces is the traces stage's Writer in a shadow read: the points
+// are the winners, the stored rows they would be (row id i+1, no links),
+// nothing is stored yet; what would be written goes to the ShadowWriter.
+type shadowTraces struct {
+	ShadowWriter
+	points []schema.TracePoint
+	links  map[string]schema.TraceRowLink
+}
+
+func newShadowTraces(sh *Shadow, w ShadowWriter) *shadowTraces {
+	st := &shadowTraces{ShadowWriter: w, links: map[string]schema.TraceRowLink{}}
+	replaced := map[string]bool{}
+	for _, k := range trace.ServerMetricsReplaced() {
+		replaced[k] = true
+	}
+	for i, bi := range sh.Winners {
+		b := &sh.Benchmarks[bi]
+		id := int64(i + 1)
+		d := []byte(strconv.FormatInt(id, 10))
+		st.points = append(st.points, schema.TracePoint{Digest: d, BenchmarkType: b.Point.BenchmarkType,
+			Artifact: b.Source.Artifact, File: b.Source.File, IsAggregate: b.IsAggregate})
+		metrics := b.StoredMetrics
+		if metrics == nil {
+			metrics = b.Point.Metrics
+		}
+		l := schema.TraceRowLink{RowID: id, Config: b.Point.Config, Metrics: map[string]float64{}}
+		for _, k := range trace.ServerMetricInputs() {
+			v, ok := metrics[k]
+			if !ok {
+				continue
+			}
+			if f, ok := v.(float64); ok {
+				l.Metrics[k] = f
+			} else if replaced[k] {
+				l.OwnedOther = true
+			}
+		}
+		st.links[string(d)] = l
+	}
+	return st
+}
+
+func (s *shadowTraces) TracePoints() []schema.TracePoint { return s.points }
+
+func (s *shadowTraces) TraceRowLinks(_ context.Context, digests [][]byte, _, _ []string) (map[string]schema.TraceRowLink, error) {
+	out := make(map[string]schema.TraceRowLink, len(digests))
+	for _, d := range digests {
+		if l, ok := s.links[string(d)]; ok {
+			out[string(d)] = l
+		}
+	}
+	return out, nil
+}
+
+func (s *shadowTraces) KnownTraceDigests(context.Context, [][]byte, [][]byte, [][]byte, [][]byte, schema.TracePayloadVersions,
+	[][]byte) (schema.TraceKnown, error) {
+	return schema.TraceKnown{Sidecars: map[string]bool{}, ServerLogs: map[string]bool{}, Blobs: map[string]bool{},
+		Stale: map[string]bool{}, LogTexts: map[string]bool{}}, nil
 }

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -59,6 +60,36 @@ type StagedBenchmark struct {
 	// server-metric inputs of StoredMetrics, as a read-back of the written
 	// row would give them (RowID and links unset).
 	ServerMetricsFrom *TraceRowLink
+}
+
+// CopyRank is what decides which staged copy of a point wins.
+type CopyRank struct {
+	Aggregate      bool
+	AttemptRank    int
+	Artifact, File string
+	Row            int
+}
+
+// Rank is the copy's CopyRank.
+func (b *StagedBenchmark) Rank() CopyRank {
+	return CopyRank{Aggregate: b.IsAggregate, AttemptRank: b.AttemptRank, Artifact: b.Source.Artifact,
+		File: b.Source.File, Row: b.Source.Row}
+}
+
+// CompareCopies orders two copies of one point, the winner first: per-job
+// files before aggregates, then the newest upload (AttemptRank 0), then
+// artifact, file and row compared as bytes — never the order rows arrived
+// in, so the winner does not depend on how the parser's workers interleave.
+// The store ranks copies by it, and `ingest compare` picks its winners by it.
+func CompareCopies(a, b CopyRank) int {
+	if a.Aggregate != b.Aggregate {
+		if a.Aggregate {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Or(cmp.Compare(a.AttemptRank, b.AttemptRank), cmp.Compare(a.Artifact, b.Artifact),
+		cmp.Compare(a.File, b.File), cmp.Compare(a.Row, b.Row))
 }
 
 // RunStat is one cluster's job success count from run-stats.

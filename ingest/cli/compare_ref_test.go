@@ -1,7 +1,10 @@
 package cli_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -39,8 +42,17 @@ func referenceOf(t *testing.T, ours, level string) string {
 	require.NoError(t, refdb.Create(ctx, dst, level))
 
 	benchCols := []string{"id", "workflow_run_id", "config_id", "benchmark_type", "date", "isl", "osl", "conc", "image",
-		"metrics", "offload_mode"}
-	benchQuery := `SELECT id, workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, image, metrics, offload_mode`
+		"metrics", "offload_mode", "trace_replay_id", "server_log_id"}
+	benchQuery := `SELECT id, workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, image, metrics, offload_mode,
+		trace_replay_id, server_log_id`
+	// A blob of ours as the reference keeps it: its gzip bytes.
+	blob := func(col string) string {
+		return `(SELECT string_agg(c.data, ''::bytea ORDER BY c.seq) FROM trace_blob_chunks c WHERE c.digest = t.` + col + `)`
+	}
+	logCols, logQuery := []string{"id", "server_log"}, `SELECT s.id, x.content`
+	if level != refdb.Level010 {
+		logCols, logQuery = append(logCols, "file_name"), logQuery+`, s.primary_file`
+	}
 	if level != refdb.Level010 {
 		benchCols = append(benchCols, "recipe_fingerprint")
 		benchQuery += `, recipe_fingerprint`
@@ -56,6 +68,16 @@ func referenceOf(t *testing.T, ours, level string) string {
 			"head_sha", "head_branch", "html_url", "created_at", "run_started_at", "date"},
 			query: `SELECT id, github_run_id, run_attempt, name, status, conclusion, head_sha, head_branch, html_url,
 				created_at, run_started_at, date FROM workflow_runs`},
+		// The primary log file's text; the others from 013 on.
+		{table: "server_logs", cols: logCols, query: logQuery + ` FROM server_logs s
+			JOIN server_log_files f ON f.server_log_id = s.id AND f.file_name = s.primary_file
+			JOIN server_log_texts x ON x.digest = f.text_digest`},
+		// The files inline, the CSV raw.
+		{table: "agentic_trace_replay", cols: []string{"id", "profile_export_jsonl_gz", "profile_export_uncompressed_size",
+			"server_metrics_json_gz", "server_metrics_json_uncompressed_size", "server_metrics_csv", "server_metrics_csv_size"},
+			query: `SELECT t.id, ` + blob("profile_export_digest") + `, t.profile_export_size, ` + blob("server_metrics_json_digest") +
+				`, t.server_metrics_json_size, ` + blob("server_metrics_csv_digest") + `, t.server_metrics_csv_size FROM agentic_trace_replay t`,
+			adjust: func(v []any) { v[5] = gunzipped(t, v[5]) }},
 		// Numbers only in metrics; an AgentX row holds the producer's
 		// server metrics under their own names (ours keeps them as
 		// published_<key> beside the values it derives).
@@ -80,6 +102,12 @@ func referenceOf(t *testing.T, ours, level string) string {
 		{table: "run_stats", cols: []string{"workflow_run_id", "date", "hardware", "n_success", "total"},
 			query: `SELECT DISTINCT ON (workflow_run_id, hardware) workflow_run_id, date, hardware, n_success, total
 				FROM run_stats ORDER BY workflow_run_id, hardware, id DESC`},
+	}
+	if level != refdb.Level010 {
+		copies = append(copies, referenceCopy{table: "server_log_files", cols: []string{"server_log_id", "file_name", "log_text"},
+			query: `SELECT f.server_log_id, f.file_name, x.content FROM server_log_files f
+				JOIN server_logs s ON s.id = f.server_log_id JOIN server_log_texts x ON x.digest = f.text_digest
+				WHERE f.file_name <> s.primary_file`})
 	}
 	for _, c := range copies {
 		rows, err := src.Query(ctx, c.query)
@@ -123,4 +151,17 @@ func referenceMetrics(m map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+// gunzipped is a gzip blob's bytes, nil for none.
+func gunzipped(t *testing.T, v any) any {
+	gz, ok := v.([]byte)
+	if !ok || gz == nil {
+		return nil
+	}
+	r, err := gzip.NewReader(bytes.NewReader(gz))
+	require.NoError(t, err)
+	b, err := io.ReadAll(r)
+	require.NoError(t, err)
+	return b
 }

@@ -58,9 +58,11 @@ func TestCompareOurOwnLoad(t *testing.T) {
 	require.Equal(t, compare.SchemaOurs, out.Schema)
 	require.Empty(t, out.Differences)
 	require.Equal(t, [2]int{12, 12}, out.Rows[compare.TableBenchmarks])
-	n := out.Rows[compare.TableEvalSamples]
-	require.Positive(t, n[0])
-	require.Equal(t, n[0], n[1])
+	for _, table := range []string{compare.TableEvalSamples, compare.TableTraces, compare.TableServerLogs} {
+		n := out.Rows[table]
+		require.Positive(t, n[0], table)
+		require.Equal(t, n[0], n[1], table)
+	}
 }
 
 // TestCompareFindsChanges changes one stored metric and deletes one eval
@@ -204,4 +206,34 @@ func unexplained(out compareOutput) []compare.Difference {
 		}
 	}
 	return u
+}
+
+// TestCompareTracesAndLogs unlinks one row's trace and changes one stored
+// log text: a trace only ours would link, and a log file whose text and
+// size differ, both unexplained.
+func TestCompareTracesAndLogs(t *testing.T) {
+	t.Parallel()
+	tree, db := demoLoaded(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	for _, q := range []string{
+		`UPDATE benchmark_results SET trace_replay_id = NULL WHERE id = (SELECT min(id) FROM benchmark_results WHERE trace_replay_id IS NOT NULL)`,
+		`UPDATE server_log_texts SET content = content || 'x' WHERE digest = (SELECT text_digest FROM server_log_files ORDER BY text_digest LIMIT 1)`,
+	} {
+		tag, err := conn.Exec(ctx, q)
+		require.NoError(t, err, q)
+		require.EqualValues(t, 1, tag.RowsAffected(), q)
+	}
+	code, out := runCompare(t, tree, db)
+	require.Equal(t, cli.ExitDifferences, code)
+	got := map[string]int{}
+	for _, d := range out.Differences {
+		require.Equal(t, compare.Unexplained, d.Rule)
+		got[d.Table+" "+d.Kind+" "+d.Field]++
+	}
+	require.Equal(t, 1, got[compare.TableTraces+" "+compare.OnlyOurs+" "], "%+v", out.Differences)
+	require.Positive(t, got[compare.TableServerLogs+" "+compare.Different+" text"], "%+v", out.Differences)
+	require.Positive(t, got[compare.TableServerLogs+" "+compare.Different+" size"], "%+v", out.Differences)
 }

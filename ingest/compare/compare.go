@@ -25,10 +25,15 @@ const (
 	TableEvalSamples = "eval_samples"
 	TableChangelog   = "changelog_entries"
 	TableRunStats    = "run_stats"
+	// TableTraces holds a benchmark row's trace, TableServerLogs each
+	// file of its server log: keyed by the row (and the file's name).
+	TableTraces     = "agentic_trace_replay"
+	TableServerLogs = "server_logs"
 )
 
 // tables is the order of a report.
-var tables = []string{TableRuns, TableBenchmarks, TableEvals, TableEvalSamples, TableChangelog, TableRunStats}
+var tables = []string{TableRuns, TableBenchmarks, TableEvals, TableEvalSamples, TableChangelog, TableRunStats, TableTraces,
+	TableServerLogs}
 
 // Schema kinds of a target database.
 const (
@@ -58,6 +63,11 @@ type row struct {
 	// copies counts the tree's copies of a benchmark point.
 	copies int
 	agentx bool
+	// layout is a trace's layout (ours only); primary marks a server log's
+	// primary file; primaryOnly a database that keeps only that file.
+	layout      string
+	primary     bool
+	primaryOnly bool
 }
 
 // side is every compared row of one side, by table and key.
@@ -219,6 +229,8 @@ func evalKey(c schema.Config, task string, isl, osl, conc *int) string {
 func sampleKey(eval string, doc int, filter string) string {
 	return fmt.Sprintf("%s doc=%d filter=%q", eval, doc, filter)
 }
+
+func logKey(bench, file string) string { return bench + " file=" + file }
 
 func changelogKey(base, head string, index int) string {
 	return fmt.Sprintf("%s..%s #%d", base, head, index)

@@ -1,10 +1,10 @@
 package compare
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"slices"
 
 	"github.com/inferencex/ingest/ingest"
@@ -17,6 +17,41 @@ type capture struct {
 	evals     []schema.StagedEval
 	samples   []sampleLine
 	changelog []schema.ChangelogRow
+	// streams are the traces stage's staged streams by id: the sha256 and
+	// length of their bytes (a log text as stored, a blob compressed).
+	streams map[int32]*streamSum
+	traces  schema.TraceApply
+}
+
+type streamSum struct {
+	h    hash.Hash
+	size int64
+}
+
+func (c *capture) StageTraceChunks(_ context.Context, next func() (schema.TraceChunk, bool, error)) (int64, error) {
+	if c.streams == nil {
+		c.streams = map[int32]*streamSum{}
+	}
+	var n int64
+	for {
+		ch, ok, err := next()
+		if err != nil || !ok {
+			return n, err
+		}
+		n++
+		s := c.streams[ch.Stream]
+		if s == nil {
+			s = &streamSum{h: sha256.New()}
+			c.streams[ch.Stream] = s
+		}
+		s.h.Write(ch.Data)
+		s.size += int64(len(ch.Data))
+	}
+}
+
+func (c *capture) ApplyTraces(_ context.Context, a schema.TraceApply) (schema.TraceApplyResult, error) {
+	c.traces = a
+	return schema.TraceApplyResult{}, nil
 }
 
 // sampleLine is a staged sample with its texts reduced to digests.
@@ -75,7 +110,7 @@ func textDigest(s *string) any {
 		return nil
 	}
 	sum := sha256.Sum256([]byte(*s))
-	return "sha256:" + hex.EncodeToString(sum[:6])
+	return shortDigest(sum[:])
 }
 
 // oursSide is what our ingest would write for the shadow read.
@@ -85,23 +120,16 @@ func oursSide(sh *ingest.Shadow, c *capture) side {
 	s.put(TableRuns, runKey(sh.Start.Run.SourceRunID, sh.Start.Run.SourceRunAttempt), &row{values: map[string]any{
 		"head_sha": m.HeadSHA, "html_url": m.HTMLURL, "conclusion": nilIfEmpty(m.Conclusion)}})
 
-	// One winner per point, as the store ranks copies (store/winners.go):
-	// per-job files before aggregates, newest attempt first, then
-	// artifact, file and row.
-	best := map[string]int{}
+	// One row per point: the shadow's winners (schema.CompareCopies).
 	copies := map[string]int{}
 	for i := range sh.Benchmarks {
-		b := &sh.Benchmarks[i]
-		p := &b.Point
-		k := benchmarkKey(p.Config, p.BenchmarkType, p.ISL, p.OSL, p.Conc, p.OffloadMode)
-		copies[k]++
-		j, ok := best[k]
-		if !ok || betterCopy(b, &sh.Benchmarks[j]) {
-			best[k] = i
-		}
+		copies[stagedKey(&sh.Benchmarks[i])]++
 	}
-	for k, i := range best {
-		b := &sh.Benchmarks[i]
+	rowKeys := make(map[int64]string, len(sh.Winners))
+	for i, bi := range sh.Winners {
+		b := &sh.Benchmarks[bi]
+		k := stagedKey(b)
+		rowKeys[int64(i+1)] = k
 		metrics := b.StoredMetrics
 		if metrics == nil {
 			metrics = b.Point.Metrics
@@ -110,6 +138,7 @@ func oursSide(sh *ingest.Shadow, c *capture) side {
 		putMetrics(v, metrics)
 		s.put(TableBenchmarks, k, &row{values: v, copies: copies[k], agentx: b.Point.BenchmarkType == schema.BenchmarkAgenticTraces})
 	}
+	c.putTraces(s, rowKeys)
 
 	evalKeys := map[schema.EvalKey]string{}
 	for _, e := range c.evals {
@@ -139,12 +168,75 @@ func oursSide(sh *ingest.Shadow, c *capture) side {
 	return s
 }
 
-func betterCopy(a, b *schema.StagedBenchmark) bool {
-	if a.IsAggregate != b.IsAggregate {
-		return !a.IsAggregate
+func stagedKey(b *schema.StagedBenchmark) string {
+	p := &b.Point
+	return benchmarkKey(p.Config, p.BenchmarkType, p.ISL, p.OSL, p.Conc, p.OffloadMode)
+}
+
+// putTraces adds the trace and server log files the traces stage would
+// link to each row (rowKeys: the benchmark key of each row id).
+func (c *capture) putTraces(s side, rowKeys map[int64]string) {
+	sidecars := map[string]*schema.TraceSidecar{}
+	for i := range c.traces.Sidecars {
+		sidecars[string(c.traces.Sidecars[i].Digest)] = &c.traces.Sidecars[i]
 	}
-	return cmp.Or(cmp.Compare(a.AttemptRank, b.AttemptRank), cmp.Compare(a.Source.Artifact, b.Source.Artifact),
-		cmp.Compare(a.Source.File, b.Source.File), cmp.Compare(a.Source.Row, b.Source.Row)) < 0
+	for _, l := range c.traces.TraceLinks {
+		sc, k := sidecars[string(l.Digest)], rowKeys[l.RowID]
+		if sc == nil || k == "" {
+			continue
+		}
+		s.put(TableTraces, k, &row{layout: sc.Layout, values: traceValues(sc.Profile, sc.ProfileSize, sc.MetricsJSON,
+			sc.MetricsJSONSize, sc.MetricsCSV, sc.MetricsCSVSize, sc.AIPerfJSON, sc.Layout)})
+	}
+	// A log file's text as stored: the stream its file's bytes were sent
+	// as (each distinct file is sent once).
+	texts := map[string]*streamSum{}
+	for _, t := range c.traces.LogTexts {
+		texts[string(t.Digest)] = c.streams[t.Stream]
+	}
+	bundles := map[string]*schema.ServerLogBundle{}
+	for i := range c.traces.Logs {
+		bundles[string(c.traces.Logs[i].Digest)] = &c.traces.Logs[i]
+	}
+	for _, l := range c.traces.LogLinks {
+		b, k := bundles[string(l.Digest)], rowKeys[l.RowID]
+		if b == nil || k == "" {
+			continue
+		}
+		for _, f := range b.Files {
+			v := map[string]any{"text": nil, "size": nil}
+			if t := texts[string(f.Text)]; t != nil {
+				v["text"], v["size"] = shortDigest(t.h.Sum(nil)), float64(t.size)
+			}
+			s.put(TableServerLogs, logKey(k, f.Name), &row{group: k, primary: f.Name == b.Primary, values: v})
+		}
+	}
+}
+
+// traceValues are the compared values of a trace: each file's content
+// digest (sha256 of its uncompressed bytes) and size; the AIPerf JSON and
+// the layout, which the reference does not keep, are dropped against it.
+func traceValues(profile []byte, profileSize int64, metricsJSON []byte, metricsJSONSize int64, csv []byte, csvSize int64,
+	aiperf []byte, layout string) map[string]any {
+	size := func(d []byte, n int64) any {
+		if d == nil {
+			return nil
+		}
+		return float64(n)
+	}
+	return map[string]any{
+		"profile_export": shortDigest(profile), "profile_export_size": size(profile, profileSize),
+		"server_metrics_json": shortDigest(metricsJSON), "server_metrics_json_size": size(metricsJSON, metricsJSONSize),
+		"server_metrics_csv": shortDigest(csv), "server_metrics_csv_size": size(csv, csvSize),
+		"profile_aiperf": shortDigest(aiperf), "layout": nilIfEmpty(layout)}
+}
+
+// shortDigest is a digest as a compare shows it, nil for none.
+func shortDigest(d []byte) any {
+	if d == nil {
+		return nil
+	}
+	return "sha256:" + hex.EncodeToString(d[:6])
 }
 
 func changelogValues(desc string, keys []string, pr *string) map[string]any {

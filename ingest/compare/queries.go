@@ -46,3 +46,43 @@ const qChangelogReference = `SELECT base_ref, head_ref, -1, description, config_
 const qRunStatsOurs = `SELECT cluster, hardware, n_success, total FROM run_stats WHERE workflow_run_id = $1`
 
 const qRunStatsReference = `SELECT hardware, hardware, n_success, total FROM run_stats WHERE workflow_run_id = $1`
+
+const benchKeyColumns = configColumns + `, b.benchmark_type, b.isl, b.osl, b.conc, b.offload_mode`
+
+// Traces: the trace each row links to. Ours holds digests of the
+// uncompressed files; the reference the files themselves (the profile and
+// server-metrics JSON gzipped, the CSV raw), hashed by the compare.
+const qTracesOurs = `SELECT ` + benchKeyColumns + `, t.profile_export_digest, t.profile_export_size,
+	t.server_metrics_json_digest, t.server_metrics_json_size, t.server_metrics_csv_digest, t.server_metrics_csv_size,
+	t.profile_aiperf_digest, t.layout
+	FROM benchmark_results b JOIN configs c ON c.id = b.config_id JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
+	WHERE b.workflow_run_id = $1`
+
+const qTracesReference = `SELECT ` + benchKeyColumns + `, t.profile_export_jsonl_gz, t.profile_export_uncompressed_size,
+	t.server_metrics_json_gz, t.server_metrics_json_uncompressed_size, sha256(t.server_metrics_csv), t.server_metrics_csv_size
+	FROM benchmark_results b JOIN configs c ON c.id = b.config_id JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
+	WHERE b.workflow_run_id = $1`
+
+// Server logs: each file of the log a row links to, its text as stored
+// hashed (UTF-8 bytes) and measured on the server.
+const qLogsOurs = `SELECT ` + benchKeyColumns + `, f.file_name, f.file_name = s.primary_file,
+	sha256(convert_to(x.content, 'UTF8')), octet_length(x.content)
+	FROM benchmark_results b JOIN configs c ON c.id = b.config_id JOIN server_logs s ON s.id = b.server_log_id
+	JOIN server_log_files f ON f.server_log_id = s.id JOIN server_log_texts x ON x.digest = f.text_digest
+	WHERE b.workflow_run_id = $1`
+
+// Before 013 the reference keeps the primary file's text alone, unnamed
+// (its name is then taken from ours).
+const qLogsReference010 = `SELECT ` + benchKeyColumns + `, '', true,
+	sha256(convert_to(s.server_log, 'UTF8')), octet_length(s.server_log)
+	FROM benchmark_results b JOIN configs c ON c.id = b.config_id JOIN server_logs s ON s.id = b.server_log_id
+	WHERE b.workflow_run_id = $1`
+
+const qLogsReference = `SELECT ` + benchKeyColumns + `, s.file_name, true,
+	sha256(convert_to(s.server_log, 'UTF8')), octet_length(s.server_log)
+	FROM benchmark_results b JOIN configs c ON c.id = b.config_id JOIN server_logs s ON s.id = b.server_log_id
+	WHERE b.workflow_run_id = $1
+	UNION ALL
+	SELECT ` + benchKeyColumns + `, f.file_name, false, sha256(convert_to(f.log_text, 'UTF8')), octet_length(f.log_text)
+	FROM benchmark_results b JOIN configs c ON c.id = b.config_id JOIN server_log_files f ON f.server_log_id = b.server_log_id
+	WHERE b.workflow_run_id = $1`

@@ -1,6 +1,10 @@
 package compare
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/inferencex/ingest/ingest/trace"
+)
 
 // Rule is a documented difference between what our ingest writes and what
 // the reference's wrote. Anchor is its section in docs/operations.md.
@@ -37,6 +41,10 @@ func Rules() []Rule {
 			"we keep a sample per (document, filter); the reference one per document (the last line)", matchSampleFilter},
 		{"run-stats-per-gpu", "rule-run-stats-per-gpu",
 			"we key run stats by cluster; the reference by GPU", matchRunStats},
+		{"server-log-primary-only", "rule-server-log-primary-only",
+			"before its 013 the reference keeps only a server log's primary file", matchLogPrimaryOnly},
+		{"older-aiperf-layout", "rule-older-aiperf-layout",
+			"a trace in the older aiperf_artifacts/run_0/ layout: we link it, the reference finds none", matchNestedLayout},
 	}
 }
 
@@ -165,4 +173,34 @@ func matchRunStats(d *Difference, ours, db side) bool {
 		return hasGroup(ours[TableRunStats], d.Key, "")
 	}
 	return false
+}
+
+// matchLogPrimaryOnly: a non-primary file of a row's server log where the
+// database keeps that row's primary file alone.
+func matchLogPrimaryOnly(d *Difference, ours, db side) bool {
+	if d.Table != TableServerLogs || d.Kind != OnlyOurs {
+		return false
+	}
+	o := ours[TableServerLogs][d.Key]
+	if o.primary {
+		return false
+	}
+	for _, r := range db[TableServerLogs] {
+		if r.group == o.group && r.primaryOnly {
+			return true
+		}
+	}
+	return false
+}
+
+// matchNestedLayout: a trace only ours links, read from the older AIPerf
+// layout (one more directory, aiperf_artifacts/run_0/), to a row the
+// database holds: the reference looks for the files directly in
+// aiperf_artifacts/ and trace_replay/ only.
+func matchNestedLayout(d *Difference, ours, db side) bool {
+	if d.Table != TableTraces || d.Kind != OnlyOurs || ours[TableTraces][d.Key].layout != trace.LayoutNested {
+		return false
+	}
+	_, stored := db[TableBenchmarks][d.Key]
+	return stored
 }

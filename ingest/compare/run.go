@@ -30,6 +30,9 @@ func Run(ctx context.Context, cfg ingest.Config, tree *source.Tree, d ingest.Dep
 	}
 	ours := oursSide(sh, c)
 	keyChangelog(t, ours)
+	nameLogs(t, ours)
+	dropTraceFields(ours, t.schema)
+	dropTraceFields(t.rows, t.schema)
 	dropTraceDerived(ours, t.schema)
 	dropTraceDerived(t.rows, t.schema)
 	res := &Result{RunID: id, Attempt: attempt, Schema: t.schema, Level: t.level, Rows: map[string][2]int{},
@@ -87,5 +90,36 @@ func dropTraceDerived(s side, schemaKind string) {
 				delete(r.values, "metrics."+k)
 			}
 		}
+	}
+}
+
+// nameLogs keys a reference's primary log files of before 013, which have
+// no name: under the primary file of the tree's log of the same row, else
+// server.log. Such a database keeps no other file.
+func nameLogs(t *target, ours side) {
+	primaries := map[string]string{}
+	for k, r := range ours[TableServerLogs] {
+		if r.primary {
+			primaries[r.group] = k
+		}
+	}
+	for _, l := range t.unnamedLogs {
+		k, ok := primaries[l.bench]
+		if !ok {
+			k = logKey(l.bench, "server.log")
+		}
+		t.rows.put(TableServerLogs, k, &row{group: l.bench, primary: true, primaryOnly: true, values: l.values})
+	}
+}
+
+// dropTraceFields leaves out, against the reference, the trace fields it
+// does not keep: the AIPerf JSON and the layout.
+func dropTraceFields(s side, schemaKind string) {
+	if schemaKind != SchemaReference {
+		return
+	}
+	for _, r := range s[TableTraces] {
+		delete(r.values, "profile_aiperf")
+		delete(r.values, "layout")
 	}
 }

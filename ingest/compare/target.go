@@ -1,9 +1,13 @@
 package compare
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,6 +28,14 @@ type target struct {
 	// changelog is keyed once the tree's entries are known: the
 	// reference's rows have no entry index.
 	changelog []refChangelog
+	// unnamedLogs are the primary log files of a reference before 013,
+	// named once the tree's are known.
+	unnamedLogs []unnamedLog
+}
+
+type unnamedLog struct {
+	bench  string
+	values map[string]any
 }
 
 type refChangelog struct {
@@ -83,6 +95,8 @@ func readTarget(ctx context.Context, conn *pgx.Conn, runID int64, attempt int) (
 		{TableEvalSamples, q(qSamplesOurs, qSamplesReference), t.scanSample},
 		{TableChangelog, q(qChangelogOurs, qChangelogReference), t.scanChangelog},
 		{TableRunStats, q(qRunStatsOurs, qRunStatsReference), t.scanRunStat},
+		{TableTraces, q(qTracesOurs, qTracesReference), t.scanTrace},
+		{TableServerLogs, q(qLogsOurs, logsReference(t.level)), t.scanLog},
 	}
 	t.evalKeys = map[int64]string{}
 	for _, r := range reads {
@@ -190,4 +204,99 @@ func (t *target) scanRunStat(rows pgx.Rows) error {
 	t.rows.put(TableRunStats, cluster, &row{group: hw, values: map[string]any{
 		"hardware": hw, "n_success": float64(ok), "total": float64(total)}})
 	return nil
+}
+
+// logsReference is the reference's server-log read at level: its
+// server_log_files table arrived with 013_server_log_files.sql.
+func logsReference(level string) string {
+	if level < "013" {
+		return qLogsReference010
+	}
+	return qLogsReference
+}
+
+func scanBenchKey(rows pgx.Rows, more ...any) (string, error) {
+	var c schema.Config
+	var btype, offload string
+	var isl, osl *int
+	var conc int
+	if err := rows.Scan(append(append(scanConfig(&c), &btype, &isl, &osl, &conc, &offload), more...)...); err != nil {
+		return "", err
+	}
+	return benchmarkKey(c, btype, isl, osl, conc, offload), nil
+}
+
+func (t *target) scanTrace(rows pgx.Rows) error {
+	if t.schema == SchemaOurs {
+		var profile, metricsJSON, csv, aiperf []byte
+		var profileSize int64
+		var jsonSize, csvSize *int64
+		var layout string
+		k, err := scanBenchKey(rows, &profile, &profileSize, &metricsJSON, &jsonSize, &csv, &csvSize, &aiperf, &layout)
+		if err != nil {
+			return err
+		}
+		t.rows.put(TableTraces, k, &row{layout: layout, values: traceValues(profile, profileSize, metricsJSON, deref(jsonSize),
+			csv, deref(csvSize), aiperf, layout)})
+		return nil
+	}
+	var profileGz, jsonGz, csv []byte
+	var profileSize, jsonSize, csvSize *int64
+	k, err := scanBenchKey(rows, &profileGz, &profileSize, &jsonGz, &jsonSize, &csv, &csvSize)
+	if err != nil {
+		return err
+	}
+	profile, err := gunzipDigest(profileGz)
+	if err != nil {
+		return fmt.Errorf("trace of %s: profile_export_jsonl_gz: %w", k, err)
+	}
+	metricsJSON, err := gunzipDigest(jsonGz)
+	if err != nil {
+		return fmt.Errorf("trace of %s: server_metrics_json_gz: %w", k, err)
+	}
+	v := traceValues(profile, deref(profileSize), metricsJSON, deref(jsonSize), csv, deref(csvSize), nil, "")
+	t.rows.put(TableTraces, k, &row{values: v})
+	return nil
+}
+
+func (t *target) scanLog(rows pgx.Rows) error {
+	var name string
+	var primary bool
+	var digest []byte
+	var size int64
+	k, err := scanBenchKey(rows, &name, &primary, &digest, &size)
+	if err != nil {
+		return err
+	}
+	v := map[string]any{"text": shortDigest(digest), "size": float64(size)}
+	if name == "" {
+		t.unnamedLogs = append(t.unnamedLogs, unnamedLog{bench: k, values: v})
+		return nil
+	}
+	t.rows.put(TableServerLogs, logKey(k, name), &row{group: k, primary: primary, values: v})
+	return nil
+}
+
+// gunzipDigest is the sha256 of a gzip stream's uncompressed bytes, nil
+// for none.
+func gunzipDigest(gz []byte) ([]byte, error) {
+	if gz == nil {
+		return nil, nil
+	}
+	r, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), r.Close()
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

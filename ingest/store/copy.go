@@ -100,8 +100,9 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 	if w != nil {
 		var k digest
 		copy(k[:], keyHash[:16])
-		w.add(k, winner{digest: d, artifact: artifact, file: file, benchmarkType: p.BenchmarkType, rank: int32(r.AttemptRank),
-			row: int32(r.Source.Row), seq: seq, aggregate: r.IsAggregate, unchanged: unchanged, written: serverFrom})
+		rank := r.Rank()
+		rank.Artifact, rank.File = artifact, file
+		w.add(k, winner{digest: d, benchmarkType: p.BenchmarkType, rank: rank, seq: seq, unchanged: unchanged, written: serverFrom})
 	}
 	return append(values,
 		seq, keyHash[:16], r.IsAggregate, int32(r.AttemptRank),

@@ -20,14 +20,13 @@ type winners struct {
 
 type winner struct {
 	// digest is the content digest of the copy.
-	digest             digest
-	artifact, file     string
-	benchmarkType      string
-	rank, row          int32
+	digest        digest
+	benchmarkType string
+	// rank orders the copies of a point (schema.CompareCopies).
+	rank               schema.CopyRank
 	seq                int32 // staging order (stage_benchmark.seq)
 	copies, aggregates int32 // every staged copy of the point, the aggregate ones
-	aggregate          bool
-	unchanged          bool // its digest is stored already
+	unchanged          bool  // its digest is stored already
 	// written is what the copy is written with for the traces stage
 	// (schema.TracePoint.Written); nil when unchanged.
 	written *schema.TraceRowLink
@@ -39,26 +38,15 @@ func newWinners() *winners { return &winners{best: map[digest]winner{}} }
 func (w *winners) add(key digest, c winner) {
 	cur, ok := w.best[key]
 	c.copies, c.aggregates = cur.copies+1, cur.aggregates
-	if c.aggregate {
+	if c.rank.Aggregate {
 		c.aggregates++
 	}
-	if ok && compareCopies(cur, c) <= 0 {
+	if ok && schema.CompareCopies(cur.rank, c.rank) <= 0 {
 		cur.copies, cur.aggregates = c.copies, c.aggregates
 		w.best[key] = cur
 		return
 	}
 	w.best[key] = c
-}
-
-func compareCopies(a, b winner) int {
-	if a.aggregate != b.aggregate {
-		if a.aggregate {
-			return 1
-		}
-		return -1
-	}
-	return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.artifact, b.artifact),
-		cmp.Compare(a.file, b.file), cmp.Compare(a.row, b.row))
 }
 
 // ranking is what the ranking decided: the staging order (seq) of the
@@ -89,7 +77,7 @@ func (w *winners) result() ranking {
 		r.staged += int64(c.copies)
 		r.winners++
 		covered := int64(0)
-		if !c.aggregate {
+		if !c.rank.Aggregate {
 			covered = int64(c.aggregates)
 		}
 		r.covered += covered
@@ -112,11 +100,11 @@ func (w *winners) points() []schema.TracePoint {
 		out = append(out, &c)
 	}
 	slices.SortFunc(out, func(a, b *winner) int {
-		return cmp.Or(cmp.Compare(a.artifact, b.artifact), cmp.Compare(a.file, b.file), cmp.Compare(a.row, b.row))
+		return cmp.Or(cmp.Compare(a.rank.Artifact, b.rank.Artifact), cmp.Compare(a.rank.File, b.rank.File), cmp.Compare(a.rank.Row, b.rank.Row))
 	})
 	ps := make([]schema.TracePoint, len(out))
 	for i, c := range out {
-		ps[i] = schema.TracePoint{Digest: c.digest[:], BenchmarkType: c.benchmarkType, Artifact: c.artifact, File: c.file, IsAggregate: c.aggregate,
+		ps[i] = schema.TracePoint{Digest: c.digest[:], BenchmarkType: c.benchmarkType, Artifact: c.rank.Artifact, File: c.rank.File, IsAggregate: c.rank.Aggregate,
 			Written: c.written}
 	}
 	return ps
