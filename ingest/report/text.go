@@ -28,6 +28,7 @@ func Text(s *schema.Summary) string {
 	}
 	writeTextImpact(&b, s)
 	writeTextEvalEvidence(&b, s)
+	writeTextActions(&b, s)
 
 	kinds := unmappedKinds(s.Unmapped)
 	if len(kinds) > 0 || len(s.Failures) > 0 {
