@@ -140,7 +140,7 @@ func publishedLines(ev []schema.EvalEvidence) []string {
 			seen[k] = nil
 		}
 		for _, p := range e.Published {
-			if !slices.ContainsFunc(seen[k], func(q schema.PublishedScore) bool { return q == p }) {
+			if !slices.ContainsFunc(seen[k], func(q schema.PublishedScore) bool { return samePublished(p, q) }) {
 				seen[k] = append(seen[k], p)
 			}
 		}
@@ -168,6 +168,12 @@ func publishedLines(ev []schema.EvalEvidence) []string {
 	return out
 }
 
+// samePublished tells whether two published scores are one row.
+func samePublished(a, b schema.PublishedScore) bool {
+	return a.RunID == b.RunID && a.Date == b.Date && a.Hardware == b.Hardware && a.Framework == b.Framework &&
+		a.Precision == b.Precision && optConc(a.Conc) == optConc(b.Conc) && a.Score == b.Score
+}
+
 // writeMarkdownEvalEvidence writes the block, when the run has eval tasks:
 // the failures first, at most caps.evals tasks, then one line per model
 // and task for what other runs published.
@@ -192,7 +198,7 @@ func writeMarkdownEvalEvidence(b *strings.Builder, s *schema.Summary, caps listC
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdInline(e.Task), mdInline(evalConfig(e)), optConc(e.Conc),
 			optConc(e.EffectiveSamples), mdInline(evalScore(e)), evalThreshold(e), evalDecoding(e))
 	}
-	b.WriteString("\nPublished by other runs (newest 5 per task):\n\n")
+	b.WriteString("\nPublished by other runs, one line per model and task:\n\n")
 	for _, l := range publishedLines(ev) {
 		b.WriteString("- " + mdInline(l) + "\n")
 	}

@@ -65,7 +65,9 @@ func openCoverageLoss(imp *schema.Impact) int {
 
 // headingWithImpact is headingEN with what the dashboard will make of a
 // run that was (or, dry, would be) written: a run without a conclusion it
-// will not show, and the curves it shrinks. Either turns ✅ into ⚠️.
+// will not show, the curves it shrinks, the published points an
+// append-only run touches. Anything that needs a person (actionsOf) turns
+// ✅ into ⚠️.
 func headingWithImpact(s *schema.Summary, esc func(string) string) (string, string) {
 	emoji, sentence := headingEN(s, esc)
 	if s.Status == schema.StatusAborted || s.Status == schema.StatusPurged {
@@ -80,16 +82,10 @@ func headingWithImpact(s *schema.Summary, esc func(string) string) (string, stri
 	if touched := appendOnlyTouched(s.Impact); touched > 0 {
 		sentence += fmt.Sprintf(" The append-only run touches %s.", plural(touched, "published point", "published points"))
 	}
-	if emoji == "✅" && sentence != headingSentenceEN(s, esc) {
+	if emoji == "✅" && len(actionsOf(s, esc)) > 0 {
 		emoji = "⚠️"
 	}
 	return emoji, sentence
-}
-
-// headingSentenceEN is the sentence of headingEN alone.
-func headingSentenceEN(s *schema.Summary, esc func(string) string) string {
-	_, sentence := headingEN(s, esc)
-	return sentence
 }
 
 // withImpactZH is headingWithImpact for the Chinese heading (which starts
@@ -108,10 +104,7 @@ func withImpactZH(s *schema.Summary, heading string) string {
 	if touched := appendOnlyTouched(s.Impact); touched > 0 {
 		extra += fmt.Sprintf(" append-only 运行改动了 %d 个已发布的点。", touched)
 	}
-	if extra == "" {
-		return heading
-	}
-	if rest, ok := strings.CutPrefix(heading, "✅"); ok {
+	if rest, ok := strings.CutPrefix(heading, "✅"); ok && len(actionsOf(s, mdInline)) > 0 {
 		heading = "⚠️" + rest
 	}
 	return heading + extra
