@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -216,4 +218,21 @@ func TestLargeReplacementCommentIsShort(t *testing.T) {
 	}
 	// The step summary holds every curve of the loss.
 	require.Contains(t, StepSummary(s), "off-107`")
+}
+
+// TestFirstScreenScreenshots writes the PR comment of four cases as
+// Markdown into the folder INGEST_REPORT_SCREENSHOTS names, for
+// docs/report/screenshots.sh to render as GitHub does and photograph
+// (docs/report.md, "The first screen"). Without the variable it skips.
+func TestFirstScreenScreenshots(t *testing.T) {
+	dir := os.Getenv("INGEST_REPORT_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("INGEST_REPORT_SCREENSHOTS is not set")
+	}
+	shots := map[string]bool{"clean": true, "coverage_loss": true, "refused": true, "hidden_run": true}
+	for _, c := range firstScreenCases(t) {
+		if shots[c.name] {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, c.name+".md"), []byte(Comment(c.s)), 0o644))
+		}
+	}
 }
