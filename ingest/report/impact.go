@@ -278,6 +278,9 @@ func lostPoints(c schema.CurveChange) []schema.ImpactPoint {
 			lost = append(lost, r.Previous)
 		}
 	}
+	slices.SortStableFunc(lost, func(x, y schema.ImpactPoint) int {
+		return cmp.Or(strings.Compare(x.Arm, y.Arm), cmp.Compare(x.Conc, y.Conc))
+	})
 	return lost
 }
 
