@@ -15,8 +15,6 @@ import (
 // (summary.impact.evals). Markdown: a <details> block after the dashboard
 // impact; text: a short list.
 
-// evalEvidenceLimit bounds the tasks listed (the JSON has them all).
-const evalEvidenceLimit = 20
 
 // evalEvidenceHeadline counts the tasks, those below their threshold and
 // the infrastructure failures.

@@ -252,21 +252,23 @@ func lossCurves(imp *schema.Impact) []schema.CurveChange {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b schema.CurveChange) int {
-		return cmp.Or(boolOrder(a.Accepted, b.Accepted), boolOrder(b.After.Points == 0, a.After.Points == 0),
-			cmp.Compare(len(lostPoints(b)), len(lostPoints(a))), cmp.Compare(len(b.CoverageLoss), len(a.CoverageLoss)))
+		return cmp.Or(cmp.Compare(lossRank(a), lossRank(b)), cmp.Compare(len(lostPoints(b)), len(lostPoints(a))),
+			cmp.Compare(len(b.CoverageLoss), len(a.CoverageLoss)))
 	})
 	return out
 }
 
-// boolOrder orders false before true.
-func boolOrder(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
+// lossRank orders the kinds of loss: an open loss of the whole curve
+// first, then other open losses, then acknowledged ones.
+func lossRank(c schema.CurveChange) int {
+	r := 0
+	if c.Accepted {
+		r += 2
 	}
-	return -1
+	if c.After.Points > 0 {
+		r++
+	}
+	return r
 }
 
 // lostPoints are the published points a curve no longer shows with no
