@@ -218,6 +218,17 @@ type FrontierChange struct {
 	// Few: the frontier after has fewer than 5 points (the producer's
 	// recommended minimum), on a curve that has points.
 	Few bool `json:"few"`
+	// BeforeLine and AfterLine are the frontier's points as the chart
+	// draws them (x: the chart's axis, y: throughput per GPU), best x
+	// first: what the report's before/after picture is drawn from.
+	BeforeLine []FrontierXY `json:"beforeLine,omitempty"`
+	AfterLine  []FrontierXY `json:"afterLine,omitempty"`
+}
+
+// FrontierXY is a point of a frontier on its chart.
+type FrontierXY struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
 }
 
 // LostFrontierPoint is a frontier point the curve no longer shows;

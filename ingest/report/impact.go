@@ -183,6 +183,7 @@ func writeMarkdownImpact(b *strings.Builder, s *schema.Summary, caps listCaps) {
 	}
 	writeMarkdownLossTable(b, s, caps)
 	writeMarkdownTouched(b, s, caps)
+	writeMarkdownCharts(b, imp)
 	fmt.Fprintf(b, "\n<details><summary>%s</summary>\n", impactHeadline(imp))
 	for i, c := range imp.Curves {
 		if i == caps.curves {

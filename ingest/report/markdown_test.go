@@ -342,7 +342,7 @@ func TestMarkdownHostileInputStaysText(t *testing.T) {
 	t.Parallel()
 	got := Markdown(hostileSummary())
 	// The only HTML is ours.
-	allowed := regexp.MustCompile(`<!-- ingest-report source-run=\d+( target=[\w.-]+)? -->|<details>|<summary>|</summary>|</details>`)
+	allowed := regexp.MustCompile(`<!-- ingest-report source-run=\d+( target=[\w.-]+)? -->|<details>|<details open>|<summary>|</summary>|</details>`)
 	require.NotContains(t, allowed.ReplaceAllString(got, ""), "<")
 	require.NotContains(t, got, "javascript:")
 	require.NotContains(t, got, "\x1b")
