@@ -15,7 +15,6 @@ import (
 // (summary.impact.evals). Markdown: a <details> block after the dashboard
 // impact; text: a short list.
 
-
 // evalEvidenceHeadline counts the tasks, those below their threshold and
 // the infrastructure failures.
 func evalEvidenceHeadline(ev []schema.EvalEvidence) string {
