@@ -22,6 +22,7 @@ func noteNoConclusion(t *runstate.Tally, log *zap.Logger, start schema.RunStart)
 		"show there; ingest it again with --conclusion (success, failure, …) to show it",
 		start.Run.SourceRunID, start.Run.SourceRunAttempt)
 	t.Note(msg)
+	t.Summary().Details.NoConclusion = true
 	log.Warn("run has no conclusion: the dashboard will not show it; set --conclusion",
 		zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt))
 }

@@ -42,6 +42,7 @@ func TestRunWithoutConclusionIsNoted(t *testing.T) {
 			sum, err := e.ingest(dir, ingest.Config{Run: run, Meta: schema.RunMeta{Conclusion: tc.conclusion}, Reread: true})
 			require.NoError(t, err)
 			require.Equal(t, tc.wantNote, noted(sum), "%q", sum.Notes)
+			require.Equal(t, tc.wantNote, sum.Details.NoConclusion, "the report knows the run is hidden")
 			var got *string
 			require.NoError(t, e.pool().QueryRow(t.Context(),
 				`SELECT conclusion FROM workflow_runs WHERE github_run_id = $1 AND run_attempt = 2`, run.SourceRunID).Scan(&got))

@@ -60,6 +60,8 @@ func TestCoverageGuardRerunsAndLosses(t *testing.T) {
 	require.Error(t, err)
 	require.NotNil(t, sum.Impact)
 	require.True(t, sum.Impact.Refused)
+	require.Positive(t, sum.Rows.Benchmark.New+sum.Rows.Benchmark.Duplicate, "a refused run reports what it would have written")
+	require.Contains(t, sum.AbortReason, "--accept-coverage-loss "+sum.Impact.LossToken+" (or all)")
 	require.Positive(t, sum.Impact.PointsDropped)
 	require.Positive(t, sum.Impact.CoverageLossCurves)
 }

@@ -20,7 +20,9 @@ var ErrCoverageRefused = errors.New("coverage guard refused the run")
 // thresholds and published scores), and applies the coverage guard (mode
 // guard; accept: the curve keys whose loss is acknowledged, by flag or
 // override entry): an error wrapping
-// ErrCoverageRefused when it refuses the run.
+// ErrCoverageRefused when it refuses the run. A run marked append-only
+// (sum.Details.AppendOnly) is checked to only add points; under refuse one
+// that replaces, re-runs or drops a published point is refused too.
 func noteImpact(ctx context.Context, guard string, accept []string, w RunWriter, view schema.ViewRefresh, sum *schema.Summary,
 	evals []schema.EvalEvidence) error {
 	curves, err := w.CurveImpact(ctx)
@@ -48,7 +50,18 @@ func noteImpact(ctx context.Context, guard string, accept []string, w RunWriter,
 		imp.Evals = impact.Evidence(evals, thresholds, published)
 	}
 	sum.Impact = imp
-	if len(open) > 0 && mode == schema.CoverageGuardRefuse {
+	var touched []schema.TouchedPoint
+	if sum.Details.AppendOnly {
+		touched = impact.CheckAppendOnly(imp)
+	}
+	if mode != schema.CoverageGuardRefuse {
+		return nil
+	}
+	switch {
+	case len(touched) > 0:
+		imp.Refused = true
+		return fmt.Errorf("%s: %w", impact.AppendOnlyRefusalReason(touched), ErrCoverageRefused)
+	case len(open) > 0:
 		imp.Refused = true
 		return fmt.Errorf("%s: %w", impact.RefusalReason(open), ErrCoverageRefused)
 	}

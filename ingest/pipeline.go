@@ -213,6 +213,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	d.stageDone("curves", curvesStarted)
 	impactStarted := time.Now()
 	d.stageStart("impact")
+	sum.Details.AppendOnly = cl.Log.AppendOnly()
 	accept := append(slices.Clone(cfg.AcceptCoverageLoss), d.Overrides.CoverageLossAccepted(start.Run.SourceRunID)...)
 	if err := noteImpact(ctx, cfg.CoverageGuard, accept, w, view, sum, ev.Evidence()); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
@@ -393,11 +394,16 @@ func ingestPurged(ctx context.Context, cfg Config, start schema.RunStart, sum *s
 // written, so the table and counters are zero; failures and notes stay.
 func abort(sum *schema.Summary, t *runstate.Tally, d Deps, cause error) *schema.Summary {
 	t.Close()
-	sum.Rows = schema.Rows{}
-	sum.Stats = schema.Stats{}
-	// Nothing was written, so no counter of what was read or written
-	// stands; how the attempts were ordered does.
-	sum.Details = schema.Details{AttemptOrder: sum.Details.AttemptOrder, UnknownMetrics: sum.Details.UnknownMetrics}
+	// A run the coverage guard refused was processed in full and rolled
+	// back: its counts say what it would have written, which is what the
+	// person deciding whether to acknowledge the loss needs.
+	if !errors.Is(cause, ErrCoverageRefused) {
+		sum.Rows = schema.Rows{}
+		sum.Stats = schema.Stats{}
+		// Nothing was written, so no counter of what was read or written
+		// stands; how the attempts were ordered does.
+		sum.Details = schema.Details{AttemptOrder: sum.Details.AttemptOrder, UnknownMetrics: sum.Details.UnknownMetrics}
+	}
 	sum.Status = schema.StatusAborted
 	sum.AbortReason = oneLine(cause.Error())
 	sum.FinishedAt = d.Now()
@@ -429,10 +435,14 @@ func abortRecorded(ctx context.Context, sum *schema.Summary, t *runstate.Tally, 
 	return sum, cause
 }
 
+// maxReasonRunes bounds an abort reason as the ledger and the JSON summary
+// keep it: long enough for any reason the ingest writes whole.
+const maxReasonRunes = 2000
+
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	if r := []rune(s); len(r) > maxReasonRunes {
+		s = string(r[:maxReasonRunes]) + "…"
 	}
 	return s
 }

@@ -52,6 +52,13 @@ type Impact struct {
 	Guard              string   `json:"guard,omitempty"`
 	Refused            bool     `json:"refused,omitempty"`
 	Accepted           []string `json:"accepted,omitempty"`
+	// LossToken names the curves that lose coverage without an
+	// acknowledgement by key (impact.LossToken): --accept-coverage-loss
+	// takes it in place of their keys.
+	LossToken string `json:"lossToken,omitempty"`
+	// AppendOnly is the check of a run whose changelog marks it
+	// append-only (absent for other runs): it may only add points.
+	AppendOnly *AppendOnlyCheck `json:"appendOnly,omitempty"`
 	// Curves are the changed curves, coverage losses first, then by the
 	// number of changed points; curves only confirmed are counted, not
 	// listed.
@@ -59,6 +66,31 @@ type Impact struct {
 	// Evals is the eval evidence: every eval task of the run (the first
 	// description of each row, and the tasks whose harness failed).
 	Evals []EvalEvidence `json:"evals,omitempty"`
+}
+
+// AppendOnlyCheck is what an append-only run did to the points the
+// dashboard showed before: Added counts the points it gained; Touched
+// lists every published point it replaced, re-ran or removed, which an
+// append-only run must not do.
+type AppendOnlyCheck struct {
+	Added   int            `json:"added"`
+	Touched []TouchedPoint `json:"touched"`
+}
+
+// How an append-only run touched a published point.
+const (
+	TouchedRemoved       = "removed"        // dropped, nothing in its place
+	TouchedRerun         = "re-run"         // measured again, same recipe
+	TouchedRecipeChanged = "recipe changed" // measured again with another recipe
+	TouchedReplaced      = "replaced"       // another point in its place
+)
+
+// TouchedPoint is a published point an append-only run touched.
+type TouchedPoint struct {
+	Curve string `json:"curve"`
+	Conc  int    `json:"conc"`
+	Arm   string `json:"arm"`
+	How   string `json:"how"`
 }
 
 // CurveChange is what the run does to one curve.
@@ -186,6 +218,17 @@ type FrontierChange struct {
 	// Few: the frontier after has fewer than 5 points (the producer's
 	// recommended minimum), on a curve that has points.
 	Few bool `json:"few"`
+	// BeforeLine and AfterLine are the frontier's points as the chart
+	// draws them (x: the chart's axis, y: throughput per GPU), best x
+	// first: what the report's before/after picture is drawn from.
+	BeforeLine []FrontierXY `json:"beforeLine,omitempty"`
+	AfterLine  []FrontierXY `json:"afterLine,omitempty"`
+}
+
+// FrontierXY is a point of a frontier on its chart.
+type FrontierXY struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
 }
 
 // LostFrontierPoint is a frontier point the curve no longer shows;

@@ -197,6 +197,12 @@ type Details struct {
 	// so. An evals-only run (its changelog says so) and a purged run never
 	// set it.
 	NoBenchmarkData string `json:"noBenchmarkData,omitempty"`
+	// NoConclusion: the run is stored without a conclusion, so the
+	// dashboard (which reads only runs with one) does not show it.
+	NoConclusion bool `json:"noConclusion,omitempty"`
+	// AppendOnly: every changelog entry of the run is append-only; the
+	// impact checks that it only adds points (Impact.AppendOnly).
+	AppendOnly bool `json:"appendOnly,omitempty"`
 	// AttemptOrder says how retries were ordered: "listing" when the GitHub
 	// artifact listing (artifacts.json) was available, "inferred" otherwise.
 	AttemptOrder string `json:"attemptOrder"`

@@ -58,6 +58,17 @@ func (c Changelog) EvalsOnly() bool {
 	return false
 }
 
+// AppendOnly reports whether every entry is append-only (and there is
+// one): the run may then only add points to the published curves.
+func (c Changelog) AppendOnly() bool {
+	for _, e := range c.Entries {
+		if !e.AppendOnly {
+			return false
+		}
+	}
+	return len(c.Entries) > 0
+}
+
 // Problem is an entry that could not be read; the others still are.
 type Problem struct {
 	Index  int

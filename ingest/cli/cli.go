@@ -58,6 +58,9 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
+	if isTerminal(env.Stderr) {
+		env.Stderr = &liveStderr{w: env.Stderr}
+	}
 	a := &app{env: env}
 	root := a.tree()
 	args = a.singleDash(root, args)

@@ -276,6 +276,9 @@ func appendStepSummary(path, text string) error {
 // isTerminal reports whether a stream is a terminal (progress is drawn on
 // one; elsewhere it is logged; a destructive action asks on one).
 func isTerminal(stream any) bool {
+	if _, ok := stream.(*liveStderr); ok {
+		return true
+	}
 	f, ok := stream.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

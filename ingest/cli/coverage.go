@@ -20,8 +20,8 @@ func addCoverage(s *settings) coverageOpts {
 	return coverageOpts{
 		guard: s.enum("coverage-guard", "warn", []string{"warn", "refuse"}, "a run that would shrink a published curve (points not measured again, arms, "+
 			"the concurrency span, a range or frontier region lost beyond run-to-run noise): warn (report it) or refuse (roll the run back, exit 4)", "INGEST_COVERAGE_GUARD"),
-		accept: s.str("accept-coverage-loss", "", "comma-separated curve keys (as the report names them) whose coverage loss is deliberate: "+
-			"the guard lets them through", "INGEST_ACCEPT_COVERAGE_LOSS"),
+		accept: s.str("accept-coverage-loss", "", "the coverage loss that is deliberate, which the guard lets through: the loss token the report "+
+			"gives (loss-…, every curve it lists), all, or comma-separated curve keys", "INGEST_ACCEPT_COVERAGE_LOSS"),
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/impact"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 	"github.com/inferencex/ingest/schema"
 )
@@ -19,7 +20,8 @@ import (
 // same curves shrinks them. Under --coverage-guard refuse (here from the
 // environment) it is rolled back with exit 4, its report lists the
 // coverage loss and says how to acknowledge it, and nothing of it is
-// written; --accept-coverage-loss naming those curves lets it through;
+// written; --accept-coverage-loss naming those curves, or giving the loss
+// token the report prints, lets it through;
 // under warn (the default) it is written with ⚠️ in the headline. A dry
 // run shows the same section.
 func TestCoverageGuard(t *testing.T) {
@@ -47,21 +49,36 @@ func TestCoverageGuard(t *testing.T) {
 
 	dryMD := run(t, nil, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "md", "--dry-run")
 	requireCode(t, cli.ExitOK, dryMD)
-	require.Contains(t, dryMD.stdout, "Ingest report — 🔎 Dry run — nothing was written. ⚠️ Coverage loss on ")
+	require.Contains(t, dryMD.stdout, "> [!WARNING]\n> Ingest report — 🔎 Dry run — nothing was written. Coverage loss on ")
+	require.Contains(t, dryMD.stdout, "\n**Action needed**\n")
 	require.Contains(t, dryMD.stdout, "<details><summary>Dashboard impact: ")
 
 	refuse := map[string]string{"INGEST_COVERAGE_GUARD": "refuse"}
 	refused := run(t, refuse, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "md")
 	requireCode(t, cli.ExitCoverageRefused, refused)
-	require.Contains(t, refused.stdout, "❌ Ingest failed: the coverage guard refused the run")
+	token := impact.LossToken(keys)
+	require.Contains(t, refused.stdout, "> [!CAUTION]\n> Ingest report — ❌ Ingest failed: the coverage guard refused the run")
 	require.Contains(t, refused.stdout, "**Coverage loss** (coverage guard: refuse)")
-	require.Contains(t, refused.stdout, "--accept-coverage-loss "+strings.Join(keys, ","))
-	require.Contains(t, refused.stderr, "--accept-coverage-loss "+strings.Join(keys, ","))
+	require.Contains(t, refused.stdout, "`--accept-coverage-loss "+token+"` (or `all`)")
+	require.Contains(t, refused.stderr, "--accept-coverage-loss "+token+" (or all)")
+	require.NotContains(t, refused.stdout, "--accept-coverage-loss "+keys[0], "the curves are not pasted into a flag")
+	refusedJSON := run(t, refuse, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "json")
+	requireCode(t, cli.ExitCoverageRefused, refusedJSON)
+	refusedSum := parseSummary(t, refusedJSON.stdout)
+	require.Equal(t, token, refusedSum.Impact.LossToken)
+	require.Contains(t, refusedSum.AbortReason, "--accept-coverage-loss "+token+" (or all)", "the reason is whole")
+	require.Positive(t, refusedSum.Rows.Benchmark.New+refusedSum.Rows.Benchmark.Duplicate,
+		"a refused run reports what it would have written")
 	require.Equal(t, rows, count(t, db, "benchmark_results"), "a refused run writes nothing")
 
 	require.Contains(t, refused.stdout, "or with a `coverageLossAccepted` entry of the run overrides")
 
-	// The flag naming the curves lets the run through (a dry run here)...
+	// The token lets the run through (a dry run here), and so does the flag
+	// naming the curves...
+	byToken := run(t, refuse, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "json",
+		"--dry-run", "--accept-coverage-loss", token)
+	requireCode(t, cli.ExitOK, byToken)
+	require.Equal(t, keys, parseSummary(t, byToken.stdout).Impact.Accepted)
 	flagged := run(t, refuse, "load", narrow, "--database-url", db, "--run-date", "2026-11-02", "--format", "json",
 		"--dry-run", "--accept-coverage-loss", strings.Join(keys, ","))
 	requireCode(t, cli.ExitOK, flagged)
@@ -127,5 +144,6 @@ func TestEvalEvidence(t *testing.T) {
 	}
 	r = run(t, nil, "load", second, "--database-url", db, "--run-date", "2026-11-02", "--format", "md", "--dry-run")
 	require.Contains(t, r.stdout, "<details><summary>Eval evidence: 2 tasks")
-	require.Contains(t, r.stdout, "| task | config | conc | effective samples | score | threshold | decoding | published (newest, other runs) |")
+	require.Contains(t, r.stdout, "| task | config | conc | effective samples | score | threshold | decoding |\n")
+	require.Contains(t, r.stdout, "Published by other runs, one line per model and task:")
 }

@@ -263,6 +263,11 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 		ingest.RefreshAfterIngest(ctx, st, sum, log)
 		opts.invalidate.after(ctx, env, sum, log)
 	}
+	// The abort is said before the report, so that the report's verdict
+	// is the last thing a person at a terminal reads.
+	if runErr != nil {
+		fmt.Fprintln(env.Stderr, "ingest: aborted:", github.RedactURLText(runErr.Error()))
+	}
 	if err := writeOutputs(env, opts, sum, log); err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
 		opts.outputFailed = true
@@ -272,7 +277,6 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 		}
 	}
 	if runErr != nil {
-		fmt.Fprintln(env.Stderr, "ingest: aborted:", github.RedactURLText(runErr.Error()))
 		if errors.Is(runErr, ingest.ErrCoverageRefused) {
 			return sum, ExitCoverageRefused
 		}
@@ -510,9 +514,19 @@ func hashed(rs []io.Reader, h io.Writer) ([]io.Reader, error) {
 	return out, nil
 }
 
+// printReport prints the report in format on stdout; the text report on a
+// terminal ends with the verdict, in colour unless NO_COLOR is set.
+func printReport(env Env, sum *schema.Summary, format string) error {
+	if format != report.FormatText || !isTerminal(env.Stdout) {
+		return report.Render(env.Stdout, sum, format)
+	}
+	_, err := io.WriteString(env.Stdout, report.TextTerminal(sum, env.Getenv("NO_COLOR") == ""))
+	return err
+}
+
 // writeOutputs prints the report and writes the side files.
 func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logger) error {
-	if err := report.Render(env.Stdout, sum, opts.format.String()); err != nil {
+	if err := printReport(env, sum, opts.format.String()); err != nil {
 		return fmt.Errorf("print report: %w", err)
 	}
 	if opts.summaryJSON.String() != "" {

@@ -122,7 +122,7 @@ func (p *stageProgress) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stage != "" {
-		fmt.Fprint(p.w, "\r\033[K")
+		p.show("", false)
 		p.stage = ""
 	}
 }
@@ -132,13 +132,60 @@ func (p *stageProgress) end() {
 	if p.stage == "" {
 		return
 	}
-	fmt.Fprint(p.w, "\r\033[K"+p.line(p.now(), true)+"\n")
+	p.show(p.line(p.now(), true)+"\n", false)
 	p.stage = ""
 }
 
 func (p *stageProgress) draw(t time.Time) {
 	p.drawn = t
-	fmt.Fprint(p.w, "\r\033[K"+p.line(t, false))
+	p.show(p.line(t, false), true)
+}
+
+// show replaces the live line by s; live: s is the new live line (else it
+// is kept, ending in a newline, or is nothing).
+func (p *stageProgress) show(s string, live bool) {
+	if ls, ok := p.w.(*liveStderr); ok {
+		ls.replace(s, live)
+		return
+	}
+	fmt.Fprint(p.w, eraseLine+s)
+}
+
+// eraseLine moves to the start of the line and erases it.
+const eraseLine = "\r\033[K"
+
+// liveStderr is stderr on a terminal, shared by the log and the progress
+// line: a log line first erases the live progress line, which is drawn
+// again below it, so that no log line is glued to a progress line.
+type liveStderr struct {
+	mu   sync.Mutex
+	w    io.Writer
+	live string // the live line on screen, "" when none
+}
+
+// Write writes a log line above the live line.
+func (l *liveStderr) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.live != "" {
+		fmt.Fprint(l.w, eraseLine)
+	}
+	n, err := l.w.Write(b)
+	if l.live != "" {
+		fmt.Fprint(l.w, l.live)
+	}
+	return n, err
+}
+
+// replace erases the live line and writes s; live: s is the new live line.
+func (l *liveStderr) replace(s string, live bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprint(l.w, eraseLine+s)
+	l.live = ""
+	if live {
+		l.live = s
+	}
 }
 
 // line is the stage's line at t: live ("telemetry: 12/48 series, 15.0/s,

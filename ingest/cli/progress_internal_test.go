@@ -137,3 +137,29 @@ func TestStageProgressPhases(t *testing.T) {
 	}, "")
 	require.Equal(t, want, buf.String())
 }
+
+// TestLogLineClearsProgress: on a terminal a log line never lands glued to
+// the live progress line: the line is erased first and drawn again below
+// the log line; once the stage ends, log lines are written as they are.
+func TestLogLineClearsProgress(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	clock := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	stderr := &liveStderr{w: &buf}
+	p := newStageProgress(stderr, clock.now)
+	p.Start("benchmarks")
+	live := "benchmarks: 0s"
+	require.Equal(t, "\r\033[K"+live, buf.String())
+
+	buf.Reset()
+	_, err := stderr.Write([]byte("WARN\tartifact skipped\n"))
+	require.NoError(t, err)
+	require.Equal(t, "\r\033[KWARN\tartifact skipped\n"+live, buf.String())
+
+	p.Done()
+	buf.Reset()
+	_, err = stderr.Write([]byte("INFO\tdone\n"))
+	require.NoError(t, err)
+	require.Equal(t, "INFO\tdone\n", buf.String(), "no progress line to erase")
+	require.True(t, isTerminal(stderr), "the shared stderr is still a terminal")
+}

@@ -94,7 +94,7 @@ func TestRunNoCommentAndDryRun(t *testing.T) {
 	vars["DATABASE_URL"] = dry
 	r = run(t, vars, "run", "--run-id", "28485856738", "--dry-run", "--format", "md")
 	requireCode(t, cli.ExitCompletedWithFailures, r)
-	require.True(t, strings.HasPrefix(r.stdout, "<!-- ingest-report source-run=28485856738 -->\nIngest report — 🔎 Dry run"), r.stdout)
+	require.True(t, strings.HasPrefix(r.stdout, "<!-- ingest-report source-run=28485856738 -->\n> [!CAUTION]\n> Ingest report — 🔎 Dry run"), r.stdout)
 	require.NotContains(t, r.stdout, "--- PR comment")
 	require.Empty(t, reportComments(fake, demoPR))
 	require.Zero(t, count(t, dry, "benchmark_results"))
@@ -124,7 +124,16 @@ func TestRunInActions(t *testing.T) {
 	require.NoError(t, err)
 	comments := reportComments(fake, demoPR)
 	require.Len(t, comments, 1)
-	require.Equal(t, comments[0].Body+"\n", string(got))
+	// The job summary is the comment with longer lists: the same first
+	// screen, and every line the comment has that is no capped list's.
+	commentHead, _, _ := strings.Cut(comments[0].Body, "\n| Category")
+	summaryHead, _, _ := strings.Cut(string(got), "\n| Category")
+	require.Equal(t, commentHead, summaryHead)
+	for _, line := range strings.Split(comments[0].Body, "\n") {
+		if !strings.Contains(line, "(full list: ") {
+			require.Contains(t, string(got), line)
+		}
+	}
 	require.Contains(t, comments[0].Body, "[Ingest workflow](https://github.com/SemiAnalysisAI/InferenceX-app/actions/runs/31000000000)")
 	requireNoSecret(t, []string{r.stdout, r.stderr, string(got)})
 }

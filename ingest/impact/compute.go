@@ -264,6 +264,7 @@ func frontierChange(before, after []schema.CurvePoint, ch chart, point func(sche
 	f := schema.FrontierChange{Chart: ch.name, Before: len(fb), After: len(fa), New: []schema.FrontierPoint{},
 		Lost: []schema.LostFrontierPoint{}}
 	f.Few = len(after) > 0 && len(fa) < recommendedFrontier
+	f.BeforeLine, f.AfterLine = frontierLine(before, fb, ch), frontierLine(after, fa, ch)
 	inBefore, inAfter := map[int64]bool{}, map[int64]bool{}
 	for _, p := range before {
 		inBefore[p.ResultID] = true
@@ -291,6 +292,24 @@ func frontierChange(before, after []schema.CurvePoint, ch chart, point func(sche
 		f.Lost = append(f.Lost, lost)
 	}
 	return f
+}
+
+// frontierLine is the chart coordinates of the frontier points idx of
+// pts, best x first.
+func frontierLine(pts []schema.CurvePoint, idx []int, ch chart) []schema.FrontierXY {
+	var line []schema.FrontierXY
+	for _, i := range idx {
+		if x, y, ok := coords(pts[i].Values, ch); ok {
+			line = append(line, schema.FrontierXY{X: x, Y: y})
+		}
+	}
+	slices.SortFunc(line, func(a, b schema.FrontierXY) int {
+		if ch.maxX {
+			return cmp.Compare(b.X, a.X)
+		}
+		return cmp.Compare(a.X, b.X)
+	})
+	return line
 }
 
 func plural(n int, one, many string) string {

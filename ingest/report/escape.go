@@ -9,14 +9,20 @@ import (
 )
 
 // maxInlineRunes caps a single value taken from input (an artifact name, a
-// failure reason) so one runaway value cannot swamp the report.
-const maxInlineRunes = 300
+// failure reason, a note, an abort reason) so one runaway value cannot
+// swamp the report. It holds the longest sentence the ingest itself
+// writes (a note, an abort reason) whole.
+const maxInlineRunes = 600
+
+// cutBackRunes is how far a cut value backs off to end at a word.
+const cutBackRunes = 40
 
 // oneLine makes s safe to place on a single line: invalid UTF-8 is replaced,
 // ASCII whitespace, control and bidi-control characters collapse to one
 // space, characters a reader cannot see (zero-width and other format
 // characters, non-ASCII spaces, fillers) are shown as <U+XXXX>, the result
-// is trimmed and cut to limit runes (ending in "…" when cut).
+// is trimmed and cut to limit runes (ending in "…" when cut), at the end of
+// a word when one ends in the last cutBackRunes runes.
 func oneLine(s string, limit int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	fields := strings.FieldsFunc(s, func(r rune) bool {
@@ -37,7 +43,14 @@ func oneLine(s string, limit int) string {
 	if utf8.RuneCountInString(s) <= limit {
 		return s
 	}
-	return string([]rune(s)[:limit]) + "…"
+	rs := []rune(s)[:limit]
+	for i := len(rs) - 1; i > 0 && i >= limit-cutBackRunes; i-- {
+		if rs[i] == ' ' {
+			rs = rs[:i]
+			break
+		}
+	}
+	return strings.TrimRight(string(rs), " ,;:") + "…"
 }
 
 // invisible reports whether r prints as nothing, or as a space a reader

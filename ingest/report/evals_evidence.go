@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,9 +14,6 @@ import (
 // samples, threshold, decoding and the scores other runs published
 // (summary.impact.evals). Markdown: a <details> block after the dashboard
 // impact; text: a short list.
-
-// evalEvidenceLimit bounds the tasks listed (the JSON has them all).
-const evalEvidenceLimit = 20
 
 // evalEvidenceHeadline counts the tasks, those below their threshold and
 // the infrastructure failures.
@@ -31,7 +30,7 @@ func evalEvidenceHeadline(ev []schema.EvalEvidence) string {
 	s := "Eval evidence: " + plural(len(ev), "task", "tasks")
 	var parts []string
 	if below > 0 {
-		parts = append(parts, fmt.Sprintf("⚠️ %d below threshold", below))
+		parts = append(parts, fmt.Sprintf("%d below threshold", below))
 	}
 	if failed > 0 {
 		parts = append(parts, fmt.Sprintf("❌ %s", plural(failed, "integration error", "integration errors")))
@@ -108,34 +107,97 @@ func evalDecoding(e schema.EvalEvidence) string {
 	return e.Decoding + " (" + strings.Join(kv, ", ") + ")"
 }
 
-func evalPublished(e schema.EvalEvidence) string {
-	if len(e.Published) == 0 {
-		return "none"
+// evalOrder is the tasks the failures first: integration errors, then
+// scores below their threshold, then the rest, each in the run's order.
+func evalOrder(ev []schema.EvalEvidence) []schema.EvalEvidence {
+	rank := func(e schema.EvalEvidence) int {
+		switch {
+		case e.IntegrationError != "":
+			return 0
+		case e.BelowThreshold:
+			return 1
+		}
+		return 2
 	}
-	var ps []string
-	for _, p := range e.Published {
-		ps = append(ps, fmt.Sprintf("%s (%s %s %s, conc %s, run %d, %s)", strconv.FormatFloat(p.Score, 'f', 4, 64),
-			p.Hardware, p.Framework, p.Precision, optConc(p.Conc), p.RunID, p.Date))
-	}
-	return strings.Join(ps, "; ")
+	out := slices.Clone(ev)
+	slices.SortStableFunc(out, func(a, b schema.EvalEvidence) int { return cmp.Compare(rank(a), rank(b)) })
+	return out
 }
 
-// writeMarkdownEvalEvidence writes the block, when the run has eval tasks.
-func writeMarkdownEvalEvidence(b *strings.Builder, s *schema.Summary) {
+// publishedLines is one line per model and task: the range of the scores
+// other runs published for it, how many, and the newest.
+func publishedLines(ev []schema.EvalEvidence) []string {
+	type key struct{ model, task string }
+	var order []key
+	seen := map[key][]schema.PublishedScore{}
+	for _, e := range ev {
+		k := key{e.Model, e.Task}
+		if _, ok := seen[k]; !ok {
+			order = append(order, k)
+			seen[k] = nil
+		}
+		for _, p := range e.Published {
+			if !slices.ContainsFunc(seen[k], func(q schema.PublishedScore) bool { return samePublished(p, q) }) {
+				seen[k] = append(seen[k], p)
+			}
+		}
+	}
+	var out []string
+	for _, k := range order {
+		ps := seen[k]
+		name := k.task
+		if k.model != "" {
+			name = k.model + " " + k.task
+		}
+		if len(ps) == 0 {
+			out = append(out, name+": none published by other runs")
+			continue
+		}
+		lo, hi := ps[0].Score, ps[0].Score
+		for _, p := range ps {
+			lo, hi = min(lo, p.Score), max(hi, p.Score)
+		}
+		n := ps[0]
+		out = append(out, fmt.Sprintf("%s: %s–%s over %s (newest %s: %s %s %s, run %d, %s)", name,
+			strconv.FormatFloat(lo, 'f', 4, 64), strconv.FormatFloat(hi, 'f', 4, 64), plural(len(ps), "score", "scores"),
+			strconv.FormatFloat(n.Score, 'f', 4, 64), n.Hardware, n.Framework, n.Precision, n.RunID, n.Date))
+	}
+	return out
+}
+
+// samePublished tells whether two published scores are one row.
+func samePublished(a, b schema.PublishedScore) bool {
+	return a.RunID == b.RunID && a.Date == b.Date && a.Hardware == b.Hardware && a.Framework == b.Framework &&
+		a.Precision == b.Precision && optConc(a.Conc) == optConc(b.Conc) && a.Score == b.Score
+}
+
+// writeMarkdownEvalEvidence writes the block, when the run has eval tasks:
+// the failures first, at most caps.evals tasks, then one line per model
+// and task for what other runs published.
+func writeMarkdownEvalEvidence(b *strings.Builder, s *schema.Summary, caps listCaps) {
 	if s.Impact == nil || len(s.Impact.Evals) == 0 {
 		return
 	}
-	ev := s.Impact.Evals
+	ev := evalOrder(s.Impact.Evals)
 	fmt.Fprintf(b, "\n<details><summary>%s</summary>\n\n", evalEvidenceHeadline(ev))
-	b.WriteString("| task | config | conc | effective samples | score | threshold | decoding | published (newest, other runs) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| task | config | conc | effective samples | score | threshold | decoding |\n")
+	b.WriteString("|---|---|---:|---:|---|---|---|\n")
 	for i, e := range ev {
-		if i == evalEvidenceLimit {
-			fmt.Fprintf(b, "\n… and %s (the JSON summary lists every task).\n", plural(len(ev)-i, "more task", "more tasks"))
+		if i == caps.evals {
+			below, _ := evalProblems(&schema.Impact{Evals: ev[i:]})
+			more := plural(len(ev)-i, "more task", "more tasks")
+			if below > 0 {
+				more += fmt.Sprintf(", %d of them below threshold,", below)
+			}
+			fmt.Fprintf(b, "\n… and %s %s.\n", more, fullList(s.Run.SourceRunID))
 			break
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdInline(e.Task), mdInline(evalConfig(e)), optConc(e.Conc),
-			optConc(e.EffectiveSamples), mdInline(evalScore(e)), evalThreshold(e), evalDecoding(e), mdInline(evalPublished(e)))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdInline(e.Task), mdInline(evalConfig(e)), optConc(e.Conc),
+			optConc(e.EffectiveSamples), mdInline(evalScore(e)), evalThreshold(e), evalDecoding(e))
+	}
+	b.WriteString("\nPublished by other runs, one line per model and task:\n\n")
+	for _, l := range publishedLines(ev) {
+		b.WriteString("- " + mdInline(l) + "\n")
 	}
 	b.WriteString("\n</details>\n")
 }
@@ -145,15 +207,15 @@ func writeTextEvalEvidence(b *strings.Builder, s *schema.Summary) {
 	if s.Impact == nil || len(s.Impact.Evals) == 0 {
 		return
 	}
-	ev := s.Impact.Evals
+	ev := evalOrder(s.Impact.Evals)
 	b.WriteString(evalEvidenceHeadline(ev) + "\n")
 	for i, e := range ev {
 		if i == textListLimit {
 			fmt.Fprintf(b, "  … and %d more\n", len(ev)-i)
 			break
 		}
-		fmt.Fprintf(b, "  %s %s conc %s: samples %s, score %s, threshold %s, %s; published: %s\n", plainInline(e.Task),
+		fmt.Fprintf(b, "  %s %s conc %s: samples %s, score %s, threshold %s, %s\n", plainInline(e.Task),
 			plainInline(evalConfig(e)), optConc(e.Conc), optConc(e.EffectiveSamples), plainInline(evalScore(e)),
-			evalThreshold(e), evalDecoding(e), plainInline(evalPublished(e)))
+			evalThreshold(e), evalDecoding(e))
 	}
 }

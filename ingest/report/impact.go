@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,20 +22,36 @@ const (
 	impactPointLimit       = 8  // gained or dropped points named per curve
 )
 
-// impactMetric is one value a replacement compares, as the report names it.
+// impactMetric is one value a replacement compares, as the report names
+// it with its unit; scale converts the stored value to that unit.
 type impactMetric struct {
 	label string
 	get   func(schema.PointValues) *float64
+	scale float64
 }
 
 func impactMetrics() []impactMetric {
 	return []impactMetric{
-		{"tput/GPU", func(v schema.PointValues) *float64 { return v.TputPerGPU }},
-		{"output tput/GPU", func(v schema.PointValues) *float64 { return v.OutputTputPerGPU }},
-		{"interactivity", func(v schema.PointValues) *float64 { return v.MedianIntvty }},
-		{"p90 E2EL", func(v schema.PointValues) *float64 { return v.P90E2EL }},
-		{"TTFT", func(v schema.PointValues) *float64 { return v.MedianTTFT }},
+		{"tput/GPU (tok/s/GPU)", func(v schema.PointValues) *float64 { return v.TputPerGPU }, 1},
+		{"output tput/GPU (tok/s/GPU)", func(v schema.PointValues) *float64 { return v.OutputTputPerGPU }, 1},
+		{"interactivity (tok/s/user)", func(v schema.PointValues) *float64 { return v.MedianIntvty }, 1},
+		{"p90 E2EL (s)", func(v schema.PointValues) *float64 { return v.P90E2EL }, 1},
+		{"TTFT (ms)", func(v schema.PointValues) *float64 { return v.MedianTTFT }, 1000},
 	}
+}
+
+// scaled is v in the metric's unit.
+func (m impactMetric) scaled(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	x := *v * m.scale
+	return &x
+}
+
+// change is the metric's "previous → new (+x.x %)" for r.
+func (m impactMetric) change(r schema.Replacement) string {
+	return valueChange(m.scaled(m.get(r.Previous.Values)), m.scaled(m.get(r.New.Values)), m.get(r.Change))
 }
 
 // openCoverageLoss is the number of curves that lose coverage without
@@ -45,28 +63,60 @@ func openCoverageLoss(imp *schema.Impact) int {
 	return imp.CoverageLossCurves - len(imp.Accepted)
 }
 
-// headingWithImpact is headingEN with the coverage loss of a run that was
-// (or, dry, would be) written: ⚠️ and the number of curves.
+// headingWithImpact is headingEN with what the dashboard will make of a
+// run that was (or, dry, would be) written: a run without a conclusion it
+// will not show, the curves it shrinks, the published points an
+// append-only run touches. Anything that needs a person (actionsOf) turns
+// ✅ into ⚠️.
 func headingWithImpact(s *schema.Summary, esc func(string) string) (string, string) {
 	emoji, sentence := headingEN(s, esc)
-	n := openCoverageLoss(s.Impact)
-	if n <= 0 || s.Status == schema.StatusAborted {
+	if s.Status == schema.StatusAborted || s.Status == schema.StatusPurged {
 		return emoji, sentence
 	}
-	if emoji == "✅" {
+	if s.Details.NoConclusion {
+		sentence += " The dashboard will not show this run: it has no conclusion."
+	}
+	if n := openCoverageLoss(s.Impact); n > 0 {
+		sentence += fmt.Sprintf(" Coverage loss on %s.", plural(n, "published curve", "published curves"))
+	}
+	if touched := appendOnlyTouched(s.Impact); touched > 0 {
+		sentence += fmt.Sprintf(" The append-only run touches %s.", plural(touched, "published point", "published points"))
+	}
+	if emoji == "✅" && len(actionsOf(s, esc)) > 0 {
 		emoji = "⚠️"
 	}
-	return emoji, sentence + fmt.Sprintf(" ⚠️ Coverage loss on %s (see the dashboard impact).",
-		plural(n, "published curve", "published curves"))
+	return emoji, sentence
 }
 
-// withCoverageLossZH is withCoverageLoss for the Chinese heading.
-func withCoverageLossZH(s *schema.Summary, heading string) string {
-	n := openCoverageLoss(s.Impact)
-	if n <= 0 || s.Status == schema.StatusAborted {
+// withImpactZH is headingWithImpact for the Chinese heading (which starts
+// with its emoji).
+func withImpactZH(s *schema.Summary, heading string) string {
+	if s.Status == schema.StatusAborted || s.Status == schema.StatusPurged {
 		return heading
 	}
-	return heading + fmt.Sprintf(" ⚠️ %d 条已发布曲线覆盖缩小。", n)
+	extra := ""
+	if s.Details.NoConclusion {
+		extra += " 该运行没有 conclusion，dashboard 不会显示。"
+	}
+	if n := openCoverageLoss(s.Impact); n > 0 {
+		extra += fmt.Sprintf(" %d 条已发布曲线覆盖缩小。", n)
+	}
+	if touched := appendOnlyTouched(s.Impact); touched > 0 {
+		extra += fmt.Sprintf(" append-only 运行改动了 %d 个已发布的点。", touched)
+	}
+	if rest, ok := strings.CutPrefix(heading, "✅"); ok && len(actionsOf(s, mdInline)) > 0 {
+		heading = "⚠️" + rest
+	}
+	return heading + extra
+}
+
+// appendOnlyTouched is the number of published points an append-only run
+// touched.
+func appendOnlyTouched(imp *schema.Impact) int {
+	if imp == nil || imp.AppendOnly == nil {
+		return 0
+	}
+	return len(imp.AppendOnly.Touched)
 }
 
 // impactHeadline is the one-line summary of the section.
@@ -85,7 +135,7 @@ func impactHeadline(imp *schema.Impact) string {
 		plural(imp.CurvesChanged, "curve", "curves"), imp.CurvesTouched, imp.PointsGained, imp.PointsReplaced,
 		imp.PointsDropped, imp.PointsKept)
 	if imp.CoverageLossCurves > 0 {
-		s += fmt.Sprintf("; ⚠️ coverage loss on %s", plural(imp.CoverageLossCurves, "curve", "curves"))
+		s += fmt.Sprintf("; coverage loss on %s", plural(imp.CoverageLossCurves, "curve", "curves"))
 		if len(imp.Accepted) > 0 {
 			s += fmt.Sprintf(" (%d acknowledged)", len(imp.Accepted))
 		}
@@ -93,50 +143,108 @@ func impactHeadline(imp *schema.Impact) string {
 	return s + "."
 }
 
-// writeMarkdownImpact writes the section: its headline, and for a run that
-// changes curves the <details> block.
-func writeMarkdownImpact(b *strings.Builder, s *schema.Summary) {
+// listCaps bound the lists of the impact and eval sections: short in the
+// PR comment, long in the job summary and the full Markdown, whole in the
+// JSON summary.
+type listCaps struct {
+	lossCurves, curves, replaced, evals int
+	// items bounds the other lists: notes, unmapped values of a kind,
+	// failures, warnings.
+	items int
+}
+
+// capsFor is the caps of a rendering bounded by limit (0: unbounded).
+func capsFor(limit int) listCaps {
+	if limit > 0 && limit <= CommentLimit {
+		return listCaps{lossCurves: 10, curves: 3, replaced: 3, evals: 10, items: 10}
+	}
+	return listCaps{lossCurves: 1000, curves: impactCurveLimit, replaced: impactReplacementLimit, evals: 1000, items: markdownListLimit}
+}
+
+// fullList says where a capped list is whole.
+func fullList(runID int64) string {
+	return fmt.Sprintf("(full list: `ingest report --run-id %d --format json`, step summary)", runID)
+}
+
+// writeMarkdownImpact writes the section: its headline, the coverage loss
+// table and the append-only check unfolded, and for a run that changes
+// curves the <details> block of the curves that changed most.
+func writeMarkdownImpact(b *strings.Builder, s *schema.Summary, caps listCaps) {
 	imp := s.Impact
 	if imp == nil {
 		return
+	}
+	if imp.AppendOnly != nil && len(imp.AppendOnly.Touched) == 0 {
+		fmt.Fprintf(b, "\nAppend-only: %s added, 0 existing points touched.\n", plural(imp.AppendOnly.Added, "point", "points"))
 	}
 	if imp.Status != schema.ImpactChanged {
 		fmt.Fprintf(b, "\n%s\n", impactHeadline(imp))
 		return
 	}
+	writeMarkdownLossTable(b, s, caps)
+	writeMarkdownTouched(b, s, caps)
+	writeMarkdownCharts(b, imp)
 	fmt.Fprintf(b, "\n<details><summary>%s</summary>\n", impactHeadline(imp))
-	if loss := lossCurves(imp); len(loss) > 0 {
-		b.WriteString("\n**Coverage loss**")
-		if imp.Guard != "" {
-			fmt.Fprintf(b, " (coverage guard: %s)", imp.Guard)
-		}
-		b.WriteString("\n\n")
-		var keys []string
-		for _, c := range loss {
-			mark := ""
-			if c.Accepted {
-				mark = " (acknowledged)"
-			} else {
-				keys = append(keys, c.Key)
-			}
-			fmt.Fprintf(b, "- `%s`%s: %s\n", c.Key, mark, mdInline(strings.Join(c.CoverageLoss, "; ")))
-		}
-		if len(keys) > 0 {
-			fmt.Fprintf(b, "\nA deliberate replacement is acknowledged with `--accept-coverage-loss %s`, or with a "+
-				"`coverageLossAccepted` entry of the run overrides.\n", strings.Join(keys, ","))
-		}
-	}
 	for i, c := range imp.Curves {
-		if i == impactCurveLimit {
-			fmt.Fprintf(b, "\n… and %s (the JSON summary lists every curve).\n",
-				plural(len(imp.Curves)-i, "more changed curve", "more changed curves"))
+		if i == caps.curves {
+			fmt.Fprintf(b, "\n… and %s %s.\n", plural(len(imp.Curves)-i, "more changed curve", "more changed curves"), fullList(s.Run.SourceRunID))
 			break
 		}
-		writeMarkdownCurve(b, c)
+		writeMarkdownCurve(b, c, caps.replaced)
 	}
 	b.WriteString("\n</details>\n")
 }
 
+// writeMarkdownLossTable writes the curves that lose coverage as a short
+// table, the worst first.
+func writeMarkdownLossTable(b *strings.Builder, s *schema.Summary, caps listCaps) {
+	loss := lossCurves(s.Impact)
+	if len(loss) == 0 {
+		return
+	}
+	b.WriteString("\n**Coverage loss**")
+	if g := s.Impact.Guard; g != "" {
+		fmt.Fprintf(b, " (coverage guard: %s)", g)
+	}
+	b.WriteString("\n\n| curve | what is lost |\n|---|---|\n")
+	for i, c := range loss {
+		if i == caps.lossCurves {
+			fmt.Fprintf(b, "\n… and %s %s.\n", plural(len(loss)-i, "more curve", "more curves"), fullList(s.Run.SourceRunID))
+			break
+		}
+		mark := ""
+		if c.Accepted {
+			mark = " (acknowledged)"
+		}
+		fmt.Fprintf(b, "| `%s`%s | %s |\n", c.Key, mark, mdInline(lossSummary(c)))
+	}
+	if openCoverageLoss(s.Impact) > 0 {
+		fmt.Fprintf(b, "\nA deliberate replacement is acknowledged with %s, or with a "+
+			"`coverageLossAccepted` entry of the run overrides.\n", acceptHint(s.Impact))
+	}
+}
+
+// writeMarkdownTouched writes the published points an append-only run
+// touched.
+func writeMarkdownTouched(b *strings.Builder, s *schema.Summary, caps listCaps) {
+	if appendOnlyTouched(s.Impact) == 0 {
+		return
+	}
+	touched := s.Impact.AppendOnly.Touched
+	fmt.Fprintf(b, "\n**Append-only run touches %s** (%s added)\n\n| curve | conc | arm | what happened |\n|---|---|---|---|\n",
+		plural(len(touched), "published point", "published points"), plural(s.Impact.AppendOnly.Added, "point", "points"))
+	for i, p := range touched {
+		if i == caps.lossCurves {
+			fmt.Fprintf(b, "\n… and %s %s.\n", plural(len(touched)-i, "more point", "more points"), fullList(s.Run.SourceRunID))
+			break
+		}
+		fmt.Fprintf(b, "| `%s` | %d | %s | %s |\n", p.Curve, p.Conc, mdInline(p.Arm), p.How)
+	}
+}
+
+// lossCurves are the curves that lose coverage, the worst first: a curve
+// no longer shown, then by the published points lost, then by the kinds
+// of loss; open losses before acknowledged ones.
 func lossCurves(imp *schema.Impact) []schema.CurveChange {
 	var out []schema.CurveChange
 	for _, c := range imp.Curves {
@@ -144,10 +252,79 @@ func lossCurves(imp *schema.Impact) []schema.CurveChange {
 			out = append(out, c)
 		}
 	}
+	slices.SortStableFunc(out, func(a, b schema.CurveChange) int {
+		return cmp.Or(cmp.Compare(lossRank(a), lossRank(b)), cmp.Compare(len(lostPoints(b)), len(lostPoints(a))),
+			cmp.Compare(len(b.CoverageLoss), len(a.CoverageLoss)))
+	})
 	return out
 }
 
-func writeMarkdownCurve(b *strings.Builder, c schema.CurveChange) {
+// lossRank orders the kinds of loss: an open loss of the whole curve
+// first, then other open losses, then acknowledged ones.
+func lossRank(c schema.CurveChange) int {
+	r := 0
+	if c.Accepted {
+		r += 2
+	}
+	if c.After.Points > 0 {
+		r++
+	}
+	return r
+}
+
+// lostPoints are the published points a curve no longer shows with no
+// re-measurement at the same concurrency and arm.
+func lostPoints(c schema.CurveChange) []schema.ImpactPoint {
+	lost := slices.Clone(c.Dropped)
+	for _, r := range c.Replaced {
+		if r.MatchedBy != schema.MatchedByConcurrency || r.Previous.Arm != r.New.Arm {
+			lost = append(lost, r.Previous)
+		}
+	}
+	slices.SortStableFunc(lost, func(x, y schema.ImpactPoint) int {
+		return cmp.Or(strings.Compare(x.Arm, y.Arm), cmp.Compare(x.Conc, y.Conc))
+	})
+	return lost
+}
+
+// lossSummary says in a few words what a curve loses: the whole curve, or
+// its lost points (the first three named), arms, concurrency span, and the
+// ranges and frontiers no point after reaches.
+func lossSummary(c schema.CurveChange) string {
+	if c.After.Points == 0 {
+		return "the whole curve"
+	}
+	var parts []string
+	if lost := lostPoints(c); len(lost) > 0 {
+		p := plural(len(lost), "point", "points") + " (" + pointList(lost[:min(3, len(lost))])
+		if len(lost) > 3 {
+			p += fmt.Sprintf(", +%d", len(lost)-3)
+		}
+		parts = append(parts, p+")")
+	}
+	var gone []string
+	for _, a := range c.Before.Arms {
+		if !slices.Contains(c.After.Arms, a) {
+			gone = append(gone, a)
+		}
+	}
+	if len(gone) > 0 {
+		parts = append(parts, "arm "+strings.Join(gone, ", "))
+	}
+	if c.After.ConcMin > c.Before.ConcMin || c.After.ConcMax < c.Before.ConcMax {
+		parts = append(parts, "conc "+span(c.Before)+" → "+span(c.After))
+	}
+	for _, l := range c.CoverageLoss {
+		for _, kind := range []string{" range", " frontier"} {
+			if name, _, ok := strings.Cut(l, kind); ok && !strings.Contains(name, " ") {
+				parts = append(parts, name+kind)
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func writeMarkdownCurve(b *strings.Builder, c schema.CurveChange, replacedCap int) {
 	fmt.Fprintf(b, "\n**`%s`** — %s\n\n", c.Key, mdInline(curveSummary(c)))
 	fmt.Fprintf(b, "- frontier: %s\n", mdInline(frontierSummary(c)))
 	if len(c.Gained) > 0 {
@@ -159,22 +336,31 @@ func writeMarkdownCurve(b *strings.Builder, c schema.CurveChange) {
 	if len(c.Replaced) == 0 {
 		return
 	}
-	b.WriteString("\n| conc | arm | matched by |")
+	b.WriteString("\n| conc | arm |")
 	for _, m := range impactMetrics() {
 		b.WriteString(" " + m.label + " |")
 	}
-	b.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(impactMetrics())) + "\n")
+	b.WriteString("\n|---|---|" + strings.Repeat("---:|", len(impactMetrics())) + "\n")
 	for i, r := range c.Replaced {
-		if i == impactReplacementLimit {
+		if i == replacedCap {
 			fmt.Fprintf(b, "\n… and %s.\n", plural(len(c.Replaced)-i, "more replaced point", "more replaced points"))
 			break
 		}
-		fmt.Fprintf(b, "| %s | %s | %s |", concPair(r), mdInline(armPair(r)), r.MatchedBy)
+		fmt.Fprintf(b, "| %s | %s |", concCell(r), mdInline(armPair(r)))
 		for _, m := range impactMetrics() {
-			b.WriteString(" " + valueChange(m.get(r.Previous.Values), m.get(r.New.Values), m.get(r.Change)) + " |")
+			b.WriteString(" " + m.change(r) + " |")
 		}
 		b.WriteString("\n")
 	}
+}
+
+// concCell is the concurrency of a replacement, and how it was matched
+// when not by concurrency.
+func concCell(r schema.Replacement) string {
+	if r.MatchedBy == schema.MatchedByConcurrency {
+		return concPair(r)
+	}
+	return concPair(r) + " (by " + r.MatchedBy + ")"
 }
 
 // curveSummary is a curve's points, arms and concurrency span before and
@@ -312,16 +498,22 @@ func valueChange(prev, cur, rel *float64) string {
 	return s
 }
 
-// number is v with four significant digits (no exponent), "–" for none.
+// number is v with three significant digits, never an exponent (so the
+// values of one column read alike: 1610, 278, 14.4, 0.720), "–" for none.
 func number(v *float64) string {
 	if v == nil {
 		return "–"
 	}
 	x := *v
-	if math.Abs(x) >= 1000 {
-		return strconv.FormatFloat(x, 'f', 0, 64)
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'f', -1, 64)
 	}
-	return strconv.FormatFloat(x, 'g', 4, 64)
+	digits := 3 - int(math.Floor(math.Log10(math.Abs(x)))) - 1
+	if digits <= 0 {
+		p := math.Pow(10, float64(-digits))
+		return strconv.FormatFloat(math.Round(x/p)*p, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'f', digits, 64)
 }
 
 // writeTextImpact writes the section as console text: the headline, then
@@ -354,9 +546,9 @@ func writeTextImpact(b *strings.Builder, s *schema.Summary) {
 			}
 			var vals []string
 			for _, m := range impactMetrics() {
-				vals = append(vals, m.label+" "+valueChange(m.get(r.Previous.Values), m.get(r.New.Values), m.get(r.Change)))
+				vals = append(vals, m.label+" "+m.change(r))
 			}
-			fmt.Fprintf(b, "    conc %s %s (by %s): %s\n", concPair(r), armPair(r), r.MatchedBy, strings.Join(vals, ", "))
+			fmt.Fprintf(b, "    conc %s %s: %s\n", concCell(r), armPair(r), strings.Join(vals, ", "))
 		}
 		if len(c.Gained) > 0 {
 			fmt.Fprintf(b, "    gained: %s\n", gainedList(c.Gained))
@@ -365,18 +557,12 @@ func writeTextImpact(b *strings.Builder, s *schema.Summary) {
 			fmt.Fprintf(b, "    dropped: %s\n", pointList(c.Dropped))
 		}
 	}
-	if keys := openLossKeys(imp); len(keys) > 0 {
-		fmt.Fprintf(b, "  acknowledge a deliberate replacement with --accept-coverage-loss %s, or a coverageLossAccepted entry of the run overrides\n",
-			strings.Join(keys, ","))
+	if openCoverageLoss(imp) > 0 && imp.LossToken != "" {
+		fmt.Fprintf(b, "  acknowledge a deliberate replacement with --accept-coverage-loss %s (or all), or a coverageLossAccepted entry of the run overrides\n",
+			imp.LossToken)
 	}
-}
-
-func openLossKeys(imp *schema.Impact) []string {
-	var keys []string
-	for _, c := range imp.Curves {
-		if len(c.CoverageLoss) > 0 && !c.Accepted {
-			keys = append(keys, c.Key)
-		}
+	if imp.AppendOnly != nil {
+		fmt.Fprintf(b, "  append-only: %s added, %s touched\n", plural(imp.AppendOnly.Added, "point", "points"),
+			plural(len(imp.AppendOnly.Touched), "existing point", "existing points"))
 	}
-	return keys
 }

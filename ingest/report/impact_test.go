@@ -31,21 +31,26 @@ func TestImpactGolden(t *testing.T) {
 	s := impactSummary(t)
 	md := Markdown(s)
 	requireGolden(t, "markdown_impact.golden", md)
-	require.Contains(t, md, "Ingest report — ⚠️ Results ingested into the production database. ⚠️ Coverage loss on 2 published curves")
-	require.Contains(t, md, "<details><summary>Dashboard impact: 2 curves of 2 touched change — 0 gained, 7 replaced, 6 dropped, 0 kept; ⚠️ coverage loss on 2 curves.</summary>")
-	require.Contains(t, md, "`--accept-coverage-loss dsr1/b200/sglang/fp8/1024x1024/none/agg/off,dsr1/b200/sglang/fp8/agentic`")
-	require.Contains(t, md, "| 4 | tp8 | concurrency | 100 → 110 (+10.0 %) | 40 → 44 (+10.0 %) | 50 → 52 (+4.0 %) | 10 → 9.5 (-5.0 %) | 1 → 0.95 (-5.0 %) |")
+	require.Contains(t, md, "> [!WARNING]\n> Ingest report — ⚠️ Results ingested into the production database. Coverage loss on 2 published curves.\n")
+	require.Contains(t, md, "<details><summary>Dashboard impact: 2 curves of 2 touched change — 0 gained, 7 replaced, 6 dropped, 0 kept; coverage loss on 2 curves.</summary>")
+	require.Contains(t, md, "`--accept-coverage-loss all`", "a summary stored without a loss token is acknowledged with all")
+	require.Contains(t, md, "| 4 | tp8 | 100 → 110 (+10.0 %) | 40.0 → 44.0 (+10.0 %) | 50.0 → 52.0 (+4.0 %) | 10.0 → 9.50 (-5.0 %) | 1000 → 950 (-5.0 %) |")
+	require.Contains(t, md, "| 2 → 8 (by interactivity) | tp8 |", "the match is named only when it is not by concurrency")
+	require.Contains(t, md, "Ingest 报告 — ⚠️ 结果已写入 production 数据库。 2 条已发布曲线覆盖缩小。", "the Chinese headline warns too")
+	s.Impact.LossToken = "loss-0123456789"
+	require.Contains(t, Markdown(s), "`--accept-coverage-loss loss-0123456789` (or `all`)")
 	require.Contains(t, md, "interactivity 7 → 3 (3 new on it, 7 lost: 3 dominated, 4 not, ⚠️ fewer than 5 frontier points)")
 	txt := Text(s)
 	requireGolden(t, "text_impact.golden", txt)
-	require.True(t, strings.HasPrefix(txt, "Ingest report — ⚠️ Results ingested into the production database. ⚠️ Coverage loss on 2 published curves"))
+	require.True(t, strings.HasPrefix(txt, "Ingest report — ⚠️ Results ingested into the production database. Coverage loss on 2 published curves."))
 	require.NoError(t, CheckInvariant(s))
 
 	// Acknowledged: no ⚠️ in the headline, the loss still listed.
 	s.Impact.Accepted = []string{s.Impact.Curves[0].Key, s.Impact.Curves[1].Key}
 	s.Impact.Curves[0].Accepted, s.Impact.Curves[1].Accepted = true, true
 	md = Markdown(s)
-	require.Contains(t, md, "Ingest report — ✅ Results ingested into the production database.\n")
+	require.Contains(t, md, "\nIngest report — ✅ Results ingested into the production database.\n")
+	require.NotContains(t, md, "Action needed")
 	require.Contains(t, md, "(acknowledged)")
 	require.NotContains(t, md, "--accept-coverage-loss")
 }

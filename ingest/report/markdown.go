@@ -41,9 +41,8 @@ const cutNoteReserve = 2048
 func renderMarkdown(s *schema.Summary, limit int) string {
 	o := outcomeOf(s)
 	var head, tail strings.Builder
-	fmt.Fprintf(&head, "<!-- ingest-report source-run=%d -->\n", s.Run.SourceRunID)
-	emoji, sentence := headingWithImpact(s, mdInline)
-	fmt.Fprintf(&head, "Ingest report — %s %s\n", emoji, sentence)
+	head.WriteString(Marker(s) + "\n")
+	writeMarkdownFirstScreen(&head, s)
 	if links := markdownLinks(s.Links); links != "" {
 		fmt.Fprintf(&head, "\n%s\n", links)
 	}
@@ -51,15 +50,16 @@ func renderMarkdown(s *schema.Summary, limit int) string {
 	head.WriteString("\n")
 	writeMarkdownTable(&head, s.Rows)
 	fmt.Fprintf(&head, "\n_{%s}_\n", statsLine(s.Stats))
-	writeMarkdownImpact(&head, s)
-	writeMarkdownEvalEvidence(&head, s)
+	caps := capsFor(limit)
+	writeMarkdownImpact(&head, s, caps)
+	writeMarkdownEvalEvidence(&head, s, caps)
 
 	fmt.Fprintf(&tail, "\n%s\n", footerEN(o))
 	tail.WriteString("\n中文\n\n")
-	fmt.Fprintf(&tail, "Ingest 报告 — %s\n", withCoverageLossZH(s, headingZH(s, mdInline)))
+	fmt.Fprintf(&tail, "Ingest 报告 — %s\n", withImpactZH(s, headingZH(s, mdInline)))
 	fmt.Fprintf(&tail, "\n%s\n", footerZH(o))
 
-	bud := &budget{}
+	bud := &budget{items: caps.items, more: fullList(s.Run.SourceRunID)}
 	if limit > 0 {
 		bud.limited = true
 		bud.left = limit - head.Len() - tail.Len() - cutNoteReserve
@@ -81,6 +81,10 @@ func renderMarkdown(s *schema.Summary, limit int) string {
 // item does not fit, no later one is taken either (the lists show a
 // prefix of themselves), and the items left out are counted by kind.
 type budget struct {
+	// items bounds the items of each list; more says where the lists are
+	// whole.
+	items   int
+	more    string
 	limited bool
 	left    int
 	cut     bool
@@ -200,6 +204,10 @@ func writeMarkdownNotes(b *strings.Builder, notes []string, bud *budget) {
 		if e == "" {
 			continue
 		}
+		if len(lines) == bud.items {
+			lines = append(lines, fmt.Sprintf("- … and %d more %s", nonEmpty(notes[i:]), bud.more))
+			break
+		}
 		line := "- " + e
 		if !bud.take(listNotes, len(line)+1) {
 			bud.omit(listNotes, nonEmpty(notes[i+1:]))
@@ -251,7 +259,7 @@ func writeMarkdownDetails(b *strings.Builder, s *schema.Summary, bud *budget) {
 	if nUnmapped > 0 {
 		b.WriteString("\n**Unmapped values** (add them to the alias tables to ingest their rows)\n\n")
 		for _, k := range unmappedKinds(s.Unmapped) {
-			if line, ok := boundedValueList(k.values, markdownListLimit, bud); ok {
+			if line, ok := boundedValueList(k.values, bud.items, bud); ok {
 				fmt.Fprintf(b, "- %s: %s\n", k.name, line)
 			}
 		}
@@ -259,17 +267,17 @@ func writeMarkdownDetails(b *strings.Builder, s *schema.Summary, bud *budget) {
 	if len(s.Failures) > 0 {
 		b.WriteString("\n**Failures**\n\n")
 		listed := 0
-		for i, f := range s.Failures[:min(markdownListLimit, len(s.Failures))] {
+		for i, f := range s.Failures[:min(bud.items, len(s.Failures))] {
 			line := "- " + failureLine(f, mdInline) + "\n"
 			if !bud.take(listFailures, len(line)) {
-				bud.omit(listFailures, min(markdownListLimit, len(s.Failures))-i-1)
+				bud.omit(listFailures, min(bud.items, len(s.Failures))-i-1)
 				break
 			}
 			b.WriteString(line)
 			listed++
 		}
 		if more := nFailures - int64(listed); more > 0 {
-			fmt.Fprintf(b, "- … and %d more\n", more)
+			fmt.Fprintf(b, "- … and %d more %s\n", more, bud.more)
 		}
 	}
 	b.WriteString("\n</details>\n")
@@ -297,7 +305,7 @@ func boundedValueList(values []string, limit int, bud *budget) (string, bool) {
 	}
 	line := strings.Join(parts, ", ")
 	if more := len(values) - len(parts); more > 0 {
-		line += fmt.Sprintf(" … and %d more", more)
+		line += fmt.Sprintf(" … and %d more %s", more, bud.more)
 	}
 	return line, true
 }

@@ -38,13 +38,24 @@ func TestMarkdownGolden(t *testing.T) {
 			requireGolden(t, tt.golden, got)
 
 			lines := strings.Split(got, "\n")
-			require.Equal(t, "<!-- ingest-report source-run=18234567890 -->", lines[0])
-			require.Equal(t, tt.heading, lines[1])
+			require.Equal(t, Marker(tt.summary), lines[0])
+			require.True(t, strings.HasPrefix(lines[0], "<!-- ingest-report source-run=18234567890"))
+			require.Equal(t, tt.heading, headingLine(got))
 			requireWellFormedTable(t, got)
 			require.Contains(t, got, "\n中文\n\nIngest 报告 — ")
 			require.True(t, strings.HasSuffix(got, "重新运行 ingest 时本评论会原地更新。\n"))
 		})
 	}
+}
+
+// headingLine is the English headline of a Markdown report: the second
+// line, or the line after the alert marker when the headline is an alert.
+func headingLine(md string) string {
+	lines := strings.Split(md, "\n")
+	if strings.HasPrefix(lines[1], "> [!") {
+		return strings.TrimPrefix(lines[2], "> ")
+	}
+	return lines[1]
 }
 
 // requireWellFormedTable checks that the report has exactly one table of a
@@ -220,7 +231,7 @@ func TestMarkdownHeadingVariants(t *testing.T) {
 			s := exampleSummary()
 			tt.modify(s)
 			got := Markdown(s)
-			require.Equal(t, "Ingest report — "+tt.en, strings.Split(got, "\n")[1])
+			require.Equal(t, "Ingest report — "+tt.en, headingLine(got))
 			require.Contains(t, got, "\nIngest 报告 — "+tt.zh+"\n")
 		})
 	}
@@ -280,13 +291,13 @@ func TestMarkdownDetails(t *testing.T) {
 			contains: []string{
 				"<details><summary>29 unmapped values, 26 failures</summary>\n",
 				"- model: experimental-model-00, ",
-				"experimental-model-19 … and 3 more\n",
+				"experimental-model-19 … and 3 more (full list: `ingest report --run-id 18234567890 --format json`, step summary)\n",
 				"- hardware: imaginary-gpu-999, mi455x\n",
 				"- precision: _(empty)_, nvfp6\n",
 				"- spec method: medusa\n",
 				"- dataset: weka\\_multi\\_turn\\_v9\n",
 				"- bmk\\_dsr1\\_1k1k\\_fp8\\_b200\\_tp8\\_conc4 / dsr1\\_1k1k\\_fp8\\_vllm\\_tp8\\_00.json: unexpected end of JSON input\n",
-				"- … and 6 more\n",
+				"- … and 6 more (full list: `ingest report --run-id 18234567890 --format json`, step summary)\n",
 				"\n</details>\n",
 				"Notes:\n\n- attempt order was inferred: artifacts.json was not available\n",
 			},
@@ -331,7 +342,7 @@ func TestMarkdownHostileInputStaysText(t *testing.T) {
 	t.Parallel()
 	got := Markdown(hostileSummary())
 	// The only HTML is ours.
-	allowed := regexp.MustCompile(`<!-- ingest-report source-run=\d+ -->|<details>|<summary>|</summary>|</details>`)
+	allowed := regexp.MustCompile(`<!-- ingest-report source-run=\d+( target=[\w.-]+)? -->|<details>|<details open>|<summary>|</summary>|</details>`)
 	require.NotContains(t, allowed.ReplaceAllString(got, ""), "<")
 	require.NotContains(t, got, "javascript:")
 	require.NotContains(t, got, "\x1b")

@@ -28,6 +28,7 @@ func Text(s *schema.Summary) string {
 	}
 	writeTextImpact(&b, s)
 	writeTextEvalEvidence(&b, s)
+	writeTextActions(&b, s)
 
 	kinds := unmappedKinds(s.Unmapped)
 	if len(kinds) > 0 || len(s.Failures) > 0 {
@@ -77,4 +78,50 @@ func runLine(s *schema.Summary) string {
 		parts = append(parts, "took "+(time.Duration(s.Details.DurationMS)*time.Millisecond).String())
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ANSI colours of the terminal report.
+const (
+	ansiRed    = "\033[31m"
+	ansiYellow = "\033[33m"
+	ansiGreen  = "\033[32m"
+	ansiBold   = "\033[1m"
+	ansiReset  = "\033[0m"
+)
+
+// TextTerminal is Text for a person at a terminal: the verdict (the
+// headline) is repeated as the last line, so it is what the eye lands on
+// when the command returns, and with colour the verdict is green, yellow
+// or red and the failures red. colour is off for NO_COLOR and for output
+// that is not a terminal (the caller decides).
+func TextTerminal(s *schema.Summary, colour bool) string {
+	out := Text(s)
+	headline, _, _ := strings.Cut(out, "\n")
+	out += "\n" + headline + "\n"
+	if !colour {
+		return out
+	}
+	verdict := ansiGreen
+	switch {
+	case strings.Contains(headline, "❌"), strings.Contains(headline, "🚫"):
+		verdict = ansiRed
+	case strings.Contains(headline, "⚠️"), strings.Contains(headline, "🔎"):
+		verdict = ansiYellow
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	inFailures := false
+	for i, l := range lines {
+		switch {
+		case l == headline:
+			lines[i] = ansiBold + verdict + l + ansiReset
+		case strings.HasPrefix(l, "failures ("):
+			inFailures = true
+			lines[i] = ansiRed + l + ansiReset
+		case inFailures && strings.HasPrefix(l, "  "):
+			lines[i] = ansiRed + l + ansiReset
+		default:
+			inFailures = false
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
 }

@@ -68,3 +68,35 @@ func TestTextViewRefresh(t *testing.T) {
 	}
 	require.NotContains(t, Text(&schema.Summary{Status: schema.StatusSucceeded}), "latest_benchmarks")
 }
+
+// TestTextTerminal: on a terminal the verdict is the last line too, in
+// the colour of the outcome, and the failures are red; without colour no
+// escape sequence is written.
+func TestTextTerminal(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		s      *schema.Summary
+		colour string
+	}{
+		{"clean", exampleSummary(), "\033[32m"},
+		{"failures", failuresSummary(), "\033[33m"},
+		{"aborted", abortedSummary(), "\033[31m"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			plain := TextTerminal(tt.s, false)
+			headline, _, _ := strings.Cut(plain, "\n")
+			lines := strings.Split(strings.TrimSuffix(plain, "\n"), "\n")
+			require.Equal(t, headline, lines[len(lines)-1], "the verdict is the last line")
+			require.NotContains(t, plain, "\033[")
+			require.True(t, strings.HasPrefix(plain, Text(tt.s)))
+
+			coloured := TextTerminal(tt.s, true)
+			require.True(t, strings.HasSuffix(coloured, "\033[1m"+tt.colour+headline+"\033[0m\n"), coloured)
+			if len(tt.s.Failures) > 0 {
+				require.Contains(t, coloured, "\033[31mfailures (")
+			}
+		})
+	}
+}

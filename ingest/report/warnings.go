@@ -6,7 +6,7 @@ import (
 )
 
 // writeMarkdownWarnings writes a collapsible list of warnings, when there is
-// any: at most markdownListLimit lines within the comment's budget, the rest
+// any: at most bud.items lines within the comment's budget, the rest
 // counted.
 func writeMarkdownWarnings[W any](b *strings.Builder, ws []W, one, many string, kind listKind, bud *budget,
 	line func(W, func(string) string) string) {
@@ -15,7 +15,7 @@ func writeMarkdownWarnings[W any](b *strings.Builder, ws []W, one, many string, 
 		return
 	}
 	fmt.Fprintf(b, "\n<details><summary>%s</summary>\n\n", plural(n, one, many))
-	shown := ws[:min(markdownListLimit, n)]
+	shown := ws[:min(bud.items, n)]
 	listed := 0
 	for i, w := range shown {
 		l := "- " + line(w, mdInline) + "\n"
@@ -27,7 +27,7 @@ func writeMarkdownWarnings[W any](b *strings.Builder, ws []W, one, many string, 
 		listed++
 	}
 	if more := n - listed; more > 0 {
-		fmt.Fprintf(b, "- … and %d more\n", more)
+		fmt.Fprintf(b, "- … and %d more %s\n", more, bud.more)
 	}
 	b.WriteString("\n</details>\n")
 }
