@@ -145,12 +145,16 @@ func TestRepositoryWorkflows(t *testing.T) {
 
 	rel := readWorkflow(t, filepath.Join(root, ".github", "workflows", "release.yml"))
 	push, _ := rel.On["push"].(map[string]any)
-	require.Equal(t, []any{"v*"}, push["tags"], "release.yml must run on v* tags")
+	require.Equal(t, []any{"v[0-9]+.[0-9]+.[0-9]+*"}, push["tags"], "release.yml must run on vX.Y.Z tags (not on the floating vX it moves)")
 	require.Len(t, rel.On, 1, "release.yml runs on tags only")
 	require.Equal(t, "./.github/workflows/ci.yml", rel.Jobs["test"].Uses, "the release does not run the tests")
 	var goreleaser, ghcr, attested int
 	for name, j := range rel.Jobs {
 		if name == "test" {
+			continue
+		}
+		if name == "major-tag" {
+			require.ElementsMatch(t, []any{"binaries", "image"}, j.Needs, "vX must move only once the release is out")
 			continue
 		}
 		require.Equal(t, "test", j.Needs, "release job %s does not wait for the tests", name)
