@@ -62,15 +62,16 @@ var (
 	versionOf = regexp.MustCompile(`^\s*#\s*v\d+\.\d+\.\d+\s*$`)
 )
 
-// TestActionsPinned checks every third-party action used by the workflows
-// and action.yml: pinned by a full commit SHA, the version it
+// TestActionsPinned checks every third-party action used by the workflows,
+// the examples (a team copies them into jobs holding its database
+// secrets) and action.yml: pinned by a full commit SHA, the version it
 // is named in a comment beside it, so a moved tag cannot change what runs
 // in a job that holds credentials. Local actions and this repository's own
 // Action (whose version a team picks) are exempt.
 func TestActionsPinned(t *testing.T) {
 	root := repoRoot(t)
-	own, _ := workflowFiles(t, root)
-	files := append(own, filepath.Join(root, "action.yml"))
+	own, examples := workflowFiles(t, root)
+	files := append(append(own, examples...), filepath.Join(root, "action.yml"))
 	seen := 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -92,16 +93,28 @@ func TestActionsPinned(t *testing.T) {
 // workflow is the part of a workflow file the contract checks read.
 type workflow struct {
 	On   map[string]any `yaml:"on"`
-	Jobs map[string]struct {
-		Needs    any `yaml:"needs"`
-		Uses     string `yaml:"uses"`
+	Concurrency any `yaml:"concurrency"`
+	Jobs        map[string]struct {
+		If             string `yaml:"if"`
+		Needs          any    `yaml:"needs"`
+		Uses           string `yaml:"uses"`
+		Environment    any    `yaml:"environment"`
+		TimeoutMinutes int    `yaml:"timeout-minutes"`
+		Concurrency    struct {
+			Group            string `yaml:"group"`
+			CancelInProgress any    `yaml:"cancel-in-progress"`
+		} `yaml:"concurrency"`
 		Services map[string]struct {
 			Image string `yaml:"image"`
 		} `yaml:"services"`
 		Permissions map[string]string `yaml:"permissions"`
 		Steps       []struct {
+			Name string            `yaml:"name"`
+			ID   string            `yaml:"id"`
+			If   string            `yaml:"if"`
 			Uses string            `yaml:"uses"`
 			Run  string            `yaml:"run"`
+			Env  map[string]string `yaml:"env"`
 			With map[string]string `yaml:"with"`
 		} `yaml:"steps"`
 	} `yaml:"jobs"`
@@ -178,4 +191,92 @@ func TestRepositoryWorkflows(t *testing.T) {
 	require.Equal(t, 1, ghcr, "release.yml must log in to ghcr.io once")
 	require.Equal(t, 2, attested, "the archives and the image each need a provenance attestation")
 	require.True(t, slices.Contains([]string{"", "read"}, rel.Permissions["contents"]), "release.yml's default token must be read-only")
+}
+
+// TestExampleWorkflows checks the examples against what made them unsafe
+// to copy: a pull request's dry run seeing production's credentials or
+// sharing a concurrency group with the production apply; a Verify step
+// skipped exactly when the run was written with failures (exit 3); a job
+// timeout the runner reaches before the tool's statement timeout; the tool
+// compiled with go run where a release serves; an audit run twice; a
+// read-only role named as the write URL.
+func TestExampleWorkflows(t *testing.T) {
+	root := repoRoot(t)
+	ex := func(name string) (workflow, string) {
+		data, err := os.ReadFile(filepath.Join(root, "examples", name))
+		require.NoError(t, err)
+		return readWorkflow(t, filepath.Join(root, "examples", name)), string(data)
+	}
+	// The tool's default --statement-timeout, in minutes (README's settings table).
+	const statementTimeoutMinutes = 30
+
+	t.Run("apply-overrides", func(t *testing.T) {
+		w, _ := ex("apply-overrides.yml")
+		require.Nil(t, w.Concurrency, "a workflow-wide concurrency group lets a pull request's dry run cancel or hold a production apply")
+		groups := map[string]string{}
+		var prodJob string
+		for name, j := range w.Jobs {
+			onPR := !strings.Contains(j.If, "!= 'pull_request'") && j.Needs == nil
+			for _, st := range j.Steps {
+				for k, v := range st.Env {
+					if strings.Contains(v, "secrets.DATABASE_WRITE_URL }}") && onPR {
+						t.Errorf("job %s runs on pull requests and sees production's URL (%s)", name, k)
+					}
+					if strings.Contains(v, "secrets.DATABASE_WRITE_URL }}") {
+						prodJob = name
+					}
+				}
+			}
+			require.NotEmpty(t, j.Concurrency.Group, "job %s has no concurrency group", name)
+			if other, ok := groups[j.Concurrency.Group]; ok {
+				t.Errorf("jobs %s and %s share concurrency group %s", name, other, j.Concurrency.Group)
+			}
+			groups[j.Concurrency.Group] = name
+		}
+		require.NotEmpty(t, prodJob, "no job applies to production")
+		p := w.Jobs[prodJob]
+		require.Equal(t, "staging", p.Needs, "production must wait for staging (needs:), not rely on matrix order")
+		require.Equal(t, "production", p.Environment, "production's URL belongs in the production environment")
+		require.Equal(t, false, p.Concurrency.CancelInProgress)
+	})
+
+	t.Run("ingest-after-merge", func(t *testing.T) {
+		w, text := ex("ingest-after-merge.yml")
+		require.NotContains(t, text, "go run", "use the Action or the released binary")
+		j := w.Jobs["ingest"]
+		require.Greater(t, j.TimeoutMinutes, statementTimeoutMinutes, "the job must outlive the tool's statement timeout")
+		var ingest, verify bool
+		for _, st := range j.Steps {
+			if strings.HasPrefix(st.Uses, "inferencex/ingest@") {
+				ingest = true
+			}
+			if st.Name == "Verify" {
+				verify = true
+				require.Contains(t, st.If, "!cancelled()", "Verify's if: implies success() and skips exit 3")
+				require.Contains(t, st.If, "completed_with_failures")
+			}
+		}
+		require.True(t, ingest, "the ingest does not use the Action")
+		require.True(t, verify, "no Verify step")
+	})
+
+	t.Run("stage-results", func(t *testing.T) {
+		w, _ := ex("stage-results.yml")
+		for name, j := range w.Jobs {
+			require.Greater(t, j.TimeoutMinutes, statementTimeoutMinutes, "job %s must outlive the tool's statement timeout", name)
+			for _, st := range j.Steps {
+				if strings.HasPrefix(st.Uses, "actions/cache/") {
+					require.Contains(t, st.With["key"], "github.run_attempt", "a cache key without the attempt freezes a failed attempt's cache")
+				}
+			}
+		}
+	})
+
+	t.Run("nightly-audit", func(t *testing.T) {
+		_, text := ex("nightly-audit.yml")
+		require.Equal(t, 1, strings.Count(text, "ingest audit "), "the audit must run once")
+		require.NotContains(t, text, "go run")
+		require.NotContains(t, text, "DATABASE_WRITE_URL", "a read-only role is not a write URL")
+		require.Contains(t, text, "secrets.DATABASE_READONLY_URL")
+	})
 }
