@@ -76,6 +76,12 @@ func (c *commonOpts) check() error {
 	if err != nil {
 		return err
 	}
+	if t.fallback && inCI(c.getenv) {
+		// A missing secret (a fork's pull request gets none) reads as an
+		// empty variable: in CI that must not quietly mean a local server.
+		return errors.New("no database URL: DATABASE_WRITE_URL and DATABASE_URL are empty or unset, and in CI " +
+			"(CI or GITHUB_ACTIONS set) the local default is not assumed: set DATABASE_WRITE_URL (or --database-url)")
+	}
 	c.target, c.dbURL.value = t, t.url
 	c.store.LockTimeout = c.lockTimeout.duration()
 	c.store.StatementTimeout = c.statementTimeout.duration()
@@ -99,7 +105,7 @@ func newLogger(c *commonOpts, env Env) (*zap.Logger, error) {
 	format := c.logFormat.String()
 	if format == "" {
 		format = "console"
-		if env.Getenv("CI") != "" || env.Getenv("GITHUB_ACTIONS") != "" {
+		if inCI(env.Getenv) {
 			format = "json"
 		}
 	}
@@ -129,7 +135,12 @@ func quietByDefault(level *setting, getenv func(string) string, terminal bool) b
 	if level.given || level.from != "" || !terminal {
 		return false
 	}
-	return getenv("CI") == "" && getenv("GITHUB_ACTIONS") == ""
+	return !inCI(getenv)
+}
+
+// inCI reports whether the process runs in CI: CI or GITHUB_ACTIONS set.
+func inCI(getenv func(string) string) bool {
+	return getenv("CI") != "" || getenv("GITHUB_ACTIONS") != ""
 }
 
 // connect builds the logger and opens the store for a command that only
@@ -246,12 +257,13 @@ func readOverrideFiles(list string) ([]overrides.Extension, error) {
 
 // fail prints why a command stops, credentials in URLs redacted, and
 // returns ExitAborted. In GitHub Actions the reason is also an ::error::
-// annotation and a short job summary: nothing else reports it there.
+// annotation (on stderr, like every workflow command: stdout may carry
+// JSON) and a short job summary: nothing else reports it there.
 func fail(env Env, format string, args ...any) int {
 	reason := github.RedactURLText(fmt.Sprintf(format, args...))
 	fmt.Fprintln(env.Stderr, "ingest: "+reason)
 	if env.Getenv("GITHUB_ACTIONS") == "true" {
-		fmt.Fprintf(env.Stdout, "::error title=%s::%s\n", escapeProperty("Ingest aborted"), escapeData(reason))
+		fmt.Fprintf(env.Stderr, "::error title=%s::%s\n", escapeProperty("Ingest aborted"), escapeData(reason))
 		if p := env.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
 			appendStepSummary(p, report.AbortNote(reason))
 		}
