@@ -165,6 +165,21 @@ func connect(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Lo
 	return st, log, ExitOK
 }
 
+// connectSchema is connect for a command that reads our tables: an empty
+// database (nothing migrated it) is refused, saying how to fix it, before
+// the first query fails on a missing table.
+func connectSchema(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Logger, int) {
+	st, log, code := connect(ctx, c, env)
+	if code != ExitOK {
+		return nil, nil, code
+	}
+	if err := st.CheckSchema(ctx); err != nil {
+		st.Close()
+		return nil, nil, failOpen(env, err)
+	}
+	return st, log, ExitOK
+}
+
 // openStore connects, proves a target other than production is another
 // database (checkServer) and, unless told not to, applies pending
 // migrations.
@@ -232,7 +247,7 @@ func failOpen(env Env, err error) int {
 		return ExitUsage
 	}
 	code := fail(env, "%v", err)
-	if errors.Is(err, store.ErrForeignSchema) {
+	if errors.Is(err, store.ErrForeignSchema) || errors.Is(err, store.ErrNoSchema) {
 		return ExitUsage
 	}
 	return code
