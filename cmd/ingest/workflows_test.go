@@ -92,8 +92,8 @@ func TestActionsPinned(t *testing.T) {
 
 // workflow is the part of a workflow file the contract checks read.
 type workflow struct {
-	On   map[string]any `yaml:"on"`
-	Concurrency any `yaml:"concurrency"`
+	On          map[string]any `yaml:"on"`
+	Concurrency any            `yaml:"concurrency"`
 	Jobs        map[string]struct {
 		If             string `yaml:"if"`
 		Needs          any    `yaml:"needs"`
