@@ -5,15 +5,19 @@
 #   docker run --rm -e DATABASE_WRITE_URL -e GITHUB_TOKEN ingest run --run-id N
 # The build step is scripts/build-static, which CI runs too (cmd/ingest's
 # TestReleaseBuild), so the image's binary is tested without a Docker engine.
+# The build stage runs on the builder's platform and cross-compiles for the
+# image's (docker buildx build --platform linux/arm64 …), so a multi-platform
+# image needs no emulation.
 ARG GO_VERSION=1.26
 
-FROM golang:${GO_VERSION} AS build
+FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=""
-RUN ./scripts/build-static /out/ingest "$VERSION"
+ARG TARGETOS TARGETARCH
+RUN GOOS=$TARGETOS GOARCH=$TARGETARCH ./scripts/build-static /out/ingest "$VERSION"
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/ingest /usr/local/bin/ingest

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -46,6 +47,9 @@ type actionFile struct {
 			Shell string            `yaml:"shell"`
 			Env   map[string]string `yaml:"env"`
 			Run   string            `yaml:"run"`
+			Uses  string            `yaml:"uses"`
+			If    string            `yaml:"if"`
+			With  map[string]string `yaml:"with"`
 		} `yaml:"steps"`
 	} `yaml:"runs"`
 }
@@ -98,6 +102,17 @@ func TestActionDefinition(t *testing.T) {
 		label := fmt.Sprintf("step %d (%s)", i+1, s.Name)
 		if s.ID != "" {
 			ids[s.ID] = true
+		}
+		for _, v := range s.With {
+			for _, m := range inputRef.FindAllStringSubmatch(v, -1) {
+				used[m[1]] = true
+			}
+		}
+		for _, m := range regexp.MustCompile(`inputs\.([A-Za-z0-9_-]+)`).FindAllStringSubmatch(s.If, -1) {
+			used[m[1]] = true
+		}
+		if s.Uses != "" {
+			continue // an action step: TestActionsPinned checks its pin
 		}
 		if s.Run == "" {
 			t.Errorf("%s runs nothing", label)
@@ -196,9 +211,34 @@ func TestFetchRelease(t *testing.T) {
 	sum := sha256.Sum256(archive)
 
 	type release struct{ sums string }
+	good := func(version string) *release {
+		return &release{sums: hex.EncodeToString(sum[:]) + "  " + strings.Replace(name, "1.4.2", version, 1) + "\n"}
+	}
 	releases := map[string]*release{
-		"v1.4.2": {sums: hex.EncodeToString(sum[:]) + "  " + name + "\n"},
-		"v1.4.3": {sums: strings.Repeat("0", 64) + "  " + strings.Replace(name, "1.4.2", "1.4.3", 1) + "\n"},
+		"v1.4.2":  good("1.4.2"),
+		"v1.4.3":  {sums: strings.Repeat("0", 64) + "  " + strings.Replace(name, "1.4.2", "1.4.3", 1) + "\n"},
+		"v1.10.1": good("1.10.1"),
+		"v1.9.0":  good("1.9.0"),
+	}
+	// The releases list, two pages of it: a floating tag must read both,
+	// order by version (v1.10.1 after v1.9.0) and pass drafts and
+	// prereleases by.
+	releasePages := []string{
+		`[{"tag_name":"v2.0.0-rc.1","prerelease":true,"draft":false},{"tag_name":"v1.11.0","draft":true,"prerelease":false},{"tag_name":"v1.9.0","draft":false,"prerelease":false}]`,
+		`[{"tag_name":"v1.10.1","draft":false,"prerelease":false},{"tag_name":"v1.4.3","draft":false,"prerelease":false},{"tag_name":"v1.4.2","draft":false,"prerelease":false},{"tag_name":"v10.0.0","draft":false,"prerelease":false}]`,
+	}
+	releaseSHA, floatSHA, plainSHA := strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)
+	tagPages := []string{
+		fmt.Sprintf(`[{"name":"v1","commit":{"sha":%q}},{"name":"v1.10.1","commit":{"sha":%q}}]`, floatSHA, floatSHA),
+		fmt.Sprintf(`[{"name":"v1.4.2","commit":{"sha":%q}},{"name":"nightly","commit":{"sha":%q}}]`, releaseSHA, plainSHA),
+	}
+	listPage := func(w http.ResponseWriter, r *http.Request, pages []string) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		if n < 1 || n > len(pages) {
+			fmt.Fprint(w, "[]")
+			return
+		}
+		fmt.Fprint(w, pages[n-1])
 	}
 	var (
 		mu       sync.Mutex // the handler runs on the server's goroutines
@@ -216,6 +256,10 @@ func TestFetchRelease(t *testing.T) {
 				return
 			}
 			fmt.Fprintf(w, `{"tag_name":%q,"name":"release"}`, latest)
+		case r.URL.Path == "/api/repos/acme/ingest/releases":
+			listPage(w, r, releasePages)
+		case r.URL.Path == "/api/repos/acme/ingest/tags":
+			listPage(w, r, tagPages)
 		case strings.HasPrefix(r.URL.Path, "/acme/ingest/releases/download/"):
 			parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/acme/ingest/releases/download/"), "/")
 			rel := releases[parts[0]]
@@ -264,6 +308,30 @@ func TestFetchRelease(t *testing.T) {
 		t.Errorf("the latest release was not asked for with the token: %q", requests)
 	}
 	mu.Unlock()
+
+	// What each form of version installs: a floating tag the newest
+	// published release under it, a commit the release tagged there.
+	for _, tc := range []struct{ version, installs string }{
+		{"v1.4.2", "v1.4.2"},
+		{"v1", "v1.10.1"},
+		{"v1.9", "v1.9.0"},
+		{releaseSHA, "v1.4.2"},
+		{floatSHA, "v1.10.1"},
+	} {
+		_, out, code := run(tc.version)
+		if code != 0 || !strings.Contains(out, "ingest "+tc.installs+" ("+arch+") installed") {
+			t.Errorf("version %s: want %s installed, got exit %d\n%s", tc.version, tc.installs, code, out)
+		}
+	}
+	if _, out, code := run("v1.4"); code == 0 || !strings.Contains(out, "checksums.txt says") {
+		t.Errorf("v1.4 did not resolve to v1.4.3 (whose checksum is wrong): exit %d\n%s", code, out)
+	}
+	if _, out, code := run("v3"); code != 1 || !strings.Contains(out, "no release v3.x") {
+		t.Errorf("a major version without a release: exit %d\n%s", code, out)
+	}
+	if _, out, code := run(plainSHA); code != 2 || !strings.Contains(out, "set the version") {
+		t.Errorf("a commit no release is tagged at was not refused: exit %d\n%s", code, out)
+	}
 
 	if _, out, code := run("v1.4.3"); code == 0 || !strings.Contains(out, "checksums.txt says") {
 		t.Errorf("a checksum mismatch was not refused: exit %d\n%s", code, out)
@@ -367,10 +435,166 @@ func TestActionRunStep(t *testing.T) {
 			}
 			require.Equal(t, 1, urls, "the URL is given under one variable only: %q", lines)
 			require.Contains(t, lines, "INGEST_SUMMARY_JSON="+filepath.Join(tmp, "ingest-summary.json"))
-			require.Contains(t, lines, "INGEST_CACHE_DIR="+filepath.Join(tmp, "ingest-cache"))
 			o, err := os.ReadFile(out)
 			require.NoError(t, err)
 			require.Equal(t, "summary-json="+filepath.Join(tmp, "ingest-summary.json")+"\n", string(o))
 		})
 	}
+}
+
+// actionStep returns the action's step of that id or name.
+func actionStep(t *testing.T, idOrName string) (script string, env map[string]string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "action.yml"))
+	require.NoError(t, err)
+	var a actionFile
+	require.NoError(t, yaml.Unmarshal(data, &a))
+	for _, s := range a.Runs.Steps {
+		if s.ID == idOrName || s.Name == idOrName {
+			return s.Run, s.Env
+		}
+	}
+	t.Fatalf("action.yml has no step %q", idOrName)
+	return "", nil
+}
+
+// runStep runs a step's script with bash as a composite step does
+// (bash -e), with env and PATH prefixed by bin.
+func runStep(t *testing.T, script, bin string, env ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
+	cmd.Env = append([]string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), exitCode(err)
+}
+
+// TestActionExitThree runs the ingest step with a stand-in tool exiting
+// 0, 1 and 3: exit 3 (written, with designed failures) fails the step
+// unless fail-on-failures is "false"; any other failure always does.
+func TestActionExitThree(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	script, _ := actionStep(t, "ingest")
+	bin := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "ingest"), []byte("#!/bin/sh\nexit \"$STUB_CODE\"\n"), 0o755))
+	for _, tc := range []struct {
+		code     string
+		failOn   string
+		wantCode int
+	}{
+		{"0", "true", 0},
+		{"3", "true", 3},
+		{"3", "", 3},
+		{"3", "false", 0},
+		{"1", "false", 1},
+		{"2", "false", 2},
+	} {
+		t.Run(tc.code+"/"+tc.failOn, func(t *testing.T) {
+			tmp := t.TempDir()
+			out, code := runStep(t, script, bin, "RUNNER_TEMP="+tmp, "GITHUB_OUTPUT="+filepath.Join(tmp, "out"),
+				"INPUT_DATABASE_URL=postgres://db/x", "STUB_CODE="+tc.code, "INPUT_FAIL_ON_FAILURES="+tc.failOn)
+			require.Equal(t, tc.wantCode, code, "%s", out)
+		})
+	}
+}
+
+// TestActionFetchStep runs the fetch step with a stand-in
+// scripts/fetch-release that prints the version it was asked for: the
+// version input wins; else the ref the action is used at (a tag, a major
+// version, a commit) is passed on; a branch is refused before anything is
+// fetched, saying to set the version.
+func TestActionFetchStep(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	script, _ := actionStep(t, "Fetch ingest")
+	actionPath := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(actionPath, "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(actionPath, "scripts", "fetch-release"), []byte("#!/bin/sh\necho \"fetch $INGEST_VERSION\"\n"), 0o755))
+	sha := strings.Repeat("0123456789", 4)
+	for _, tc := range []struct {
+		input, ref string
+		want       string
+		wantCode   int
+	}{
+		{"", "v1.2.3", "fetch v1.2.3", 0},
+		{"", "v1", "fetch v1", 0},
+		{"", sha, "fetch " + sha, 0},
+		{"", "", "fetch latest", 0},
+		{"v1.4.0", "main", "fetch v1.4.0", 0},
+		{"latest", sha, "fetch latest", 0},
+		{"", "main", "set the version input", 2},
+		{"", "feature/x", "set the version input", 2},
+	} {
+		t.Run(tc.input+"@"+tc.ref, func(t *testing.T) {
+			tmp := t.TempDir()
+			out, code := runStep(t, script, t.TempDir(), "RUNNER_TEMP="+tmp, "GITHUB_PATH="+filepath.Join(tmp, "path"),
+				"ACTION_PATH="+actionPath, "ACTION_REF="+tc.ref, "INPUT_VERSION="+tc.input)
+			require.Equal(t, tc.wantCode, code, "%s", out)
+			require.Contains(t, out, tc.want)
+			if tc.wantCode != 0 {
+				require.NotContains(t, out, "fetch ", "fetch-release ran")
+			}
+		})
+	}
+}
+
+// TestActionOutputs checks that the action passes through every step
+// output the tool writes for an ingest (ingest/cli/githuboutput.go), each
+// from the ingest step.
+func TestActionOutputs(t *testing.T) {
+	root := repoRoot(t)
+	src, err := os.ReadFile(filepath.Join(root, "ingest", "cli", "githuboutput.go"))
+	require.NoError(t, err)
+	names := regexp.MustCompile(`\{"([a-z][a-z-]*)",`).FindAllStringSubmatch(string(src), -1)
+	require.GreaterOrEqual(t, len(names), 10, "found too few outputs in githuboutput.go: is the pattern wrong?")
+	data, err := os.ReadFile(filepath.Join(root, "action.yml"))
+	require.NoError(t, err)
+	var a actionFile
+	require.NoError(t, yaml.Unmarshal(data, &a))
+	for _, m := range names {
+		o, ok := a.Outputs[m[1]]
+		if !ok {
+			t.Errorf("the tool writes output %s, which action.yml does not pass through", m[1])
+			continue
+		}
+		if want := "${{ steps.ingest.outputs." + m[1] + " }}"; o.Value != want {
+			t.Errorf("output %s = %q, want %q", m[1], o.Value, want)
+		}
+	}
+}
+
+// TestActionCache checks the artifact cache's keys: saved under a key of
+// this attempt (github.run_id and github.run_attempt), even when the
+// ingest failed, and restored by the prefixes of this run and of the
+// source run, so a failed attempt's partial cache cannot freeze and a
+// promotion reuses what staging downloaded.
+func TestActionCache(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "action.yml"))
+	require.NoError(t, err)
+	var a actionFile
+	require.NoError(t, yaml.Unmarshal(data, &a))
+	var restoreKey, restoreKeys, saveKey, saveIf, restorePath, savePath string
+	for _, s := range a.Runs.Steps {
+		switch {
+		case strings.HasPrefix(s.Uses, "actions/cache/restore@"):
+			restoreKey, restoreKeys, restorePath = s.With["key"], s.With["restore-keys"], s.With["path"]
+		case strings.HasPrefix(s.Uses, "actions/cache/save@"):
+			saveKey, saveIf, savePath = s.With["key"], s.If, s.With["path"]
+		}
+	}
+	require.NotEmpty(t, restoreKey, "no actions/cache/restore step")
+	require.NotEmpty(t, saveKey, "no actions/cache/save step")
+	require.Equal(t, restoreKey, saveKey)
+	require.Equal(t, restorePath, savePath)
+	for _, part := range []string{"inputs.run-id", "github.run_id", "github.run_attempt"} {
+		require.Contains(t, saveKey, part)
+	}
+	prefixes := strings.Split(strings.TrimSpace(restoreKeys), "\n")
+	require.Len(t, prefixes, 2, "restore-keys: this run's attempts, then any run of the source run")
+	require.True(t, strings.HasPrefix(saveKey, prefixes[0]) && strings.HasPrefix(prefixes[0], prefixes[1]), "restore-keys %q are not prefixes of %q", prefixes, saveKey)
+	require.NotContains(t, prefixes[0], "run_attempt")
+	require.NotContains(t, prefixes[1], "github.run_id")
+	require.Contains(t, saveIf, "always()", "a failed ingest's downloads must be saved for the rerun")
 }

@@ -35,6 +35,9 @@ type goreleaserConfig struct {
 			Name  string `yaml:"name"`
 		} `yaml:"github"`
 	} `yaml:"release"`
+	Sboms []struct {
+		Artifacts string `yaml:"artifacts"`
+	} `yaml:"sboms"`
 	Checksum struct {
 		NameTemplate string `yaml:"name_template"`
 		Algorithm    string `yaml:"algorithm"`
@@ -116,5 +119,8 @@ func TestGoreleaserConfig(t *testing.T) {
 	}
 	if c.Checksum.NameTemplate != "checksums.txt" || c.Checksum.Algorithm != "sha256" {
 		t.Errorf("checksum %+v: scripts/fetch-release checks checksums.txt with sha256", c.Checksum)
+	}
+	if len(c.Sboms) != 1 || c.Sboms[0].Artifacts != "archive" {
+		t.Errorf("sboms %+v: each released archive needs an SBOM", c.Sboms)
 	}
 }

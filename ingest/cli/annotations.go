@@ -14,7 +14,9 @@ const maxAnnotations = 50
 
 // writeAnnotations prints GitHub Actions workflow commands: an error per
 // failed item and a warning per unmapped value, so they show on the run
-// page. Only called when GITHUB_ACTIONS is "true".
+// page. Only called when GITHUB_ACTIONS is "true", always with stderr: the
+// runner reads workflow commands from both streams, and stdout carries the
+// report in its format (JSON must stay JSON).
 func writeAnnotations(w io.Writer, sum *schema.Summary) {
 	if sum.Status == schema.StatusAborted {
 		fmt.Fprintf(w, "::error title=%s::%s\n", escapeProperty("Ingest aborted"), escapeData(sum.AbortReason))

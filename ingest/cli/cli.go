@@ -117,6 +117,23 @@ func (a *app) tree() *cobra.Command {
 		help(cmd, args)
 		fmt.Fprint(cmd.OutOrStdout(), footer)
 	})
+	// `ingest help TOPIC`: cobra's own prints the root help and exits 0 for
+	// a topic that names no command; here that is a usage error with a
+	// suggestion, like `ingest TOPIC`.
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "help about any command",
+		Run: func(_ *cobra.Command, args []string) {
+			target, _, err := root.Find(args)
+			if err != nil || target == nil || (target == root && len(args) > 0) {
+				a.usageError(root, &unknownCommandError{name: args[0]})
+				a.code = ExitUsage
+				return
+			}
+			target.InitDefaultHelpFlag()
+			target.Help()
+		},
+	})
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &flagError{err: err} })
 	root.AddCommand(
 		a.loadCommand(),

@@ -76,6 +76,12 @@ func (c *commonOpts) check() error {
 	if err != nil {
 		return err
 	}
+	if t.fallback && inCI(c.getenv) {
+		// A missing secret (a fork's pull request gets none) reads as an
+		// empty variable: in CI that must not quietly mean a local server.
+		return errors.New("no database URL: DATABASE_WRITE_URL and DATABASE_URL are empty or unset, and in CI " +
+			"(CI or GITHUB_ACTIONS set) the local default is not assumed: set DATABASE_WRITE_URL (or --database-url)")
+	}
 	c.target, c.dbURL.value = t, t.url
 	c.store.LockTimeout = c.lockTimeout.duration()
 	c.store.StatementTimeout = c.statementTimeout.duration()
@@ -99,7 +105,7 @@ func newLogger(c *commonOpts, env Env) (*zap.Logger, error) {
 	format := c.logFormat.String()
 	if format == "" {
 		format = "console"
-		if env.Getenv("CI") != "" || env.Getenv("GITHUB_ACTIONS") != "" {
+		if inCI(env.Getenv) {
 			format = "json"
 		}
 	}
@@ -129,7 +135,12 @@ func quietByDefault(level *setting, getenv func(string) string, terminal bool) b
 	if level.given || level.from != "" || !terminal {
 		return false
 	}
-	return getenv("CI") == "" && getenv("GITHUB_ACTIONS") == ""
+	return !inCI(getenv)
+}
+
+// inCI reports whether the process runs in CI: CI or GITHUB_ACTIONS set.
+func inCI(getenv func(string) string) bool {
+	return getenv("CI") != "" || getenv("GITHUB_ACTIONS") != ""
 }
 
 // connect builds the logger and opens the store for a command that only
@@ -148,6 +159,21 @@ func connect(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Lo
 		return nil, nil, failOpen(env, err)
 	}
 	if err := st.CheckOwned(ctx); err != nil {
+		st.Close()
+		return nil, nil, failOpen(env, err)
+	}
+	return st, log, ExitOK
+}
+
+// connectSchema is connect for a command that reads our tables: an empty
+// database (nothing migrated it) is refused, saying how to fix it, before
+// the first query fails on a missing table.
+func connectSchema(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Logger, int) {
+	st, log, code := connect(ctx, c, env)
+	if code != ExitOK {
+		return nil, nil, code
+	}
+	if err := st.CheckSchema(ctx); err != nil {
 		st.Close()
 		return nil, nil, failOpen(env, err)
 	}
@@ -221,7 +247,7 @@ func failOpen(env Env, err error) int {
 		return ExitUsage
 	}
 	code := fail(env, "%v", err)
-	if errors.Is(err, store.ErrForeignSchema) {
+	if errors.Is(err, store.ErrForeignSchema) || errors.Is(err, store.ErrNoSchema) {
 		return ExitUsage
 	}
 	return code
@@ -246,12 +272,13 @@ func readOverrideFiles(list string) ([]overrides.Extension, error) {
 
 // fail prints why a command stops, credentials in URLs redacted, and
 // returns ExitAborted. In GitHub Actions the reason is also an ::error::
-// annotation and a short job summary: nothing else reports it there.
+// annotation (on stderr, like every workflow command: stdout may carry
+// JSON) and a short job summary: nothing else reports it there.
 func fail(env Env, format string, args ...any) int {
 	reason := github.RedactURLText(fmt.Sprintf(format, args...))
 	fmt.Fprintln(env.Stderr, "ingest: "+reason)
 	if env.Getenv("GITHUB_ACTIONS") == "true" {
-		fmt.Fprintf(env.Stdout, "::error title=%s::%s\n", escapeProperty("Ingest aborted"), escapeData(reason))
+		fmt.Fprintf(env.Stderr, "::error title=%s::%s\n", escapeProperty("Ingest aborted"), escapeData(reason))
 		if p := env.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
 			appendStepSummary(p, report.AbortNote(reason))
 		}

@@ -39,7 +39,7 @@ func runExport(ctx context.Context, env Env, common *commonOpts, id, att int64, 
 		fmt.Fprintln(env.Stderr, "ingest export: --out FILE.parquet is required")
 		return ExitUsage
 	}
-	st, _, code := connect(ctx, common, env) // read-only: never migrates
+	st, _, code := connectSchema(ctx, common, env) // read-only: never migrates
 	if st == nil {
 		return code
 	}

@@ -76,6 +76,6 @@ func (o *invalidateOpts) after(ctx context.Context, env Env, sum *schema.Summary
 	log.Warn("cache invalidation failed", zap.String("reason", reason))
 	fmt.Fprintln(env.Stderr, "ingest: warning: "+reason)
 	if env.Getenv("GITHUB_ACTIONS") == "true" {
-		fmt.Fprintf(env.Stdout, "::warning title=%s::%s\n", escapeProperty("Cache invalidation failed"), escapeData(reason))
+		fmt.Fprintf(env.Stderr, "::warning title=%s::%s\n", escapeProperty("Cache invalidation failed"), escapeData(reason))
 	}
 }

@@ -119,7 +119,7 @@ func TestInvalidateRedirectRedacted(t *testing.T) {
 	requireCode(t, cli.ExitOK, r)
 	require.Contains(t, r.stderr, "dashboard cache invalidation failed after 1 attempts (POST "+site.URL+"/api/v1/invalidate?scope=all&token=***): "+
 		"redirected with HTTP 307 to "+other.URL+"/api/v1/invalidate, not followed")
-	require.Contains(t, r.stdout, "::warning title=Cache invalidation failed::")
+	require.Contains(t, r.stderr, "::warning title=Cache invalidation failed::")
 	for _, secret := range []string{"url-secret-4410", "loc-secret-9031", "site-secret-8812"} {
 		require.NotContains(t, r.stderr+r.stdout, secret)
 	}

@@ -170,14 +170,14 @@ func ingestTree(ctx context.Context, env Env, opts *ingestOpts, dir, missingHint
 func ingestPrepared(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, cfg ingest.Config, dir, missingHint string) int {
 	deps, err := loadDeps(opts, log)
 	if err != nil {
-		return fail(env, "%v", err)
+		return notStarted(env, opts, log, fail(env, "%v", err))
 	}
 	deps.LargeHeap = env.GC.LargeHeap
 	tree := openTree(ctx, dir, deps.Build != nil, log)
 	st, err := openIngestStore(ctx, opts, log, missingHint)
 	if err != nil {
 		tree.discard()
-		return failOpen(env, cancelled(ctx, err))
+		return notStarted(env, opts, log, failOpen(env, cancelled(ctx, err)))
 	}
 	defer st.Close()
 	sum, code := ingestDir(ctx, env, opts, log, cfg, deps, st, tree)
@@ -191,6 +191,14 @@ func warnOutputs(env Env, opts *ingestOpts, sum *schema.Summary, code int, log *
 	if err := writeGitHubOutputs(env, ingestOutputs(opts.commonOpts, sum, code)); err != nil {
 		log.Warn("could not write the step outputs", zap.Error(err))
 	}
+}
+
+// notStarted writes the step outputs of an ingest that never began
+// (status "not started": the database unreachable, the reference data
+// unreadable) and returns code.
+func notStarted(env Env, opts *ingestOpts, log *zap.Logger, code int) int {
+	warnOutputs(env, opts, nil, code, log)
+	return code
 }
 
 // prepareIngest builds the logger and the run configuration from the
@@ -549,7 +557,7 @@ func writeOutputs(env Env, opts *ingestOpts, sum *schema.Summary, log *zap.Logge
 		}
 	}
 	if env.Getenv("GITHUB_ACTIONS") == "true" {
-		writeAnnotations(env.Stdout, sum)
+		writeAnnotations(env.Stderr, sum)
 	}
 	return nil
 }

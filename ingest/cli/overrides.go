@@ -76,7 +76,7 @@ func runOverrides(ctx context.Context, env Env, common *commonOpts, dryRun *bool
 	}
 	if env.Getenv("GITHUB_ACTIONS") == "true" {
 		for _, a := range res.NotFound {
-			fmt.Fprintf(env.Stdout, "::warning title=%s::%s\n", escapeProperty("Purge of an unknown run"), escapeData(ingest.OverrideNotFoundLine(a)))
+			fmt.Fprintf(env.Stderr, "::warning title=%s::%s\n", escapeProperty("Purge of an unknown run"), escapeData(ingest.OverrideNotFoundLine(a)))
 		}
 	}
 	if refreshErr != nil {

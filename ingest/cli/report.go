@@ -30,7 +30,7 @@ func (a *app) reportCommand() *cobra.Command {
 }
 
 func runReport(ctx context.Context, env Env, common *commonOpts, id, att int64, format string) int {
-	st, _, code := connect(ctx, common, env) // a read-only command never migrates
+	st, _, code := connectSchema(ctx, common, env) // a read-only command never migrates
 	if st == nil {
 		return code
 	}

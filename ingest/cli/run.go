@@ -60,18 +60,18 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 	}
 	client, err := github.New(gopts)
 	if err != nil {
-		return usageErr("%v", err)
+		return notStarted(env, opts, log, usageErr("%v", err))
 	}
 	deps, err := loadDeps(opts, log)
 	if err != nil {
-		return fail(env, "%v", err)
+		return notStarted(env, opts, log, fail(env, "%v", err))
 	}
 	deps.LargeHeap = env.GC.LargeHeap
 	// The database first: a fetch that fails is then recorded in the
 	// ledger (exit 1 means "the ledger records why").
 	st, err := openIngestStore(ctx, opts, log, createHint)
 	if err != nil {
-		return failOpen(env, cancelled(ctx, err))
+		return notStarted(env, opts, log, failOpen(env, cancelled(ctx, err)))
 	}
 	defer st.Close()
 	fetchStarted := time.Now()
@@ -130,7 +130,11 @@ func postReport(ctx context.Context, env Env, client *github.Client, res *github
 		if format == report.FormatMarkdown {
 			return
 		}
-		fmt.Fprintf(env.Stdout, "\n--- PR comment (%s) ---\n%s\n", why, body)
+		w := env.Stdout
+		if format == report.FormatJSON {
+			w = env.Stderr // stdout is one JSON document
+		}
+		fmt.Fprintf(w, "\n--- PR comment (%s) ---\n%s\n", why, body)
 	}
 	if noPost {
 		printBody("not posted")

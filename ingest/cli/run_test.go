@@ -116,8 +116,8 @@ func TestRunInActions(t *testing.T) {
 	vars["GITHUB_RUN_ID"] = "31000000000"
 	r := run(t, vars, "run", "--run-id", "28485856738")
 	requireCode(t, cli.ExitCompletedWithFailures, r)
-	require.Contains(t, r.stdout, "::error title=Ingest failure (benchmark)::bmk_qwen3.5_8k1k_fp8_sglang_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc1024_b200-dgxc_09_recipe-341408ee19f26bfd / agg_")
-	require.Contains(t, r.stdout, "::warning title=Unmapped hardware::hardware \"a100-lab\" is not in the alias tables: its rows were not written\n")
+	require.Contains(t, r.stderr, "::error title=Ingest failure (benchmark)::bmk_qwen3.5_8k1k_fp8_sglang_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc1024_b200-dgxc_09_recipe-341408ee19f26bfd / agg_")
+	require.Contains(t, r.stderr, "::warning title=Unmapped hardware::hardware \"a100-lab\" is not in the alias tables: its rows were not written\n")
 	// Logs are JSON lines in CI.
 	require.Contains(t, r.stderr, `"msg":"artifacts ready"`)
 	got, err := os.ReadFile(summary)

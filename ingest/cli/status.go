@@ -27,7 +27,7 @@ func (a *app) statusCommand() *cobra.Command {
 }
 
 func runStatus(ctx context.Context, env Env, common *commonOpts, id, n int64, format *setting) int {
-	st, _, code := connect(ctx, common, env) // a read-only command never migrates
+	st, _, code := connectSchema(ctx, common, env) // a read-only command never migrates
 	if st == nil {
 		return code
 	}

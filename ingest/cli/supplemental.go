@@ -43,6 +43,13 @@ func runSupplemental(ctx context.Context, env Env, opts *ingestOpts, date *setti
 		fmt.Fprintln(env.Stderr, "ingest supplemental: at least one file is required (supplemental-evals.json, supplemental-bmk.json)")
 		return ExitUsage
 	}
+	// Checked before anything connects, as load checks its run tree.
+	for _, f := range files {
+		if info, err := os.Stat(f); err != nil || !info.Mode().IsRegular() {
+			fmt.Fprintf(env.Stderr, "ingest supplemental: %q is not a file\n", f)
+			return ExitUsage
+		}
+	}
 	var day time.Time
 	if d := date.String(); d != "" {
 		t, err := time.Parse("2006-01-02", d)

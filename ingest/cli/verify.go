@@ -46,7 +46,7 @@ func runVerify(ctx context.Context, env Env, common *commonOpts, id int64, repo,
 		fmt.Fprintln(env.Stderr, "ingest verify: --run-id is required")
 		return ExitUsage
 	}
-	st, _, code := connect(ctx, common, env) // reads, and rolls back its recompute
+	st, _, code := connectSchema(ctx, common, env) // reads, and rolls back its recompute
 	if st == nil {
 		return code
 	}

@@ -16,6 +16,10 @@ import (
 // table. Nothing writes to it; `ingest adopt` is the way to take one over.
 var ErrForeignSchema = errors.New(`not this program's schema, so nothing was written ("ingest adopt" takes such a database over)`)
 
+// ErrNoSchema marks an empty database: nothing migrated it, so there is
+// nothing to read.
+var ErrNoSchema = errors.New("no ingest schema here: run `ingest migrate up`")
+
 // layout is what the current schema holds, as far as ownership goes.
 type layout int
 
@@ -105,6 +109,23 @@ func (s *Store) CheckOwned(ctx context.Context) error {
 	}
 	if inv.layout() == layoutForeign {
 		return s.foreign(ctx, nil, inv)
+	}
+	return nil
+}
+
+// CheckSchema is CheckOwned for a command that reads our tables: an empty
+// database is refused too (ErrNoSchema), rather than failing on the first
+// missing table.
+func (s *Store) CheckSchema(ctx context.Context) error {
+	inv, err := s.inventory(ctx, nil)
+	if err != nil {
+		return err
+	}
+	switch inv.layout() {
+	case layoutForeign:
+		return s.foreign(ctx, nil, inv)
+	case layoutEmpty:
+		return ErrNoSchema
 	}
 	return nil
 }

@@ -56,6 +56,14 @@ func CheckTimeout(d time.Duration) error {
 // settings included); the error never echoes the string, which may hold a
 // password.
 func CheckURL(url string) error {
+	// A URL of another database (mysql://, sqlite://) would otherwise be
+	// "cannot parse the connection string"; keyword=value strings have
+	// no scheme and go to the parser.
+	if scheme, _, ok := strings.Cut(url, "://"); ok && isScheme(scheme) {
+		if s := strings.ToLower(scheme); s != "postgres" && s != "postgresql" {
+			return fmt.Errorf("wants a PostgreSQL URL (postgres://…), not %q", scheme)
+		}
+	}
 	if _, err := pgxpool.ParseConfig(url); err != nil {
 		return redact(err)
 	}
@@ -126,4 +134,16 @@ func DatabaseName(url string) string {
 		return ""
 	}
 	return cfg.ConnConfig.Database
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, '+', '-', '.'), so quoting it cannot echo a password.
+func isScheme(s string) bool {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
