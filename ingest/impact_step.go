@@ -17,25 +17,19 @@ var ErrCoverageRefused = errors.New("coverage guard refused the run")
 // noteImpact computes what the run does to the published dashboard, inside
 // its transaction after the update of latest_benchmarks (view), into
 // sum.Impact with the run's eval evidence (evals, completed with
-// thresholds and published scores), and applies the coverage guard (mode
-// guard; accept: the curve keys whose loss is acknowledged, by flag or
-// override entry): an error wrapping
-// ErrCoverageRefused when it refuses the run.
+// thresholds and published scores), and applies the coverage guard
+// (judgeCurves): an error wrapping ErrCoverageRefused when it refuses the
+// run.
 func noteImpact(ctx context.Context, guard string, accept []string, w RunWriter, view schema.ViewRefresh, sum *schema.Summary,
 	evals []schema.EvalEvidence) error {
 	curves, err := w.CurveImpact(ctx)
 	if err != nil {
 		return fmt.Errorf("impact on latest_benchmarks: %w", err)
 	}
-	imp, err := impact.Compute(curves, view)
-	if err != nil {
-		return fmt.Errorf("impact on latest_benchmarks: %w", err)
-	}
-	mode, err := impact.ParseGuard(guard)
+	imp, refused, err := judgeCurves(guard, accept, curves, view)
 	if err != nil {
 		return err
 	}
-	open := impact.Guard(imp, mode, accept)
 	if len(evals) > 0 {
 		published, err := w.PublishedEvalScores(ctx, impact.EvalTasks(evals))
 		if err != nil {
@@ -48,9 +42,26 @@ func noteImpact(ctx context.Context, guard string, accept []string, w RunWriter,
 		imp.Evals = impact.Evidence(evals, thresholds, published)
 	}
 	sum.Impact = imp
-	if len(open) > 0 && mode == schema.CoverageGuardRefuse {
-		imp.Refused = true
-		return fmt.Errorf("%s: %w", impact.RefusalReason(open), ErrCoverageRefused)
+	return refused
+}
+
+// judgeCurves computes what a write did to the curves of latest_benchmarks
+// it touched (curves, after the update whose outcome is view) and applies
+// the coverage guard (mode guard; accept: the curve keys whose loss is
+// acknowledged, by flag or override entry). refused wraps
+// ErrCoverageRefused, with imp.Refused set, when the guard refuses the
+// write; err is a failure to judge it.
+func judgeCurves(guard string, accept []string, curves []schema.CurveImpact, view schema.ViewRefresh) (imp *schema.Impact, refused, err error) {
+	if imp, err = impact.Compute(curves, view); err != nil {
+		return nil, nil, fmt.Errorf("impact on latest_benchmarks: %w", err)
 	}
-	return nil
+	mode, err := impact.ParseGuard(guard)
+	if err != nil {
+		return nil, nil, err
+	}
+	if open := impact.Guard(imp, mode, accept); len(open) > 0 && mode == schema.CoverageGuardRefuse {
+		imp.Refused = true
+		return imp, fmt.Errorf("%s: %w", impact.RefusalReason(open), ErrCoverageRefused), nil
+	}
+	return imp, nil, nil
 }

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,22 +218,8 @@ func TestIngestOfPurgedRun(t *testing.T) {
 // --accept-coverage-loss lets it through; under warn (the default) the
 // purge is applied and its output reports the coverage loss.
 func TestOverridesApplyCoverageGuard(t *testing.T) {
-	db := pgtest.New(t)
-	vars := map[string]string{"DATABASE_URL": db}
-	older := writeLineRun(t, lineRun{id: 29000000500, created: "2026-11-01T08:00:00Z", started: "2026-11-01T08:01:00Z", concs: []int{4, 8}})
-	newer := writeLineRun(t, lineRun{id: 29000000600, created: "2026-11-02T08:00:00Z", started: "2026-11-02T08:01:00Z", concs: []int{4, 8, 16}})
-	loadSummary(t, vars, cli.ExitOK, "load", older)
-	loadSummary(t, vars, cli.ExitOK, "load", newer)
-	ledger := filepath.Join(t.TempDir(), "overrides.json")
-	require.NoError(t, os.WriteFile(ledger, []byte(`{"purgedRuns":[{"runId":29000000600,"reason":"bad image"}]}`), 0o644))
-	tables := []string{"workflow_runs", "benchmark_results", "changelog_entries", "override_applications", "latest_benchmarks"}
-	state := func() map[string]int64 {
-		m := map[string]int64{}
-		for _, tbl := range tables {
-			m[tbl] = count(t, db, tbl)
-		}
-		return m
-	}
+	p := newPurgeOfConc16(t, 29000000500)
+	db, vars, ledger, state := p.db, p.vars, p.ledger, p.state
 	before := state()
 	published := rowsOf(29000000600, 4, 8, 16)
 	require.Equal(t, published, latestRows(t, db))
@@ -311,4 +298,59 @@ func TestOverridesApplyCoverageGuardUsage(t *testing.T) {
 	r := run(t, map[string]string{"DATABASE_URL": "postgres://127.0.0.1:1/none"}, "overrides", "apply", "--coverage-guard", "block")
 	requireCode(t, cli.ExitUsage, r)
 	require.Contains(t, r.stderr, `invalid value "block" for --coverage-guard: want warn|refuse`)
+}
+
+// TestPurgedRunIngestCoverageGuard: an ingest of a run the ledger purges
+// deletes what earlier ingests stored of it, and that is under the
+// coverage guard too. Purging the run that published the curve's conc-16
+// point is refused under refuse (exit 4, nothing deleted, nothing
+// recorded) and done under warn, the summary's impact naming the loss.
+func TestPurgedRunIngestCoverageGuard(t *testing.T) {
+	p := newPurgeOfConc16(t, 29000000700)
+	db, vars, ledger, state, newer := p.db, p.vars, p.ledger, p.state, p.newer
+	before := state()
+
+	r := run(t, vars, "load", newer, "--overrides", ledger, "--coverage-guard", "refuse")
+	requireCode(t, cli.ExitCoverageRefused, r)
+	require.Contains(t, r.stderr, "coverage guard refused")
+	require.Equal(t, before, state(), "a refused purge deletes nothing")
+	require.Equal(t, rowsOf(29000000800, 4, 8, 16), latestRows(t, db))
+
+	s := loadSummary(t, vars, cli.ExitOK, "load", newer, "--overrides", ledger)
+	require.Equal(t, schema.StatusPurged, s.Status)
+	require.NotNil(t, s.Impact, "the purge's impact is reported")
+	require.Equal(t, 1, s.Impact.CoverageLossCurves)
+	require.Equal(t, schema.CoverageGuardWarn, s.Impact.Guard)
+	require.Equal(t, rowsOf(29000000700, 4, 8), latestRows(t, db), "under warn the purge is applied")
+}
+
+// purgeOfConc16 is a database where an older run (id base) published a
+// curve's conc 4 and 8 and a newer one (base+100) conc 4, 8 and 16, and a
+// ledger that purges the newer run: applying it takes conc 16 off the
+// curve with nothing in its place.
+type purgeOfConc16 struct {
+	db, ledger, newer string
+	vars              map[string]string
+	// state counts the rows of what an apply or an ingest writes.
+	state func() map[string]int64
+}
+
+func newPurgeOfConc16(t *testing.T, base int64) purgeOfConc16 {
+	t.Helper()
+	db := pgtest.New(t)
+	p := purgeOfConc16{db: db, vars: map[string]string{"DATABASE_URL": db}}
+	older := writeLineRun(t, lineRun{id: base, created: "2026-11-01T08:00:00Z", started: "2026-11-01T08:01:00Z", concs: []int{4, 8}})
+	p.newer = writeLineRun(t, lineRun{id: base + 100, created: "2026-11-02T08:00:00Z", started: "2026-11-02T08:01:00Z", concs: []int{4, 8, 16}})
+	loadSummary(t, p.vars, cli.ExitOK, "load", older)
+	loadSummary(t, p.vars, cli.ExitOK, "load", p.newer)
+	p.ledger = filepath.Join(t.TempDir(), "overrides.json")
+	require.NoError(t, os.WriteFile(p.ledger, fmt.Appendf(nil, `{"purgedRuns":[{"runId":%d,"reason":"bad image"}]}`, base+100), 0o644))
+	p.state = func() map[string]int64 {
+		m := map[string]int64{}
+		for _, tbl := range []string{"workflow_runs", "benchmark_results", "changelog_entries", "ingests", "override_applications", "latest_benchmarks"} {
+			m[tbl] = count(t, db, tbl)
+		}
+		return m
+	}
+	return p
 }

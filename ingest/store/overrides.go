@@ -36,25 +36,21 @@ func (s *Store) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dr
 	return res, id, err
 }
 
-// CurveJudge judges, inside a write's transaction and before it commits,
-// what the write does to latest_benchmarks: view is the outcome of the
-// update of the curves, curves the touched curves as they were and are
-// (none unless the update ran). Its error rolls the write back and is
-// returned.
-type CurveJudge func(ctx context.Context, view schema.ViewRefresh, curves []schema.CurveImpact) error
-
 // ApplyOverridesJudged is ApplyOverrides that also brings latest_benchmarks
 // up to date in the apply's transaction, as a run's ingest does, and has
 // judge (the coverage guard) see what that does to the curves before the
-// commit — on a dry run too. It returns the update's outcome: one that
-// failed leaves the change marks for a refresh after the commit.
+// commit — on a dry run too: view is the outcome of the update, curves
+// the touched curves as they were and are (none unless the update ran).
+// An error of judge rolls the apply back and is returned. It returns the
+// update's outcome: one that failed leaves the change marks for a refresh
+// after the commit.
 func (s *Store) ApplyOverridesJudged(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string,
-	judge CurveJudge) (schema.OverrideResult, schema.ViewRefresh, int64, error) {
+	judge func(ctx context.Context, view schema.ViewRefresh, curves []schema.CurveImpact) error) (schema.OverrideResult, schema.ViewRefresh, int64, error) {
 	return s.applyOverridesTx(ctx, plan, dryRun, toolVersion, judge)
 }
 
 func (s *Store) applyOverridesTx(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string,
-	judge CurveJudge) (schema.OverrideResult, schema.ViewRefresh, int64, error) {
+	judge func(context.Context, schema.ViewRefresh, []schema.CurveImpact) error) (schema.OverrideResult, schema.ViewRefresh, int64, error) {
 	var view schema.ViewRefresh
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
