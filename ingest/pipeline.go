@@ -383,6 +383,10 @@ func ingestPurged(ctx context.Context, cfg Config, start schema.RunStart, sum *s
 		return refused
 	}
 	res, view, _, err := d.Store.ApplyOverridesJudged(ctx, d.runOverrides(start.Run.SourceRunID), cfg.DryRun, cfg.ToolVersion, judge)
+	if errors.Is(err, ErrCoverageRefused) {
+		// Recorded, as the guard's refusal of a run's rows is.
+		return abortRecorded(ctx, sum, t, d, start, nil, err)
+	}
 	if err != nil {
 		return abort(sum, t, d, err), err
 	}

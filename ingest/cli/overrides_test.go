@@ -303,8 +303,9 @@ func TestOverridesApplyCoverageGuardUsage(t *testing.T) {
 // TestPurgedRunIngestCoverageGuard: an ingest of a run the ledger purges
 // deletes what earlier ingests stored of it, and that is under the
 // coverage guard too. Purging the run that published the curve's conc-16
-// point is refused under refuse (exit 4, nothing deleted, nothing
-// recorded) and done under warn, the summary's impact naming the loss.
+// point is refused under refuse (exit 4, nothing deleted, the abort in
+// the ledger as for a refused run) and done under warn, the summary's
+// impact naming the loss.
 func TestPurgedRunIngestCoverageGuard(t *testing.T) {
 	p := newPurgeOfConc16(t, 29000000700)
 	db, vars, ledger, state, newer := p.db, p.vars, p.ledger, p.state, p.newer
@@ -313,8 +314,13 @@ func TestPurgedRunIngestCoverageGuard(t *testing.T) {
 	r := run(t, vars, "load", newer, "--overrides", ledger, "--coverage-guard", "refuse")
 	requireCode(t, cli.ExitCoverageRefused, r)
 	require.Contains(t, r.stderr, "coverage guard refused")
+	// As for a refused run, the ledger records the abort; nothing else.
+	recorded := before["ingests"] + 1
+	before["ingests"] = recorded
 	require.Equal(t, before, state(), "a refused purge deletes nothing")
 	require.Equal(t, rowsOf(29000000800, 4, 8, 16), latestRows(t, db))
+	require.Contains(t, queryStrings(t, db, `SELECT status || ': ' || error FROM ingests ORDER BY id DESC LIMIT 1`)[0],
+		"aborted: the coverage guard refused the run")
 
 	s := loadSummary(t, vars, cli.ExitOK, "load", newer, "--overrides", ledger)
 	require.Equal(t, schema.StatusPurged, s.Status)
