@@ -30,9 +30,12 @@ type Store interface {
 }
 
 // overrideApplier applies the run-override ledger to stored data in a
-// transaction of its own (a purged run's ingest, which opens none).
+// transaction of its own (a purged run's ingest, which opens none),
+// bringing latest_benchmarks up to date in it and calling judge with what
+// that does to the curves before the commit; judge's error rolls it back.
 type overrideApplier interface {
-	ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string) (schema.OverrideResult, int64, error)
+	ApplyOverridesJudged(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string,
+		judge func(ctx context.Context, view schema.ViewRefresh, curves []schema.CurveImpact) error) (schema.OverrideResult, schema.ViewRefresh, int64, error)
 }
 
 // ledger is what a rerun with unchanged inputs needs: the run's prior
@@ -224,8 +227,9 @@ func (a adapted[W]) RecordPurged(ctx context.Context, start schema.RunStart, sum
 	return a.s.RecordPurged(ctx, start, sum)
 }
 
-func (a adapted[W]) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string) (schema.OverrideResult, int64, error) {
-	return a.s.ApplyOverrides(ctx, plan, dryRun, toolVersion)
+func (a adapted[W]) ApplyOverridesJudged(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string,
+	judge func(ctx context.Context, view schema.ViewRefresh, curves []schema.CurveImpact) error) (schema.OverrideResult, schema.ViewRefresh, int64, error) {
+	return a.s.ApplyOverridesJudged(ctx, plan, dryRun, toolVersion, judge)
 }
 
 func (a adapted[W]) PriorIngest(ctx context.Context, run schema.RunIdentity) (schema.PriorIngest, error) {

@@ -366,15 +366,33 @@ func finish(sum *schema.Summary, t *runstate.Tally, d Deps) *schema.Summary {
 
 // ingestPurged is the ingest of a run attempt the run overrides purge:
 // nothing of it is written, what earlier ingests stored of it is deleted
-// (in a transaction of its own), and the ledger records the ingest with
-// the status purged, unless this is a dry run.
+// (in a transaction of its own, under the coverage guard), and the ledger
+// records the ingest with the status purged, unless this is a dry run.
 func ingestPurged(ctx context.Context, cfg Config, start schema.RunStart, sum *schema.Summary, t *runstate.Tally, d Deps, reason string) (*schema.Summary, error) {
 	t.Note(fmt.Sprintf("run %d attempt %d is purged by the run overrides (%s): nothing was written",
 		start.Run.SourceRunID, start.Run.SourceRunAttempt, reason))
 	sum.Details.PurgedRun, sum.Details.PurgeReason = true, reason
-	res, _, err := d.Store.ApplyOverrides(ctx, d.runOverrides(start.Run.SourceRunID), cfg.DryRun, cfg.ToolVersion)
+	// What the purge deletes is under the coverage guard, as a run's
+	// rows are: judged in its transaction, before the commit.
+	accept := append(slices.Clone(cfg.AcceptCoverageLoss), d.Overrides.CoverageLossAccepted(start.Run.SourceRunID)...)
+	judge := func(_ context.Context, view schema.ViewRefresh, curves []schema.CurveImpact) error {
+		imp, refused, err := judgeCurves(cfg.CoverageGuard, accept, false, curves, view)
+		if err != nil {
+			return err
+		}
+		sum.Impact = imp
+		return refused
+	}
+	res, view, _, err := d.Store.ApplyOverridesJudged(ctx, d.runOverrides(start.Run.SourceRunID), cfg.DryRun, cfg.ToolVersion, judge)
+	if errors.Is(err, ErrCoverageRefused) {
+		// Recorded, as the guard's refusal of a run's rows is.
+		return abortRecorded(ctx, sum, t, d, start, nil, err)
+	}
 	if err != nil {
 		return abort(sum, t, d, err), err
+	}
+	if !cfg.DryRun {
+		viewUpdated(sum, view)
 	}
 	noteOverrides(t, sum, res)
 	finish(sum, t, d)

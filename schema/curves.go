@@ -24,7 +24,8 @@ type CurvePoint struct {
 	SnapshotDate          string
 	SnapshotWorkflowRunID int64
 	// Deleted: the row was shown before and deleted since (by an
-	// override); only ResultID, ConfigID, the snapshot and Config are set.
+	// override); its key and values are those its point kept, its GitHub
+	// runs 0 when they were purged with it.
 	Deleted bool
 	// GitHubRunID and RunAttempt name the row's run; SnapshotGitHubRunID
 	// the snapshot's.

@@ -1,5 +1,7 @@
 package schema
 
+import "slices"
+
 // OverridePlan is the run-override ledger as the store applies it to data
 // already stored (ingest overrides apply, and every ingest for the run it
 // writes).
@@ -58,6 +60,31 @@ type OverrideRetired struct {
 	// CSVSHA256 is the hex sha256 of the raw telemetry CSV the verdict
 	// rests on: the stored AMD series with these bytes lose their power.
 	CSVSHA256 string
+}
+
+// Runs is every source run the plan names, in ascending order, once.
+func (p OverridePlan) Runs() []int64 {
+	var runs []int64
+	for _, c := range p.Conclusions {
+		runs = append(runs, c.RunID)
+	}
+	for _, r := range p.PurgedRuns {
+		runs = append(runs, r.RunID)
+	}
+	for _, x := range p.PurgedPoints {
+		runs = append(runs, x.RunID)
+	}
+	for _, r := range p.RetiredGPUPower {
+		runs = append(runs, r.RunID)
+	}
+	for _, b := range p.ChangelogBackfills {
+		runs = append(runs, b.RunID)
+	}
+	for _, b := range p.PointBackfills {
+		runs = append(runs, b.RunID)
+	}
+	slices.Sort(runs)
+	return slices.Compact(runs)
 }
 
 // ForRun is the part of the plan about one source run.

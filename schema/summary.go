@@ -3,7 +3,11 @@
 // nothing of ours.
 package schema
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"time"
+)
 
 // Status is the outcome of one ingest attempt.
 type Status string
@@ -331,6 +335,34 @@ type Summary struct {
 
 // SummarySchemaVersion is the version of the Summary JSON layout.
 const SummarySchemaVersion = 1
+
+// ErrUnreadableSummary is wrapped by CheckReadable's error: a stored
+// summary of a schemaVersion this build does not read.
+var ErrUnreadableSummary = errors.New("unreadable summary")
+
+// UnreadableReason says why this build does not read a summary of
+// schemaVersion v — "" when it does. It reads SummarySchemaVersion only:
+// the fields of another layout may mean something else, so a report, a
+// rerun answered from the ledger or a verification built on them would
+// state what the ingest never did.
+func UnreadableReason(v int) string {
+	switch {
+	case v == SummarySchemaVersion:
+		return ""
+	case v > SummarySchemaVersion:
+		return fmt.Sprintf("summary written by a newer build (schemaVersion %d): upgrade ingest to read it", v)
+	}
+	return fmt.Sprintf("summary of an unknown layout (schemaVersion %d, this build reads %d): it cannot be read", v, SummarySchemaVersion)
+}
+
+// CheckReadable is nil when this build reads s (UnreadableReason), else
+// an error saying why, wrapping ErrUnreadableSummary.
+func (s *Summary) CheckReadable() error {
+	if why := UnreadableReason(s.SchemaVersion); why != "" {
+		return fmt.Errorf("%s: %w", why, ErrUnreadableSummary)
+	}
+	return nil
+}
 
 // FailureCount is the number of failed items across every row plus
 // failures that belong to no row, listed or not.

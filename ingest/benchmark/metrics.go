@@ -3,6 +3,7 @@ package benchmark
 import (
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/catalog"
@@ -66,16 +67,33 @@ func captureMetrics(cat *catalog.Catalog, row map[string]any, values map[string]
 	return c
 }
 
+// mayBeNegative says whether the quantity a metric key names can be below
+// zero. Every measured quantity — latencies, throughputs, interactivity,
+// token counts, rates, power, energy, utilisation, memory — cannot, except
+// the Celsius temperatures.
+func mayBeNegative(key string) bool { return strings.HasSuffix(key, "_temp_c") }
+
+// quantityFault says why f is no measurement of the quantity key names:
+// it is not finite, or it is below zero where the quantity cannot be
+// (mayBeNegative). "" when f is a value.
+func quantityFault(key string, f float64) string {
+	switch {
+	case !finite(f):
+		return "non-finite value"
+	case f < 0 && !mayBeNegative(key):
+		return "negative value " + strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return ""
+}
+
 // firstNegative returns the first (sorted) known metric holding a value
-// below zero, and that value. Every catalogued metric — latencies,
-// throughputs, interactivity, token counts, rates, power and energy — is a
-// quantity that cannot be negative, except the Celsius temperatures. A
-// key the power contract withheld is no longer among the values.
+// below zero that its quantity cannot take (mayBeNegative), and that
+// value. A key the power contract withheld is no longer among the values.
 func (c capturedMetrics) firstNegative(cat *catalog.Catalog) (string, float64, bool) {
 	key, value, found := "", 0.0, false
 	for k, v := range c.values {
 		f, ok := v.(float64)
-		if !ok || f >= 0 || strings.HasSuffix(k, "_temp_c") || !cat.IsKnownMetric(k) {
+		if !ok || f >= 0 || mayBeNegative(k) || !cat.IsKnownMetric(k) {
 			continue
 		}
 		if !found || k < key {

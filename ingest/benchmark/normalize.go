@@ -6,7 +6,6 @@ package benchmark
 
 import (
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -97,7 +96,9 @@ func (n *Normalizer) Normalize(row map[string]any) (schema.BenchmarkPoint, Outco
 	}
 	point.Metrics = metrics
 	if !withholdWorkers {
-		point.Workers = extractWorkers(row["workers"])
+		if point.Workers, o = extractWorkers(row["workers"]); o != nil {
+			return schema.BenchmarkPoint{}, *o
+		}
 	}
 	point.PowerInvalidReasons = extractPowerInvalidReasons(row["power_invalid_reasons"])
 	point.PowerAudit = extractPowerAudit(row["power_audit"])
@@ -161,7 +162,7 @@ func (n *Normalizer) metrics(row map[string]any, p schema.BenchmarkPoint, agenti
 		return nil, false, &o
 	}
 	if key, v, bad := c.firstNegative(n.cat); bad {
-		o := failed("metric %s: negative value %s", key, strconv.FormatFloat(v, 'g', -1, 64))
+		o := failed("metric %s: %s", key, quantityFault(key, v))
 		return nil, false, &o
 	}
 	m := c.values

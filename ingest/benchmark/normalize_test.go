@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -712,6 +713,44 @@ func TestNormalizeNegativeQuantities(t *testing.T) {
 			check = func(t *testing.T, p schema.BenchmarkPoint, o Outcome) { requireOK(t, o) }
 		}
 		cases = append(cases, normalizeCase{tc.key + " " + tc.value, build(t, v1Base, set(tc.key, tc.value)), check})
+	}
+	runNormalizeCases(t, cases)
+}
+
+// TestNormalizeWorkerQuantities: the per-worker power breakdown follows
+// the row's rule for its quantities. A worker's power, utilisation or
+// memory that is negative or not finite is no measurement and fails the
+// row naming the entry and key; a temperature (Celsius) may be below zero;
+// zero is a value.
+func TestNormalizeWorkerQuantities(t *testing.T) {
+	t.Parallel()
+	entry := func(extra string) string {
+		return `{"role":"decode","worker_idx":1,"num_gpus":8,"avg_power_w":600` + extra + `}`
+	}
+	good := `{"role":"prefill","worker_idx":0,"num_gpus":4,"avg_power_w":500}`
+	var cases []normalizeCase
+	for _, tc := range []struct{ name, second, reason string }{
+		{"negative power", `{"role":"decode","worker_idx":1,"num_gpus":8,"avg_power_w":-5e300}`, "workers[1].avg_power_w: negative value -5e+300"},
+		{"negative power as text", `{"role":"decode","worker_idx":1,"num_gpus":8,"avg_power_w":"-1"}`, "workers[1].avg_power_w: negative value -1"},
+		{"non-finite power", `{"role":"decode","worker_idx":1,"num_gpus":8,"avg_power_w":"NaN"}`, "workers[1].avg_power_w: non-finite value"},
+		{"infinite power", `{"role":"decode","worker_idx":1,"num_gpus":8,"avg_power_w":"-Infinity"}`, "workers[1].avg_power_w: non-finite value"},
+		{"negative utilisation", entry(`,"avg_util_pct":-3`), "workers[1].avg_util_pct: negative value -3"},
+		{"non-finite memory", entry(`,"avg_mem_used_mb":"Inf"`), "workers[1].avg_mem_used_mb: non-finite value"},
+		{"non-finite temperature", entry(`,"peak_temp_c":"NaN"`), "workers[1].peak_temp_c: non-finite value"},
+		{"negative temperature", entry(`,"avg_temp_c":-5`), ""},
+		{"zero power", `{"role":"decode","worker_idx":1,"num_gpus":8,"avg_power_w":0}`, ""},
+	} {
+		row := build(t, v1Base, set("power_valid", "1"), set("workers", "["+good+","+tc.second+"]"))
+		check := requireFailed(tc.reason)
+		if tc.reason == "" {
+			check = func(t *testing.T, p schema.BenchmarkPoint, o Outcome) {
+				requireOK(t, o)
+				var ws []map[string]any
+				require.NoError(t, json.Unmarshal(p.Workers, &ws))
+				require.Len(t, ws, 2, "both entries kept")
+			}
+		}
+		cases = append(cases, normalizeCase{tc.name, row, check})
 	}
 	runNormalizeCases(t, cases)
 }

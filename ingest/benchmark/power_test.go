@@ -24,7 +24,6 @@ func TestExtractWorkers(t *testing.T) {
 			{"worker_idx":1,"num_gpus":4,"avg_power_w":500},
 			{"role":"decode","worker_idx":0,"num_gpus":4},
 			{"role":"decode","worker_idx":-1,"num_gpus":4,"avg_power_w":1},
-			{"role":"decode","worker_idx":0,"num_gpus":4,"avg_power_w":"NaN"},
 			{"role":"frontend","worker_idx":0,"num_gpus":0,"avg_power_w":0}]`,
 			`[{"role":"prefill","worker_idx":0,"num_gpus":4,"avg_power_w":500},
 			  {"role":"frontend","worker_idx":0,"num_gpus":0,"avg_power_w":0}]`},
@@ -41,7 +40,8 @@ func TestExtractWorkers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := extractWorkers(decodeJSON(t, tt.in))
+			got, o := extractWorkers(decodeJSON(t, tt.in))
+			require.Nil(t, o)
 			if tt.want == "" {
 				require.Nil(t, got)
 				return

@@ -17,15 +17,18 @@ type worker struct {
 
 // extractWorkers keeps the well-formed entries of a workers array: a
 // non-empty string role, non-negative integer worker_idx and num_gpus
-// (numeric strings accepted) and a finite avg_power_w; hosts only when all
-// strings; optional telemetry only when finite. Nothing left means nil.
-func extractWorkers(v any) json.RawMessage {
+// (numeric strings accepted) and an avg_power_w; hosts only when all
+// strings; optional telemetry only when numeric. Nothing left means nil.
+// A kept entry's measured value that is no measurement (quantityFault:
+// not finite, or negative where its quantity cannot be, as for the row's
+// metrics) fails the row, naming the entry and key.
+func extractWorkers(v any) (json.RawMessage, *Outcome) {
 	arr, ok := v.([]any)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	var out []worker
-	for _, e := range arr {
+	for i, e := range arr {
 		m, ok := object(e)
 		if !ok {
 			continue
@@ -33,8 +36,19 @@ func extractWorkers(v any) json.RawMessage {
 		role, okRole := nonEmptyString(m["role"])
 		idx, okIdx := integerValue(m["worker_idx"])
 		gpus, okGPUs := integerValue(m["num_gpus"])
+		if !okRole || !okIdx || idx < 0 || !okGPUs || gpus < 0 {
+			continue
+		}
+		for _, k := range [...]string{"avg_power_w", "avg_temp_c", "peak_temp_c", "avg_util_pct", "avg_mem_used_mb"} {
+			if f, ok := numericValue(m[k]); ok {
+				if fault := quantityFault(k, f); fault != "" {
+					o := failed("workers[%d].%s: %s", i, k, fault)
+					return nil, &o
+				}
+			}
+		}
 		power, okPower := finiteNumber(m["avg_power_w"])
-		if !okRole || !okIdx || idx < 0 || !okGPUs || gpus < 0 || !okPower {
+		if !okPower {
 			continue
 		}
 		w := worker{Role: role, WorkerIdx: idx, NumGPUs: gpus, AvgPowerW: power, Hosts: allStrings(m["hosts"])}
@@ -44,7 +58,7 @@ func extractWorkers(v any) json.RawMessage {
 		w.AvgMemUsedMB = optionalFinite(m["avg_mem_used_mb"])
 		out = append(out, w)
 	}
-	return marshalNonEmpty(out, len(out))
+	return marshalNonEmpty(out, len(out)), nil
 }
 
 func finiteNumber(v any) (float64, bool) {

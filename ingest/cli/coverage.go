@@ -28,15 +28,26 @@ func addCoverage(s *settings) coverageOpts {
 // apply puts the options in cfg; a guard mode other than warn or refuse
 // is a usage error.
 func (o coverageOpts) apply(cfg *ingest.Config) error {
+	mode, accept, err := o.values()
+	if err != nil {
+		return err
+	}
+	cfg.CoverageGuard, cfg.AcceptCoverageLoss = mode, append(cfg.AcceptCoverageLoss, accept...)
+	return nil
+}
+
+// values are the guard mode and the acknowledged curve keys; a mode other
+// than warn or refuse is a usage error.
+func (o coverageOpts) values() (string, []string, error) {
 	mode, err := impact.ParseGuard(o.guard.String())
 	if err != nil {
-		return fmt.Errorf("%s: %w", o.guard.label(), err)
+		return "", nil, fmt.Errorf("%s: %w", o.guard.label(), err)
 	}
-	cfg.CoverageGuard = mode
+	var accept []string
 	for _, k := range strings.Split(o.accept.String(), ",") {
 		if k = strings.TrimSpace(k); k != "" {
-			cfg.AcceptCoverageLoss = append(cfg.AcceptCoverageLoss, k)
+			accept = append(accept, k)
 		}
 	}
-	return nil
+	return mode, accept, nil
 }

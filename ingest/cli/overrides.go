@@ -3,37 +3,47 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inferencex/ingest/ingest"
+	"github.com/inferencex/ingest/ingest/impact"
 	"github.com/inferencex/ingest/ingest/report"
 	"github.com/inferencex/ingest/schema"
 )
 
 // overridesCommand is `ingest overrides apply`: the run-override ledger and
 // the source policies applied to the data already stored, in one
-// transaction, then latest_benchmarks refreshed.
+// transaction that also brings latest_benchmarks up to date, under the
+// coverage guard of load and backfill.
 func (a *app) overridesCommand() *cobra.Command {
 	cmd, s, run := a.command("apply", "apply the run-override ledger to stored data",
 		"Apply the run-override ledger and the source policies to the data already stored, in one transaction,\n"+
 			"then refresh latest_benchmarks.", 0)
 	common := addCommon(s)
 	common.addNoMigrate(s)
+	coverage := addCoverage(s)
 	dryRun := s.flag("dry-run", "show what would be deleted and rewritten, change nothing", "INGEST_DRY_RUN")
 	catalogFiles := s.str("catalog", "", "comma-separated alias-table extension files (the GPU power keys a retired source loses)", "INGEST_CATALOG")
 	overrideFiles := s.str("overrides", "", "comma-separated run-override files (JSON, same shape as the embedded ledger)", "INGEST_OVERRIDES")
 	format := s.enum("format", report.FormatText, []string{report.FormatText, report.FormatJSON}, "output format", "INGEST_OVERRIDES_FORMAT")
 	run(func(ctx context.Context, _ []string) int {
-		return runOverrides(ctx, a.env, common, dryRun, catalogFiles, overrideFiles, format)
+		return runOverrides(ctx, a.env, common, coverage, dryRun, catalogFiles, overrideFiles, format)
 	})
 	return a.group("overrides", "apply the run-override ledger to stored data: ingest overrides apply [--dry-run]", cmd)
 }
 
-func runOverrides(ctx context.Context, env Env, common *commonOpts, dryRun *bool, catalogFiles, overrideFiles, format *setting) int {
+func runOverrides(ctx context.Context, env Env, common *commonOpts, coverage coverageOpts, dryRun *bool, catalogFiles, overrideFiles, format *setting) int {
 	log, err := newLogger(common, env)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "ingest:", err)
+		return ExitUsage
+	}
+	mode, accept, err := coverage.values()
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
 		return ExitUsage
@@ -48,15 +58,53 @@ func runOverrides(ctx context.Context, env Env, common *commonOpts, dryRun *bool
 	}
 	defer st.Close()
 	plan := deps.Overrides.Plan(deps.Catalog.GPUPowerKeys())
-	res, id, err := st.ApplyOverrides(ctx, plan, *dryRun, toolVersion(env.Version))
+	// The coverage guard judges the apply as it judges a run: what it does
+	// to the published curves, inside its transaction. A loss is
+	// acknowledged by the flag, or by a coverageLossAccepted entry of a run
+	// the plan names (its changes to those curves are deliberate).
+	for _, r := range plan.Runs() {
+		accept = append(accept, deps.Overrides.CoverageLossAccepted(r)...)
+	}
+	var (
+		imp     *schema.Impact
+		refused []string
+	)
+	guard := func(_ context.Context, view schema.ViewRefresh, curves []schema.CurveImpact) error {
+		var err error
+		if imp, err = impact.Compute(curves, view); err != nil {
+			return fmt.Errorf("impact on latest_benchmarks: %w", err)
+		}
+		if open := impact.Guard(imp, mode, accept); len(open) > 0 && mode == schema.CoverageGuardRefuse {
+			imp.Refused, refused = true, open
+			return ingest.ErrCoverageRefused
+		}
+		return nil
+	}
+	res, view, id, err := st.ApplyOverridesJudged(ctx, plan, *dryRun, toolVersion(env.Version), guard)
+	if errors.Is(err, ingest.ErrCoverageRefused) {
+		if code := writeOverrideRefusal(env, format.String(), imp); code != ExitOK {
+			return code
+		}
+		fail(env, "overrides apply: %s (nothing was changed)", overridesRefusal(refused))
+		return ExitCoverageRefused
+	}
 	if err != nil {
 		return fail(env, "overrides apply: %v (nothing was changed)", err)
 	}
 	var refresh *schema.ViewRefresh
 	var refreshErr error
 	if !*dryRun && res.Changed() {
-		r, err := st.RefreshLatestBenchmarks(ctx, false)
-		refresh, refreshErr = &r, err
+		// The apply's transaction updated the curves it changed; a failed
+		// or skipped update leaves the change marks to a refresh now.
+		if view.Status == schema.RefreshRefreshed {
+			refresh = &view
+		} else {
+			r, err := st.RefreshLatestBenchmarks(ctx, false)
+			refresh, refreshErr = &r, err
+		}
+	}
+	if !res.Changed() {
+		imp = nil
 	}
 	if format.String() == report.FormatJSON {
 		out := struct {
@@ -65,7 +113,8 @@ func runOverrides(ctx context.Context, env Env, common *commonOpts, dryRun *bool
 			Changed       bool                  `json:"changed"`
 			Result        schema.OverrideResult `json:"result"`
 			Refresh       *schema.ViewRefresh   `json:"latestBenchmarks,omitempty"`
-		}{*dryRun, id, res.Changed(), res, refresh}
+			Impact        *schema.Impact        `json:"impact,omitempty"`
+		}{*dryRun, id, res.Changed(), res, refresh, imp}
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -73,6 +122,9 @@ func runOverrides(ctx context.Context, env Env, common *commonOpts, dryRun *bool
 		}
 	} else {
 		writeOverrideResult(env.Stdout, res, *dryRun, id, refresh)
+		if imp != nil {
+			fmt.Fprint(env.Stdout, report.ImpactText(imp))
+		}
 	}
 	if env.Getenv("GITHUB_ACTIONS") == "true" {
 		for _, a := range res.NotFound {
@@ -81,6 +133,35 @@ func runOverrides(ctx context.Context, env Env, common *commonOpts, dryRun *bool
 	}
 	if refreshErr != nil {
 		return fail(env, "refresh latest_benchmarks: %v (the overrides were applied; `ingest refresh` retries)", refreshErr)
+	}
+	return ExitOK
+}
+
+// overridesRefusal is the error of an apply the coverage guard refused:
+// the curves, and how to acknowledge the loss.
+func overridesRefusal(keys []string) string {
+	return fmt.Sprintf("the coverage guard refused the apply: it would shrink %d published curve(s) (%s); to apply it deliberately, "+
+		"rerun with --accept-coverage-loss %s, or add a coverageLossAccepted entry (run id, curves, reason) for the run to the run overrides",
+		len(keys), strings.Join(keys, ", "), strings.Join(keys, ","))
+}
+
+// writeOverrideRefusal writes what a refused apply would have done to the
+// dashboard (imp; nil when the guard never ran), in format.
+func writeOverrideRefusal(env Env, format string, imp *schema.Impact) int {
+	if imp == nil {
+		return ExitOK
+	}
+	if format != report.FormatJSON {
+		fmt.Fprint(env.Stdout, report.ImpactText(imp))
+		return ExitOK
+	}
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(struct {
+		Refused bool           `json:"refused"`
+		Impact  *schema.Impact `json:"impact"`
+	}{true, imp}); err != nil {
+		return fail(env, "%v", err)
 	}
 	return ExitOK
 }

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,4 +213,155 @@ func TestIngestOfPurgedRun(t *testing.T) {
 	require.Len(t, purged, 2, "each real ingest of the purged run has its ledger row")
 	require.Equal(t, sum.IngestID, purged[1])
 	require.Equal(t, []int64{1}, queryInt64s(t, db, `SELECT count(*) FROM ingests WHERE status = 'succeeded'`), "the first ingest stays")
+}
+
+// TestOverridesApplyCoverageGuard: `overrides apply` is under the coverage
+// guard of load and backfill. Purging the run that published a curve's
+// conc-16 point takes the curve back to the older run's two points: under
+// refuse (flag or environment, dry run or not) the apply is rolled back
+// with exit 4 and the database is as it was; a curve acknowledged with
+// --accept-coverage-loss lets it through; under warn (the default) the
+// purge is applied and its output reports the coverage loss.
+func TestOverridesApplyCoverageGuard(t *testing.T) {
+	p := newPurgeOfConc16(t, 29000000500)
+	db, vars, ledger, state := p.db, p.vars, p.ledger, p.state
+	before := state()
+	published := rowsOf(29000000600, 4, 8, 16)
+	require.Equal(t, published, latestRows(t, db))
+
+	// What the purge would do, as JSON: the curve it shrinks and why.
+	r := run(t, vars, "overrides", "apply", "--overrides", ledger, "--dry-run", "--format", "json")
+	requireCode(t, cli.ExitOK, r)
+	var dry struct {
+		Impact struct {
+			CoverageLossCurves int    `json:"coverageLossCurves"`
+			Guard              string `json:"guard"`
+			Curves             []struct {
+				Key          string   `json:"key"`
+				CoverageLoss []string `json:"coverageLoss"`
+			} `json:"curves"`
+		} `json:"impact"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &dry), r.stdout)
+	require.Equal(t, 1, dry.Impact.CoverageLossCurves, r.stdout)
+	require.Equal(t, "warn", dry.Impact.Guard)
+	require.Len(t, dry.Impact.Curves, 1)
+	key := dry.Impact.Curves[0].Key
+	require.Contains(t, strings.Join(dry.Impact.Curves[0].CoverageLoss, "; "), "conc 16")
+	require.Equal(t, before, state(), "a dry run changes nothing")
+
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{"flag", nil, []string{"--coverage-guard", "refuse"}},
+		{"environment", map[string]string{"INGEST_COVERAGE_GUARD": "refuse"}, nil},
+		{"dry run", nil, []string{"--coverage-guard", "refuse", "--dry-run"}},
+		{"another curve acknowledged", nil, []string{"--coverage-guard", "refuse", "--accept-coverage-loss", "some/other/curve"}},
+	} {
+		env := map[string]string{}
+		for k, v := range vars {
+			env[k] = v
+		}
+		for k, v := range c.env {
+			env[k] = v
+		}
+		r := run(t, env, append([]string{"overrides", "apply", "--overrides", ledger}, c.args...)...)
+		requireCode(t, cli.ExitCoverageRefused, r)
+		require.Contains(t, r.stderr, "coverage guard refused", c.name)
+		require.Contains(t, r.stderr, key, c.name)
+		require.Equal(t, before, state(), "%s: a refused apply writes nothing", c.name)
+		require.Equal(t, published, latestRows(t, db), c.name)
+	}
+
+	r = run(t, vars, "overrides", "apply", "--overrides", ledger, "--coverage-guard", "refuse", "--accept-coverage-loss", key, "--dry-run")
+	requireCode(t, cli.ExitOK, r)
+	require.Contains(t, r.stdout, "(acknowledged)")
+	// The ledger's own acknowledgement of the purged run does the same.
+	acknowledged := filepath.Join(t.TempDir(), "overrides.json")
+	require.NoError(t, os.WriteFile(acknowledged, []byte(`{"purgedRuns":[{"runId":29000000600,"reason":"bad image"}],`+
+		`"coverageLossAccepted":[{"runId":29000000600,"curves":["`+key+`"],"reason":"conc 16 was measured with the bad image"}]}`), 0o644))
+	r = run(t, vars, "overrides", "apply", "--overrides", acknowledged, "--coverage-guard", "refuse", "--dry-run")
+	requireCode(t, cli.ExitOK, r)
+	require.Contains(t, r.stdout, "(acknowledged)")
+	require.Equal(t, before, state())
+
+	r = run(t, vars, "overrides", "apply", "--overrides", ledger)
+	requireCode(t, cli.ExitOK, r)
+	require.Contains(t, r.stdout, "applied the run overrides")
+	require.Contains(t, r.stdout, "⚠️ coverage loss: ")
+	require.Contains(t, r.stdout, key)
+	require.Contains(t, r.stdout, "latest_benchmarks refreshed")
+	require.Equal(t, rowsOf(29000000500, 4, 8), latestRows(t, db), "under warn the purge is applied")
+}
+
+// TestOverridesApplyCoverageGuardUsage: an unknown guard mode is a usage
+// error of overrides apply, found before anything connects.
+func TestOverridesApplyCoverageGuardUsage(t *testing.T) {
+	t.Parallel()
+	r := run(t, map[string]string{"DATABASE_URL": "postgres://127.0.0.1:1/none"}, "overrides", "apply", "--coverage-guard", "block")
+	requireCode(t, cli.ExitUsage, r)
+	require.Contains(t, r.stderr, `invalid value "block" for --coverage-guard: want warn|refuse`)
+}
+
+// TestPurgedRunIngestCoverageGuard: an ingest of a run the ledger purges
+// deletes what earlier ingests stored of it, and that is under the
+// coverage guard too. Purging the run that published the curve's conc-16
+// point is refused under refuse (exit 4, nothing deleted, the abort in
+// the ledger as for a refused run) and done under warn, the summary's
+// impact naming the loss.
+func TestPurgedRunIngestCoverageGuard(t *testing.T) {
+	p := newPurgeOfConc16(t, 29000000700)
+	db, vars, ledger, state, newer := p.db, p.vars, p.ledger, p.state, p.newer
+	before := state()
+
+	r := run(t, vars, "load", newer, "--overrides", ledger, "--coverage-guard", "refuse")
+	requireCode(t, cli.ExitCoverageRefused, r)
+	require.Contains(t, r.stderr, "coverage guard refused")
+	// As for a refused run, the ledger records the abort; nothing else.
+	recorded := before["ingests"] + 1
+	before["ingests"] = recorded
+	require.Equal(t, before, state(), "a refused purge deletes nothing")
+	require.Equal(t, rowsOf(29000000800, 4, 8, 16), latestRows(t, db))
+	require.Contains(t, queryStrings(t, db, `SELECT status || ': ' || error FROM ingests ORDER BY id DESC LIMIT 1`)[0],
+		"aborted: the coverage guard refused the run")
+
+	s := loadSummary(t, vars, cli.ExitOK, "load", newer, "--overrides", ledger)
+	require.Equal(t, schema.StatusPurged, s.Status)
+	require.NotNil(t, s.Impact, "the purge's impact is reported")
+	require.Equal(t, 1, s.Impact.CoverageLossCurves)
+	require.Equal(t, schema.CoverageGuardWarn, s.Impact.Guard)
+	require.Equal(t, rowsOf(29000000700, 4, 8), latestRows(t, db), "under warn the purge is applied")
+}
+
+// purgeOfConc16 is a database where an older run (id base) published a
+// curve's conc 4 and 8 and a newer one (base+100) conc 4, 8 and 16, and a
+// ledger that purges the newer run: applying it takes conc 16 off the
+// curve with nothing in its place.
+type purgeOfConc16 struct {
+	db, ledger, newer string
+	vars              map[string]string
+	// state counts the rows of what an apply or an ingest writes.
+	state func() map[string]int64
+}
+
+func newPurgeOfConc16(t *testing.T, base int64) purgeOfConc16 {
+	t.Helper()
+	db := pgtest.New(t)
+	p := purgeOfConc16{db: db, vars: map[string]string{"DATABASE_URL": db}}
+	older := writeLineRun(t, lineRun{id: base, created: "2026-11-01T08:00:00Z", started: "2026-11-01T08:01:00Z", concs: []int{4, 8}})
+	p.newer = writeLineRun(t, lineRun{id: base + 100, created: "2026-11-02T08:00:00Z", started: "2026-11-02T08:01:00Z", concs: []int{4, 8, 16}})
+	loadSummary(t, p.vars, cli.ExitOK, "load", older)
+	loadSummary(t, p.vars, cli.ExitOK, "load", p.newer)
+	p.ledger = filepath.Join(t.TempDir(), "overrides.json")
+	require.NoError(t, os.WriteFile(p.ledger, fmt.Appendf(nil, `{"purgedRuns":[{"runId":%d,"reason":"bad image"}]}`, base+100), 0o644))
+	p.state = func() map[string]int64 {
+		m := map[string]int64{}
+		for _, tbl := range []string{"workflow_runs", "benchmark_results", "changelog_entries", "ingests", "override_applications", "latest_benchmarks"} {
+			m[tbl] = count(t, db, tbl)
+		}
+		return m
+	}
+	return p
 }

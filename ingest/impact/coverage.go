@@ -121,9 +121,6 @@ func reached(p schema.PointValues, after []schema.CurvePoint, ch chart, tol tole
 	}
 	tx := 1 + tol.x(ch)
 	for _, q := range after {
-		if q.Deleted {
-			continue
-		}
 		qx, qy, ok := coords(q.Values, ch)
 		if !ok || qy*(1+tol.tput) < py {
 			continue
@@ -142,9 +139,6 @@ func shrunkRange(before, after []schema.CurvePoint, ch chart, t float64) string 
 	span := func(pts []schema.CurvePoint) (lo, hi float64, ok bool) {
 		lo, hi = math.Inf(1), math.Inf(-1)
 		for _, p := range pts {
-			if p.Deleted {
-				continue
-			}
 			if x, _, eligible := coords(p.Values, ch); eligible {
 				lo, hi, ok = min(lo, x), max(hi, x), true
 			}

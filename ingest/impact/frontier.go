@@ -63,9 +63,6 @@ func frontier(pts []schema.CurvePoint, ch chart, point func(schema.CurvePoint) s
 	}
 	var cs []cand
 	for i, p := range pts {
-		if p.Deleted {
-			continue
-		}
 		if x, y, ok := coords(p.Values, ch); ok {
 			cs = append(cs, cand{i, x, y, point(p)})
 		}

@@ -27,7 +27,7 @@ func match(removed, added []schema.CurvePoint, arms func(schema.CurvePoint) stri
 	var out []pair
 	byConc := func(sameArm, sameRecipeToo bool) {
 		for i, r := range removed {
-			if usedOld[i] || r.Deleted {
+			if usedOld[i] {
 				continue
 			}
 			for j, a := range added {
@@ -52,7 +52,7 @@ func match(removed, added []schema.CurvePoint, arms func(schema.CurvePoint) stri
 	}
 	var cs []cand
 	for i, r := range removed {
-		if usedOld[i] || r.Deleted || r.Values.MedianIntvty == nil || !positive(*r.Values.MedianIntvty) {
+		if usedOld[i] || r.Values.MedianIntvty == nil || !positive(*r.Values.MedianIntvty) {
 			continue
 		}
 		for j, a := range added {

@@ -516,6 +516,15 @@ func number(v *float64) string {
 	return strconv.FormatFloat(x, 'f', digits, 64)
 }
 
+// ImpactText is the impact section as console text, for a write that is
+// not a run's ingest (an apply of the run overrides): its headline, and per
+// changed curve its summary, frontier, coverage loss and top changes.
+func ImpactText(imp *schema.Impact) string {
+	var b strings.Builder
+	writeTextImpact(&b, &schema.Summary{Impact: imp})
+	return b.String()
+}
+
 // writeTextImpact writes the section as console text: the headline, then
 // per listed curve its summary, frontier, coverage loss and top changes.
 func writeTextImpact(b *strings.Builder, s *schema.Summary) {

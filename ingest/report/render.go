@@ -21,9 +21,10 @@ const (
 var ErrUnknownFormat = errors.New("unknown report format")
 
 // ErrUnreadableSummary is wrapped by Render for a summary whose
-// schemaVersion this build does not know: it writes why instead of a
-// report, since the fields it would read may mean something else.
-var ErrUnreadableSummary = errors.New("unreadable summary")
+// schemaVersion this build does not know (schema.UnreadableReason): it
+// writes why instead of a report, since the fields it would read may mean
+// something else.
+var ErrUnreadableSummary = schema.ErrUnreadableSummary
 
 // Formats lists the formats Render accepts.
 func Formats() []string { return []string{FormatMarkdown, FormatJSON, FormatText} }
@@ -33,8 +34,8 @@ func Render(w io.Writer, s *schema.Summary, format string) error {
 	if s == nil {
 		return fmt.Errorf("report %s: nil summary", format)
 	}
-	if s.SchemaVersion != schema.SummarySchemaVersion {
-		return renderUnreadable(w, s, format)
+	if err := s.CheckReadable(); err != nil {
+		return renderUnreadable(w, s, format, err)
 	}
 	var out string
 	switch format {
@@ -53,20 +54,11 @@ func Render(w io.Writer, s *schema.Summary, format string) error {
 	return nil
 }
 
-// unreadableReason says why a summary of another schemaVersion is not
-// rendered.
-func unreadableReason(v int) string {
-	if v > schema.SummarySchemaVersion {
-		return fmt.Sprintf("summary written by a newer build (schemaVersion %d): upgrade ingest to read it", v)
-	}
-	return fmt.Sprintf("summary of an unknown layout (schemaVersion %d, this build reads %d): it cannot be read", v, schema.SummarySchemaVersion)
-}
-
 // renderUnreadable writes, in format, that the summary cannot be read and
 // why — never a heading that says what became of the ingest — and
-// returns ErrUnreadableSummary.
-func renderUnreadable(w io.Writer, s *schema.Summary, format string) error {
-	why := unreadableReason(s.SchemaVersion)
+// returns unreadable, the summary's CheckReadable error.
+func renderUnreadable(w io.Writer, s *schema.Summary, format string, unreadable error) error {
+	why := schema.UnreadableReason(s.SchemaVersion)
 	var err error
 	switch format {
 	case FormatMarkdown:
@@ -87,5 +79,5 @@ func renderUnreadable(w io.Writer, s *schema.Summary, format string) error {
 	if err != nil {
 		return fmt.Errorf("report %s: %w", format, err)
 	}
-	return fmt.Errorf("%s: %w", why, ErrUnreadableSummary)
+	return unreadable
 }

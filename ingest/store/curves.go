@@ -124,57 +124,66 @@ func (o curveOutcome) refresh(took time.Duration) schema.ViewRefresh {
 // Call it once, after the run's last write; CurveImpact then tells what it
 // did to each curve.
 func (t *RunTx) UpdateLatestBenchmarks(ctx context.Context) (schema.ViewRefresh, error) {
+	r, updated, err := updateOwnCurves(ctx, t.tx, t.log, t.explain)
+	t.curvesUpdated = updated
+	return r, err
+}
+
+// updateOwnCurves is UpdateLatestBenchmarks in transaction tx, for any
+// writer of benchmark rows (a run's ingest, an apply of the run
+// overrides); updated says whether curves were recomputed, so that
+// curveImpact can read the scratch tables.
+func updateOwnCurves(ctx context.Context, tx pgx.Tx, log *zap.Logger, explain func(string, error) error) (schema.ViewRefresh, bool, error) {
 	r := schema.ViewRefresh{View: LatestBenchmarksView}
 	var present, values bool
-	if err := t.tx.QueryRow(ctx, qCurvePresent).Scan(&present, &values); err != nil {
-		return r, t.explain("latest_benchmarks: look up its tables", err)
+	if err := tx.QueryRow(ctx, qCurvePresent).Scan(&present, &values); err != nil {
+		return r, false, explain("latest_benchmarks: look up its tables", err)
 	}
 	if !present {
 		r.Status = schema.RefreshAbsent
-		return r, nil
+		return r, false, nil
 	}
 	if !values {
-		// A schema between 000013 and 000021 (--no-migrate): the run is
+		// A schema between 000013 and 000021 (--no-migrate): the rows are
 		// written, the view stays as it was until the schema is migrated.
 		r.Status, r.Error = schema.RefreshFailed, errCurveValuesMissing.Error()
-		t.log.Error("latest_benchmarks not updated: the view is stale until the next refresh", zap.String("reason", r.Error))
-		return r, nil
+		log.Error("latest_benchmarks not updated: the view is stale until the next refresh", zap.String("reason", r.Error))
+		return r, false, nil
 	}
 	var pending bool
-	if err := t.tx.QueryRow(ctx, qCurveOwnMarks).Scan(&pending); err != nil {
-		return r, t.explain("latest_benchmarks: look up the run's changes", err)
+	if err := tx.QueryRow(ctx, qCurveOwnMarks).Scan(&pending); err != nil {
+		return r, false, explain("latest_benchmarks: look up the run's changes", err)
 	}
 	if !pending {
 		r.Status = schema.RefreshSkipped
-		return r, nil
+		return r, false, nil
 	}
 	began := time.Now()
-	if _, err := t.tx.Exec(ctx, qCurveSavepoint); err != nil {
-		return r, t.explain("latest_benchmarks: savepoint", err)
+	if _, err := tx.Exec(ctx, qCurveSavepoint); err != nil {
+		return r, false, explain("latest_benchmarks: savepoint", err)
 	}
-	o, err := updateCurves(ctx, t.tx, false, false, t.explain)
+	o, err := updateCurves(ctx, tx, false, false, explain)
 	if err == nil {
-		_, err = t.tx.Exec(ctx, qCurveStateUpdated, time.Since(began).Milliseconds())
+		_, err = tx.Exec(ctx, qCurveStateUpdated, time.Since(began).Milliseconds())
 		if err != nil {
-			err = t.explain("latest_benchmarks: record the update", err)
+			err = explain("latest_benchmarks: record the update", err)
 		}
 	}
 	if err != nil {
 		r.Status, r.Error, r.DurationMS = schema.RefreshFailed, oneLineError(err), time.Since(began).Milliseconds()
 		if ctx.Err() != nil {
-			return r, err
+			return r, false, err
 		}
-		if _, rerr := t.tx.Exec(ctx, qCurveRollback); rerr != nil {
-			return r, errors.Join(err, fmt.Errorf("undo the failed update of latest_benchmarks: %w", rerr))
+		if _, rerr := tx.Exec(ctx, qCurveRollback); rerr != nil {
+			return r, false, errors.Join(err, fmt.Errorf("undo the failed update of latest_benchmarks: %w", rerr))
 		}
-		t.log.Error("latest_benchmarks not updated: the view is stale until the next refresh")
-		return r, nil
+		log.Error("latest_benchmarks not updated: the view is stale until the next refresh")
+		return r, false, nil
 	}
-	if _, err := t.tx.Exec(ctx, qCurveRelease); err != nil {
-		return r, t.explain("latest_benchmarks: release savepoint", err)
+	if _, err := tx.Exec(ctx, qCurveRelease); err != nil {
+		return r, false, explain("latest_benchmarks: release savepoint", err)
 	}
-	t.curvesUpdated = true
-	return o.refresh(time.Since(began)), nil
+	return o.refresh(time.Since(began)), true, nil
 }
 
 // CurveImpact tells, inside the run's transaction and after
@@ -329,14 +338,15 @@ func impactNames(ctx context.Context, q pgx.Tx, configs map[int64]*schema.Config
 
 // namePoint sets a point's config and the GitHub runs of its row and
 // snapshot from what impactNames read. A row's config and snapshot run
-// are always stored (they are what shows it); a deleted row has no run.
+// are always stored (they are what shows it), except for a deleted row,
+// whose run and snapshot run may have been purged with it (then 0).
 func namePoint(p *schema.CurvePoint, configs map[int64]*schema.Config, runs map[int64]gitHubRun) error {
 	cf := configs[p.ConfigID]
 	if cf == nil {
 		return fmt.Errorf("read the curves' configs: config %d of row %d is not stored", p.ConfigID, p.ResultID)
 	}
 	snapshot := runs[p.SnapshotWorkflowRunID]
-	if snapshot.id == 0 {
+	if snapshot.id == 0 && !p.Deleted {
 		return fmt.Errorf("read the curves' runs: snapshot run %d of row %d is not stored", p.SnapshotWorkflowRunID, p.ResultID)
 	}
 	p.Config, p.SnapshotGitHubRunID = *cf, snapshot.id

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -33,54 +32,89 @@ const (
 // The latest_benchmarks view is marked by its triggers; the caller
 // refreshes it.
 func (s *Store) ApplyOverrides(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string) (schema.OverrideResult, int64, error) {
+	res, _, id, err := s.applyOverridesTx(ctx, plan, dryRun, toolVersion, nil)
+	return res, id, err
+}
+
+// ApplyOverridesJudged is ApplyOverrides that also brings latest_benchmarks
+// up to date in the apply's transaction, as a run's ingest does, and has
+// judge (the coverage guard) see what that does to the curves before the
+// commit — on a dry run too: view is the outcome of the update, curves
+// the touched curves as they were and are (none unless the update ran).
+// An error of judge rolls the apply back and is returned. It returns the
+// update's outcome: one that failed leaves the change marks for a refresh
+// after the commit.
+func (s *Store) ApplyOverridesJudged(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string,
+	judge func(ctx context.Context, view schema.ViewRefresh, curves []schema.CurveImpact) error) (schema.OverrideResult, schema.ViewRefresh, int64, error) {
+	return s.applyOverridesTx(ctx, plan, dryRun, toolVersion, judge)
+}
+
+func (s *Store) applyOverridesTx(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string,
+	judge func(context.Context, schema.ViewRefresh, []schema.CurveImpact) error) (schema.OverrideResult, schema.ViewRefresh, int64, error) {
+	var view schema.ViewRefresh
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: begin: %w", err)
+		return schema.OverrideResult{}, view, 0, fmt.Errorf("apply overrides: begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	runs := planRuns(plan)
+	runs := plan.Runs()
 	// A run lock held by a role that cannot write is refused rather than
 	// waited for (LockHeldByNonWriterError): nothing but an ingest or an
 	// apply has reason to hold it.
 	holder, err := firstLockHolder(ctx, tx, runs)
 	if err != nil {
-		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: find the holders of the runs' locks: %w", err)
+		return schema.OverrideResult{}, view, 0, fmt.Errorf("apply overrides: find the holders of the runs' locks: %w", err)
 	}
 	if holder.PID != 0 && !holder.Writer {
-		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: %w", &LockHeldByNonWriterError{Holder: holder})
+		return schema.OverrideResult{}, view, 0, fmt.Errorf("apply overrides: %w", &LockHeldByNonWriterError{Holder: holder})
 	}
 	if _, err := tx.Exec(ctx, qOverrideLockRuns, runs); err != nil {
-		return schema.OverrideResult{}, 0, fmt.Errorf("apply overrides: lock the runs the ledger names: %w", err)
+		return schema.OverrideResult{}, view, 0, fmt.Errorf("apply overrides: lock the runs the ledger names: %w", err)
 	}
 	notFound, err := unknownPurges(ctx, tx, plan)
 	if err != nil {
-		return schema.OverrideResult{}, 0, err
+		return schema.OverrideResult{}, view, 0, err
 	}
 	res, err := applyOverrides(ctx, tx, plan)
 	if err != nil {
-		return res, 0, err
+		return res, view, 0, err
 	}
 	res.NotFound = notFound
+	if judge != nil {
+		var updated bool
+		if view, updated, err = updateOwnCurves(ctx, tx, s.log, s.opts.explain); err != nil {
+			return res, view, 0, fmt.Errorf("apply overrides: %w", err)
+		}
+		var curves []schema.CurveImpact
+		if updated {
+			if curves, err = curveImpact(ctx, tx); err != nil {
+				return res, view, 0, fmt.Errorf("apply overrides: impact on latest_benchmarks: %w", err)
+			}
+		}
+		if err := judge(ctx, view, curves); err != nil {
+			return res, view, 0, err
+		}
+	}
 	if dryRun {
-		return res, 0, nil
+		return res, view, 0, nil
 	}
 	planJSON, err := json.Marshal(plan)
 	if err != nil {
-		return res, 0, err
+		return res, view, 0, err
 	}
 	digest := sha256.Sum256(planJSON)
 	resJSON, err := json.Marshal(res)
 	if err != nil {
-		return res, 0, err
+		return res, view, 0, err
 	}
 	var id int64
 	if err := tx.QueryRow(ctx, qRecordOverrideApply, toolVersion, digest[:], res.Changed(), resJSON).Scan(&id); err != nil {
-		return res, 0, fmt.Errorf("apply overrides: record the application: %w", err)
+		return res, view, 0, fmt.Errorf("apply overrides: record the application: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return res, 0, fmt.Errorf("apply overrides: commit: %w", err)
+		return res, view, 0, fmt.Errorf("apply overrides: commit: %w", err)
 	}
-	return res, id, nil
+	return res, view, id, nil
 }
 
 // unknownPurges are the purge entries of the plan that name a run or
@@ -125,31 +159,6 @@ func unknownPurges(ctx context.Context, tx pgx.Tx, plan schema.OverridePlan) ([]
 		}
 	}
 	return out, nil
-}
-
-// planRuns is every run the plan names, in ascending order, once.
-func planRuns(plan schema.OverridePlan) []int64 {
-	var runs []int64
-	for _, c := range plan.Conclusions {
-		runs = append(runs, c.RunID)
-	}
-	for _, r := range plan.PurgedRuns {
-		runs = append(runs, r.RunID)
-	}
-	for _, p := range plan.PurgedPoints {
-		runs = append(runs, p.RunID)
-	}
-	for _, r := range plan.RetiredGPUPower {
-		runs = append(runs, r.RunID)
-	}
-	for _, b := range plan.ChangelogBackfills {
-		runs = append(runs, b.RunID)
-	}
-	for _, b := range plan.PointBackfills {
-		runs = append(runs, b.RunID)
-	}
-	slices.Sort(runs)
-	return slices.Compact(runs)
 }
 
 // ApplyRunOverrides applies the ledger entries of the run this

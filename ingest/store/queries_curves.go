@@ -251,18 +251,18 @@ SELECT (SELECT count(*) FROM curve_touched), (SELECT count(*) FROM added), (SELE
 // qCurveImpact lists, per curve the transaction's update touched, the
 // points it showed before (side false, from curve_before) and shows now
 // (true), with what names each point (a row deleted since, by an
-// override, has only its id and config), the runs of the row and of its
-// snapshot, and the metrics the impact section compares (numbers only;
-// NULL otherwise). The configs and GitHub runs the rows name are read
+// override, marked deleted, with the key and values its point kept), the
+// runs of the row and of its snapshot, and the metrics the impact section
+// compares (numbers only; NULL otherwise). The configs and GitHub runs the rows name are read
 // after, once each (qCurveImpactConfigs, qCurveImpactRuns), not repeated
 // on every row. The rows come in no order: curveImpact sorts them (a sort
 // of these wide rows by the point key took 30 of the statement's 35 ms
 // for 5000 points).
 const qCurveImpact = `
 SELECT s.curve_id, s.after, s.result_id, s.deleted, s.config_id,
-	coalesce(b.workflow_run_id, 0), coalesce(b.benchmark_type, ''), b.isl, b.osl, coalesce(b.offload_mode, ''),
-	b.recipe_fingerprint, coalesce(b.conc, 0), s.snapshot_date::text, s.snapshot_workflow_run_id,
-	b.tput_per_gpu, b.output_tput_per_gpu, b.median_intvty, b.p90_e2el, b.median_ttft
+	coalesce(s.workflow_run_id, 0), coalesce(s.benchmark_type, ''), s.isl, s.osl, coalesce(s.offload_mode, ''),
+	s.recipe_fingerprint, coalesce(s.conc, 0), s.snapshot_date::text, s.snapshot_workflow_run_id,
+	s.tput_per_gpu, s.output_tput_per_gpu, s.median_intvty, s.p90_e2el, s.median_ttft
 FROM (
 	-- The points as latest_benchmark_points keeps them (key, run and the five values, kept
 	-- up to date by the update trigger of benchmark_results; a row shown before and deleted
@@ -273,13 +273,7 @@ FROM (
 	UNION ALL
 	SELECT true, p.*, false
 	FROM latest_benchmark_points p JOIN curve_touched k ON k.curve_id = p.curve_id
-) s
--- A deleted row has only its id, config and snapshot: its key, run and values are NULL.
-LEFT JOIN LATERAL (
-	SELECT s.workflow_run_id, s.benchmark_type, s.isl, s.osl, s.offload_mode, s.recipe_fingerprint, s.conc,
-		s.tput_per_gpu, s.output_tput_per_gpu, s.median_intvty, s.p90_e2el, s.median_ttft
-	WHERE NOT s.deleted
-) b ON true`
+) s`
 
 // qCurveImpactConfigs reads the configs ($1) of the impact's rows: their
 // arm (topology and decoding).

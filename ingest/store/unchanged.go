@@ -15,7 +15,8 @@ import (
 
 // PriorIngest reads the newest finished ingest of a run: its input digest,
 // whether any other transaction has written data since it finished, and
-// its summary. A run never ingested gives the zero PriorIngest.
+// its summary (none when this build does not read its schemaVersion). A
+// run never ingested gives the zero PriorIngest.
 func (s *Store) PriorIngest(ctx context.Context, run schema.RunIdentity) (schema.PriorIngest, error) {
 	var (
 		p   schema.PriorIngest
@@ -36,6 +37,13 @@ func (s *Store) PriorIngest(ctx context.Context, run schema.RunIdentity) (schema
 		var sum schema.Summary
 		if err := json.Unmarshal(raw, &sum); err != nil {
 			return p, fmt.Errorf("decode the summary of ingest %d: %w", p.IngestID, err)
+		}
+		// A summary of a layout this build does not read is no answer to
+		// a rerun: without it the rerun reads the run in full.
+		if err := sum.CheckReadable(); err != nil {
+			s.log.Info("the prior ingest's summary is not read: a rerun reads the run in full",
+				zap.Int64("ingest_id", p.IngestID), zap.Error(err))
+			return p, nil
 		}
 		p.Summary = &sum
 	}

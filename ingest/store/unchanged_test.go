@@ -107,3 +107,49 @@ func TestRerunFileIndexIsNotStoredTwice(t *testing.T) {
 	_, p = rerun([]byte("index-2"))
 	require.Equal(t, []byte("index-2"), p.InputFiles)
 }
+
+// TestStoredSummaryOfUnknownVersion: a ledger summary of a schemaVersion
+// this build does not read (written by a newer build, or of no known
+// layout) is not taken at its word by the readers of the ledger, as
+// `ingest report` does not render it: the rerun path finds no summary to
+// answer from (the rerun reads the run in full), and verify's read-back
+// refuses, saying why. A summary of this build's version reads as before.
+func TestStoredSummaryOfUnknownVersion(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, pgtest.New(t))
+	_, _, err := st.MigrateUp(ctx)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		run     int64
+		version int
+		why     string
+	}{
+		{42, schema.SummarySchemaVersion, ""},
+		{43, schema.SummarySchemaVersion + 1, "summary written by a newer build (schemaVersion 2): upgrade ingest to read it"},
+		{44, 0, "summary of an unknown layout (schemaVersion 0, this build reads 1): it cannot be read"},
+	} {
+		tx, err := st.BeginRun(ctx, start(tc.run))
+		require.NoError(t, err)
+		_, err = tx.StageBenchmarks(ctx, iterate[schema.StagedBenchmark](nil))
+		require.NoError(t, err)
+		_, err = tx.Apply(ctx, nil)
+		require.NoError(t, err)
+		tx.SetInputDigest([]byte("digest"), nil)
+		sum := &schema.Summary{SchemaVersion: tc.version, Status: schema.StatusSucceeded, FinishedAt: time.Now()}
+		require.NoError(t, tx.Finish(ctx, sum, json.RawMessage(`[]`), false))
+
+		p, err := st.PriorIngest(ctx, start(tc.run).Run)
+		require.NoError(t, err)
+		require.NotZero(t, p.IngestID, "run %d", tc.run)
+		rb, err := st.ReadBackRun(ctx, "o/r", tc.run, nil) // the run has no benchmark rows to re-encode
+		if tc.why == "" {
+			require.NotNil(t, p.Summary, "run %d", tc.run)
+			require.NoError(t, err)
+			require.Len(t, rb.Ingests, 1)
+			continue
+		}
+		require.Nil(t, p.Summary, "run %d: a rerun answered from a summary this build cannot read", tc.run)
+		require.ErrorIs(t, err, schema.ErrUnreadableSummary, "run %d", tc.run)
+		require.ErrorContains(t, err, tc.why)
+	}
+}

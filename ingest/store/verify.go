@@ -60,6 +60,9 @@ func (s *Store) ReadBackRun(ctx context.Context, repo string, runID int64, docs 
 		if err := json.Unmarshal(raw, &sum); err != nil {
 			return rb, fmt.Errorf("decode a summary of run %d: %w", runID, err)
 		}
+		if err := sum.CheckReadable(); err != nil {
+			return rb, fmt.Errorf("ingest %d of run %d: %w", sum.IngestID, runID, err)
+		}
 		rb.Ingests = append(rb.Ingests, sum)
 		if sum.Details.OverrideRowsDeleted > 0 || sum.Details.OverrideRowsRewritten > 0 || sum.Details.PurgedRun {
 			rb.OverridesTouched = true
