@@ -82,7 +82,7 @@ func hTables(t *testing.T, conn *pgx.Conn) []string {
 	t.Helper()
 	rows, err := conn.Query(t.Context(), `SELECT table_name::text FROM information_schema.tables
 		WHERE table_schema = 'public' AND table_type = 'BASE TABLE'
-		  AND table_name NOT IN ('ingests', 'backfills', 'backfill_runs', 'schema_migrations') ORDER BY 1`)
+		  AND table_name NOT IN ('ingests', 'backfills', 'backfill_runs', 'ingest_schema_migrations') ORDER BY 1`)
 	require.NoError(t, err)
 	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
@@ -116,7 +116,7 @@ func hReset(t *testing.T, dbURL string) {
 	require.NoError(t, err)
 	defer conn.Close(context.WithoutCancel(t.Context()))
 	rows, err := conn.Query(t.Context(), `SELECT format('%I', table_name) FROM information_schema.tables
-		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'`)
+		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'ingest_schema_migrations'`)
 	require.NoError(t, err)
 	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)

@@ -459,7 +459,7 @@ func hSchemaAt(t *testing.T, c *hCtx, sql string) {
 	latest, err := store.LatestMigration()
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		hExecBG(t, c.db, `UPDATE schema_migrations SET version = $1, dirty = false`, int64(latest))
+		hExecBG(t, c.db, `UPDATE ingest_schema_migrations SET version = $1, dirty = false`, int64(latest))
 	})
 	hExecBG(t, c.db, sql)
 }
@@ -468,17 +468,17 @@ func trustSchemaCases() []hCase {
 	return []hCase{
 		{name: "schema-newer-than-binary", input: "`ingest load` into a database migrated one version past the binary", base: baseBench, exit: 1, aborted: true,
 			exec: func(t *testing.T, c *hCtx) hResult {
-				hSchemaAt(t, c, `UPDATE schema_migrations SET version = version + 1`)
+				hSchemaAt(t, c, `UPDATE ingest_schema_migrations SET version = version + 1`)
 				return hLoad(t, c, "--run-id", "42")
 			}, want: []string{"newer than this binary's", "does not write to it"}, absent: []string{"no migration found"}},
 		{name: "schema-newer-no-migrate", input: "`ingest load --no-migrate` into a database migrated past the binary", base: baseBench, exit: 1, aborted: true,
 			exec: func(t *testing.T, c *hCtx) hResult {
-				hSchemaAt(t, c, `UPDATE schema_migrations SET version = version + 1`)
+				hSchemaAt(t, c, `UPDATE ingest_schema_migrations SET version = version + 1`)
 				return hLoad(t, c, "--run-id", "42", "--no-migrate")
 			}, want: []string{"newer than this binary's"}},
 		{name: "schema-dirty-then-force", input: "`ingest load` into a dirty schema, then `ingest migrate force N`", base: baseBench, exit: 1, aborted: true,
 			exec: func(t *testing.T, c *hCtx) hResult {
-				hSchemaAt(t, c, `UPDATE schema_migrations SET dirty = true`)
+				hSchemaAt(t, c, `UPDATE ingest_schema_migrations SET dirty = true`)
 				r := hLoad(t, c, "--run-id", "42", "--no-migrate")
 				latest, err := store.LatestMigration()
 				require.NoError(t, err)
@@ -490,11 +490,11 @@ func trustSchemaCases() []hCase {
 				f := c.state["force"].(hResult)
 				require.Equal(t, 0, f.code, "migrate force: %s", f)
 				require.Contains(t, f.stdout, "clean (was ")
-				require.EqualValues(t, 0, hQueryInt(t, c.db, `SELECT count(*) FROM schema_migrations WHERE dirty`))
+				require.EqualValues(t, 0, hQueryInt(t, c.db, `SELECT count(*) FROM ingest_schema_migrations WHERE dirty`))
 			}},
 		{name: "refresh-newer-schema", input: "`ingest refresh` on a database migrated past the binary", base: baseNone, exit: 1, aborted: true,
 			exec: func(t *testing.T, c *hCtx) hResult {
-				hSchemaAt(t, c, `UPDATE schema_migrations SET version = version + 1`)
+				hSchemaAt(t, c, `UPDATE ingest_schema_migrations SET version = version + 1`)
 				return hCLI(t.Context(), nil, "refresh", "--force", "--database-url", c.db)
 			}, want: []string{"newer than this binary's"}},
 	}

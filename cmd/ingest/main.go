@@ -18,7 +18,7 @@ var version string
 func main() {
 	gc := gctarget.Apply(os.Getenv)
 	ctx, stop := cli.SignalContext(context.Background())
-	code := cli.Main(ctx, os.Args[1:], cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, GC: gc, Version: version})
+	code := cli.Main(ctx, os.Args[1:], cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, GC: gc, Version: version})
 	stop()
 	os.Exit(code)
 }

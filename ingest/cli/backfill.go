@@ -174,7 +174,7 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 	*common.noMigrate = *common.noMigrate || *dryRun // a dry run writes nothing, not even a migration
 	st, err := openStore(ctx, common, log, !*dryRun)
 	if err != nil {
-		return fail(env, "%v", err)
+		return failOpen(env, err)
 	}
 	defer st.Close()
 

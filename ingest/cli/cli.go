@@ -24,6 +24,9 @@ import (
 
 // Env is the process environment a command runs in; tests inject their own.
 type Env struct {
+	// Stdin is read only to confirm a destructive action when it is a
+	// terminal (nil: never a terminal, nothing confirmed).
+	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -129,7 +130,8 @@ func quietByDefault(level *setting, getenv func(string) string, terminal bool) b
 
 // connect builds the logger and opens the store for a command that only
 // reads or manages the schema (no migration first). It returns an exit code
-// when it could not.
+// when it could not, and refuses a database whose schema this program
+// does not own (store.ErrForeignSchema) with what it found.
 func connect(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Logger, int) {
 	log, err := newLogger(c, env)
 	if err != nil {
@@ -139,15 +141,19 @@ func connect(ctx context.Context, c *commonOpts, env Env) (*store.Store, *zap.Lo
 	*c.noMigrate = true
 	st, err := openStore(ctx, c, log, false)
 	if err != nil {
-		return nil, nil, fail(env, "%v", err)
+		return nil, nil, failOpen(env, err)
+	}
+	if err := st.CheckOwned(ctx); err != nil {
+		st.Close()
+		return nil, nil, failOpen(env, err)
 	}
 	return st, log, ExitOK
 }
 
 // openStore connects and, unless told not to, applies pending migrations.
 // For a command that writes, it then refuses a database this binary must
-// not write to — dirty, or newer than the binary — whether or not it
-// migrated (store.Store.CheckWritable).
+// not write to — one whose schema it does not own, dirty, or newer than
+// the binary — whether or not it migrated (store.Store.CheckWritable).
 func openStore(ctx context.Context, c *commonOpts, log *zap.Logger, write bool) (*store.Store, error) {
 	st, err := store.OpenWith(ctx, c.dbURL.String(), c.store, log)
 	if err != nil {
@@ -193,6 +199,18 @@ func readFiles(list string) ([]io.Reader, func(), error) {
 	return readers, closeAll, nil
 }
 
+// failOpen reports why the database could not be opened for a command. One
+// whose schema this program does not own is refused as a usage error
+// (ExitUsage): the command names the wrong database, or one to adopt
+// first; nothing was written to it.
+func failOpen(env Env, err error) int {
+	code := fail(env, "%v", err)
+	if errors.Is(err, store.ErrForeignSchema) {
+		return ExitUsage
+	}
+	return code
+}
+
 // fail prints why a command stops, credentials in URLs redacted, and
 // returns ExitAborted. In GitHub Actions the reason is also an ::error::
 // annotation and a short job summary: nothing else reports it there.
@@ -222,9 +240,9 @@ func appendStepSummary(path, text string) error {
 	return err
 }
 
-// isTerminal reports whether w is a terminal (progress is drawn there;
-// elsewhere it is logged).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether a stream is a terminal (progress is drawn on
+// one; elsewhere it is logged; a destructive action asks on one).
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

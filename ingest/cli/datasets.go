@@ -75,7 +75,7 @@ func runDatasets(ctx context.Context, env Env, o *datasetOpts, path string) int 
 	defer log.Sync()
 	st, err := openStore(ctx, common, log, true)
 	if err != nil {
-		return fail(env, "%v", err)
+		return failOpen(env, err)
 	}
 	defer st.Close()
 	next := func() (schema.DatasetConversation, bool, error) {

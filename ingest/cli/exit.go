@@ -5,7 +5,7 @@ package cli
 const (
 	ExitOK                    = 0
 	ExitAborted               = 1 // the ingest (or command) failed; nothing was written
-	ExitUsage                 = 2 // bad flags or arguments
+	ExitUsage                 = 2 // bad flags or arguments, or a database whose schema this program does not own
 	ExitCompletedWithFailures = 3 // the run was written, some items failed
 	ExitCoverageRefused       = 4 // the coverage guard (refuse) rolled the run back: it would shrink a published curve
 )

@@ -174,7 +174,7 @@ func ingestPrepared(ctx context.Context, env Env, opts *ingestOpts, log *zap.Log
 	st, err := openIngestStore(ctx, opts, log, missingHint)
 	if err != nil {
 		tree.discard()
-		return fail(env, "%v", cancelled(ctx, err))
+		return failOpen(env, cancelled(ctx, err))
 	}
 	defer st.Close()
 	sum, code := ingestDir(ctx, env, opts, log, cfg, deps, st, tree)

@@ -44,7 +44,7 @@ func runOverrides(ctx context.Context, env Env, common *commonOpts, dryRun *bool
 	}
 	st, err := openStore(ctx, common, log, true)
 	if err != nil {
-		return fail(env, "%v", err)
+		return failOpen(env, err)
 	}
 	defer st.Close()
 	plan := deps.Overrides.Plan(deps.Catalog.GPUPowerKeys())

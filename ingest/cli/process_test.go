@@ -270,7 +270,7 @@ func publicTables(t *testing.T, dbURL string) []string {
 }
 
 // TestDryRunNeverMigrates: a dry run against a database that is not
-// migrated refuses, and leaves it without a table (schema_migrations
+// migrated refuses, and leaves it without a table (ingest_schema_migrations
 // included); against one migrated partway, it names both versions.
 func TestDryRunNeverMigrates(t *testing.T) {
 	t.Parallel()

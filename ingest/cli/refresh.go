@@ -38,7 +38,7 @@ func runRefresh(ctx context.Context, env Env, common *commonOpts, dryRun, force 
 	var refreshErr error
 	if !*dryRun {
 		if err := st.CheckWritable(ctx); err != nil {
-			return fail(env, "%v", err)
+			return failOpen(env, err)
 		}
 		r, err := st.RefreshLatestBenchmarks(ctx, *force)
 		result, refreshErr = &r, err

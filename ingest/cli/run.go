@@ -71,7 +71,7 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 	// ledger (exit 1 means "the ledger records why").
 	st, err := openIngestStore(ctx, opts, log, createHint)
 	if err != nil {
-		return fail(env, "%v", cancelled(ctx, err))
+		return failOpen(env, cancelled(ctx, err))
 	}
 	defer st.Close()
 	fetchStarted := time.Now()

@@ -82,7 +82,7 @@ func dumpTables(t *testing.T, dbURL string) map[string][]string {
 	// wrote) and golang-migrate's.
 	rows, err := conn.Query(t.Context(), `SELECT table_name FROM information_schema.tables
 		WHERE table_schema = 'public' AND table_type = 'BASE TABLE'
-		  AND table_name NOT IN ('ingests', 'backfills', 'backfill_runs', 'schema_migrations',
+		  AND table_name NOT IN ('ingests', 'backfills', 'backfill_runs', 'ingest_schema_migrations',
 		                         'materialized_view_marks', 'materialized_view_state', 'data_changes')`)
 	require.NoError(t, err)
 	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
@@ -153,7 +153,7 @@ func dumpNatural(t *testing.T, dbURL string) map[string][]string {
 	conn, err := pgx.Connect(ctx, dbURL)
 	require.NoError(t, err)
 	defer conn.Close(context.WithoutCancel(ctx))
-	skip := map[string]bool{"ingests": true, "backfills": true, "backfill_runs": true, "schema_migrations": true,
+	skip := map[string]bool{"ingests": true, "backfills": true, "backfill_runs": true, "ingest_schema_migrations": true,
 		"materialized_view_marks": true, "materialized_view_state": true, "data_changes": true}
 	// GPU-metric samples are compared as the view shows them, one row per
 	// sample, not as the chunks that store them.

@@ -56,7 +56,7 @@ func (f Floor) Total() time.Duration {
 // latest_benchmarks computes (the floor runs that update after the copy).
 func notCopied(table string) bool {
 	switch table {
-	case "schema_migrations", "data_changes", "materialized_view_marks", "materialized_view_state",
+	case "ingest_schema_migrations", "data_changes", "materialized_view_marks", "materialized_view_state",
 		"benchmark_curves", "benchmark_curve_lines", "latest_benchmark_points":
 		return true
 	}

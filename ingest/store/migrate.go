@@ -24,15 +24,17 @@ type MigrationStatus struct {
 }
 
 // withMigrator runs fn with a golang-migrate instance bound to this store's
-// database. golang-migrate takes its own advisory lock, so concurrent
-// processes migrate one at a time.
+// database, its version in MigrationsTable (golang-migrate creates the
+// table when missing: callers claim the schema first). golang-migrate
+// takes its own advisory lock, so concurrent processes migrate one at a
+// time.
 func (s *Store) withMigrator(ctx context.Context, fn func(*migrate.Migrate) error) error {
 	src, err := iofs.New(migrations.FS, ".")
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
 	db := stdlib.OpenDBFromPool(s.pool)
-	drv, err := pgxmigrate.WithInstance(db, &pgxmigrate.Config{})
+	drv, err := pgxmigrate.WithInstance(db, &pgxmigrate.Config{MigrationsTable: MigrationsTable})
 	if err != nil {
 		db.Close()
 		return fmt.Errorf("migrations: %w", err)
@@ -63,11 +65,17 @@ func (s *Store) withMigrator(ctx context.Context, fn func(*migrate.Migrate) erro
 // a migration in progress dirty at its target version, so a clean newest
 // version means nothing is left to apply.
 //
-// A dirty schema, or one at a version newer than the binary's, is refused
-// with a message saying what to do (SchemaStatus.Problem), before
+// A schema this program does not own is refused (ErrForeignSchema), and
+// our version table of earlier builds moved, before anything else
+// (claim). A dirty schema, or one at a version newer than the binary's, is
+// refused with a message saying what to do (SchemaStatus.Problem), before
 // golang-migrate is asked.
 func (s *Store) MigrateUp(ctx context.Context) (from, to uint, err error) {
-	if cur, err := s.SchemaVersion(ctx); err == nil {
+	lay, err := s.claim(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	if cur, err := s.versionIn(ctx, lay); err == nil {
 		if !cur.Dirty && cur.Version == cur.Latest && cur.Latest > 0 {
 			return cur.Version, cur.Version, nil
 		}
@@ -115,12 +123,18 @@ func (v MigrationStatus) Problem() error {
 }
 
 // CheckWritable refuses, with Problem's message, a database this binary
-// must not write to: a dirty schema, or one newer than the binary. Every
+// must not write to: one whose schema it does not own (ErrForeignSchema),
+// a dirty schema, or one newer than the binary; it moves our version
+// table of earlier builds (claim). Every
 // write path asks it after migrating (or instead of migrating, with
 // --no-migrate, which may still write to an older schema: what it lacks
 // fails on its own).
 func (s *Store) CheckWritable(ctx context.Context) error {
-	v, err := s.SchemaVersion(ctx)
+	lay, err := s.claim(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := s.versionIn(ctx, lay)
 	if err != nil {
 		return err
 	}
@@ -141,6 +155,9 @@ func (s *Store) MigrateForce(ctx context.Context, v uint) error {
 	if v < 1 || v > latest {
 		return fmt.Errorf("migrate force: version %d is not one this binary carries (1 to %d)", v, latest)
 	}
+	if _, err := s.claim(ctx); err != nil {
+		return err
+	}
 	return s.withMigrator(ctx, func(m *migrate.Migrate) error {
 		if err := m.Force(int(v)); err != nil {
 			return fmt.Errorf("migrate force %d: %w", v, err)
@@ -149,51 +166,34 @@ func (s *Store) MigrateForce(ctx context.Context, v uint) error {
 	})
 }
 
-// MigrateDown reverts the given number of migrations (at least one).
-func (s *Store) MigrateDown(ctx context.Context, steps int) error {
-	if steps < 1 {
-		return fmt.Errorf("migrate down: steps must be at least 1, got %d", steps)
-	}
-	return s.withMigrator(ctx, func(m *migrate.Migrate) error {
-		if err := m.Steps(-steps); err != nil && !errors.Is(err, migrate.ErrNoChange) {
-			return fmt.Errorf("migrate down %d: %w", steps, err)
-		}
-		return nil
-	})
-}
-
-// MigrationVersion reports the database's schema version and the newest
-// one the binary carries.
-func (s *Store) MigrationVersion(ctx context.Context) (MigrationStatus, error) {
-	var st MigrationStatus
-	latest, err := LatestMigration()
-	if err != nil {
-		return st, err
-	}
-	st.Latest = latest
-	err = s.withMigrator(ctx, func(m *migrate.Migrate) error {
-		st.Version, st.Dirty, err = version(m)
-		return err
-	})
-	return st, err
-}
-
 // LatestMigration is the highest version embedded in the binary.
 func LatestMigration() (uint, error) {
+	all, err := embeddedVersions()
+	if err != nil {
+		return 0, err
+	}
+	return all[len(all)-1], nil
+}
+
+// embeddedVersions are the versions the binary carries, oldest first
+// (numbers may have gaps: each feature owns its number).
+func embeddedVersions() ([]uint, error) {
 	src, err := iofs.New(migrations.FS, ".")
 	if err != nil {
-		return 0, fmt.Errorf("migrations: %w", err)
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
 	defer src.Close()
 	v, err := src.First()
 	if err != nil {
-		return 0, fmt.Errorf("migrations: %w", err)
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
+	all := []uint{v}
 	for {
 		next, err := src.Next(v)
 		if err != nil {
-			return v, nil
+			return all, nil
 		}
+		all = append(all, next)
 		v = next
 	}
 }
@@ -211,23 +211,41 @@ func version(m *migrate.Migrate) (uint, bool, error) {
 
 // SchemaVersion reads the database's schema version without writing
 // anything (golang-migrate's own check creates its table and takes a
-// lock): version 0 when the database was never migrated. A dry run asks it.
+// lock): version 0 when the database was never migrated. Our version
+// table of earlier builds is read where it is; a schema this program does
+// not own is ErrForeignSchema. A dry run and `ingest migrate version`
+// ask it.
 func (s *Store) SchemaVersion(ctx context.Context) (MigrationStatus, error) {
+	inv, err := s.inventory(ctx, nil)
+	if err != nil {
+		return MigrationStatus{}, err
+	}
+	lay := inv.layout()
+	if lay == layoutForeign {
+		return MigrationStatus{}, s.foreign(ctx, nil, inv)
+	}
+	return s.versionIn(ctx, lay)
+}
+
+// versionIn reads the version row of the layout the schema is in.
+func (s *Store) versionIn(ctx context.Context, lay layout) (MigrationStatus, error) {
 	var st MigrationStatus
 	latest, err := LatestMigration()
 	if err != nil {
 		return st, err
 	}
 	st.Latest = latest
-	var exists bool
-	if err := s.pool.QueryRow(ctx, qHasSchemaTable).Scan(&exists); err != nil {
-		return st, fmt.Errorf("read the schema version: %w", err)
-	}
-	if !exists {
+	q := qSchemaVersion
+	switch lay {
+	case layoutEmpty:
 		return st, nil
+	case layoutLegacy:
+		q = qLegacySchemaVersion
+	case layoutForeign:
+		return st, fmt.Errorf("read the schema version: %w", ErrForeignSchema)
 	}
 	var v int64
-	err = s.pool.QueryRow(ctx, qSchemaVersion).Scan(&v, &st.Dirty)
+	err = s.pool.QueryRow(ctx, q).Scan(&v, &st.Dirty)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return st, nil
 	}

@@ -304,10 +304,3 @@ const qLatestSummary = `
 SELECT summary FROM ingests
 WHERE github_run_id = $1 AND ($2 = 0 OR run_attempt = $2) AND summary IS NOT NULL
 ORDER BY id DESC LIMIT 1`
-
-// qHasSchemaTable and qSchemaVersion read golang-migrate's version row
-// without creating its table (as its own check does).
-const (
-	qHasSchemaTable = `SELECT to_regclass('schema_migrations') IS NOT NULL`
-	qSchemaVersion  = `SELECT version, dirty FROM schema_migrations LIMIT 1`
-)
