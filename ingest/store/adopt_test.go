@@ -1,0 +1,77 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/inferencex/ingest/fixtures/refdb"
+	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/ingest/store/pgtest"
+)
+
+// refDatabase builds a database in the reference's shape at level, filled
+// with SmallOptions rows, and returns its URL and the fill's counts.
+func refDatabase(t *testing.T, level string) (string, refdb.Stats) {
+	t.Helper()
+	ctx := context.Background()
+	db := pgtest.NewEmpty(t)
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	require.NoError(t, refdb.Create(ctx, conn, level))
+	stats, err := refdb.Fill(ctx, conn, refdb.SmallOptions(7))
+	require.NoError(t, err)
+	return db, stats
+}
+
+// Adopt converts a reference database at each level: every row lands in
+// our tables with its id, the reference's tables move to
+// reference_archive, user_feedback and schema_migrations stay, and the
+// schema is then ours (writes pass CheckWritable).
+func TestAdoptLevels(t *testing.T) {
+	for _, level := range refdb.Levels() {
+		t.Run(level, func(t *testing.T) {
+			ctx := context.Background()
+			db, stats := refDatabase(t, level)
+			st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+			require.NoError(t, err)
+			defer st.Close()
+			require.ErrorIs(t, st.CheckWritable(ctx), store.ErrForeignSchema)
+
+			plan, err := st.PlanAdopt(ctx)
+			require.NoError(t, err)
+			require.Empty(t, plan.Refusals)
+			require.Equal(t, level, plan.Newest)
+			res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "SemiAnalysisAI/InferenceX", ToolVersion: "test"})
+			require.NoError(t, err)
+			require.Equal(t, stats.BenchmarkResults, res.Rows["benchmark_results"])
+			require.Equal(t, stats.EvalSamples, res.Rows["eval_samples"])
+			require.Equal(t, stats.WorkflowRuns, res.Rows["ingests"])
+
+			require.NoError(t, st.CheckWritable(ctx))
+			v, err := st.SchemaVersion(ctx)
+			require.NoError(t, err)
+			require.Equal(t, v.Latest, v.Version)
+
+			var feedback, archived, refFiles int64
+			require.NoError(t, st.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM public.user_feedback),
+				(SELECT count(*) FROM reference_archive.benchmark_results), (SELECT count(*) FROM public.schema_migrations)`).
+				Scan(&feedback, &archived, &refFiles))
+			require.Equal(t, stats.UserFeedback, feedback)
+			require.Equal(t, stats.BenchmarkResults, archived)
+			require.Positive(t, refFiles)
+
+			// The ids the site reads are the reference's.
+			var missing int64
+			require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM reference_archive.benchmark_results r
+				LEFT JOIN public.benchmark_results b ON b.id = r.id AND b.metrics = r.metrics
+					AND b.trace_replay_id IS NOT DISTINCT FROM r.trace_replay_id AND b.server_log_id IS NOT DISTINCT FROM r.server_log_id
+				WHERE b.id IS NULL`).Scan(&missing))
+			require.Zero(t, missing)
+		})
+	}
+}
