@@ -129,6 +129,7 @@ func (a *app) tree() *cobra.Command {
 		a.previewCommand(),
 		a.verifyCommand(),
 		a.migrateCommand(),
+		a.adoptCommand(),
 		a.readerCommand(),
 		a.datasetsCommand(),
 		a.exportCommand(),
