@@ -2,6 +2,10 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"os/exec"
+	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -74,4 +78,92 @@ func TestAdoptLevels(t *testing.T) {
 			require.Zero(t, missing)
 		})
 	}
+}
+
+// dumpDatabase is pg_dump's plain text of the database: schema and rows.
+func dumpDatabase(t *testing.T, db string) string {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), "pg_dump", "--no-owner", "--dbname", db).Output()
+	require.NoError(t, err)
+	// \restrict lines carry a random key per dump
+	return regexp.MustCompile(`(?m)^\\(un)?restrict .*$`).ReplaceAllString(string(out), "")
+}
+
+// requireSameDump fails, without printing gigabytes, when got is not want.
+func requireSameDump(t *testing.T, want, got, what string) {
+	t.Helper()
+	if want != got {
+		t.Fatalf("%s: the database changed (%d bytes of dump before, %d after)", what, len(want), len(got))
+	}
+}
+
+// An adopt stopped at any step — its context cancelled, as a kill of the
+// process does, or its backend terminated — leaves the database exactly as
+// it was before (one transaction), and a later adopt then succeeds.
+func TestAdoptKilled(t *testing.T) {
+	ctx := context.Background()
+	db, _ := refDatabase(t, refdb.Level017)
+	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+	before := dumpDatabase(t, db)
+	plan, err := st.PlanAdopt(ctx)
+	require.NoError(t, err)
+
+	var steps []string
+	_, err = st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", Step: func(name string) error {
+		steps = append(steps, name)
+		return errors.New("stop")
+	}})
+	require.Error(t, err)
+	// Every step name once, by letting each run: collect them from a
+	// rehearsal stopped only at the commit.
+	steps = nil
+	_, err = st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", Step: func(name string) error {
+		if !slices.Contains(steps, name) {
+			steps = append(steps, name)
+		}
+		if name == "commit" {
+			return errors.New("stop before commit")
+		}
+		return nil
+	}})
+	require.ErrorContains(t, err, "stop before commit")
+	require.Contains(t, steps, "agentic_trace_replay")
+	require.Contains(t, steps, "swap")
+	requireSameDump(t, before, dumpDatabase(t, db), "stopped before its commit")
+
+	for _, at := range []string{"migrations", "server_logs", "agentic_trace_replay", "eval_samples", "curves", "swap"} {
+		t.Run("cancel at "+at, func(t *testing.T) {
+			cctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			_, err := st.Adopt(cctx, plan, store.AdoptOptions{Repo: "r/r", Step: func(name string) error {
+				if name == at {
+					cancel()
+				}
+				return nil
+			}})
+			require.Error(t, err)
+			requireSameDump(t, before, dumpDatabase(t, db), t.Name())
+		})
+	}
+	t.Run("backend terminated", func(t *testing.T) {
+		admin, err := pgx.Connect(ctx, db)
+		require.NoError(t, err)
+		defer admin.Close(ctx)
+		_, err = st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", Step: func(name string) error {
+			if name == "eval_samples" {
+				_, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+					WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`)
+				return err
+			}
+			return nil
+		}})
+		require.Error(t, err)
+		requireSameDump(t, before, dumpDatabase(t, db), t.Name())
+	})
+
+	_, err = st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r"})
+	require.NoError(t, err)
+	require.NotEqual(t, len(before), len(dumpDatabase(t, db)))
 }
