@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferencex/ingest/fixtures"
 	"github.com/inferencex/ingest/fixtures/refdb"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
@@ -129,6 +130,16 @@ func TestAdoptSiteReads(t *testing.T) {
 			for read, rows := range before {
 				require.ElementsMatch(t, rows, after[read], read) // rows in no stated order may come in another
 			}
+
+			// A new run then lands and extends the curves by our rules.
+			demo := t.TempDir()
+			require.NoError(t, fixtures.WriteDemoRun(demo))
+			requireCode(t, cli.ExitCompletedWithFailures, run(t, vars, "load", demo))
+			var latest int64
+			admin := dashboardConn(t, db)
+			require.NoError(t, admin.QueryRow(t.Context(), `SELECT count(*) FROM latest_benchmarks l
+				JOIN workflow_runs w ON w.id = l.workflow_run_id WHERE w.github_run_id = 28485856738`).Scan(&latest))
+			require.Positive(t, latest)
 		})
 	}
 }
