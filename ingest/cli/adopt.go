@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/store"
 )
 
@@ -82,14 +81,14 @@ func printAdoptPlan(w io.Writer, p store.AdoptPlan, dryRun bool) {
 		yesNo(p.AppendOnly), yesNo(p.Fingerprint), yesNo(p.LogFiles), yesNo(p.Power), yesNo(p.GPU))
 	fmt.Fprintf(w, "adopt %s these tables (then moved to schema reference_archive):\n", verb)
 	for _, t := range p.Tables {
-		fmt.Fprintf(w, "  %-30s %12d rows %12s\n", t.Name, t.Rows, github.FormatBytes(t.Bytes))
+		fmt.Fprintf(w, "  %-30s %12d rows %12s\n", t.Name, t.Rows, mebibytes(t.Bytes))
 	}
 	fmt.Fprintln(w, "left in public as they are:")
 	for _, t := range p.Kept {
-		fmt.Fprintf(w, "  %-30s %12d rows %12s\n", t.Name, t.Rows, github.FormatBytes(t.Bytes))
+		fmt.Fprintf(w, "  %-30s %12d rows %12s\n", t.Name, t.Rows, mebibytes(t.Bytes))
 	}
 	fmt.Fprintf(w, "total %s; estimated time %s (one transaction: the site reads on, the reference ingest's writes wait)\n",
-		github.FormatBytes(p.TotalBytes()), p.Estimate)
+		mebibytes(p.TotalBytes()), p.Estimate)
 }
 
 func printAdoptResult(w io.Writer, p store.AdoptPlan, r store.AdoptResult) {
@@ -99,7 +98,7 @@ func printAdoptResult(w io.Writer, p store.AdoptPlan, r store.AdoptResult) {
 		"server_log_texts", "agentic_trace_replay", "datasets", "dataset_conversations", "run_datasets", "benchmark_curves"} {
 		fmt.Fprintf(w, "  %-30s %12d rows\n", t, r.Rows[t])
 	}
-	fmt.Fprintf(w, "  %-30s %12d blobs %s\n", "trace_blobs", r.Blobs, github.FormatBytes(r.BlobBytes))
+	fmt.Fprintf(w, "  %-30s %12d blobs %s\n", "trace_blobs", r.Blobs, mebibytes(r.BlobBytes))
 	fmt.Fprintf(w, "the reference's %d tables, views and functions are in schema reference_archive; user_feedback and schema_migrations stayed in public\n",
 		len(r.Moved))
 	fmt.Fprintln(w, "next: run \"ingest reader create\" and point the site at that role (docs/operations.md, \"Switching from the reference ingest\")")
@@ -112,3 +111,6 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
+
+// mebibytes prints n bytes in MiB, one decimal.
+func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
