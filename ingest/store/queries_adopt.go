@@ -245,16 +245,14 @@ SELECT r.id, r.workflow_run_id, r.config_id, r.task, r.date, r.isl, r.osl, r.con
     'adopted', NULL, '', 0, i.id
 FROM public.eval_results r JOIN ingests i ON i.workflow_run_id = r.workflow_run_id`
 
-	// Sample texts: each once, keyed by sha256(kind NUL content).
+	// Sample texts: each once, keyed by sha256(kind NUL content); a text
+	// met again is skipped by the conflict (no sort of millions of texts).
 	qAdoptSampleTexts = `
 INSERT INTO eval_sample_texts (digest, kind, content)
-SELECT DISTINCT ON (digest) digest, kind, content FROM (
-    SELECT sha256(convert_to(k.kind, 'UTF8') || '\x00'::bytea || convert_to(k.content, 'UTF8')) AS digest, k.kind, k.content
-    FROM public.eval_samples s,
-         LATERAL (VALUES ('prompt', s.prompt), ('doc', (s.data -> 'doc')::text), ('resps', (s.data -> 'resps')::text)) AS k(kind, content)
-    WHERE k.content IS NOT NULL
-) t
-ORDER BY digest
+SELECT sha256(convert_to(k.kind, 'UTF8') || '\x00'::bytea || convert_to(k.content, 'UTF8')), k.kind, k.content
+FROM public.eval_samples s,
+     LATERAL (VALUES ('prompt', s.prompt), ('doc', (s.data -> 'doc')::text), ('resps', (s.data -> 'resps')::text)) AS k(kind, content)
+WHERE k.content IS NOT NULL
 ON CONFLICT (digest) DO NOTHING`
 
 	qAdoptEvalSamples = `
