@@ -417,6 +417,10 @@ func (a *adoption) run(ctx context.Context, latest uint) error {
 	if err := a.exec(ctx, "", qAdoptVersion, int64(latest)); err != nil {
 		return err
 	}
+	fks, err := a.dropBulkForeignKeys(ctx)
+	if err != nil {
+		return err
+	}
 	copies := []struct {
 		table, sql string
 		args       []any
@@ -458,6 +462,15 @@ func (a *adoption) run(ctx context.Context, latest uint) error {
 			return err
 		}
 	}
+	if err := a.step("foreign keys"); err != nil {
+		return err
+	}
+	for _, fk := range fks {
+		if _, err := a.tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s", fk.table,
+			pgx.Identifier{fk.name}.Sanitize(), fk.def)); err != nil {
+			return fmt.Errorf("adopt: check %s: %w", fk.name, err)
+		}
+	}
 	if err := a.step("curves"); err != nil {
 		return err
 	}
@@ -471,6 +484,29 @@ func (a *adoption) run(ctx context.Context, latest uint) error {
 		return err
 	}
 	return a.swap(ctx)
+}
+
+// foreignKey is one constraint dropped for the copy.
+type foreignKey struct{ table, name, def string }
+
+// dropBulkForeignKeys drops the foreign keys of the largest tables, to be
+// added back (and so checked) once they are filled.
+func (a *adoption) dropBulkForeignKeys(ctx context.Context) ([]foreignKey, error) {
+	rows, _ := a.tx.Query(ctx, qAdoptBulkForeignKeys)
+	fks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (foreignKey, error) {
+		var fk foreignKey
+		err := r.Scan(&fk.table, &fk.name, &fk.def)
+		return fk, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adopt: list the foreign keys: %w", err)
+	}
+	for _, fk := range fks {
+		if _, err := a.tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.table, pgx.Identifier{fk.name}.Sanitize())); err != nil {
+			return nil, fmt.Errorf("adopt: drop %s for the copy: %w", fk.name, err)
+		}
+	}
+	return fks, nil
 }
 
 // lock takes the reference's tables in mode.

@@ -69,6 +69,12 @@ func TestAdoptLevels(t *testing.T) {
 			require.Equal(t, stats.BenchmarkResults, archived)
 			require.Positive(t, refFiles)
 
+			// The foreign keys dropped for the copy are back.
+			var fks int64
+			require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_constraint WHERE contype = 'f'
+				AND conrelid IN ('public.eval_samples'::regclass, 'public.benchmark_results'::regclass)`).Scan(&fks))
+			require.Equal(t, int64(7), fks)
+
 			// The ids the site reads are the reference's.
 			var missing int64
 			require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM reference_archive.benchmark_results r

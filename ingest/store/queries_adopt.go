@@ -101,6 +101,16 @@ const (
 	qAdoptVersion      = `INSERT INTO ingest_schema_migrations (version, dirty) VALUES ($1, false)`
 )
 
+// qAdoptBulkForeignKeys lists the foreign keys of the tables adopt fills
+// with millions of rows: dropped before the copy and added back after it,
+// one validating join each instead of a lookup per row.
+const qAdoptBulkForeignKeys = `
+SELECT conrelid::regclass::text, conname::text, pg_get_constraintdef(oid)
+FROM pg_constraint
+WHERE contype = 'f' AND connamespace = 'ingest_adopt'::regnamespace
+  AND conrelid IN ('ingest_adopt.eval_samples'::regclass, 'ingest_adopt.benchmark_results'::regclass)
+ORDER BY 1, 2`
+
 // Row copies, in foreign-key order. Tokens {x} are replaced by the level's
 // column expressions (adoptColumns). Ids are kept; every other table keys
 // by them.
