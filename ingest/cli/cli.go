@@ -150,6 +150,7 @@ func (a *app) tree() *cobra.Command {
 		a.verifyCommand(),
 		a.compareCommand(),
 		a.migrateCommand(),
+		a.adoptCommand(),
 		a.readerCommand(),
 		a.datasetsCommand(),
 		a.exportCommand(),

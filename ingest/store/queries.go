@@ -266,11 +266,20 @@ FROM unnest($2::text[], $3::integer[], $4::integer[], $5::text[], $6::text[], $7
 	AS a(model, isl, osl, precision, hardware, framework, spec_method, disagg, benchmark_type)
 ON CONFLICT ON CONSTRAINT availability_natural_key DO NOTHING`
 
-// qUpsertRunStats writes run-stats rows given as parallel arrays.
+// qUpsertRunStats writes run-stats rows given as parallel arrays. A row
+// adopted from the reference ingest (source_artifact 'adopted', keyed by
+// the GPU: cluster = hardware) gives way to the run's own rows of that GPU,
+// one per cluster; a row written for a GPU the reference had stored is a
+// duplicate, not new.
 const qUpsertRunStats = `
 WITH src AS (
 	SELECT * FROM unnest($3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[])
 		AS u(cluster, hardware, n_success, total, source_artifact, source_file)
+), adopted AS (
+	DELETE FROM run_stats r
+	WHERE r.workflow_run_id = $1 AND r.source_artifact = 'adopted'
+		AND r.hardware IN (SELECT hardware FROM src) AND r.cluster NOT IN (SELECT cluster FROM src)
+	RETURNING r.hardware
 ), ins AS (
 	INSERT INTO run_stats AS r (workflow_run_id, date, cluster, hardware, n_success, total,
 		source_artifact, source_file, ingest_id)
@@ -281,9 +290,10 @@ WITH src AS (
 		source_file = EXCLUDED.source_file, ingest_id = EXCLUDED.ingest_id
 	WHERE (r.date, r.hardware, r.n_success, r.total) IS DISTINCT FROM
 		(EXCLUDED.date, EXCLUDED.hardware, EXCLUDED.n_success, EXCLUDED.total)
-	RETURNING (xmax = 0) AS inserted
+	RETURNING (xmax = 0) AS inserted, r.hardware
 )
-SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins WHERE inserted)`
+SELECT (SELECT count(*) FROM src),
+	(SELECT count(*) FROM ins WHERE inserted AND ins.hardware NOT IN (SELECT hardware FROM adopted))`
 
 // qGenericPlan makes the rest of the transaction (the ledger row's
 // update, megabytes of parameters on a large run) use generic plans: a

@@ -1,0 +1,159 @@
+package cli_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/fixtures"
+	"github.com/inferencex/ingest/fixtures/refdb"
+	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/store/pgtest"
+	"github.com/inferencex/ingest/schema"
+)
+
+// referenceTables are the reference's tables a copy fills, in key order.
+var referenceTables = []string{"configs", "workflow_runs", "server_logs", "server_log_files", "agentic_trace_replay",
+	"benchmark_results", "run_stats", "eval_results", "eval_samples", "changelog_entries", "availability",
+	"datasets", "dataset_conversations", "run_datasets"}
+
+// referenceCopyOf builds a database in the reference's shape (level 017)
+// holding the rows the reference would have written for what ours holds:
+// each table's reference columns read through our dashboard schema (which
+// gives the reference's columns back), the raw server metrics CSV
+// unpacked from our blob.
+func referenceCopyOf(t *testing.T, ours string) string {
+	t.Helper()
+	ctx := t.Context()
+	src := dashboardConn(t, ours)
+	ref := pgtest.NewEmpty(t)
+	dst, err := pgx.Connect(ctx, ref)
+	require.NoError(t, err)
+	defer dst.Close(context.WithoutCancel(ctx))
+	require.NoError(t, refdb.Create(ctx, dst, refdb.Level017))
+	for _, table := range referenceTables {
+		q, err := dst.Query(ctx, `SELECT attname::text FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0
+			AND NOT attisdropped AND attname <> 'server_metrics_csv' ORDER BY attnum`, table)
+		require.NoError(t, err)
+		cols, err := pgx.CollectRows(q, pgx.RowTo[string])
+		require.NoError(t, err)
+		from := table
+		if table == "changelog_entries" { // the reference keeps the last entry of each pair of refs
+			from = `(SELECT DISTINCT ON (workflow_run_id, base_ref, head_ref) * FROM changelog_entries
+				ORDER BY workflow_run_id, base_ref, head_ref, entry_index DESC) c`
+		}
+		q, err = src.Query(ctx, fmt.Sprintf("SELECT %s FROM %s", strings.Join(cols, ", "), from))
+		require.NoError(t, err, table)
+		rows, err := pgx.CollectRows(q, func(r pgx.CollectableRow) ([]any, error) { return r.Values() })
+		require.NoError(t, err, table)
+		_, err = dst.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+		require.NoError(t, err, table)
+		if cols[0] == "id" && table != "datasets" {
+			_, err = dst.Exec(ctx, fmt.Sprintf(`SELECT setval(pg_get_serial_sequence('%s', 'id'), greatest(max(id), 1)) FROM %[1]s`, table))
+			require.NoError(t, err, table)
+		}
+	}
+	q, err := src.Query(ctx, `SELECT t.id, (SELECT string_agg(c.data, ''::bytea ORDER BY c.seq) FROM public.trace_blob_chunks c
+		WHERE c.digest = t.server_metrics_csv_digest) FROM public.agentic_trace_replay t WHERE t.server_metrics_csv_digest IS NOT NULL`)
+	require.NoError(t, err)
+	csvs, err := pgx.CollectRows(q, func(r pgx.CollectableRow) ([2]any, error) {
+		var id int64
+		var gz []byte
+		err := r.Scan(&id, &gz)
+		return [2]any{id, gz}, err
+	})
+	require.NoError(t, err)
+	for _, c := range csvs {
+		zr, err := gzip.NewReader(bytes.NewReader(c[1].([]byte)))
+		require.NoError(t, err)
+		raw, err := io.ReadAll(zr)
+		require.NoError(t, err)
+		_, err = dst.Exec(ctx, `UPDATE agentic_trace_replay SET server_metrics_csv = $2 WHERE id = $1`, c[0], raw)
+		require.NoError(t, err)
+	}
+	return ref
+}
+
+// TestAdoptContinuesHistory: the demo run as the reference stored it,
+// adopted; ingesting the same run again finds every benchmark point, eval
+// and run-stats row the reference stored (0 new), and the site's reads
+// return what they returned after adopt, but for the changelog entry the
+// reference overwrote (restored) and the AgentX trace ids.
+func TestAdoptContinuesHistory(t *testing.T) {
+	demo := t.TempDir()
+	require.NoError(t, fixtures.WriteDemoRun(demo))
+	ours := pgtest.New(t)
+	requireCode(t, cli.ExitCompletedWithFailures, run(t, map[string]string{"DATABASE_URL": ours}, "load", demo))
+
+	ref := referenceCopyOf(t, ours)
+	vars := map[string]string{"DATABASE_URL": ref}
+	requireCode(t, cli.ExitOK, run(t, vars, "adopt"))
+
+	conn := dashboardConn(t, ref)
+	f := demoFacts{dir: demo, runID: 28485856738}
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT er.id FROM eval_results er JOIN configs c ON c.id = er.config_id
+		WHERE c.hardware = 'b200' AND er.task = 'gsm8k'`).Scan(&f.evalResult))
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT br.id FROM benchmark_results br JOIN configs c ON c.id = br.config_id
+		WHERE br.benchmark_type = 'agentic_traces' AND br.conc = 4 AND c.framework = 'sglang'`).Scan(&f.agentic))
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT br.id FROM benchmark_results br JOIN configs c ON c.id = br.config_id
+		WHERE br.benchmark_type = 'agentic_traces' AND c.framework = 'dynamo-sglang' AND c.disagg`).Scan(&f.disagg))
+	before := siteReads(t, conn, []demoFacts{f}, false)
+
+	summary := filepath.Join(t.TempDir(), "summary.json")
+	again := run(t, vars, "load", demo, "--summary-json", summary)
+	var sum struct {
+		Rows  schema.Rows  `json:"rows"`
+		Stats schema.Stats `json:"stats"`
+	}
+	b, err := os.ReadFile(summary)
+	require.NoError(t, err, again.String())
+	require.NoError(t, json.Unmarshal(b, &sum))
+	require.Zero(t, sum.Rows.Benchmark.New, "benchmark points the reference stored")
+	require.Zero(t, sum.Rows.Eval.New, "evals the reference stored")
+	// Traces are not asserted: the reference kept no
+	// profile_export_aiperf.json, which our bundle digest covers, so a run
+	// that has one stores its traces again (docs/operations.md).
+	require.Zero(t, sum.Stats.RunStatsNew)
+
+	after := siteReads(t, dashboardConn(t, ref), []demoFacts{f}, false)
+	for read, rows := range before {
+		switch {
+		case strings.HasPrefix(read, "workflow-info.ts: getChangelogByDate"):
+			// The reference kept one entry per pair of refs; the run's
+			// own ingest restores the entry it overwrote.
+			require.Subset(t, after[read], rows, read)
+			require.Len(t, after[read], 2, read)
+		case strings.HasPrefix(read, "trace-server-metrics.ts"), strings.HasPrefix(read, "request-timeline.ts"):
+			// The reference keeps no profile_export_aiperf.json, so the
+			// AgentX traces are stored again under our bundle digest: the
+			// same payloads under new trace ids.
+			require.ElementsMatch(t, withoutColumns(rows), withoutColumns(after[read]), read)
+		default:
+			require.ElementsMatch(t, rows, after[read], read)
+		}
+	}
+}
+
+// withoutColumns copies rows without the trace's id and storage size.
+func withoutColumns(rows []map[string]any) []map[string]any {
+	out := make([]map[string]any, len(rows))
+	for i, r := range rows {
+		out[i] = map[string]any{}
+		for k, v := range r {
+			if k != "trace_replay_id" && k != "timeline_storage_bytes" {
+				out[i][k] = v
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,164 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/fixtures"
+	"github.com/inferencex/ingest/fixtures/refdb"
+	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/store/pgtest"
+)
+
+// referenceDB builds a database in the reference's shape at level, filled
+// as the reference's ETL writes it, its runs on and around 2026-11-20
+// (the date the read contracts ask about).
+func referenceDB(t *testing.T, level string) string {
+	t.Helper()
+	ctx := t.Context()
+	db := pgtest.NewEmpty(t)
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(context.WithoutCancel(ctx))
+	require.NoError(t, refdb.Create(ctx, conn, level))
+	o := refdb.SmallOptions(11)
+	o.Start = time.Date(2026, 11, 19, 20, 0, 0, 0, time.UTC)
+	_, err = refdb.Fill(ctx, conn, o)
+	require.NoError(t, err)
+	return db
+}
+
+// siteFacts picks ids of the reference database for the read contracts:
+// an eval result with samples, and benchmark rows with a trace, with a
+// server log.
+func siteFacts(t *testing.T, db string) []demoFacts {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), db)
+	require.NoError(t, err)
+	defer conn.Close(context.WithoutCancel(t.Context()))
+	var eval, trace, trace2, logRow int64
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT
+		(SELECT min(eval_result_id) FROM eval_samples),
+		(SELECT min(id) FROM benchmark_results WHERE trace_replay_id IS NOT NULL),
+		(SELECT max(id) FROM benchmark_results WHERE trace_replay_id IS NOT NULL),
+		(SELECT min(id) FROM benchmark_results WHERE server_log_id IS NOT NULL)`).Scan(&eval, &trace, &trace2, &logRow))
+	return []demoFacts{{evalResult: eval, agentic: trace, disagg: trace2}, {evalResult: eval, agentic: logRow, disagg: trace}}
+}
+
+// siteReads runs every read of the site's (readContracts) over conn with
+// each set of facts, rows normalised for comparison. Before adopt, a read
+// the reference's level cannot answer (a newer site's column) is left out.
+func siteReads(t *testing.T, conn *pgx.Conn, facts []demoFacts, before bool) map[string][]map[string]any {
+	t.Helper()
+	out := map[string][]map[string]any{}
+	for i, f := range facts {
+		for _, c := range readContracts {
+			var args []any
+			if c.args != nil {
+				args = c.args(f)
+			}
+			var rows []map[string]any
+			q, err := conn.Query(t.Context(), c.sql, args...)
+			if err == nil {
+				rows, err = pgx.CollectRows(q, pgx.RowToMap)
+			}
+			if before && err != nil {
+				continue // a read of a newer site than the reference's level
+			}
+			require.NoError(t, err, c.read)
+			for _, r := range rows {
+				for k, v := range r {
+					// the reference's numeric scores come back as ours
+					// (double precision) cast: compare the numbers.
+					if n, ok := v.(pgtype.Numeric); ok {
+						fv, err := n.Float64Value()
+						require.NoError(t, err)
+						r[k] = fv.Float64
+					}
+				}
+			}
+			out[fmt.Sprintf("%s #%d", c.read, i)] = rows
+		}
+	}
+	return out
+}
+
+// TestAdoptSiteReads: a database in the reference's shape, at each level,
+// adopted; every read of the site returns the same rows and values after
+// adopt, through our reader role, as before through the reference's
+// tables. A dry run first prints the plan and changes nothing.
+func TestAdoptSiteReads(t *testing.T) {
+	for _, level := range refdb.Levels() {
+		t.Run(level, func(t *testing.T) {
+			db := referenceDB(t, level)
+			vars := map[string]string{"DATABASE_URL": db}
+			facts := siteFacts(t, db)
+			before := func() map[string][]map[string]any {
+				conn, err := pgx.Connect(t.Context(), db)
+				require.NoError(t, err)
+				defer conn.Close(context.WithoutCancel(t.Context()))
+				return siteReads(t, conn, facts, true)
+			}()
+			var nonEmpty int
+			for _, rows := range before {
+				if len(rows) > 0 {
+					nonEmpty++
+				}
+			}
+			require.Greater(t, nonEmpty, len(readContracts)/2, "the reads find the reference's rows")
+
+			dry := run(t, vars, "adopt", "--dry-run")
+			requireCode(t, cli.ExitOK, dry)
+			require.Contains(t, dry.stdout, "newest "+level)
+			require.Contains(t, dry.stdout, "benchmark_results")
+			require.Contains(t, dry.stdout, "dry run: nothing was changed")
+			requireCode(t, cli.ExitUsage, run(t, vars, "migrate", "up"))
+
+			res := run(t, vars, "adopt")
+			requireCode(t, cli.ExitOK, res)
+			require.Contains(t, res.stdout, "adopted in")
+			requireCode(t, cli.ExitOK, run(t, vars, "migrate", "up"))
+
+			role := newReader(t, db, vars)
+			after := siteReads(t, connectAs(t, db, role), facts, false)
+			for read, rows := range before {
+				require.ElementsMatch(t, rows, after[read], read) // rows in no stated order may come in another
+			}
+
+			// A new run then lands and extends the curves by our rules.
+			demo := t.TempDir()
+			require.NoError(t, fixtures.WriteDemoRun(demo))
+			requireCode(t, cli.ExitCompletedWithFailures, run(t, vars, "load", demo))
+			var latest int64
+			admin := dashboardConn(t, db)
+			require.NoError(t, admin.QueryRow(t.Context(), `SELECT count(*) FROM latest_benchmarks l
+				JOIN workflow_runs w ON w.id = l.workflow_run_id WHERE w.github_run_id = 28485856738`).Scan(&latest))
+			require.Positive(t, latest)
+		})
+	}
+}
+
+// An unknown migration file of the reference is refused, naming it, and
+// nothing changes.
+func TestAdoptUnknownLevel(t *testing.T) {
+	db := referenceDB(t, refdb.Level010)
+	conn, err := pgx.Connect(t.Context(), db)
+	require.NoError(t, err)
+	defer conn.Close(context.WithoutCancel(t.Context()))
+	_, err = conn.Exec(t.Context(), `INSERT INTO schema_migrations (filename) VALUES ('018_something_new.sql')`)
+	require.NoError(t, err)
+	for _, args := range [][]string{{"adopt", "--dry-run"}, {"adopt"}} {
+		r := run(t, map[string]string{"DATABASE_URL": db}, args...)
+		requireCode(t, cli.ExitUsage, r)
+		require.Contains(t, r.stderr, `newest migration file "018_something_new.sql"`)
+	}
+	var tables int64
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_namespace WHERE nspname IN ('dashboard', 'reference_archive', 'ingest_adopt')`).Scan(&tables))
+	require.Zero(t, tables)
+}

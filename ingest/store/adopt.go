@@ -1,0 +1,826 @@
+package store
+
+import (
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/inferencex/ingest/migrations"
+)
+
+// ErrAdoptRefused marks a database adopt does not take over: not the
+// reference ingest's schema, a level it does not know, or rows our checks
+// refuse. Nothing was written.
+var ErrAdoptRefused = errors.New("adopt refused, nothing was changed")
+
+// referenceFiles are the reference ingest's migration files adopt knows
+// (docs/reference-schema.md, "Levels"): the fork's 001–010, the newer
+// ones of the reference, and the other names 002 and 013 were seen under.
+var referenceFiles = []string{
+	"001_initial_schema.sql", "002_eval_samples.sql", "002_eval_unique_conc.sql",
+	"003_latest_benchmarks_run_started_tiebreaker.sql", "004_relax_decode_zero_constraints.sql",
+	"005_user_feedback.sql", "006_benchmark_results_workers.sql", "007_latest_benchmarks_single_run_per_line.sql",
+	"008_agentic.sql", "009_latest_benchmarks_single_run_per_line.sql", "010_dataset_request_stats.sql",
+	"011_append_only_curves.sql", "012_benchmark_recipe_fingerprint.sql", "013_server_log_files.sql",
+	"014_agentic_curve_snapshots.sql", "015_power_provenance.sql", "016_gpu_metrics.sql",
+	"017_gpu_metric_stats_version.sql",
+}
+
+// referenceColumns are the columns of the reference's tables adopt
+// converts, at its newest known level; a table or column outside them is
+// something adopt would lose, and it refuses.
+var referenceColumns = map[string][]string{
+	"configs": {"id", "hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
+		"prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers", "decode_tp", "decode_ep",
+		"decode_dp_attention", "decode_num_workers", "num_prefill_gpu", "num_decode_gpu"},
+	"workflow_runs": {"id", "github_run_id", "run_attempt", "name", "status", "conclusion", "head_sha", "head_branch",
+		"html_url", "created_at", "run_started_at", "date", "append_only"},
+	"server_logs":      {"id", "server_log", "file_name", "files_complete"},
+	"server_log_files": {"server_log_id", "file_name", "log_text"},
+	"benchmark_results": {"id", "workflow_run_id", "config_id", "benchmark_type", "date", "isl", "osl", "conc", "image",
+		"metrics", "error", "server_log_id", "workers", "offload_mode", "trace_replay_id", "recipe_fingerprint",
+		"power_invalid_reasons", "power_audit"},
+	"run_stats":    {"id", "workflow_run_id", "date", "hardware", "n_success", "total"},
+	"eval_results": {"id", "workflow_run_id", "config_id", "task", "date", "isl", "osl", "conc", "lm_eval_version", "metrics"},
+	"availability": {"model", "isl", "osl", "precision", "hardware", "framework", "spec_method", "disagg", "date", "benchmark_type"},
+	"changelog_entries": {"id", "workflow_run_id", "date", "base_ref", "head_ref", "config_keys", "description", "pr_link",
+		"append_only"},
+	"eval_samples": {"id", "eval_result_id", "doc_id", "prompt", "target", "response", "passed", "score", "metrics", "data"},
+	"agentic_trace_replay": {"id", "profile_export_jsonl_gz", "profile_export_uncompressed_size", "server_metrics_csv",
+		"server_metrics_csv_size", "created_at", "server_metrics_json_gz", "server_metrics_json_uncompressed_size",
+		"aggregate_stats", "chart_series", "request_timeline"},
+	"datasets": {"id", "slug", "label", "variant", "description", "hf_url", "license", "conversation_count", "summary",
+		"chart_data", "dataset_version", "ingested_at"},
+	"dataset_conversations": {"id", "dataset_id", "conv_id", "models", "num_turns", "num_subagent_groups", "total_in",
+		"total_out", "total_cached", "structure"},
+	"run_datasets": {"workflow_run_id", "dataset_slug", "created_at"},
+	// Level 016 on: refused while they hold rows (not converted yet).
+	"gpu_metric_series": nil, "gpu_metric_samples": nil, "gpu_metric_gpu_stats": nil, "benchmark_result_gpu_metrics": nil,
+}
+
+// siteTables are the tables adopt leaves in public as they are: the
+// site's own and the reference's bookkeeping (the record of what was
+// adopted).
+var siteTables = []string{"user_feedback", "schema_migrations"}
+
+// AdoptTable is one reference table: its rows and bytes (with TOAST and
+// indexes).
+type AdoptTable struct {
+	Name  string
+	Rows  int64
+	Bytes int64
+}
+
+// AdoptPlan is what adopt found and what it would do.
+type AdoptPlan struct {
+	// Files are the reference's applied migration files; Newest the last.
+	Files  []string
+	Newest string
+	// Features present by column: 011 append_only, 012 recipe_fingerprint,
+	// 013 server_log_files, 015 power columns, 016 the GPU metric tables.
+	AppendOnly, Fingerprint, LogFiles, Power, GPU bool
+	// Tables are the reference's tables converted and moved to
+	// reference_archive; Kept the site's, left in public.
+	Tables []AdoptTable
+	Kept   []AdoptTable
+	// Refusals say why adopt will not run; empty: it will.
+	Refusals []string
+	// Estimate is a rough duration on a 2-core host.
+	Estimate time.Duration
+	moved    []string
+}
+
+// TotalBytes sums the converted tables' bytes.
+func (p AdoptPlan) TotalBytes() int64 {
+	var n int64
+	for _, t := range p.Tables {
+		n += t.Bytes
+	}
+	return n
+}
+
+// PlanAdopt reads the reference's schema and what adopt would convert,
+// writing nothing. A database that is not the reference ingest's, or at a
+// level adopt does not know (a migration file it does not know: the
+// newest found is named), is ErrAdoptRefused; rows our checks refuse are
+// listed in Refusals.
+func (s *Store) PlanAdopt(ctx context.Context) (AdoptPlan, error) {
+	var p AdoptPlan
+	inv, err := s.inventory(ctx, nil)
+	if err != nil {
+		return p, err
+	}
+	if inv.schema != "public" {
+		return p, fmt.Errorf("adopt converts the public schema; the connection's schema is %s: %w", inv.schema, ErrAdoptRefused)
+	}
+	if !inv.isReference() {
+		switch inv.layout() {
+		case layoutOurs, layoutLegacy:
+			return p, fmt.Errorf("the database is already this program's: %w", ErrAdoptRefused)
+		case layoutEmpty:
+			return p, fmt.Errorf("the database is empty (\"ingest migrate up\" creates our schema): %w", ErrAdoptRefused)
+		}
+		return p, fmt.Errorf("the database holds no reference ingest schema (no schema_migrations(filename, applied_at)): %w", ErrAdoptRefused)
+	}
+	rows, _ := s.pool.Query(ctx, qAdoptFiles)
+	p.Files, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return p, fmt.Errorf("read the reference's schema_migrations: %w", err)
+	}
+	if len(p.Files) > 0 {
+		p.Newest = p.Files[len(p.Files)-1]
+	}
+	var unknown []string
+	for _, f := range p.Files {
+		if !slices.Contains(referenceFiles, f) {
+			unknown = append(unknown, f)
+		}
+	}
+	if len(unknown) > 0 || len(p.Files) == 0 {
+		return p, fmt.Errorf("the reference's schema is at a level adopt does not know: newest migration file %q, unknown %s "+
+			"(known: 001_initial_schema.sql to 017_gpu_metric_stats_version.sql): %w", p.Newest, strings.Join(unknown, ", "), ErrAdoptRefused)
+	}
+	cols := map[string][]string{}
+	rows, _ = s.pool.Query(ctx, qAdoptColumns)
+	var table, col string
+	if _, err := pgx.ForEachRow(rows, []any{&table, &col}, func() error {
+		cols[table] = append(cols[table], col)
+		return nil
+	}); err != nil {
+		return p, fmt.Errorf("read the reference's columns: %w", err)
+	}
+	has := func(t, c string) bool { return slices.Contains(cols[t], c) }
+	p.AppendOnly, p.Fingerprint = has("workflow_runs", "append_only"), has("benchmark_results", "recipe_fingerprint")
+	p.LogFiles, p.Power = len(cols["server_log_files"]) > 0, has("benchmark_results", "power_invalid_reasons")
+	p.GPU = len(cols["gpu_metric_series"]) > 0
+	if p.LogFiles != has("server_logs", "file_name") {
+		p.Refusals = append(p.Refusals, "server_logs.file_name and table server_log_files are not both present")
+	}
+	for _, t := range slices.Sorted(mapKeys(cols)) {
+		if slices.Contains(siteTables, t) {
+			continue
+		}
+		known, ok := referenceColumns[t]
+		if !ok {
+			p.Refusals = append(p.Refusals, fmt.Sprintf("table %s is not the reference's (adopt would move it aside)", t))
+			continue
+		}
+		for _, c := range cols[t] {
+			if known != nil && !slices.Contains(known, c) {
+				p.Refusals = append(p.Refusals, fmt.Sprintf("column %s.%s is not one adopt converts", t, c))
+			}
+		}
+	}
+	if err := s.adoptSizes(ctx, &p, cols); err != nil {
+		return p, err
+	}
+	if err := s.adoptChecks(ctx, &p); err != nil {
+		return p, err
+	}
+	p.Estimate = adoptEstimate(p)
+	return p, nil
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// adoptSizes counts each table's rows and bytes.
+func (s *Store) adoptSizes(ctx context.Context, p *AdoptPlan, cols map[string][]string) error {
+	bytes := map[string]int64{}
+	rows, _ := s.pool.Query(ctx, qAdoptTableSizes)
+	var name string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&name, &n}, func() error { bytes[name] = n; return nil }); err != nil {
+		return fmt.Errorf("read the reference's table sizes: %w", err)
+	}
+	for _, t := range slices.Sorted(mapKeys(cols)) {
+		var count int64
+		if err := s.pool.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM public.%s", pgx.Identifier{t}.Sanitize())).Scan(&count); err != nil {
+			return fmt.Errorf("count the rows of %s: %w", t, err)
+		}
+		at := AdoptTable{Name: t, Rows: count, Bytes: bytes[t]}
+		if slices.Contains(siteTables, t) {
+			p.Kept = append(p.Kept, at)
+		} else {
+			p.Tables = append(p.Tables, at)
+			p.moved = append(p.moved, t)
+		}
+	}
+	return nil
+}
+
+// adoptChecks lists what refuses the adopt: rows our checks refuse,
+// schemas adopt creates already there, keys from the site's tables into
+// those moved aside.
+func (s *Store) adoptChecks(ctx context.Context, p *AdoptPlan) error {
+	rows, _ := s.pool.Query(ctx, qAdoptRefusals)
+	var what string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&what, &n}, func() error {
+		if n > 0 {
+			p.Refusals = append(p.Refusals, fmt.Sprintf("%d %s", n, what))
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("check the reference's rows against our constraints: %w", err)
+	}
+	if p.GPU {
+		if err := s.pool.QueryRow(ctx, qAdoptGPURows).Scan(&n); err != nil {
+			return fmt.Errorf("count the reference's GPU metric rows: %w", err)
+		}
+		if n > 0 {
+			p.Refusals = append(p.Refusals, fmt.Sprintf("%d GPU metric rows (gpu_metric_series, gpu_metric_samples): adopt does not convert them yet", n))
+		}
+	}
+	var present []string
+	if err := s.pool.QueryRow(ctx, qAdoptSchemasPresent).Scan(&present); err != nil {
+		return fmt.Errorf("look up schemas: %w", err)
+	}
+	for _, sc := range present {
+		p.Refusals = append(p.Refusals, fmt.Sprintf("schema %s already exists (adopt creates it)", sc))
+	}
+	rows, _ = s.pool.Query(ctx, qAdoptForeignKeysIn, siteTables)
+	fks, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("look up foreign keys into the reference's tables: %w", err)
+	}
+	for _, fk := range fks {
+		p.Refusals = append(p.Refusals, "foreign key "+fk+" from a table adopt leaves into one it moves aside")
+	}
+	return nil
+}
+
+// adoptEstimate: blob bytes move at about 15 MB/s, rows at about 5,000 a
+// second, on the shared 2-core development host (a production-size adopt
+// took 9m46s); a rough guide, not a bound.
+func adoptEstimate(p AdoptPlan) time.Duration {
+	var rows, blobs int64
+	for _, t := range p.Tables {
+		rows += t.Rows
+		if t.Name == "agentic_trace_replay" {
+			blobs += t.Bytes
+		}
+	}
+	secs := float64(blobs)/15e6 + float64(rows)/5000
+	return time.Duration(secs*float64(time.Second)).Round(time.Second) + 5*time.Second
+}
+
+// AdoptOptions are the adopt's inputs.
+type AdoptOptions struct {
+	// Repo is the repository the reference ingested (workflow_runs.repo).
+	Repo string
+	// ToolVersion is recorded in the ledger rows adopt writes.
+	ToolVersion string
+	// Step, when set, is called before each step with its name; an error
+	// stops the adopt there (the transaction rolls back). Tests use it.
+	Step func(name string) error
+}
+
+// AdoptResult is what adopt did.
+type AdoptResult struct {
+	// Rows inserted into our tables, by table.
+	Rows      map[string]int64
+	Blobs     int64 // trace blobs stored
+	BlobBytes int64 // their stored bytes
+	Moved     []string
+	Duration  time.Duration
+}
+
+// Adopt converts the reference's database in place, in one transaction:
+// our schema is built in a scratch schema, the reference's rows copied
+// into it with their ids and converted, the curves computed by our rules;
+// then the reference's tables move to reference_archive and ours to
+// public. The reference's tables are locked against writes throughout
+// (the site reads on) and swapped in a moment at the end; a failure or a
+// kill at any point leaves the database as it was.
+func (s *Store) Adopt(ctx context.Context, p AdoptPlan, o AdoptOptions) (AdoptResult, error) {
+	res := AdoptResult{Rows: map[string]int64{}}
+	if len(p.Refusals) > 0 {
+		return res, fmt.Errorf("%s: %w", strings.Join(p.Refusals, "; "), ErrAdoptRefused)
+	}
+	latest, err := LatestMigration()
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	a := &adoption{s: s, p: p, o: o, res: &res}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		a.tx = tx
+		return a.run(ctx, latest)
+	})
+	if err != nil {
+		return res, fmt.Errorf("adopt (rolled back, nothing changed): %w", err)
+	}
+	res.Duration = time.Since(start)
+	s.log.Info("adopted the reference database", zap.Duration("took", res.Duration), zap.Int64("blob_bytes", res.BlobBytes))
+	return res, nil
+}
+
+type adoption struct {
+	s   *Store
+	p   AdoptPlan
+	o   AdoptOptions
+	tx  pgx.Tx
+	res *AdoptResult
+}
+
+func (a *adoption) step(name string) error {
+	a.s.log.Debug("adopt step", zap.String("step", name))
+	if a.o.Step != nil {
+		return a.o.Step(name)
+	}
+	return nil
+}
+
+// exec runs one step's statement, counting its rows under table.
+func (a *adoption) exec(ctx context.Context, table, sql string, args ...any) error {
+	if err := a.step(table); err != nil {
+		return err
+	}
+	tag, err := a.tx.Exec(ctx, a.level(sql), args...)
+	if err != nil {
+		return fmt.Errorf("adopt %s: %w", table, err)
+	}
+	if table != "" {
+		a.res.Rows[table] += tag.RowsAffected()
+	}
+	return nil
+}
+
+// level puts the level's column expressions into a copy statement.
+func (a *adoption) level(sql string) string {
+	pick := func(present bool, expr, absent string) string {
+		if present {
+			return expr
+		}
+		return absent
+	}
+	logFiles := ""
+	logTexts := ""
+	if a.p.LogFiles {
+		logFiles = `UNION ALL SELECT server_log_id, file_name, sha256(convert_to(log_text, 'UTF8')), octet_length(log_text)::bigint, false
+FROM public.server_log_files`
+		logTexts = `UNION ALL SELECT sha256(convert_to(log_text, 'UTF8')), octet_length(log_text)::bigint, log_text FROM public.server_log_files`
+	}
+	return strings.NewReplacer(
+		"{wr_append_only}", pick(a.p.AppendOnly, "append_only", "false"),
+		"{cl_append_only}", pick(a.p.AppendOnly, "c.append_only", "false"),
+		"{br_fingerprint}", pick(a.p.Fingerprint, "r.recipe_fingerprint", "NULL::text"),
+		"{br_reasons}", pick(a.p.Power, "r.power_invalid_reasons", "NULL::jsonb"),
+		"{br_audit}", pick(a.p.Power, "r.power_audit", "NULL::jsonb"),
+		"{log_primary}", pick(a.p.LogFiles, "file_name", "'server.log'::text"),
+		"{log_files}", logFiles,
+		"{log_texts}", logTexts,
+	).Replace(sql)
+}
+
+func (a *adoption) run(ctx context.Context, latest uint) error {
+	if err := a.step("lock"); err != nil {
+		return err
+	}
+	if _, err := a.tx.Exec(ctx, qAdoptLockAdvisory); err != nil {
+		return fmt.Errorf("adopt lock: %w", err)
+	}
+	if err := a.lock(ctx, "SHARE"); err != nil {
+		return err
+	}
+	if err := a.exec(ctx, "", qAdoptCreateSchema); err != nil {
+		return err
+	}
+	if err := a.exec(ctx, "", qAdoptSearchPath); err != nil {
+		return err
+	}
+	if err := a.migrate(ctx); err != nil {
+		return err
+	}
+	if err := a.exec(ctx, "", qCreateVersionTable); err != nil {
+		return err
+	}
+	if err := a.exec(ctx, "", qAdoptVersion, int64(latest)); err != nil {
+		return err
+	}
+	fks, err := a.dropBulkForeignKeys(ctx)
+	if err != nil {
+		return err
+	}
+	copies := []struct {
+		table, sql string
+		args       []any
+	}{
+		{"configs", qAdoptConfigs, nil},
+		{"workflow_runs", qAdoptWorkflowRuns, []any{a.o.Repo}},
+		{"ingests", qAdoptIngests, []any{a.o.ToolVersion}},
+		{"server_log_texts", qAdoptServerLogTexts, nil},
+		{"", qAdoptLogFiles, nil},
+		{"", qAdoptLogBundles, nil},
+		{"server_logs", qAdoptServerLogs, nil},
+		{"server_log_files", qAdoptServerLogFiles, nil},
+	}
+	for _, c := range copies {
+		if err := a.exec(ctx, c.table, c.sql, c.args...); err != nil {
+			return err
+		}
+	}
+	if err := a.traces(ctx); err != nil {
+		return err
+	}
+	copies = []struct {
+		table, sql string
+		args       []any
+	}{
+		{"benchmark_results", qAdoptBenchmarkResults, nil},
+		{"run_stats", qAdoptRunStats, nil},
+		{"eval_results", qAdoptEvalResults, nil},
+		{"eval_sample_texts", qAdoptSampleTexts, nil},
+		{"eval_samples", qAdoptEvalSamples, nil},
+		{"changelog_entries", qAdoptChangelog, nil},
+		{"availability", qAdoptAvailability, nil},
+		{"datasets", qAdoptDatasets, nil},
+		{"dataset_conversations", qAdoptDatasetConversations, nil},
+		{"run_datasets", qAdoptRunDatasets, nil},
+	}
+	for _, c := range copies {
+		if err := a.exec(ctx, c.table, c.sql, c.args...); err != nil {
+			return err
+		}
+	}
+	if err := a.step("foreign keys"); err != nil {
+		return err
+	}
+	for _, fk := range fks {
+		if _, err := a.tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s", fk.table,
+			pgx.Identifier{fk.name}.Sanitize(), fk.def)); err != nil {
+			return fmt.Errorf("adopt: check %s: %w", fk.name, err)
+		}
+	}
+	if err := a.step("curves"); err != nil {
+		return err
+	}
+	explain := func(what string, err error) error { return fmt.Errorf("adopt %s: %w", what, err) }
+	out, err := updateCurves(ctx, a.tx, false, true, explain)
+	if err != nil {
+		return err
+	}
+	a.res.Rows["benchmark_curves"] = out.curves
+	if err := a.sequences(ctx); err != nil {
+		return err
+	}
+	return a.swap(ctx)
+}
+
+// foreignKey is one constraint dropped for the copy.
+type foreignKey struct{ table, name, def string }
+
+// dropBulkForeignKeys drops the foreign keys of the largest tables, to be
+// added back (and so checked) once they are filled.
+func (a *adoption) dropBulkForeignKeys(ctx context.Context) ([]foreignKey, error) {
+	rows, _ := a.tx.Query(ctx, qAdoptBulkForeignKeys)
+	fks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (foreignKey, error) {
+		var fk foreignKey
+		err := r.Scan(&fk.table, &fk.name, &fk.def)
+		return fk, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adopt: list the foreign keys: %w", err)
+	}
+	for _, fk := range fks {
+		if _, err := a.tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.table, pgx.Identifier{fk.name}.Sanitize())); err != nil {
+			return nil, fmt.Errorf("adopt: drop %s for the copy: %w", fk.name, err)
+		}
+	}
+	return fks, nil
+}
+
+// lock takes the reference's tables in mode.
+func (a *adoption) lock(ctx context.Context, mode string) error {
+	names := make([]string, len(a.p.moved))
+	for i, t := range a.p.moved {
+		names[i] = "public." + pgx.Identifier{t}.Sanitize()
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if _, err := a.tx.Exec(ctx, fmt.Sprintf("LOCK TABLE %s IN %s MODE", strings.Join(names, ", "), mode)); err != nil {
+		return fmt.Errorf("adopt: lock the reference's tables (%s): %w", mode, err)
+	}
+	return nil
+}
+
+// migrate runs our up migrations, oldest first, into the scratch schema:
+// names our migrations qualify with public. are the scratch schema's.
+func (a *adoption) migrate(ctx context.Context) error {
+	if err := a.step("migrations"); err != nil {
+		return err
+	}
+	ups, err := fs.Glob(migrations.FS, "*.up.sql")
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	sort.Strings(ups) // zero-padded versions: name order is version order
+	for _, f := range ups {
+		b, err := fs.ReadFile(migrations.FS, f)
+		if err != nil {
+			return fmt.Errorf("migrations: %w", err)
+		}
+		sql := strings.ReplaceAll(string(b), "public.", adoptSchema+".")
+		if _, err := a.tx.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+			return fmt.Errorf("adopt: migration %s: %w", f, err)
+		}
+	}
+	return nil
+}
+
+// sequences sets each of our id sequences past the adopted ids and the
+// reference's own last value.
+func (a *adoption) sequences(ctx context.Context) error {
+	if err := a.step("sequences"); err != nil {
+		return err
+	}
+	type seq struct{ ours, theirs, table string }
+	rows, _ := a.tx.Query(ctx, qAdoptSequences)
+	seqs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (seq, error) {
+		var s seq
+		err := r.Scan(&s.ours, &s.theirs, &s.table)
+		return s, err
+	})
+	if err != nil {
+		return fmt.Errorf("adopt: list the sequences: %w", err)
+	}
+	for _, sq := range seqs {
+		q := fmt.Sprintf(`SELECT setval('%s', greatest((SELECT max(id) FROM %s), (SELECT last_value FROM %s), 1))`,
+			sq.ours, sq.table, sq.theirs)
+		if _, err := a.tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("adopt: set %s: %w", sq.ours, err)
+		}
+	}
+	return nil
+}
+
+// swap moves the reference's objects to reference_archive and ours to
+// public, then drops the scratch schema: metadata only, under an exclusive
+// lock held a moment before the commit.
+func (a *adoption) swap(ctx context.Context) error {
+	if err := a.step("swap"); err != nil {
+		return err
+	}
+	if err := a.lock(ctx, "ACCESS EXCLUSIVE"); err != nil {
+		return err
+	}
+	if _, err := a.tx.Exec(ctx, "CREATE SCHEMA "+archiveSchema); err != nil {
+		return fmt.Errorf("adopt: create %s: %w", archiveSchema, err)
+	}
+	moves := []struct{ from, to string }{{"public", archiveSchema}, {adoptSchema, "public"}}
+	for _, m := range moves {
+		rows, _ := a.tx.Query(ctx, qAdoptMovable, m.from, siteTables)
+		type obj struct{ kind, name string }
+		objs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (obj, error) {
+			var o obj
+			err := r.Scan(&o.kind, &o.name)
+			return o, err
+		})
+		if err != nil {
+			return fmt.Errorf("adopt: list %s: %w", m.from, err)
+		}
+		for _, o := range objs {
+			if _, err := a.tx.Exec(ctx, fmt.Sprintf("ALTER %s %s SET SCHEMA %s", o.kind, o.name, m.to)); err != nil {
+				return fmt.Errorf("adopt: move %s to %s: %w", o.name, m.to, err)
+			}
+			if m.from == "public" {
+				a.res.Moved = append(a.res.Moved, o.name)
+			}
+		}
+	}
+	if _, err := a.tx.Exec(ctx, "DROP SCHEMA "+adoptSchema); err != nil {
+		return fmt.Errorf("adopt: drop the scratch schema: %w", err)
+	}
+	return a.step("commit")
+}
+
+// blobColumns are the reference's blob columns, each with its length in
+// the trace row query.
+const (
+	colProfile = "profile_export_jsonl_gz"
+	colJSON    = "server_metrics_json_gz"
+	colCSV     = "server_metrics_csv"
+	blobChunk  = 1 << 20
+)
+
+// traces moves each reference trace row: its gzip blobs into our chunked
+// blob store (the bytes as stored, hashed uncompressed as ours are), the
+// raw CSV gzipped, the row keyed by our bundle digest. Memory holds one
+// chunk at a time.
+func (a *adoption) traces(ctx context.Context) error {
+	if err := a.exec(ctx, "", qAdoptTraceMap); err != nil {
+		return err
+	}
+	type traceRow struct {
+		id                 int64
+		profile, json, csv bool
+		profN, jsonN, csvN int64
+	}
+	rows, _ := a.tx.Query(ctx, qAdoptTraceRows)
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (traceRow, error) {
+		var t traceRow
+		err := r.Scan(&t.id, &t.profile, &t.json, &t.csv, &t.profN, &t.jsonN, &t.csvN)
+		return t, err
+	})
+	if err != nil {
+		return fmt.Errorf("adopt agentic_trace_replay: %w", err)
+	}
+	for _, t := range all {
+		if err := a.step("agentic_trace_replay"); err != nil {
+			return err
+		}
+		var tags []string
+		var sums [][]byte
+		var digests [3][]byte
+		var sizes [3]int64
+		for i, c := range []struct {
+			col, tag string
+			present  bool
+			n        int64
+		}{{colProfile, "profile_export.jsonl", t.profile, t.profN}, {colJSON, "server_metrics_export.json", t.json, t.jsonN},
+			{colCSV, "server_metrics_export.csv", t.csv, t.csvN}} {
+			if !c.present {
+				continue
+			}
+			d, size, err := a.blob(ctx, t.id, c.col, c.n, c.col != colCSV)
+			if err != nil {
+				return fmt.Errorf("adopt agentic_trace_replay %d %s: %w", t.id, c.col, err)
+			}
+			digests[i], sizes[i] = d, size
+			tags, sums = append(tags, c.tag), append(sums, d)
+		}
+		bundle := sha256.New()
+		for i, tag := range tags {
+			fmt.Fprintf(bundle, "%s\x00%s\n", tag, hex.EncodeToString(sums[i]))
+		}
+		digest := bundle.Sum(nil)
+		newID := t.id
+		err := a.tx.QueryRow(ctx, qAdoptTraceFind, digest).Scan(&newID)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			newID = t.id
+			if _, err := a.tx.Exec(ctx, qAdoptTraceInsert, t.id, digest, digests[0], sizes[0], digests[1], sizes[1],
+				digests[2], sizes[2]); err != nil {
+				return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
+			}
+			a.res.Rows["agentic_trace_replay"]++
+		case err != nil:
+			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
+		}
+		if _, err := a.tx.Exec(ctx, qAdoptTraceMapRow, t.id, newID); err != nil {
+			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
+		}
+	}
+	return nil
+}
+
+// blob stores one blob column of trace row id as a trace blob and returns
+// its digest (sha256 of the uncompressed bytes) and uncompressed size.
+// gzipped: the column holds gzip, stored as it is; else raw bytes, gzipped
+// here.
+func (a *adoption) blob(ctx context.Context, id int64, col string, n int64, gzipped bool) ([]byte, int64, error) {
+	src := &sliceReader{ctx: ctx, tx: a.tx, id: id, col: col, n: n}
+	var r io.Reader = src
+	if gzipped {
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			return nil, 0, err
+		}
+		r = zr
+	}
+	h := sha256.New()
+	size, err := io.Copy(h, r)
+	if err != nil {
+		return nil, 0, err
+	}
+	d := h.Sum(nil)
+	if gzipped {
+		tag, err := a.tx.Exec(ctx, qAdoptBlobInsert, d, size, n, (n+blobChunk-1)/blobChunk)
+		if err != nil || tag.RowsAffected() == 0 {
+			return d, size, err
+		}
+		if n > 0 {
+			if _, err := a.tx.Exec(ctx, fmt.Sprintf(qAdoptBlobChunks, col), id, d, blobChunk); err != nil {
+				return nil, 0, err
+			}
+		}
+		a.res.Blobs++
+		a.res.BlobBytes += n
+		return d, size, nil
+	}
+	// Raw: the row first (chunks reference it), then the gzip stream in
+	// chunks, then its stored size.
+	tag, err := a.tx.Exec(ctx, qAdoptBlobInsert, d, size, 0, 0)
+	if err != nil || tag.RowsAffected() == 0 {
+		return d, size, err
+	}
+	cw := &chunkWriter{ctx: ctx, tx: a.tx, digest: d}
+	zw := gzip.NewWriter(cw)
+	if _, err := io.Copy(zw, &sliceReader{ctx: ctx, tx: a.tx, id: id, col: col, n: n}); err != nil {
+		return nil, 0, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, 0, err
+	}
+	if err := cw.flush(); err != nil {
+		return nil, 0, err
+	}
+	if _, err := a.tx.Exec(ctx, `UPDATE trace_blobs SET stored_size = $2, chunks = $3 WHERE digest = $1`, d, cw.stored, cw.seq); err != nil {
+		return nil, 0, err
+	}
+	a.res.Blobs++
+	a.res.BlobBytes += cw.stored
+	return d, size, nil
+}
+
+// sliceReader reads a bytea column of one reference trace row a slice at
+// a time.
+type sliceReader struct {
+	ctx context.Context
+	tx  pgx.Tx
+	id  int64
+	col string
+	n   int64
+	off int64
+	buf []byte
+}
+
+func (r *sliceReader) Read(p []byte) (int, error) {
+	if len(r.buf) == 0 {
+		if r.off >= r.n {
+			return 0, io.EOF
+		}
+		var b []byte
+		if err := r.tx.QueryRow(r.ctx, fmt.Sprintf(qAdoptBlobSlice, r.col), r.id, r.off+1, blobChunk).Scan(&b); err != nil {
+			return 0, err
+		}
+		if len(b) == 0 {
+			return 0, io.ErrUnexpectedEOF
+		}
+		r.off += int64(len(b))
+		r.buf = b
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// chunkWriter writes a blob's stored bytes as chunks of blobChunk.
+type chunkWriter struct {
+	ctx    context.Context
+	tx     pgx.Tx
+	digest []byte
+	buf    []byte
+	seq    int32
+	stored int64
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for len(w.buf) >= blobChunk {
+		if err := w.put(w.buf[:blobChunk]); err != nil {
+			return 0, err
+		}
+		w.buf = append(w.buf[:0], w.buf[blobChunk:]...)
+	}
+	return len(p), nil
+}
+
+func (w *chunkWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	err := w.put(w.buf)
+	w.buf = w.buf[:0]
+	return err
+}
+
+func (w *chunkWriter) put(b []byte) error {
+	if _, err := w.tx.Exec(w.ctx, qAdoptChunkInsert, w.digest, w.seq, b); err != nil {
+		return err
+	}
+	w.seq++
+	w.stored += int64(len(b))
+	return nil
+}

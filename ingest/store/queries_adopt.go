@@ -1,0 +1,327 @@
+package store
+
+// Adopt: the reference ingest's schema converted into ours (adopt.go).
+// Inside the adopt's one transaction the search_path is the scratch
+// schema (adoptSchema) alone: unqualified names are our new tables, and
+// the reference's are always named public.x.
+
+const (
+	adoptSchema   = "ingest_adopt"
+	archiveSchema = "reference_archive"
+)
+
+// qAdoptFiles lists the reference's applied migration files.
+const qAdoptFiles = `SELECT filename::text FROM public.schema_migrations ORDER BY filename`
+
+// qAdoptColumns lists the columns of the reference's tables in public.
+const qAdoptColumns = `
+SELECT c.relname::text, a.attname::text
+FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+  AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY c.relname, a.attnum`
+
+// qAdoptTableSizes counts the rows and bytes (table, TOAST and indexes)
+// of every table in public.
+const qAdoptTableSizes = `
+SELECT c.relname::text, pg_total_relation_size(c.oid)
+FROM pg_class c
+WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+ORDER BY c.relname`
+
+// qAdoptSchemasPresent says which of the schemas adopt creates exist.
+const qAdoptSchemasPresent = `
+SELECT coalesce(array_agg(nspname::text ORDER BY nspname), '{}')
+FROM pg_namespace WHERE nspname IN ('dashboard', 'reference_archive', 'ingest_adopt')`
+
+// qAdoptForeignKeysIn lists foreign keys from a table adopt leaves in
+// public (site-owned) into one it moves aside: moving would break them.
+const qAdoptForeignKeysIn = `
+SELECT format('%s.%s -> %s', c.conrelid::regclass, c.conname, c.confrelid::regclass)
+FROM pg_constraint c
+JOIN pg_class f ON f.oid = c.conrelid
+JOIN pg_class t ON t.oid = c.confrelid
+WHERE c.contype = 'f' AND f.relnamespace = 'public'::regnamespace AND t.relnamespace = 'public'::regnamespace
+  AND f.relname = ANY($1::text[]) AND NOT t.relname = ANY($1::text[])`
+
+// qAdoptMovable lists what adopt moves from one schema to another: tables,
+// views, materialized views, sequences no column owns, and functions —
+// everything in the schema except the names kept. Owned sequences,
+// indexes, triggers and row types move with their table.
+const qAdoptMovable = `
+SELECT kind, name FROM (
+    SELECT CASE c.relkind WHEN 'r' THEN 'TABLE' WHEN 'p' THEN 'TABLE' WHEN 'v' THEN 'VIEW'
+                          WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'S' THEN 'SEQUENCE' WHEN 'f' THEN 'FOREIGN TABLE' END AS kind,
+           format('%I.%I', n.nspname, c.relname) AS name, c.relname::text AS bare
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+      AND NOT (c.relkind = 'S' AND EXISTS (
+          SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i')))
+    UNION ALL
+    SELECT CASE p.prokind WHEN 'p' THEN 'PROCEDURE' WHEN 'a' THEN 'AGGREGATE' ELSE 'FUNCTION' END,
+           format('%I.%I(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)), p.proname::text
+    FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname = $1
+) o
+WHERE NOT bare = ANY($2::text[])
+ORDER BY kind, name`
+
+// qAdoptRefusals counts the reference's rows that our checks refuse, one
+// count per check; adopt refuses while any is non-zero.
+const qAdoptRefusals = `
+SELECT 'workflow_runs with run_attempt < 1 or github_run_id < 1',
+       (SELECT count(*) FROM public.workflow_runs WHERE run_attempt < 1 OR github_run_id < 1)
+UNION ALL SELECT 'configs with an empty text key or a negative count',
+       (SELECT count(*) FROM public.configs WHERE '' IN (hardware, framework, model, precision, spec_method)
+            OR least(prefill_tp, prefill_ep, prefill_num_workers, decode_tp, decode_ep, decode_num_workers,
+                     num_prefill_gpu, num_decode_gpu) < 0)
+UNION ALL SELECT 'benchmark_results of an unknown benchmark_type or offload_mode',
+       (SELECT count(*) FROM public.benchmark_results
+        WHERE benchmark_type NOT IN ('single_turn', 'agentic_traces') OR offload_mode NOT IN ('on', 'off'))
+UNION ALL SELECT 'eval_results with an empty task', (SELECT count(*) FROM public.eval_results WHERE task = '')
+UNION ALL SELECT 'eval_results sharing a key with NULL isl, osl or conc', (SELECT count(*) FROM (
+       SELECT 1 FROM public.eval_results
+       GROUP BY workflow_run_id, config_id, task, isl, osl, conc HAVING count(*) > 1) d)
+UNION ALL SELECT 'run_stats with an empty hardware', (SELECT count(*) FROM public.run_stats WHERE hardware = '')
+UNION ALL SELECT 'eval_samples with a negative doc_id', (SELECT count(*) FROM public.eval_samples WHERE doc_id < 0)
+UNION ALL SELECT 'agentic_trace_replay rows without a profile export',
+       (SELECT count(*) FROM public.agentic_trace_replay WHERE profile_export_jsonl_gz IS NULL)`
+
+// qAdoptGPURows counts the reference's GPU metric rows (level 016 on),
+// which adopt does not convert yet.
+const qAdoptGPURows = `SELECT (SELECT count(*) FROM public.gpu_metric_series) + (SELECT count(*) FROM public.gpu_metric_samples)`
+
+// Creating the scratch schema: the reference's tables are locked against
+// writes (SHARE: the site reads on) for the whole adopt, so that nothing
+// written meanwhile is lost.
+const (
+	qAdoptLockAdvisory = `SELECT pg_advisory_xact_lock(hashtextextended('ingest-adopt', 0))`
+	qAdoptCreateSchema = `CREATE SCHEMA ingest_adopt`
+	qAdoptSearchPath   = `SET LOCAL search_path = ingest_adopt`
+	qAdoptVersion      = `INSERT INTO ingest_schema_migrations (version, dirty) VALUES ($1, false)`
+)
+
+// qAdoptBulkForeignKeys lists the foreign keys of the tables adopt fills
+// with millions of rows: dropped before the copy and added back after it,
+// one validating join each instead of a lookup per row.
+const qAdoptBulkForeignKeys = `
+SELECT conrelid::regclass::text, conname::text, pg_get_constraintdef(oid)
+FROM pg_constraint
+WHERE contype = 'f' AND connamespace = 'ingest_adopt'::regnamespace
+  AND conrelid IN ('ingest_adopt.eval_samples'::regclass, 'ingest_adopt.benchmark_results'::regclass)
+ORDER BY 1, 2`
+
+// Row copies, in foreign-key order. Tokens {x} are replaced by the level's
+// column expressions (adoptColumns). Ids are kept; every other table keys
+// by them.
+const (
+	qAdoptConfigs = `
+INSERT INTO configs (id, hardware, framework, model, precision, spec_method, disagg, is_multinode,
+    prefill_tp, prefill_ep, prefill_dp_attention, prefill_num_workers,
+    decode_tp, decode_ep, decode_dp_attention, decode_num_workers, num_prefill_gpu, num_decode_gpu)
+SELECT id, hardware, framework, model, precision, spec_method, disagg, is_multinode,
+    prefill_tp, prefill_ep, prefill_dp_attention, prefill_num_workers,
+    decode_tp, decode_ep, decode_dp_attention, decode_num_workers, num_prefill_gpu, num_decode_gpu
+FROM public.configs`
+
+	qAdoptWorkflowRuns = `
+INSERT INTO workflow_runs (id, repo, github_run_id, run_attempt, name, name_is_fallback, event, status, conclusion,
+    head_sha, head_branch, html_url, created_at, created_at_is_fallback, run_started_at, date, append_only)
+SELECT id, $1, github_run_id, run_attempt, name, name ~ '^CI Run [0-9]+$', NULL, status, conclusion,
+    head_sha, head_branch, html_url, created_at, false, run_started_at, date, {wr_append_only}
+FROM public.workflow_runs`
+
+	// One ledger row per adopted run attempt, so that the runs already
+	// stored are known to a later ingest.
+	qAdoptIngests = `
+INSERT INTO ingests (repo, github_run_id, run_attempt, workflow_run_id, status, target, started_at, finished_at,
+    duration_ms, tool_version)
+SELECT repo, github_run_id, run_attempt, id, 'succeeded', 'adopted', now(), now(), 0, $1
+FROM workflow_runs ORDER BY id`
+
+	qAdoptServerLogTexts = `
+INSERT INTO server_log_texts (digest, size, content)
+SELECT DISTINCT ON (digest) digest, size, content FROM (
+    SELECT sha256(convert_to(server_log, 'UTF8')) AS digest, octet_length(server_log)::bigint AS size, server_log AS content
+    FROM public.server_logs
+    {log_texts}
+) t
+ORDER BY digest
+ON CONFLICT (digest) DO NOTHING`
+
+	// adopt_log_files: every file of every reference log, the primary
+	// first; the bundle digest is ours (name NUL hex(sha256) NL, by name).
+	qAdoptLogFiles = `
+CREATE TEMP TABLE adopt_log_files ON COMMIT DROP AS
+SELECT id AS old_id, {log_primary} AS file_name, sha256(convert_to(server_log, 'UTF8')) AS text_digest,
+       octet_length(server_log)::bigint AS size, true AS is_primary
+FROM public.server_logs
+{log_files}`
+
+	qAdoptLogBundles = `
+CREATE TEMP TABLE adopt_log_map ON COMMIT DROP AS
+WITH b AS (
+    SELECT old_id,
+           sha256(string_agg(convert_to(file_name, 'UTF8') || '\x00'::bytea || convert_to(encode(text_digest, 'hex'), 'UTF8') || '\x0a'::bytea,
+                             ''::bytea ORDER BY file_name COLLATE "C")) AS digest,
+           min(file_name) FILTER (WHERE is_primary) AS primary_file,
+           count(*)::int AS file_count, sum(size)::bigint AS total_size
+    FROM adopt_log_files GROUP BY old_id
+)
+SELECT old_id, digest, primary_file, file_count, total_size,
+       min(old_id) OVER (PARTITION BY digest) AS new_id
+FROM b`
+
+	qAdoptServerLogs = `
+INSERT INTO server_logs (id, digest, primary_file, file_count, total_size, kv_cache_pool_tokens, source_artifact, created_at)
+SELECT m.old_id, m.digest, m.primary_file, m.file_count, m.total_size,
+       replace((regexp_match(l.server_log, 'GPU KV cache size: ([0-9,]+) tokens'))[1], ',', '')::bigint,
+       'adopted', now()
+FROM adopt_log_map m JOIN public.server_logs l ON l.id = m.old_id
+WHERE m.old_id = m.new_id`
+
+	qAdoptServerLogFiles = `
+INSERT INTO server_log_files (server_log_id, file_name, size, text_digest)
+SELECT f.old_id, f.file_name, f.size, f.text_digest
+FROM adopt_log_files f JOIN adopt_log_map m ON m.old_id = f.old_id
+WHERE m.old_id = m.new_id`
+
+	// adopt_trace_map: each reference trace row's id in ours (rows of the
+	// same files are one row).
+	qAdoptTraceMap = `CREATE TEMP TABLE adopt_trace_map (old_id bigint PRIMARY KEY, new_id bigint NOT NULL) ON COMMIT DROP`
+
+	qAdoptTraceRows = `
+SELECT id, profile_export_jsonl_gz IS NOT NULL, server_metrics_json_gz IS NOT NULL, server_metrics_csv IS NOT NULL,
+       coalesce(octet_length(profile_export_jsonl_gz), 0), coalesce(octet_length(server_metrics_json_gz), 0),
+       coalesce(octet_length(server_metrics_csv), 0)
+FROM public.agentic_trace_replay ORDER BY id`
+
+	// qAdoptBlobSlice reads one slice of a reference blob column ($1 is
+	// the column, chosen from a fixed list).
+	qAdoptBlobSlice = `SELECT substring(%s FROM $2 FOR $3) FROM public.agentic_trace_replay WHERE id = $1`
+
+	qAdoptBlobInsert = `
+INSERT INTO trace_blobs (digest, encoding, size, stored_size, chunks) VALUES ($1, 'gzip', $2, $3, $4)
+ON CONFLICT (digest) DO NOTHING`
+
+	// qAdoptBlobChunks copies a gzip column's bytes into our chunks in
+	// the database, 1 MiB a chunk, never through the client.
+	qAdoptBlobChunks = `
+INSERT INTO trace_blob_chunks (digest, seq, data)
+SELECT $2, g.seq, substring(t.%[1]s FROM g.seq * $3 + 1 FOR $3)
+FROM public.agentic_trace_replay t, generate_series(0, (octet_length(t.%[1]s) - 1) / $3) AS g(seq)
+WHERE t.id = $1`
+
+	qAdoptChunkInsert = `INSERT INTO trace_blob_chunks (digest, seq, data) VALUES ($1, $2, $3)`
+
+	qAdoptTraceFind = `SELECT id FROM agentic_trace_replay WHERE digest = $1`
+
+	qAdoptTraceInsert = `
+INSERT INTO agentic_trace_replay (id, digest, profile_export_digest, profile_export_size,
+    server_metrics_json_digest, server_metrics_json_size, server_metrics_csv_digest, server_metrics_csv_size,
+    layout, aggregate_stats, chart_series, request_timeline, derived_metrics, source_artifact, source_dir, created_at)
+SELECT id, $2, $3, coalesce(profile_export_uncompressed_size, $4), $5, coalesce(server_metrics_json_uncompressed_size, $6),
+    $7, coalesce(server_metrics_csv_size, $8), 'adopted', coalesce(aggregate_stats, '{}'::jsonb), chart_series,
+    request_timeline, '{}'::jsonb, 'adopted', '', created_at
+FROM public.agentic_trace_replay WHERE id = $1`
+
+	qAdoptTraceMapRow = `INSERT INTO adopt_trace_map (old_id, new_id) VALUES ($1, $2)`
+
+	qAdoptBenchmarkResults = `
+INSERT INTO benchmark_results (id, workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
+    recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, error, content_digest,
+    source_artifact, source_artifact_id, source_file, source_row, ingest_id, trace_replay_id, server_log_id)
+SELECT r.id, r.workflow_run_id, r.config_id, r.benchmark_type, r.date, r.isl, r.osl, r.conc, r.offload_mode,
+    {br_fingerprint}, r.image, r.metrics, r.workers, {br_reasons}, {br_audit}, r.error,
+    substring(sha256(convert_to(jsonb_build_array(r.workflow_run_id, r.config_id, r.benchmark_type, r.isl, r.osl, r.conc,
+        r.offload_mode, {br_fingerprint}, r.date, r.image, r.metrics, r.workers, {br_reasons}, {br_audit})::text, 'UTF8')) FROM 1 FOR 16),
+    'adopted', NULL, '', 0, i.id, tm.new_id, lm.new_id
+FROM public.benchmark_results r
+JOIN ingests i ON i.workflow_run_id = r.workflow_run_id
+LEFT JOIN adopt_trace_map tm ON tm.old_id = r.trace_replay_id
+LEFT JOIN adopt_log_map lm ON lm.old_id = r.server_log_id`
+
+	qAdoptRunStats = `
+INSERT INTO run_stats (id, workflow_run_id, date, cluster, hardware, n_success, total, source_artifact, source_file, ingest_id)
+SELECT r.id, r.workflow_run_id, r.date, r.hardware, r.hardware, r.n_success, r.total, 'adopted', '', i.id
+FROM public.run_stats r JOIN ingests i ON i.workflow_run_id = r.workflow_run_id`
+
+	qAdoptEvalResults = `
+INSERT INTO eval_results (id, workflow_run_id, config_id, task, date, isl, osl, conc, lm_eval_version, metrics,
+    content_digest, source_artifact, source_artifact_id, source_file, source_row, ingest_id)
+SELECT r.id, r.workflow_run_id, r.config_id, r.task, r.date, r.isl, r.osl, r.conc, r.lm_eval_version, r.metrics,
+    substring(sha256(convert_to(jsonb_build_array(r.workflow_run_id, r.config_id, r.task, r.isl, r.osl, r.conc,
+        r.date, r.lm_eval_version, r.metrics)::text, 'UTF8')) FROM 1 FOR 16),
+    'adopted', NULL, '', 0, i.id
+FROM public.eval_results r JOIN ingests i ON i.workflow_run_id = r.workflow_run_id`
+
+	// Sample texts: each once, keyed by sha256(kind NUL content); a text
+	// met again is skipped by the conflict (no sort of millions of texts).
+	qAdoptSampleTexts = `
+INSERT INTO eval_sample_texts (digest, kind, content)
+SELECT sha256(convert_to(k.kind, 'UTF8') || '\x00'::bytea || convert_to(k.content, 'UTF8')), k.kind, k.content
+FROM public.eval_samples s,
+     LATERAL (VALUES ('prompt', s.prompt), ('doc', (s.data -> 'doc')::text), ('resps', (s.data -> 'resps')::text)) AS k(kind, content)
+WHERE k.content IS NOT NULL
+ON CONFLICT (digest) DO NOTHING`
+
+	qAdoptEvalSamples = `
+INSERT INTO eval_samples (id, eval_result_id, doc_id, filter, doc_digest, prompt_digest, target, response, passed, score,
+    metrics, resps_digest, filtered_resps, data, source_file, source_line, ingest_id)
+SELECT s.id, s.eval_result_id, s.doc_id, coalesce(s.data ->> 'filter', ''),
+    CASE WHEN s.data -> 'doc' IS NOT NULL THEN sha256('doc\000'::bytea || convert_to((s.data -> 'doc')::text, 'UTF8')) END,
+    CASE WHEN s.prompt IS NOT NULL THEN sha256('prompt\000'::bytea || convert_to(s.prompt, 'UTF8')) END,
+    s.target, s.response, s.passed, s.score::double precision, s.metrics,
+    CASE WHEN s.data -> 'resps' IS NOT NULL THEN sha256('resps\000'::bytea || convert_to((s.data -> 'resps')::text, 'UTF8')) END,
+    NULL, CASE WHEN s.data IS NOT NULL THEN s.data - 'doc' - 'resps' - 'filter' - 'filtered_resps' END,
+    '', 0, e.ingest_id
+FROM public.eval_samples s JOIN eval_results e ON e.id = s.eval_result_id`
+
+	qAdoptChangelog = `
+INSERT INTO changelog_entries (id, workflow_run_id, merge_run_id, merge_run_attempt, merge_run_url, date, base_ref, head_ref,
+    entry_index, config_keys, description, pr_link, append_only, source_artifact, source_file, ingest_id)
+SELECT c.id, c.workflow_run_id, w.github_run_id, greatest(w.run_attempt, 1), w.html_url, c.date, c.base_ref, c.head_ref,
+    0, c.config_keys, c.description, c.pr_link, {cl_append_only}, 'adopted', '', i.id
+FROM public.changelog_entries c
+JOIN workflow_runs w ON w.id = c.workflow_run_id
+JOIN ingests i ON i.workflow_run_id = c.workflow_run_id`
+
+	qAdoptAvailability = `
+INSERT INTO availability (model, isl, osl, precision, hardware, framework, spec_method, disagg, benchmark_type, date)
+SELECT model, isl, osl, precision, hardware, framework, spec_method, disagg, benchmark_type, date FROM public.availability`
+
+	qAdoptDatasets = `
+INSERT INTO datasets (id, slug, label, variant, description, hf_url, license, conversation_count, summary, chart_data,
+    dataset_version, ingested_at)
+SELECT id, slug, label, variant, description, hf_url, license, conversation_count, summary, chart_data,
+    dataset_version, ingested_at
+FROM public.datasets`
+
+	qAdoptDatasetConversations = `
+INSERT INTO dataset_conversations (id, dataset_id, conv_id, models, num_turns, num_subagent_groups, total_in, total_out,
+    total_cached, structure)
+SELECT id, dataset_id, conv_id, models, num_turns, num_subagent_groups, total_in, total_out, total_cached, structure
+FROM public.dataset_conversations`
+
+	qAdoptRunDatasets = `
+INSERT INTO run_datasets (workflow_run_id, dataset_slug, ingest_id, created_at)
+SELECT r.workflow_run_id, r.dataset_slug, i.id, r.created_at
+FROM public.run_datasets r JOIN ingests i ON i.workflow_run_id = r.workflow_run_id`
+
+	// qAdoptSequences lists our serial columns beside the reference's
+	// sequence of the same table, to set ours past both the ids and the
+	// reference's last value.
+	qAdoptSequences = `
+WITH t AS MATERIALIZED (
+    SELECT c.relname FROM pg_class c
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'id'
+    JOIN pg_class r ON r.relname = c.relname AND r.relnamespace = 'public'::regnamespace AND r.relkind = 'r'
+    JOIN pg_attribute ra ON ra.attrelid = r.oid AND ra.attname = 'id'
+    WHERE c.relnamespace = 'ingest_adopt'::regnamespace AND c.relkind = 'r'
+)
+SELECT ours, theirs, format('ingest_adopt.%I', relname) FROM (
+    SELECT relname, pg_get_serial_sequence(format('ingest_adopt.%I', relname), 'id') AS ours,
+           pg_get_serial_sequence(format('public.%I', relname), 'id') AS theirs
+    FROM t OFFSET 0
+) s WHERE ours IS NOT NULL AND theirs IS NOT NULL`
+)
