@@ -392,11 +392,11 @@ func trustCommentCases() []hCase {
 				require.Contains(t, body, "mallory")
 				require.Empty(t, hPings(body), "the comment notifies or links:\n%s", body)
 			}},
-		{name: "comment-over-github-limit", input: "`ingest run`: 24 rows with 300-character unmapped values full of & and < (escaped 4.5 times longer)", base: baseNone, exit: 0,
+		{name: "comment-over-github-limit", input: "`ingest run`: 24 rows with 1800-character unmapped values full of & and < (escaped 4.5 times longer)", base: baseNone, exit: 0,
 			exec: func(t *testing.T, c *hCtx) hResult {
 				return hGitHubRunWith(t, c, hGH{comment: true, tree: func(t *testing.T, dir string) {
 					for i := range 24 {
-						long := fmt.Sprintf("%02d", i) + strings.Repeat("&<", 149)
+						long := fmt.Sprintf("%02d", i) + strings.Repeat("&<", 899)
 						perJob(t, dir, fmt.Sprintf("long%02d", i), benchRow(100+i, map[string]any{"model": "m" + long, "hw": "h" + long, "precision": "p" + long, "framework": "f" + long}))
 					}
 				}})
