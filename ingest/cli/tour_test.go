@@ -94,12 +94,12 @@ func TestTourGolden(t *testing.T) {
 	doc, err := os.ReadFile(tourDoc)
 	require.NoError(t, err)
 	shown := tourStep.FindAllStringSubmatch(string(doc), -1)
-	var blocks []string
+	wantBlocks := tourStep.FindAllString(string(want), -1)
+	require.Len(t, shown, len(wantBlocks), "docs/tour.md: one block per step")
 	for i, m := range shown {
 		require.Equal(t, fmt.Sprint(i+1), m[1], "docs/tour.md: step blocks in order")
 		require.Equal(t, m[1], m[2], "docs/tour.md: step %s ends with its own marker", m[1])
-		blocks = append(blocks, m[0])
+		require.Equal(t, wantBlocks[i], m[0],
+			"docs/tour.md step %d shows another output than the tour prints: go test ./ingest/cli -run TestTourGolden -update-tour", i+1)
 	}
-	require.Equal(t, string(want), strings.Join(blocks, "\n"),
-		"docs/tour.md shows other outputs than the tour prints: go test ./ingest/cli -run TestTourGolden -update-tour")
 }
