@@ -882,7 +882,7 @@ func hAbortRow(t *testing.T, c *hCtx, runID int64, reason string) {
 // ends, and returns its URL.
 func hAdminDB(t *testing.T, create bool) (string, string) {
 	t.Helper()
-	name := "ingest_hostile_" + strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.FormatInt(hDBSeq.Add(1), 36)
+	name := pgtest.Name(t, "hostile")
 	u, err := url.Parse(pgtest.AdminURL())
 	require.NoError(t, err)
 	u.Path = "/" + name
@@ -932,8 +932,6 @@ func hDatabaseExists(t *testing.T, name string) bool {
 	t.Helper()
 	return hQueryInt(t, pgtest.AdminURL(), `SELECT count(*) FROM pg_database WHERE datname = $1`, name) == 1
 }
-
-var hDBSeq atomic.Int64
 
 var hIngestIDLog = regexp.MustCompile(`ingest_?[iI]d"?[:= ]+"?(\d+)`)
 

@@ -1,6 +1,6 @@
 // Command ingest-bench generates runs holding every artifact kind, ingests
 // them into a fresh database and again, and prints throughput per kind,
-// wall time and peak memory (see README, "Bench command").
+// wall time and peak memory (see docs/performance.md, "The bench command").
 package main
 
 import (

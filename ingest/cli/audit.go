@@ -32,6 +32,7 @@ func (a *app) auditCommand() *cobra.Command {
 	o := &auditOpts{common: addCommon(s)}
 	o.repo = s.repo("repo", "", "repository of the sweeps, OWNER/NAME (required)", "INGEST_REPO")
 	o.since = s.str("since", "", "audit runs created on or after this day (YYYY-MM-DD) or time (RFC 3339) (required)", "INGEST_AUDIT_SINCE")
+	o.since.typ = "DATE"
 	o.until = s.str("until", "", "audit runs created on or before this day (the whole day) or time", "INGEST_AUDIT_UNTIL")
 	o.workflow = s.str("workflow", "run-sweep.yml", "the merge/sweep workflow file (or id) whose runs are the merged sweeps", "INGEST_AUDIT_WORKFLOW")
 	o.branch = s.str("branch", "main", "the default branch", "INGEST_AUDIT_BRANCH")
@@ -57,13 +58,10 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 		fmt.Fprintf(env.Stderr, "ingest audit: "+format+"\n", a...)
 		return ExitUsage
 	}
-	if repo.String() == "" { // a value given is checked as it is read
-		return usageErr("--repo (or INGEST_REPO) is required as OWNER/NAME")
+	if err := requiredMissing(repo, since); err != nil { // a value given is checked as it is read
+		return usageErr("%v", err)
 	}
 	filter := github.RunFilter{Workflow: workflow.String(), Branch: branch.String()}
-	if since.String() == "" {
-		return usageErr("--since (or INGEST_AUDIT_SINCE) is required")
-	}
 	t, err := parseDate(since.String())
 	if err != nil {
 		return usageErr("%s: %v", since.label(), err)

@@ -292,3 +292,26 @@ func TestAuditListingEntries(t *testing.T) {
 	only := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-03T10:30:00Z", "--until", "2026-08-03T11:30:00Z", "--changelog", "")
 	requireCode(t, cli.ExitOK, only)
 }
+
+// A command run without its required options says so in one line naming
+// every missing option with the variable that can give it, before
+// anything is read or connected.
+func TestRequiredOptionsMissing(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": unreachableURL, "GITHUB_TOKEN": "t"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"backfill"}, "ingest backfill: --repo OWNER/NAME is required (or INGEST_REPO)\n"},
+		{[]string{"backfill", "--since", "2026-08-01"}, "ingest backfill: --repo OWNER/NAME is required (or INGEST_REPO)\n"},
+		{[]string{"audit"}, "ingest audit: --repo OWNER/NAME and --since DATE are required (or INGEST_REPO and INGEST_AUDIT_SINCE)\n"},
+		{[]string{"audit", "--since", "2026-08-01"}, "ingest audit: --repo OWNER/NAME is required (or INGEST_REPO)\n"},
+		{[]string{"audit", "--repo", "o/r"}, "ingest audit: --since DATE is required (or INGEST_AUDIT_SINCE)\n"},
+	} {
+		r := run(t, base, tc.args...)
+		requireCode(t, cli.ExitUsage, r)
+		require.Equal(t, tc.want, r.stderr, "%v", tc.args)
+		require.Empty(t, r.stdout, "%v", tc.args)
+	}
+}

@@ -74,8 +74,8 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 		fmt.Fprintf(env.Stderr, "ingest backfill: "+format+"\n", a...)
 		return ExitUsage
 	}
-	if repo.String() == "" { // a value given is checked as it is read
-		return usageErr("--repo (or INGEST_REPO) is required as OWNER/NAME")
+	if err := requiredMissing(repo); err != nil { // a value given is checked as it is read
+		return usageErr("%v", err)
 	}
 	mapping, err := filesDigest(catalogFiles.String(), overrideFiles.String())
 	if err != nil {

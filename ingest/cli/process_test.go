@@ -249,7 +249,7 @@ func TestIngestSessionsNameThemselves(t *testing.T) {
 // dropped when the test ends.
 func emptyDatabase(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("ingest_empty_%d", time.Now().UnixNano())
+	name := pgtest.Name(t, "empty")
 	url, err := store.CreateDatabase(t.Context(), pgtest.AdminURL(), name)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.DropDatabase(context.Background(), pgtest.AdminURL(), name) })

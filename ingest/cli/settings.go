@@ -72,6 +72,38 @@ func invalidValue(value, flag, from string, want error) error {
 }
 
 // int64 is the option's integer value (0 when empty; checked already).
+// requiredMissing is the usage error of the required options among items
+// that have no value, naming them all at once with their variables
+// ("--repo OWNER/NAME and --since DATE are required (or INGEST_REPO and
+// INGEST_AUDIT_SINCE)"), so one run of the command lists everything it
+// lacks; nil when every one has a value.
+func requiredMissing(items ...*setting) error {
+	var flags, envs []string
+	for _, it := range items {
+		if it.value != "" {
+			continue
+		}
+		f := "--" + it.name
+		if it.typ != "string" {
+			f += " " + it.typ
+		}
+		flags = append(flags, f)
+		envs = append(envs, it.envs...)
+	}
+	if len(flags) == 0 {
+		return nil
+	}
+	verb := "is"
+	if len(flags) > 1 {
+		verb = "are"
+	}
+	msg := strings.Join(flags, " and ") + " " + verb + " required"
+	if len(envs) > 0 {
+		msg += " (or " + strings.Join(envs, " and ") + ")"
+	}
+	return errors.New(msg)
+}
+
 func (it *setting) int64() int64 {
 	v, _ := strconv.ParseInt(it.value, 10, 64)
 	return v

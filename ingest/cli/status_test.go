@@ -135,7 +135,7 @@ func TestBackfillUsage(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{[]string{"backfill"}, nil, "--repo (or INGEST_REPO) is required as OWNER/NAME"},
+		{[]string{"backfill"}, nil, "--repo OWNER/NAME is required (or INGEST_REPO)"},
 		{[]string{"backfill", "--repo", "no-slash"}, nil, `invalid value "no-slash" for --repo: want OWNER/NAME`},
 		{[]string{"backfill", "--repo", "o/r", "--runs", runs, "--from-dir", dir}, nil, "--runs and --from-dir cannot be combined"},
 		{[]string{"backfill", "--repo", "o/r", "--from-dir", dir, "--workflow", "x.yml"}, nil, "do not apply to --from-dir"},

@@ -2,13 +2,17 @@
 // samples as a Parquet file, readable by pandas, Polars, DuckDB and
 // arrow-go's own reader.
 //
-// The file is written with arrow-go's Parquet writer (parquet/file: typed
-// column writers, no arrow/compute, flight or gRPC): bounded row groups,
-// column statistics, names dictionary-encoded, snappy pages. It carries
-// the Arrow schema under "ARROW:schema", as pqarrow's writer does, so
-// Arrow readers get the dictionary and timestamp types back exactly. Tests
-// read every file back with pqarrow and with parquet-go, an independent
-// implementation.
+// The file is written with arrow-go's low-level Parquet writer
+// (parquet/file: a schema of primitive nodes, typed column writers fed
+// from column buffers; not pqarrow, so no Arrow record batches): bounded
+// row groups, statistics on every column chunk, names, series and GPU
+// index dictionary-encoded, snappy pages. parquet/file's encoders import
+// arrow/compute (most of the binary's growth with it); flight, gRPC and
+// protobuf stay out (cmd/ingest's TestNoHeavyDependencies). The file
+// carries the Arrow schema under "ARROW:schema", as pqarrow's writer
+// does, so Arrow readers get the dictionary and timestamp types back
+// exactly. Tests read every file back with pqarrow and with parquet-go,
+// an independent implementation.
 package export
 
 import (

@@ -44,8 +44,12 @@ type Config struct {
 	Runs int
 	Gen  generate.Options
 	// AdminURL connects to a database that may CREATE DATABASE; the bench
-	// creates ingest_bench_<random> beside it and drops it at the end.
+	// creates <DatabasePrefix><random> beside it and drops it at the end.
 	AdminURL string
+	// DatabasePrefix begins the name of every database the bench creates
+	// (DefaultDatabasePrefix when empty); tests on a shared server pass
+	// theirs.
+	DatabasePrefix string
 	// Keep leaves the database and the generated trees in place.
 	Keep bool
 	// Dir is where the trees are generated (default: the system's
@@ -179,7 +183,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 
-	res.Database = "ingest_bench_" + randomSuffix()
+	res.Database = databaseName(cfg.DatabasePrefix, "") + randomSuffix()
 	url, err := store.CreateDatabase(ctx, cfg.AdminURL, res.Database)
 	if err != nil {
 		return nil, err
@@ -325,6 +329,18 @@ func treeBytes(dir string) (int64, error) {
 		return 0, fmt.Errorf("trees directory: %w", err)
 	}
 	return n, nil
+}
+
+// DefaultDatabasePrefix begins the names of the bench's databases.
+const DefaultDatabasePrefix = "ingest_bench_"
+
+// databaseName is the start of a bench database's name: prefix (the
+// default when empty), then kind ("floor_", "hist_" or "").
+func databaseName(prefix, kind string) string {
+	if prefix == "" {
+		prefix = DefaultDatabasePrefix
+	}
+	return prefix + kind
 }
 
 func randomSuffix() string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -43,7 +44,7 @@ func designed(t *testing.T, runs int, opts generate.Options) []generate.Manifest
 func TestBenchCountsMatchTheManifests(t *testing.T) {
 	ctx := context.Background()
 	const runs = 2
-	res, err := perf.Run(ctx, perf.Config{Runs: runs, Gen: tinyOptions, AdminURL: pgtest.AdminURL(), Dir: t.TempDir(), Log: zaptest.NewLogger(t)})
+	res, err := perf.Run(ctx, perf.Config{Runs: runs, Gen: tinyOptions, AdminURL: pgtest.AdminURL(), DatabasePrefix: pgtest.KindPrefix(t, "bench"), Dir: t.TempDir(), Log: zaptest.NewLogger(t)})
 	require.NoError(t, err)
 	require.Empty(t, res.Problems)
 	require.Len(t, res.Passes, 2)
@@ -105,6 +106,7 @@ func TestBenchCountsMatchTheManifests(t *testing.T) {
 	var exists bool
 	require.NoError(t, conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", res.Database).Scan(&exists))
 	require.False(t, exists, "the bench database is dropped")
+	require.True(t, strings.HasPrefix(res.Database, pgtest.KindPrefix(t, "bench")), "named with the tests' prefix: %s", res.Database)
 	left, err := filepath.Glob(filepath.Join(res.TreesDir, "*"))
 	require.NoError(t, err)
 	require.Empty(t, left, "the trees are removed")

@@ -43,6 +43,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 	}
 	fs := flag.NewFlagSet("ingest-bench", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
+	// In a flag's usage text a backquoted word names the flag's value in
+	// -h ("-processes N"), so commands are written there without quotes.
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "usage: ingest-bench [-runs N] [-points P] [-evals E] [-eval-docs D] [-agentx A] [-telemetry] [-zip] [-format text|md] [options]")
 		fmt.Fprintln(env.Stderr, "Generates N runs holding every artifact kind, ingests them into a fresh database, then again,")
@@ -71,13 +73,13 @@ func Main(ctx context.Context, args []string, env Env) int {
 	fs.IntVar(&g.AgentX, "agentx", 0, "AgentX points per run with raw traces and server logs")
 	fs.Int64Var(&g.AgentXProfileBytes, "agentx-profile-bytes", 0, "grow each AgentX profile_export.jsonl to about this size (default: 30 requests per user)")
 	fs.BoolVar(&g.Telemetry, "telemetry", false, "GPU metrics per fixed-seq point (one in four uploaded as a power audit with its validation JSON) and DCGM power audits per multinode job")
-	fs.BoolVar(&g.Zip, "zip", false, "per-job and telemetry artifacts as .zip files, as `ingest run` caches them")
+	fs.BoolVar(&g.Zip, "zip", false, "per-job and telemetry artifacts as .zip files, as ingest run caches them")
 	fs.StringVar(&dbURL, "database-url", "", "a database of the server that may CREATE DATABASE (env DATABASE_URL; default "+DefaultAdminURL+")")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the bench database and the generated trees")
 	fs.StringVar(&cfg.Dir, "dir", "", "where to generate the trees (default: the temporary directory)")
 	fs.StringVar(&format, "format", "text", "output: text or md (Markdown tables)")
 	fs.StringVar(&logLevel, "log-level", "warn", "level of the ingest's log lines on stderr")
-	fs.IntVar(&repeat, "processes", 0, "instead: generate one run and, this many times, `ingest load` it into a fresh database and again, as separate processes; print the median wall time, peak RSS and stage times")
+	fs.IntVar(&repeat, "processes", 0, "instead: generate one run and, `N` times, ingest load it into a fresh database and again, as separate processes; print the median wall time, peak RSS and stage times")
 	fs.StringVar(&bin, "ingest", "", "with -processes: the ingest binary (default: go build ./cmd/ingest)")
 	fs.StringVar(&baseline, "baseline", "", "with -processes: another ingest binary, measured side by side (alternated in every repeat) and compared")
 	fs.BoolVar(&floor, "floor", false, "with -processes: also measure the database floor: the rows each first ingest wrote, copied into a fresh database in one transaction (COPY, every index and trigger in place), and latest_benchmarks refreshed")

@@ -3,6 +3,8 @@ package perf_test
 import (
 	"bytes"
 	"context"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,6 +40,28 @@ func TestMainUsage(t *testing.T) {
 			require.Contains(t, stderr.String(), tt.msg)
 			require.Empty(t, stdout.String())
 		})
+	}
+}
+
+// -h lists every flag on a line of its own as "-name" or "-name VALUE",
+// its value named by one word: a backquoted phrase in a flag's usage text
+// would be taken as the value's name ("-processes ingest load").
+func TestMainHelpFlagLines(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := perf.Main(context.Background(), []string{"-h"}, perf.Env{Stdout: &stdout, Stderr: &stderr})
+	require.Equal(t, perf.ExitOK, code)
+	flagLine := regexp.MustCompile(`^  -[a-z-]+( [A-Za-z]+)?$`)
+	var flags int
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if !strings.HasPrefix(line, "  -") {
+			continue
+		}
+		flags++
+		require.Regexp(t, flagLine, line)
+	}
+	require.Greater(t, flags, 10, stderr.String())
+	for _, want := range []string{"  -processes N\n", "  -zip\n", "as separate processes", "as ingest run caches them"} {
+		require.Contains(t, stderr.String(), want)
 	}
 }
 

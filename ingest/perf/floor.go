@@ -139,7 +139,7 @@ func measureFloor(ctx context.Context, cfg ProcessConfig, url string) (Floor, er
 		off = end
 	}
 
-	database := "ingest_bench_floor_" + randomSuffix()
+	database := databaseName(cfg.DatabasePrefix, "floor_") + randomSuffix()
 	dst, err := store.CreateDatabase(ctx, cfg.AdminURL, database)
 	if err != nil {
 		return f, err

@@ -33,10 +33,12 @@ type HistoryConfig struct {
 	// turns.
 	Repeat   int
 	AdminURL string
-	Keep     bool
-	Dir      string
-	Log      *zap.Logger
-	GC       *gctarget.Target
+	// DatabasePrefix is as Config's.
+	DatabasePrefix string
+	Keep           bool
+	Dir            string
+	Log            *zap.Logger
+	GC             *gctarget.Target
 }
 
 // HistoryResult is what the history bench measured.
@@ -223,7 +225,7 @@ func RunHistory(ctx context.Context, cfg HistoryConfig) (*HistoryResult, error) 
 	templates := make([]string, len(cfg.Levels))
 	for i, n := range cfg.Levels {
 		lv := HistoryLevel{Runs: n}
-		templates[i] = fmt.Sprintf("ingest_bench_hist_%s_%d", suffix, n)
+		templates[i] = fmt.Sprintf("%s%s_%d", databaseName(cfg.DatabasePrefix, "hist_"), suffix, n)
 		began := time.Now()
 		lv.Rows, err = fillHistory(ctx, cfg, deps, templates[i], tdir, n)
 		if !cfg.Keep {
@@ -242,7 +244,7 @@ func RunHistory(ctx context.Context, cfg HistoryConfig) (*HistoryResult, error) 
 			if rep%2 == 1 {
 				j = len(res.Levels) - 1 - i
 			}
-			name := fmt.Sprintf("ingest_bench_hist_%s_%d_r%d", suffix, res.Levels[j].Runs, rep)
+			name := fmt.Sprintf("%s%s_%d_r%d", databaseName(cfg.DatabasePrefix, "hist_"), suffix, res.Levels[j].Runs, rep)
 			problems, err := measureHistory(ctx, cfg, deps, &res.Levels[j], templates[j], name, mdir, m, measured.RunID)
 			if err != nil {
 				return nil, err

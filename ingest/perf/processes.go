@@ -38,9 +38,11 @@ type ProcessConfig struct {
 	// Bin (floor.go).
 	Floor    bool
 	AdminURL string
-	Keep     bool
-	Dir      string
-	Log      *zap.Logger
+	// DatabasePrefix is as Config's.
+	DatabasePrefix string
+	Keep           bool
+	Dir            string
+	Log            *zap.Logger
 }
 
 // ProcessResult is what the process bench measured: every first ingest and
@@ -180,7 +182,7 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 // with --reread; with cfg.Floor, it then measures the database floor of
 // what the first load wrote.
 func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.Manifest, i int) (runs [3]ProcessRun, floor *Floor, problems []string, err error) {
-	database := "ingest_bench_" + randomSuffix()
+	database := databaseName(cfg.DatabasePrefix, "") + randomSuffix()
 	url, err := store.CreateDatabase(ctx, cfg.AdminURL, database)
 	if err != nil {
 		return runs, nil, nil, err

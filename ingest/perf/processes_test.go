@@ -23,7 +23,7 @@ func TestRunProcesses(t *testing.T) {
 	}
 	admin := pgtest.New(t) // a database of the test server that may CREATE DATABASE
 	res, err := RunProcesses(context.Background(), ProcessConfig{
-		Gen: generate.Options{Points: 30, Seed: 3, Evals: 3, EvalDocs: 2}, Repeat: 2, Floor: true, AdminURL: admin, Dir: t.TempDir()})
+		Gen: generate.Options{Points: 30, Seed: 3, Evals: 3, EvalDocs: 2}, Repeat: 2, Floor: true, AdminURL: admin, DatabasePrefix: pgtest.KindPrefix(t, "bench"), Dir: t.TempDir()})
 	require.NoError(t, err)
 	require.Empty(t, res.Problems)
 	require.Len(t, res.First, 2)
@@ -130,7 +130,7 @@ func TestRunProcessesWithBaseline(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	admin := pgtest.New(t)
 	cfg := ProcessConfig{Gen: generate.Options{Points: 20, Seed: 5, Evals: 2, EvalDocs: 2}, Repeat: 3,
-		Bin: bin, Baseline: bin, AdminURL: admin, Dir: t.TempDir()}
+		Bin: bin, Baseline: bin, AdminURL: admin, DatabasePrefix: pgtest.KindPrefix(t, "bench"), Dir: t.TempDir()}
 	res, err := RunProcesses(context.Background(), cfg)
 	require.NoError(t, err)
 	require.Empty(t, res.Problems)
@@ -149,7 +149,7 @@ func TestRunProcessesWithBaseline(t *testing.T) {
 	require.Contains(t, text.String(), "baseline: "+bin)
 
 	_, err = RunProcesses(context.Background(), ProcessConfig{Gen: cfg.Gen, Repeat: 1, Bin: bin,
-		Baseline: filepath.Join(t.TempDir(), "missing"), AdminURL: admin, Dir: t.TempDir()})
+		Baseline: filepath.Join(t.TempDir(), "missing"), AdminURL: admin, DatabasePrefix: pgtest.KindPrefix(t, "bench"), Dir: t.TempDir()})
 	require.ErrorContains(t, err, "is not an ingest binary")
 }
 

@@ -2,8 +2,6 @@ package store_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -19,9 +17,7 @@ import (
 // and dropping it again is not an error.
 func TestCreateAndDropDatabase(t *testing.T) {
 	ctx := context.Background()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "ingest_dbtest_" + hex.EncodeToString(b)
+	name := pgtest.Name(t, "dbtest")
 	url, err := store.CreateDatabase(ctx, pgtest.AdminURL(), name)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.DropDatabase(context.Background(), pgtest.AdminURL(), name) })

@@ -1,6 +1,8 @@
 // Package pgtest gives tests fresh, migrated PostgreSQL databases on the
 // real server, each created from a migrated template and dropped when the
-// test ends.
+// test ends. Every database a test creates is named with one prefix
+// (PrefixEnv, default "ingest_"), so teams sharing a server can tell their
+// databases apart, and nothing here drops a database outside it.
 package pgtest
 
 import (
@@ -12,6 +14,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +32,54 @@ const AdminURLEnv = "INGEST_TEST_DATABASE_URL"
 
 const defaultAdminURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
+// PrefixEnv names the variable that sets the prefix of every database the
+// tests create (default DefaultPrefix).
+const PrefixEnv = "INGEST_TEST_DB_PREFIX"
+
+// DefaultPrefix is the prefix of the tests' databases when PrefixEnv is
+// unset or empty.
+const DefaultPrefix = "ingest_"
+
+// safePrefix is a prefix that needs no quoting and that PostgreSQL does not
+// fold (lower case), short enough that the longest name built on it (a
+// template: prefix, "tmpl_", 8 hex digits, "_", 12 hex digits) fits the
+// 63-byte identifier limit.
+var safePrefix = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,29}$`)
+
+// Prefix is the prefix of the tests' databases, from PrefixEnv or
+// DefaultPrefix; a value that is not a safe identifier is an error naming
+// the variable.
+func Prefix() (string, error) {
+	v := os.Getenv(PrefixEnv)
+	if v == "" {
+		return DefaultPrefix, nil
+	}
+	if !safePrefix.MatchString(v) {
+		return "", fmt.Errorf("%s=%q: want a lower-case identifier of at most 30 characters (a-z, 0-9, _; not starting with a digit)", PrefixEnv, v)
+	}
+	return v, nil
+}
+
+// KindPrefix begins the names of a kind of test database: the prefix,
+// kind and "_" ("ingest_bench_"), for code that names its own databases
+// (the bench). kind must be a safe identifier part (a-z, 0-9, _). A bad
+// prefix fails the test.
+func KindPrefix(t testing.TB, kind string) string {
+	t.Helper()
+	p, err := Prefix()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	return p + kind + "_"
+}
+
+// Name is a new database name for a test: KindPrefix and a random suffix
+// ("ingest_hostile_1a2b3c4d5e6f").
+func Name(t testing.TB, kind string) string {
+	t.Helper()
+	return KindPrefix(t, kind) + randomSuffix()
+}
+
 // AdminURL is the maintenance connection tests create databases through.
 func AdminURL() string {
 	if v := os.Getenv(AdminURLEnv); v != "" {
@@ -45,6 +96,10 @@ func AdminURL() string {
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 func Main(m *testing.M) int {
+	if _, err := Prefix(); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+		return 2
+	}
 	templates.mu.Lock()
 	templates.main = true
 	templates.mu.Unlock()
@@ -83,7 +138,7 @@ func New(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
-	name := "ingest_test_" + randomSuffix()
+	name := Name(t, "test")
 	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, tmpl)); err != nil {
 		t.Fatalf("pgtest: create database %s: %v", name, err)
 	}
@@ -104,7 +159,7 @@ func NewEmpty(t testing.TB) string {
 		t.Fatalf("pgtest: connect to %s (start PostgreSQL or set %s): %v", AdminURL(), AdminURLEnv, err)
 	}
 	defer admin.Close(ctx)
-	name := "ingest_test_empty_" + randomSuffix()
+	name := Name(t, "test_empty")
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("pgtest: create database %s: %v", name, err)
 	}
@@ -144,7 +199,11 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := "ingest_tmpl_" + digest[:8] + "_" + randomSuffix()
+	prefix, err := Prefix()
+	if err != nil {
+		return "", err
+	}
+	name := prefix + "tmpl_" + digest[:8] + "_" + randomSuffix()
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		return "", fmt.Errorf("create template: %w", err)
 	}
