@@ -158,7 +158,7 @@ func TestSupplementalUsage(t *testing.T) {
 		{[]string{"supplemental"}, "at least one file is required", cli.ExitUsage},
 		{[]string{"supplemental", supplementalEvals, "--run-id", "5"}, "--run-id does not apply", cli.ExitUsage},
 		{[]string{"supplemental", supplementalEvals, "--date", "21-01-2026"}, "is not YYYY-MM-DD", cli.ExitUsage},
-		{[]string{"supplemental", "testdata/does-not-exist.json"}, "no such file", cli.ExitAborted},
+		{[]string{"supplemental", "testdata/does-not-exist.json"}, "is not a file", cli.ExitUsage},
 	} {
 		r := run(t, vars, tc.args...)
 		requireCode(t, tc.code, r)
