@@ -242,7 +242,11 @@ func TestNoBenchmarkData(t *testing.T) {
 				require.Zero(t, e.count(`SELECT count(*) FROM ingests`))
 				return
 			}
-			require.Equal(t, "Ingest report — ⚠️ No benchmark data in this run: "+tt.wantWhy+". The rest was ingested into the test database.", headline)
+			hidden := ""
+			if sum.Details.NoConclusion {
+				hidden = " The dashboard will not show this run: it has no conclusion."
+			}
+			require.Equal(t, "Ingest report — ⚠️ No benchmark data in this run: "+tt.wantWhy+". The rest was ingested into the test database."+hidden, headline)
 			require.Zero(t, e.count(`SELECT count(*) FROM benchmark_results`))
 			require.EqualValues(t, tt.wantEvals, e.count(`SELECT count(*) FROM eval_results`))
 			require.Equal(t, "completed_with_failures", e.ledgerStatus(sum.IngestID))
