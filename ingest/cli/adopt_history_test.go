@@ -108,6 +108,8 @@ func TestAdoptContinuesHistory(t *testing.T) {
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT br.id FROM benchmark_results br JOIN configs c ON c.id = br.config_id
 		WHERE br.benchmark_type = 'agentic_traces' AND c.framework = 'dynamo-sglang' AND c.disagg`).Scan(&f.disagg))
 	before := siteReads(t, conn, []demoFacts{f}, false)
+	var samplesBefore int64
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM public.eval_samples`).Scan(&samplesBefore))
 
 	summary := filepath.Join(t.TempDir(), "summary.json")
 	again := run(t, vars, "load", demo, "--summary-json", summary)
@@ -128,6 +130,13 @@ func TestAdoptContinuesHistory(t *testing.T) {
 	require.NotZero(t, sum.Rows.Trace.Duplicate, "traces the reference stored")
 	require.Zero(t, sum.Details.TraceSidecarsNew, "traces the reference stored")
 	require.Zero(t, sum.Stats.RunStatsNew)
+	// The reference kept one filter line per document: the adopted row
+	// stands for it, and the other lines count as duplicates.
+	require.Zero(t, sum.Stats.EvalSamplesNew, "eval samples of documents the reference stored")
+	require.Positive(t, sum.Details.EvalSamplesDuplicate)
+	var samplesAfter int64
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM public.eval_samples`).Scan(&samplesAfter))
+	require.Equal(t, samplesBefore, samplesAfter)
 
 	after := siteReads(t, dashboardConn(t, ref), []demoFacts{f}, false)
 	for read, rows := range before {
