@@ -19,7 +19,8 @@ import (
 func (a *app) adoptCommand() *cobra.Command {
 	cmd, s, run := a.command("adopt", "take over a database the reference ingest owns: ingest adopt [--dry-run]",
 		"Convert a database the reference ingest (InferenceX-app) owns into this program's schema, in place and in one\n"+
-			"transaction: every row the site reads keeps its id and values, the reference's tables move to the schema\n"+
+			"transaction: every row the site reads keeps its id and values (the AgentX trace payloads are computed\n"+
+			"from the stored blobs by this program's trace code), the reference's tables move to the schema\n"+
 			"reference_archive (the way back), user_feedback and the reference's schema_migrations stay as they are.\n"+
 			"A schema at a level adopt does not know, or rows our constraints refuse, are refused with nothing written.\n"+
 			"--dry-run prints what was found and what would be converted, and changes nothing. Take a pg_dump first\n"+
