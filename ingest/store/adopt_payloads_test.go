@@ -110,3 +110,36 @@ func pgxExec(ctx context.Context, db, sql string) (int64, error) {
 	tag, err := conn.Exec(ctx, sql)
 	return tag.RowsAffected(), err
 }
+
+// A trace whose profile our trace code cannot read keeps the reference's
+// payloads (a NULL aggregate_stats as {}), counted; the adopt goes on.
+func TestAdoptKeepsUnreadableTracePayloads(t *testing.T) {
+	ctx := context.Background()
+	db, _ := refDatabase(t, refdb.Level017)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err := zw.Write([]byte("not a profile record\n"))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `UPDATE agentic_trace_replay SET profile_export_jsonl_gz = $1, aggregate_stats = NULL WHERE id = 2`, gz.Bytes())
+	require.NoError(t, err)
+	var chart string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT chart_series::text FROM agentic_trace_replay WHERE id = 2`).Scan(&chart))
+
+	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+	plan, err := st.PlanAdopt(ctx)
+	require.NoError(t, err)
+	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), res.PayloadsKept)
+	var empty, sameChart bool
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT aggregate_stats = '{}'::jsonb, chart_series = $1::jsonb
+		FROM agentic_trace_replay WHERE id = 2`, chart).Scan(&empty, &sameChart))
+	require.True(t, empty)
+	require.True(t, sameChart)
+}
