@@ -125,10 +125,10 @@ ON CONFLICT (digest) DO NOTHING`
 // before it (staging order: the line order of its file); no sort of the
 // wide staged rows is needed.
 //
-// A document whose sample ingest adopt took over from the reference (which
-// kept one filter line per document) is stored: its other filter lines are
-// not added (duplicates), so the site's samples stay the adopted ones
-// (docs/operations.md, "Switching from the reference ingest").
+// The reference kept one filter line per document: the other filter lines
+// of a document whose sample ingest adopt took over are not added (they
+// count as duplicates), so the samples the site shows stay the adopted
+// ones (docs/operations.md, "Switching from the reference ingest").
 const qInsertSamples = `
 INSERT INTO eval_samples (eval_result_id, doc_id, filter, doc_digest, prompt_digest, resps_digest,
 	target, response, passed, score, metrics, filtered_resps, data, source_file, source_line, ingest_id)
