@@ -48,9 +48,20 @@ func referenceCopyOf(t *testing.T, ours string) string {
 		cols, err := pgx.CollectRows(q, pgx.RowTo[string])
 		require.NoError(t, err)
 		from := table
-		if table == "changelog_entries" { // the reference keeps the last entry of each pair of refs
+		switch table {
+		case "changelog_entries": // the reference keeps the last entry of each pair of refs
 			from = `(SELECT DISTINCT ON (workflow_run_id, base_ref, head_ref) * FROM changelog_entries
 				ORDER BY workflow_run_id, base_ref, head_ref, entry_index DESC) c`
+		case "eval_samples": // and the last line of each document (not the strict-match line the view shows)
+			from = `(SELECT DISTINCT ON (s.eval_result_id, s.doc_id) s.id, s.eval_result_id, s.doc_id, p.content AS prompt,
+				s.target, s.response, s.passed, s.score::numeric AS score, s.metrics,
+				coalesce(s.data, '{}') || jsonb_strip_nulls(jsonb_build_object('doc', d.content::jsonb, 'resps', r.content::jsonb,
+					'filter', nullif(s.filter, ''), 'filtered_resps', s.filtered_resps)) AS data
+				FROM public.eval_samples s
+				LEFT JOIN public.eval_sample_texts p ON p.digest = s.prompt_digest
+				LEFT JOIN public.eval_sample_texts d ON d.digest = s.doc_digest
+				LEFT JOIN public.eval_sample_texts r ON r.digest = s.resps_digest
+				ORDER BY s.eval_result_id, s.doc_id, s.source_line DESC) s`
 		}
 		q, err = src.Query(ctx, fmt.Sprintf("SELECT %s FROM %s", strings.Join(cols, ", "), from))
 		require.NoError(t, err, table)
@@ -85,10 +96,11 @@ func referenceCopyOf(t *testing.T, ours string) string {
 }
 
 // TestAdoptContinuesHistory: the demo run as the reference stored it,
-// adopted; ingesting the same run again finds every benchmark point, eval
-// and run-stats row the reference stored (0 new), and the site's reads
-// return what they returned after adopt, but for the changelog entry the
-// reference overwrote (restored) and the AgentX trace ids.
+// adopted; ingesting the same run again finds every benchmark point, eval,
+// eval sample, AgentX trace and run-stats row the reference stored (0
+// new), and the site's reads return what they returned after adopt (trace
+// ids included), but for the changelog entry the reference overwrote
+// (restored).
 func TestAdoptContinuesHistory(t *testing.T) {
 	demo := t.TempDir()
 	require.NoError(t, fixtures.WriteDemoRun(demo))
