@@ -27,6 +27,9 @@ type TracePoint struct {
 type TraceRowLink struct {
 	RowID                        int64
 	TraceDigest, ServerLogDigest []byte
+	// TraceAdopted: the row's trace is one ingest adopt took over from
+	// the reference, which kept no profile_export_aiperf.json.
+	TraceAdopted bool
 	// Config and Metrics are what the owned server-metric keys of an
 	// AgentX row derive from: the row's config and the stored metrics
 	// among ServerMetricInputs (absent keys, non-numbers left out).

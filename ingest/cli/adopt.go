@@ -19,7 +19,8 @@ import (
 func (a *app) adoptCommand() *cobra.Command {
 	cmd, s, run := a.command("adopt", "take over a database the reference ingest owns: ingest adopt [--dry-run]",
 		"Convert a database the reference ingest (InferenceX-app) owns into this program's schema, in place and in one\n"+
-			"transaction: every row the site reads keeps its id and values, the reference's tables move to the schema\n"+
+			"transaction: every row the site reads keeps its id and values (the AgentX trace payloads are computed\n"+
+			"from the stored blobs by this program's trace code), the reference's tables move to the schema\n"+
 			"reference_archive (the way back), user_feedback and the reference's schema_migrations stay as they are.\n"+
 			"A schema at a level adopt does not know, or rows our constraints refuse, are refused with nothing written.\n"+
 			"--dry-run prints what was found and what would be converted, and changes nothing. Take a pg_dump first\n"+
@@ -99,6 +100,10 @@ func printAdoptResult(w io.Writer, p store.AdoptPlan, r store.AdoptResult) {
 		fmt.Fprintf(w, "  %-30s %12d rows\n", t, r.Rows[t])
 	}
 	fmt.Fprintf(w, "  %-30s %12d blobs %s\n", "trace_blobs", r.Blobs, mebibytes(r.BlobBytes))
+	if r.PayloadsKept > 0 {
+		fmt.Fprintf(w, "%d AgentX trace(s) keep the reference's payloads: our trace code could not read their profile (the log names them)\n",
+			r.PayloadsKept)
+	}
 	fmt.Fprintf(w, "the reference's %d tables, views and functions are in schema reference_archive; user_feedback and schema_migrations stayed in public\n",
 		len(r.Moved))
 	fmt.Fprintln(w, "next: run \"ingest reader create\" and point the site at that role (docs/operations.md, \"Switching from the reference ingest\")")

@@ -48,9 +48,20 @@ func referenceCopyOf(t *testing.T, ours string) string {
 		cols, err := pgx.CollectRows(q, pgx.RowTo[string])
 		require.NoError(t, err)
 		from := table
-		if table == "changelog_entries" { // the reference keeps the last entry of each pair of refs
+		switch table {
+		case "changelog_entries": // the reference keeps the last entry of each pair of refs
 			from = `(SELECT DISTINCT ON (workflow_run_id, base_ref, head_ref) * FROM changelog_entries
 				ORDER BY workflow_run_id, base_ref, head_ref, entry_index DESC) c`
+		case "eval_samples": // and the last line of each document (not the strict-match line the view shows)
+			from = `(SELECT DISTINCT ON (s.eval_result_id, s.doc_id) s.id, s.eval_result_id, s.doc_id, p.content AS prompt,
+				s.target, s.response, s.passed, s.score::numeric AS score, s.metrics,
+				coalesce(s.data, '{}') || jsonb_strip_nulls(jsonb_build_object('doc', d.content::jsonb, 'resps', r.content::jsonb,
+					'filter', nullif(s.filter, ''), 'filtered_resps', s.filtered_resps)) AS data
+				FROM public.eval_samples s
+				LEFT JOIN public.eval_sample_texts p ON p.digest = s.prompt_digest
+				LEFT JOIN public.eval_sample_texts d ON d.digest = s.doc_digest
+				LEFT JOIN public.eval_sample_texts r ON r.digest = s.resps_digest
+				ORDER BY s.eval_result_id, s.doc_id, s.source_line DESC) s`
 		}
 		q, err = src.Query(ctx, fmt.Sprintf("SELECT %s FROM %s", strings.Join(cols, ", "), from))
 		require.NoError(t, err, table)
@@ -85,10 +96,11 @@ func referenceCopyOf(t *testing.T, ours string) string {
 }
 
 // TestAdoptContinuesHistory: the demo run as the reference stored it,
-// adopted; ingesting the same run again finds every benchmark point, eval
-// and run-stats row the reference stored (0 new), and the site's reads
-// return what they returned after adopt, but for the changelog entry the
-// reference overwrote (restored) and the AgentX trace ids.
+// adopted; ingesting the same run again finds every benchmark point, eval,
+// eval sample, AgentX trace and run-stats row the reference stored (0
+// new), and the site's reads return what they returned after adopt (trace
+// ids included), but for the changelog entry the reference overwrote
+// (restored).
 func TestAdoptContinuesHistory(t *testing.T) {
 	demo := t.TempDir()
 	require.NoError(t, fixtures.WriteDemoRun(demo))
@@ -108,22 +120,35 @@ func TestAdoptContinuesHistory(t *testing.T) {
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT br.id FROM benchmark_results br JOIN configs c ON c.id = br.config_id
 		WHERE br.benchmark_type = 'agentic_traces' AND c.framework = 'dynamo-sglang' AND c.disagg`).Scan(&f.disagg))
 	before := siteReads(t, conn, []demoFacts{f}, false)
+	var samplesBefore int64
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM public.eval_samples`).Scan(&samplesBefore))
 
 	summary := filepath.Join(t.TempDir(), "summary.json")
 	again := run(t, vars, "load", demo, "--summary-json", summary)
 	var sum struct {
-		Rows  schema.Rows  `json:"rows"`
-		Stats schema.Stats `json:"stats"`
+		Rows    schema.Rows    `json:"rows"`
+		Stats   schema.Stats   `json:"stats"`
+		Details schema.Details `json:"details"`
 	}
 	b, err := os.ReadFile(summary)
 	require.NoError(t, err, again.String())
 	require.NoError(t, json.Unmarshal(b, &sum))
 	require.Zero(t, sum.Rows.Benchmark.New, "benchmark points the reference stored")
 	require.Zero(t, sum.Rows.Eval.New, "evals the reference stored")
-	// Traces are not asserted: the reference kept no
-	// profile_export_aiperf.json, which our bundle digest covers, so a run
-	// that has one stores its traces again (docs/operations.md).
+	// The reference kept no profile_export_aiperf.json: the traces stage
+	// finds the adopted trace by the row it serves and the files the
+	// reference kept (docs/operations.md).
+	require.Zero(t, sum.Rows.Trace.New, "traces the reference stored")
+	require.NotZero(t, sum.Rows.Trace.Duplicate, "traces the reference stored")
+	require.Zero(t, sum.Details.TraceSidecarsNew, "traces the reference stored")
 	require.Zero(t, sum.Stats.RunStatsNew)
+	// The reference kept one filter line per document: the adopted row
+	// stands for it, and the other lines count as duplicates.
+	require.Zero(t, sum.Stats.EvalSamplesNew, "eval samples of documents the reference stored")
+	require.Positive(t, sum.Details.EvalSamplesDuplicate)
+	var samplesAfter int64
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM public.eval_samples`).Scan(&samplesAfter))
+	require.Equal(t, samplesBefore, samplesAfter)
 
 	after := siteReads(t, dashboardConn(t, ref), []demoFacts{f}, false)
 	for read, rows := range before {
@@ -133,27 +158,8 @@ func TestAdoptContinuesHistory(t *testing.T) {
 			// own ingest restores the entry it overwrote.
 			require.Subset(t, after[read], rows, read)
 			require.Len(t, after[read], 2, read)
-		case strings.HasPrefix(read, "trace-server-metrics.ts"), strings.HasPrefix(read, "request-timeline.ts"):
-			// The reference keeps no profile_export_aiperf.json, so the
-			// AgentX traces are stored again under our bundle digest: the
-			// same payloads under new trace ids.
-			require.ElementsMatch(t, withoutColumns(rows), withoutColumns(after[read]), read)
 		default:
 			require.ElementsMatch(t, rows, after[read], read)
 		}
 	}
-}
-
-// withoutColumns copies rows without the trace's id and storage size.
-func withoutColumns(rows []map[string]any) []map[string]any {
-	out := make([]map[string]any, len(rows))
-	for i, r := range rows {
-		out[i] = map[string]any{}
-		for k, v := range r {
-			if k != "trace_replay_id" && k != "timeline_storage_bytes" {
-				out[i][k] = v
-			}
-		}
-	}
-	return out
 }

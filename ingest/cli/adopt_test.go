@@ -14,6 +14,7 @@ import (
 	"github.com/inferencex/ingest/fixtures/refdb"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
+	"github.com/inferencex/ingest/ingest/trace"
 )
 
 // referenceDB builds a database in the reference's shape at level, filled
@@ -128,7 +129,18 @@ func TestAdoptSiteReads(t *testing.T) {
 			role := newReader(t, db, vars)
 			after := siteReads(t, connectAs(t, db, role), facts, false)
 			for read, rows := range before {
-				require.ElementsMatch(t, rows, after[read], read) // rows in no stated order may come in another
+				// rows in no stated order may come in another
+				require.ElementsMatch(t, withoutComputed(rows), withoutComputed(after[read]), read)
+			}
+			// The trace payloads are ours, computed from the blobs
+			// (store.TestAdoptComputesTracePayloads compares them).
+			for read, key := range map[string]string{"agentic-shared.ts: fetchAggregateStatsRows #0": "stats",
+				"request-timeline.ts: getRequestTimeline #0": "request_timeline"} {
+				require.NotEmpty(t, after[read], read)
+				for _, r := range after[read] {
+					want := map[string]int{"stats": trace.AggregateStatsVersion, "request_timeline": trace.RequestTimelineVersion}[key]
+					require.EqualValues(t, want, r[key].(map[string]any)["version"], read)
+				}
 			}
 
 			// A new run then lands and extends the curves by our rules.
@@ -142,6 +154,23 @@ func TestAdoptSiteReads(t *testing.T) {
 			require.Positive(t, latest)
 		})
 	}
+}
+
+// withoutComputed copies rows without the trace payloads, which adopt
+// computes from the trace blobs.
+func withoutComputed(rows []map[string]any) []map[string]any {
+	out := make([]map[string]any, len(rows))
+	for i, r := range rows {
+		out[i] = map[string]any{}
+		for k, v := range r {
+			switch k {
+			case "stats", "chart_series", "request_timeline", "timeline_version", "timeline_storage_bytes":
+				continue
+			}
+			out[i][k] = v
+		}
+	}
+	return out
 }
 
 // An unknown migration file of the reference is refused, naming it, and

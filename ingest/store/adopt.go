@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/migrations"
 )
 
@@ -301,8 +303,12 @@ type AdoptResult struct {
 	Rows      map[string]int64
 	Blobs     int64 // trace blobs stored
 	BlobBytes int64 // their stored bytes
-	Moved     []string
-	Duration  time.Duration
+	// PayloadsKept counts traces whose profile our trace code cannot
+	// read: they keep the reference's payloads (a NULL aggregate_stats
+	// as {}); the others hold ours, computed from their blobs.
+	PayloadsKept int64
+	Moved        []string
+	Duration     time.Duration
 }
 
 // Adopt converts the reference's database in place, in one transaction:
@@ -632,6 +638,9 @@ func (a *adoption) traces(ctx context.Context) error {
 	if err := a.exec(ctx, "", qAdoptTraceMap); err != nil {
 		return err
 	}
+	if err := a.exec(ctx, "", qAdoptTimelineTable); err != nil {
+		return err
+	}
 	type traceRow struct {
 		id                 int64
 		profile, json, csv bool
@@ -684,6 +693,9 @@ func (a *adoption) traces(ctx context.Context) error {
 				digests[2], sizes[2]); err != nil {
 				return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
 			}
+			if err := a.payloads(ctx, t.id, digest, t.profN, t.json, t.jsonN, sizes[1]); err != nil {
+				return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
+			}
 			a.res.Rows["agentic_trace_replay"]++
 		case err != nil:
 			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
@@ -691,6 +703,87 @@ func (a *adoption) traces(ctx context.Context) error {
 		if _, err := a.tx.Exec(ctx, qAdoptTraceMapRow, t.id, newID); err != nil {
 			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
 		}
+	}
+	return nil
+}
+
+// payloads computes trace id's payloads (aggregate statistics, chart
+// series, request timeline, derived metrics) from its stored blobs with the
+// traces stage's code, as an ingest of the same files computes them. The
+// blobs are read a slice at a time and the timeline written in chunks;
+// what is held is what the traces stage holds (the profile's samples). A
+// profile our code cannot read keeps the reference's payloads
+// (PayloadsKept).
+func (a *adoption) payloads(ctx context.Context, id int64, digest []byte, profN int64, hasJSON bool, jsonN, jsonSize int64) error {
+	var pc trace.PointContext
+	rows, _ := a.tx.Query(ctx, qAdoptTraceContext, id)
+	var fw string
+	var disagg bool
+	if _, err := pgx.ForEachRow(rows, []any{&fw, &disagg}, func() error {
+		if !pc.PerSource() { // any row with per-source series decides, as in the traces stage
+			pc = trace.PointContext{Framework: fw, Disagg: disagg}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read the configs it serves: %w", err)
+	}
+	keep := func(what string, err error) error {
+		a.s.log.Warn("adopted trace keeps the reference's payloads", zap.Int64("trace", id), zap.String("what", what), zap.Error(err))
+		a.res.PayloadsKept++
+		if _, err := a.tx.Exec(ctx, qAdoptTraceKeep, id); err != nil {
+			return fmt.Errorf("keep the reference's payloads: %w", err)
+		}
+		return nil
+	}
+	zr, err := gzip.NewReader(&sliceReader{ctx: ctx, tx: a.tx, id: id, col: colProfile, n: profN})
+	if err != nil {
+		return keep(colProfile, err)
+	}
+	profile, err := trace.ReadProfile(zr)
+	if err != nil {
+		return keep(colProfile, err)
+	}
+	var sm *trace.ServerMetrics
+	if hasJSON {
+		zr, err := gzip.NewReader(&sliceReader{ctx: ctx, tx: a.tx, id: id, col: colJSON, n: jsonN})
+		if err == nil {
+			sm, err = trace.ReadServerMetrics(zr, jsonSize, pc)
+		}
+		if err != nil {
+			// As in the traces stage: the trace goes without server-side
+			// series.
+			a.s.log.Warn("adopted trace's server metrics export unreadable", zap.Int64("trace", id), zap.Error(err))
+			sm = nil
+		}
+	}
+	der, err := trace.Derive(profile, sm)
+	if err != nil {
+		return keep("derive payloads", err)
+	}
+	timeline := profile.HasTimeline()
+	if timeline {
+		cw := &chunkWriter{ctx: ctx, tx: a.tx, digest: digest, sql: qAdoptTimelineChunk}
+		if err := profile.WriteTimeline(cw); err != nil {
+			return fmt.Errorf("write the request timeline: %w", err)
+		}
+		if err := cw.flush(); err != nil {
+			return fmt.Errorf("write the request timeline: %w", err)
+		}
+	}
+	var chart *string
+	if der.ChartSeries != nil {
+		c := string(der.ChartSeries)
+		chart = &c
+	}
+	dm, err := json.Marshal(der.Metrics)
+	if err != nil {
+		return fmt.Errorf("encode the derived metrics: %w", err)
+	}
+	if _, err := a.tx.Exec(ctx, qAdoptTracePayloads, id, string(der.AggregateStats), chart, timeline, string(dm), der.KVCapacity); err != nil {
+		return fmt.Errorf("write the payloads: %w", err)
+	}
+	if _, err := a.tx.Exec(ctx, qAdoptTimelineClear); err != nil {
+		return fmt.Errorf("clear the request timeline: %w", err)
 	}
 	return nil
 }
@@ -786,10 +879,12 @@ func (r *sliceReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// chunkWriter writes a blob's stored bytes as chunks of blobChunk.
+// chunkWriter writes a blob's stored bytes as chunks of blobChunk, with
+// sql (qAdoptChunkInsert when empty).
 type chunkWriter struct {
 	ctx    context.Context
 	tx     pgx.Tx
+	sql    string
 	digest []byte
 	buf    []byte
 	seq    int32
@@ -817,7 +912,11 @@ func (w *chunkWriter) flush() error {
 }
 
 func (w *chunkWriter) put(b []byte) error {
-	if _, err := w.tx.Exec(w.ctx, qAdoptChunkInsert, w.digest, w.seq, b); err != nil {
+	q := w.sql
+	if q == "" {
+		q = qAdoptChunkInsert
+	}
+	if _, err := w.tx.Exec(w.ctx, q, w.digest, w.seq, b); err != nil {
 		return err
 	}
 	w.seq++

@@ -221,9 +221,38 @@ INSERT INTO agentic_trace_replay (id, digest, profile_export_digest, profile_exp
     server_metrics_json_digest, server_metrics_json_size, server_metrics_csv_digest, server_metrics_csv_size,
     layout, aggregate_stats, chart_series, request_timeline, derived_metrics, source_artifact, source_dir, created_at)
 SELECT id, $2, $3, coalesce(profile_export_uncompressed_size, $4), $5, coalesce(server_metrics_json_uncompressed_size, $6),
-    $7, coalesce(server_metrics_csv_size, $8), 'adopted', coalesce(aggregate_stats, '{}'::jsonb), chart_series,
-    request_timeline, '{}'::jsonb, 'adopted', '', created_at
+    $7, coalesce(server_metrics_csv_size, $8), 'adopted', '{}'::jsonb, NULL, NULL, '{}'::jsonb, 'adopted', '', created_at
 FROM public.agentic_trace_replay WHERE id = $1`
+
+	// qAdoptTraceContext: the framework and disaggregation of the rows a
+	// reference trace serves (what its chart series depend on).
+	qAdoptTraceContext = `
+SELECT c.framework, c.disagg FROM public.benchmark_results r JOIN public.configs c ON c.id = r.config_id
+WHERE r.trace_replay_id = $1 ORDER BY r.id`
+
+	// adopt_timeline holds one trace's request timeline in chunks while
+	// it is written.
+	qAdoptTimelineTable = `CREATE TEMP TABLE adopt_timeline (digest bytea NOT NULL, seq integer NOT NULL, data bytea NOT NULL)
+ON COMMIT DROP`
+	qAdoptTimelineChunk = `INSERT INTO adopt_timeline (digest, seq, data) VALUES ($1, $2, $3)`
+	qAdoptTimelineClear = `DELETE FROM adopt_timeline`
+
+	// qAdoptTracePayloads writes the payloads our trace code computed from
+	// the adopted blobs; the timeline ($4 set) from its chunks in
+	// adopt_timeline (one trace's at a time).
+	qAdoptTracePayloads = `
+UPDATE agentic_trace_replay SET aggregate_stats = $2::jsonb, chart_series = $3::jsonb,
+    request_timeline = CASE WHEN $4::bool THEN (SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb
+        FROM adopt_timeline c) END,
+    derived_metrics = $5::jsonb, kv_cache_pool_tokens = $6
+WHERE id = $1`
+
+	// qAdoptTraceKeep keeps the reference's payloads of a trace whose
+	// profile our code cannot read (NULL aggregate statistics: {}).
+	qAdoptTraceKeep = `
+UPDATE agentic_trace_replay t SET aggregate_stats = coalesce(r.aggregate_stats, '{}'::jsonb), chart_series = r.chart_series,
+    request_timeline = r.request_timeline
+FROM public.agentic_trace_replay r WHERE t.id = $1 AND r.id = $1`
 
 	qAdoptTraceMapRow = `INSERT INTO adopt_trace_map (old_id, new_id) VALUES ($1, $2)`
 

@@ -124,12 +124,19 @@ ON CONFLICT (digest) DO NOTHING`
 // ingest). A line repeated within the run conflicts with the copy inserted
 // before it (staging order: the line order of its file); no sort of the
 // wide staged rows is needed.
+//
+// The reference kept one filter line per document: the other filter lines
+// of a document whose sample ingest adopt took over are not added (they
+// count as duplicates), so the samples the site shows stay the adopted
+// ones (docs/operations.md, "Switching from the reference ingest").
 const qInsertSamples = `
 INSERT INTO eval_samples (eval_result_id, doc_id, filter, doc_digest, prompt_digest, resps_digest,
 	target, response, passed, score, metrics, filtered_resps, data, source_file, source_line, ingest_id)
 SELECT i.id, s.doc_id, s.filter, s.doc_digest, s.prompt_digest, s.resps_digest,
 	s.target, s.response, s.passed, s.score, s.metrics, s.filtered_resps, s.data, s.source_file, s.source_line, $1
 FROM stage_eval_sample s JOIN stage_eval_id i ON i.eval_key = s.eval_key
+WHERE NOT EXISTS (SELECT 1 FROM eval_samples a JOIN ingests g ON g.id = a.ingest_id
+	WHERE a.eval_result_id = i.id AND a.doc_id = s.doc_id AND a.filter <> s.filter AND g.target = 'adopted')
 ON CONFLICT ON CONSTRAINT eval_samples_natural_key DO NOTHING`
 
 // qWriteChangelog replaces the run's changelog entries with the given ones

@@ -37,7 +37,7 @@ func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys,
 		var d []byte
 		var l schema.TraceRowLink
 		c := &l.Config
-		if err := rows.Scan(&d, &l.RowID, &l.TraceDigest, &l.ServerLogDigest,
+		if err := rows.Scan(&d, &l.RowID, &l.TraceDigest, &l.ServerLogDigest, &l.TraceAdopted,
 			&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
 			&c.PrefillTP, &c.PrefillEP, &c.PrefillDPAttention, &c.PrefillNumWorkers,
 			&c.DecodeTP, &c.DecodeEP, &c.DecodeDPAttention, &c.DecodeNumWorkers, &c.NumPrefillGPU, &c.NumDecodeGPU,

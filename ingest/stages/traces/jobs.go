@@ -143,6 +143,38 @@ func (j *sidecarJob) hash(rec *runstate.Record) {
 	j.digest = bundleDigest(sidecarTags, j.parts[:])
 }
 
+// adoptedDigest is the bundle digest of the files the reference ingest
+// kept of this sidecar (all but profile_export_aiperf.json), the digest
+// ingest adopt gave its trace; nil when the job has no such file (its
+// digest is that already).
+func (j *sidecarJob) adoptedDigest() []byte {
+	if j.parts[1] == nil {
+		return nil
+	}
+	kept := j.parts
+	kept[1] = nil
+	return bundleDigest(sidecarTags, kept[:])
+}
+
+// matchAdopted gives the job the digest of the adopted trace one of its
+// rows is linked to when that trace holds the same files but the AIPerf
+// JSON: the rerun of a run the reference stored is then a duplicate, and
+// the rows keep their trace ids. The AIPerf JSON is not added to the
+// adopted trace (docs/operations.md, "Switching from the reference
+// ingest").
+func (j *sidecarJob) matchAdopted(rows map[int64]schema.TraceRowLink) {
+	kept := j.adoptedDigest()
+	if kept == nil {
+		return
+	}
+	for _, p := range j.rows {
+		if rows[p.RowID].TraceAdopted && sameDigest(p.TraceDigest, kept) {
+			j.digest = kept
+			return
+		}
+	}
+}
+
 // bufferOrNil keeps a nil *bytes.Buffer from becoming a non-nil io.Writer.
 func bufferOrNil(b *bytes.Buffer) io.Writer {
 	if b == nil {

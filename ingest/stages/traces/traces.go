@@ -93,6 +93,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	var sd, ld, bd, td, ps [][]byte
 	for _, j := range st.sidecarOrder {
 		if j.failed == "" {
+			j.matchAdopted(st.rows)
 			sd = append(sd, j.digest)
 			if j.point.PerSource() {
 				ps = append(ps, j.digest)

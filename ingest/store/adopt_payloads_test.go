@@ -1,0 +1,145 @@
+package store_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/inferencex/ingest/fixtures/refdb"
+	"github.com/inferencex/ingest/ingest/store"
+	"github.com/inferencex/ingest/ingest/trace"
+)
+
+// An adopted trace holds the payloads our trace code computes from its
+// stored blobs (aggregate statistics, chart series, request timeline,
+// derived metrics), not the reference's: a NULL aggregate_stats becomes
+// the computed one, not {}.
+func TestAdoptComputesTracePayloads(t *testing.T) {
+	ctx := context.Background()
+	db, stats := refDatabase(t, refdb.Level017)
+	_, err := pgxExec(ctx, db, `UPDATE agentic_trace_replay SET aggregate_stats = NULL WHERE id = 1`)
+	require.NoError(t, err)
+	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+	plan, err := st.PlanAdopt(ctx)
+	require.NoError(t, err)
+	started := time.Now()
+	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
+	require.NoError(t, err)
+	t.Logf("adopt of %d traces took %s", stats.TraceReplays, time.Since(started))
+	require.Zero(t, res.PayloadsKept)
+
+	blob := func(digest []byte) []byte {
+		var gz []byte
+		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT string_agg(data, ''::bytea ORDER BY seq) FROM trace_blob_chunks
+			WHERE digest = $1`, digest).Scan(&gz))
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		require.NoError(t, err)
+		var b bytes.Buffer
+		_, err = b.ReadFrom(zr)
+		require.NoError(t, err)
+		return b.Bytes()
+	}
+	rows, err := st.Pool().Query(ctx, `SELECT t.id, t.profile_export_digest, t.server_metrics_json_digest,
+		(SELECT c.framework FROM benchmark_results b JOIN configs c ON c.id = b.config_id WHERE b.trace_replay_id = t.id ORDER BY b.id LIMIT 1),
+		(SELECT c.disagg FROM benchmark_results b JOIN configs c ON c.id = b.config_id WHERE b.trace_replay_id = t.id ORDER BY b.id LIMIT 1)
+		FROM agentic_trace_replay t ORDER BY t.id`)
+	require.NoError(t, err)
+	type adopted struct {
+		id          int64
+		profile, sm []byte
+		framework   *string
+		disagg      *bool
+	}
+	traces, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (adopted, error) {
+		var a adopted
+		err := r.Scan(&a.id, &a.profile, &a.sm, &a.framework, &a.disagg)
+		return a, err
+	})
+	require.NoError(t, err)
+	require.Len(t, traces, int(stats.TraceReplays))
+	for _, a := range traces {
+		var pc trace.PointContext
+		if a.framework != nil {
+			pc = trace.PointContext{Framework: *a.framework, Disagg: *a.disagg}
+		}
+		profile, err := trace.ReadProfile(bytes.NewReader(blob(a.profile)))
+		require.NoError(t, err)
+		var sm *trace.ServerMetrics
+		if a.sm != nil {
+			raw := blob(a.sm)
+			sm, err = trace.ReadServerMetrics(bytes.NewReader(raw), int64(len(raw)), pc)
+			require.NoError(t, err)
+		}
+		der, err := trace.Derive(profile, sm)
+		require.NoError(t, err)
+		var timeline bytes.Buffer
+		require.NoError(t, profile.WriteTimeline(&timeline))
+		dm, err := json.Marshal(der.Metrics)
+		require.NoError(t, err)
+		var chart *string
+		if der.ChartSeries != nil {
+			c := string(der.ChartSeries)
+			chart = &c
+		}
+		var same [4]bool
+		var empty bool
+		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT aggregate_stats = $2::jsonb, chart_series IS NOT DISTINCT FROM $3::jsonb,
+			request_timeline = $4::jsonb, derived_metrics = $5::jsonb, aggregate_stats = '{}'::jsonb
+			FROM agentic_trace_replay WHERE id = $1`, a.id, string(der.AggregateStats), chart, timeline.String(), string(dm)).
+			Scan(&same[0], &same[1], &same[2], &same[3], &empty))
+		require.Equal(t, [4]bool{true, true, true, true}, same, "trace %d: aggregate_stats, chart_series, request_timeline, derived_metrics", a.id)
+		require.False(t, empty, "trace %d", a.id)
+	}
+}
+
+func pgxExec(ctx context.Context, db, sql string) (int64, error) {
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	tag, err := conn.Exec(ctx, sql)
+	return tag.RowsAffected(), err
+}
+
+// A trace whose profile our trace code cannot read keeps the reference's
+// payloads (a NULL aggregate_stats as {}), counted; the adopt goes on.
+func TestAdoptKeepsUnreadableTracePayloads(t *testing.T) {
+	ctx := context.Background()
+	db, _ := refDatabase(t, refdb.Level017)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err := zw.Write([]byte("not a profile record\n"))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `UPDATE agentic_trace_replay SET profile_export_jsonl_gz = $1, aggregate_stats = NULL WHERE id = 2`, gz.Bytes())
+	require.NoError(t, err)
+	var chart string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT chart_series::text FROM agentic_trace_replay WHERE id = 2`).Scan(&chart))
+
+	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+	plan, err := st.PlanAdopt(ctx)
+	require.NoError(t, err)
+	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), res.PayloadsKept)
+	var empty, sameChart bool
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT aggregate_stats = '{}'::jsonb, chart_series = $1::jsonb
+		FROM agentic_trace_replay WHERE id = 2`, chart).Scan(&empty, &sameChart))
+	require.True(t, empty)
+	require.True(t, sameChart)
+}
