@@ -412,6 +412,9 @@ func ingestPurged(ctx context.Context, cfg Config, start schema.RunStart, sum *s
 // written, so the table and counters are zero; failures and notes stay.
 func abort(sum *schema.Summary, t *runstate.Tally, d Deps, cause error) *schema.Summary {
 	t.Close()
+	// The run's transaction is rolled back (a refused run's too): a note
+	// saying what it wrote would contradict "Nothing was written".
+	t.DropWriteNotes()
 	// A run the coverage guard refused was processed in full and rolled
 	// back: its counts say what it would have written, which is what the
 	// person deciding whether to acknowledge the loss needs.
