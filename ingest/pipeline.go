@@ -30,6 +30,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	log := d.Log.Named("ingest")
 	began := time.Now()
 	started := d.Now()
+	if !cfg.Started.IsZero() {
+		started = cfg.Started
+	}
 	sum := &schema.Summary{SchemaVersion: schema.SummarySchemaVersion, Run: cfg.Run, Target: cfg.Target,
 		DryRun: cfg.DryRun, StartedAt: started, Failures: []schema.Failure{}, Notes: []string{}}
 	t := runstate.NewTally(sum)

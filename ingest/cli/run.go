@@ -74,10 +74,9 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 		return notStarted(env, opts, log, failOpen(env, cancelled(ctx, err)))
 	}
 	defer st.Close()
-	fetchStarted := time.Now()
 	res, err := client.Fetch(ctx, github.Request{SourceRunID: cfg.Run.SourceRunID, MergeRunID: mergeID, Attempt: cfg.Run.SourceRunAttempt})
 	if err != nil {
-		return fetchAborted(ctx, env, opts, log, cfg, deps, st, fetchStarted, mergeID, err)
+		return fetchAborted(ctx, env, opts, log, cfg, deps, st, cfg.Started, mergeID, err)
 	}
 	cfg.Run.SourceRunAttempt = res.Source.Meta.RunAttempt
 	cfg.Run.MergeRunID, cfg.Run.MergeRunAttempt = res.Merge.Meta.RunID, res.Merge.Meta.RunAttempt
