@@ -55,9 +55,13 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 	defer log.Sync()
 
 	gopts.Log = log
+	stopRedraw := func() {}
 	if isTerminal(env.Stderr) {
-		gopts.Progress = github.NewTerminalProgress(env.Stderr)
+		download := newDownloadProgress(env.Stderr, time.Now)
+		gopts.Progress = download
+		stopRedraw = redraw(download)
 	}
+	defer func() { stopRedraw() }()
 	client, err := github.New(gopts)
 	if err != nil {
 		return notStarted(env, opts, log, usageErr("%v", err))
@@ -75,6 +79,8 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 	}
 	defer st.Close()
 	res, err := client.Fetch(ctx, github.Request{SourceRunID: cfg.Run.SourceRunID, MergeRunID: mergeID, Attempt: cfg.Run.SourceRunAttempt})
+	stopRedraw()
+	stopRedraw = func() {}
 	if err != nil {
 		return fetchAborted(ctx, env, opts, log, cfg, deps, st, cfg.Started, mergeID, err)
 	}
