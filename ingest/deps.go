@@ -164,6 +164,11 @@ type Config struct {
 	ToolVersion string
 	// IngestRunURL links the workflow run doing the ingest, when known.
 	IngestRunURL string
+	// Started is when the command began (zero: when Run begins). The
+	// summary's started_at and so its duration count from it, so that
+	// what the command did first (`ingest run`'s download, opening the
+	// tree) is in the report's "took".
+	Started time.Time
 	// TreeDigest, when set, is the tree's digest started by the caller
 	// before opening it (source.StartDigest), so that hashing overlaps
 	// the opening; nil: Run hashes the tree itself when Deps.Build is set.

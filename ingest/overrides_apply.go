@@ -31,10 +31,10 @@ func noteOverrides(t *runstate.Tally, sum *schema.Summary, res schema.OverrideRe
 		res.ChangelogRowsRewritten + res.TelemetryPowerSeriesRewritten
 	for i, a := range res.Actions {
 		if i == maxOverrideNotes {
-			t.Note(fmt.Sprintf("… and %d more run-override entries applied to stored data", len(res.Actions)-maxOverrideNotes))
+			t.WriteNote(fmt.Sprintf("… and %d more run-override entries applied to stored data", len(res.Actions)-maxOverrideNotes))
 			break
 		}
-		t.Note(OverrideActionLine(a))
+		t.WriteNote(OverrideActionLine(a))
 	}
 }
 

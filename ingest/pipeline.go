@@ -30,6 +30,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	log := d.Log.Named("ingest")
 	began := time.Now()
 	started := d.Now()
+	if !cfg.Started.IsZero() {
+		started = cfg.Started
+	}
 	sum := &schema.Summary{SchemaVersion: schema.SummarySchemaVersion, Run: cfg.Run, Target: cfg.Target,
 		DryRun: cfg.DryRun, StartedAt: started, Failures: []schema.Failure{}, Notes: []string{}}
 	t := runstate.NewTally(sum)
@@ -412,6 +415,9 @@ func ingestPurged(ctx context.Context, cfg Config, start schema.RunStart, sum *s
 // written, so the table and counters are zero; failures and notes stay.
 func abort(sum *schema.Summary, t *runstate.Tally, d Deps, cause error) *schema.Summary {
 	t.Close()
+	// The run's transaction is rolled back (a refused run's too): a note
+	// saying what it wrote would contradict "Nothing was written".
+	t.DropWriteNotes()
 	// A run the coverage guard refused was processed in full and rolled
 	// back: its counts say what it would have written, which is what the
 	// person deciding whether to acknowledge the loss needs.

@@ -1,10 +1,6 @@
 package backfill
 
 import (
-	"fmt"
-	"io"
-	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -61,82 +57,4 @@ func (p logProgress) Settled(run schema.BackfillRun, out schema.BackfillOutcome,
 func (p logProgress) Finish(c schema.BackfillCounts) {
 	p.log.Info("backfill worker done", zap.Int64("runs", c.Total), zap.Int64("ingested", c.Ingested),
 		zap.Int64("skipped", c.Skipped), zap.Int64("failed", c.Failed), zap.Int64("pending", c.Pending))
-}
-
-// terminalProgress redraws one status line on a terminal: a bar of the
-// pass's settled runs, the failures, the ETA and the run being worked on.
-// Failures are printed above it as they happen.
-type terminalProgress struct {
-	w     io.Writer
-	mu    sync.Mutex
-	c     schema.BackfillCounts
-	eta   time.Duration
-	what  string
-	width int
-}
-
-// NewTerminalProgress draws a progress bar on w (a terminal).
-func NewTerminalProgress(w io.Writer) Progress {
-	return &terminalProgress{w: w, width: 30}
-}
-
-func (p *terminalProgress) Start(pass schema.BackfillPass, c schema.BackfillCounts) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.c = c
-	p.draw()
-}
-
-func (p *terminalProgress) Working(run schema.BackfillRun) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.what = fmt.Sprintf("run %d", run.RunID)
-	p.draw()
-}
-
-func (p *terminalProgress) Settled(run schema.BackfillRun, out schema.BackfillOutcome, _ *schema.Summary, c schema.BackfillCounts, eta time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.c, p.eta, p.what = c, eta, ""
-	if out.State == schema.BackfillFailed {
-		fmt.Fprintf(p.w, "\r\033[Krun %d attempt %d failed: %s\n", run.RunID, out.Attempt, out.Detail)
-	}
-	p.draw()
-}
-
-func (p *terminalProgress) Finish(c schema.BackfillCounts) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.c, p.what, p.eta = c, "", 0
-	p.draw()
-	fmt.Fprintln(p.w)
-}
-
-func (p *terminalProgress) draw() {
-	fmt.Fprint(p.w, "\r\033[K"+progressLine(p.c, p.eta, p.what, p.width))
-}
-
-// progressLine renders the bar: "[=====>    ] 23/50 runs  1 failed  ETA 2m10s  run 123".
-func progressLine(c schema.BackfillCounts, eta time.Duration, what string, width int) string {
-	done := c.Done()
-	filled := 0
-	if c.Total > 0 {
-		filled = int(int64(width) * done / c.Total)
-	}
-	bar := strings.Repeat("=", filled)
-	if filled < width {
-		bar += ">" + strings.Repeat(" ", width-filled-1)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "[%s] %d/%d runs", bar, done, c.Total)
-	if c.Failed > 0 {
-		fmt.Fprintf(&b, "  %d failed", c.Failed)
-	}
-	if eta >= time.Second {
-		fmt.Fprintf(&b, "  ETA %s", eta.Round(time.Second))
-	}
-	if what != "" {
-		fmt.Fprintf(&b, "  %s", what)
-	}
-	return b.String()
 }

@@ -229,7 +229,7 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 	}
 	progress := backfill.NewLogProgress(log)
 	if onTerminal {
-		progress = backfill.NewTerminalProgress(env.Stderr)
+		progress = newBackfillProgress(env.Stderr)
 	}
 	res, err := backfill.Run(ctx, backfill.Options{Params: p, Config: cfg, Worker: name, Progress: progress, Log: log},
 		st, src, ingestTree)

@@ -204,6 +204,7 @@ func notStarted(env Env, opts *ingestOpts, log *zap.Logger, code int) int {
 // prepareIngest builds the logger and the run configuration from the
 // options; a non-zero code is a usage error, found before any connection.
 func prepareIngest(opts *ingestOpts, env Env) (*zap.Logger, ingest.Config, int) {
+	started := time.Now()
 	log, err := newLogger(opts.commonOpts, env)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "ingest:", err)
@@ -222,6 +223,9 @@ func prepareIngest(opts *ingestOpts, env Env) (*zap.Logger, ingest.Config, int) 
 		fmt.Fprintln(env.Stderr, "ingest:", err)
 		return nil, ingest.Config{}, ExitUsage
 	}
+	// The report's "took" is the whole command's: the download and the
+	// opening of the tree included.
+	cfg.Started = started
 	return log, cfg, ExitOK
 }
 

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -162,4 +165,82 @@ func TestLogLineClearsProgress(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "INFO\tdone\n", buf.String(), "no progress line to erase")
 	require.True(t, isTerminal(stderr), "the shared stderr is still a terminal")
+}
+
+// TestDownloadProgress: `ingest run`'s download line counts artifacts and
+// bytes of the listed total, with the download rate, the time taken and
+// the time left; a tick moves the time on; the final line is kept, and a
+// batch that stopped says so.
+func TestDownloadProgress(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	clock := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	p := newDownloadProgress(&buf, clock.now)
+	p.Start(4, 8<<20)
+	clock.advance(time.Second)
+	p.Done("a", 2<<20, false)
+	clock.advance(50 * time.Millisecond)
+	p.Done("b", 2<<20, true) // within 100 ms: counted, not drawn
+	clock.advance(950 * time.Millisecond)
+	p.tick()
+	clock.advance(time.Second)
+	p.Done("c", 2<<20, false)
+	clock.advance(time.Second)
+	p.Done("d", 2<<20, false)
+	p.Finish(nil)
+	p.tick() // finished: nothing
+
+	const cl = "\r\033[K"
+	want := strings.Join([]string{
+		cl + "artifacts: 0/4, 0.0 MiB of 8.0 MiB, 0s",
+		cl + "artifacts: 1/4, 2.0 MiB of 8.0 MiB, 2.0 MiB/s, 1s, ETA 3s",
+		cl + "artifacts: 2/4 (1 cached), 4.0 MiB of 8.0 MiB, 1.0 MiB/s, 2s, ETA 4s",
+		cl + "artifacts: 3/4 (1 cached), 6.0 MiB of 8.0 MiB, 1.3 MiB/s, 3s, ETA 1.5s",
+		cl + "artifacts: 4/4 (1 cached), 8.0 MiB of 8.0 MiB, 1.5 MiB/s, 4s",
+		cl + "artifacts: 4 (1 cached), 6.0 MiB downloaded in 4s, 1.5 MiB/s\n",
+	}, "")
+	require.Equal(t, want, buf.String())
+
+	buf.Reset()
+	p = newDownloadProgress(&buf, clock.now)
+	p.Start(2, 4<<20)
+	clock.advance(time.Second)
+	p.Done("a", 1<<20, false)
+	p.Finish(errors.New("boom"))
+	require.True(t, strings.HasSuffix(buf.String(), cl+"artifacts: stopped at 1/2, 1.0 MiB downloaded in 1s, 1.0 MiB/s\n"), buf.String())
+}
+
+// TestBackfillProgressKeepsLogsAbove: on the shared stderr a backfill's
+// failure and a log line both land above the live bar, which is drawn
+// again below them; the final bar ends its line.
+func TestBackfillProgressKeepsLogsAbove(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	stderr := &liveStderr{w: &buf}
+	p := newBackfillProgress(stderr)
+	p.width = 4
+	c := schema.BackfillCounts{Total: 2, Pending: 2}
+	p.Start(schema.BackfillPass{}, c)
+	p.Working(schema.BackfillRun{RunID: 7})
+	_, err := stderr.Write([]byte(`{"level":"info","msg":"claimed"}` + "\n"))
+	require.NoError(t, err)
+	c.Pending, c.Failed = 1, 1
+	p.Settled(schema.BackfillRun{RunID: 7}, schema.BackfillOutcome{State: schema.BackfillFailed, Attempt: 1, Detail: "boom"}, nil, c, 0)
+	c.Pending, c.Ingested = 0, 1
+	p.Finish(c)
+
+	const cl = "\r\033[K"
+	want := strings.Join([]string{
+		cl + "[>   ] 0/2 runs",
+		cl + "[>   ] 0/2 runs  run 7",
+		cl + `{"level":"info","msg":"claimed"}` + "\n" + "[>   ] 0/2 runs  run 7",
+		cl + "run 7 attempt 1 failed: boom\n",
+		cl + "[==> ] 1/2 runs  1 failed",
+		cl + "[====] 2/2 runs  1 failed\n",
+	}, "")
+	require.Equal(t, want, buf.String())
+	buf.Reset()
+	_, err = stderr.Write([]byte("after\n"))
+	require.NoError(t, err)
+	require.Equal(t, "after\n", buf.String(), "no live line left to erase")
 }

@@ -55,9 +55,13 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 	defer log.Sync()
 
 	gopts.Log = log
+	stopRedraw := func() {}
 	if isTerminal(env.Stderr) {
-		gopts.Progress = github.NewTerminalProgress(env.Stderr)
+		download := newDownloadProgress(env.Stderr, time.Now)
+		gopts.Progress = download
+		stopRedraw = redraw(download)
 	}
+	defer func() { stopRedraw() }()
 	client, err := github.New(gopts)
 	if err != nil {
 		return notStarted(env, opts, log, usageErr("%v", err))
@@ -74,10 +78,11 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 		return notStarted(env, opts, log, failOpen(env, cancelled(ctx, err)))
 	}
 	defer st.Close()
-	fetchStarted := time.Now()
 	res, err := client.Fetch(ctx, github.Request{SourceRunID: cfg.Run.SourceRunID, MergeRunID: mergeID, Attempt: cfg.Run.SourceRunAttempt})
+	stopRedraw()
+	stopRedraw = func() {}
 	if err != nil {
-		return fetchAborted(ctx, env, opts, log, cfg, deps, st, fetchStarted, mergeID, err)
+		return fetchAborted(ctx, env, opts, log, cfg, deps, st, cfg.Started, mergeID, err)
 	}
 	cfg.Run.SourceRunAttempt = res.Source.Meta.RunAttempt
 	cfg.Run.MergeRunID, cfg.Run.MergeRunAttempt = res.Merge.Meta.RunID, res.Merge.Meta.RunAttempt

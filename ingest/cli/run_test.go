@@ -1,11 +1,15 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"flag"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -153,4 +157,27 @@ func TestRunCommentRefused(t *testing.T) {
 	require.Contains(t, r.stdout, "--- PR comment (not posted) ---\n<!-- ingest-report source-run=28485856738 -->")
 	require.EqualValues(t, 12, count(t, db, "benchmark_results"))
 	requireNoSecret(t, []string{r.stdout, r.stderr})
+}
+
+// TestRunTookCoversTheDownload: the report of `ingest run` times the
+// whole command: its start (started_at, from which "took" counts) comes
+// before the first request to GitHub, so the download is inside it.
+func TestRunTookCoversTheDownload(t *testing.T) {
+	t.Parallel()
+	fake, _ := demoFake(t)
+	vars := runVars(fake, pgtest.New(t), t.TempDir())
+	var first atomic.Pointer[time.Time]
+	api := fake.API.Config.Handler
+	fake.API.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		first.CompareAndSwap(nil, &now)
+		api.ServeHTTP(w, r)
+	})
+
+	r := run(t, vars, "run", "--run-id", "28485856738", "--dry-run", "--format", "json")
+	requireCode(t, cli.ExitCompletedWithFailures, r)
+	var started time.Time
+	require.NoError(t, json.Unmarshal(jsonField(t, r.stdout, "startedAt"), &started))
+	require.NotNil(t, first.Load())
+	require.False(t, started.After(*first.Load()), "started_at %s is after the first GitHub request %s", started, *first.Load())
 }

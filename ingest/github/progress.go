@@ -1,8 +1,6 @@
 package github
 
 import (
-	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -81,51 +79,3 @@ func (p *logProgress) Finish(err error) {
 	}
 	p.log.Info("artifacts ready", fields...)
 }
-
-// TerminalProgress redraws one status line on a terminal, at most ten
-// times a second.
-type TerminalProgress struct {
-	w io.Writer
-
-	mu sync.Mutex
-	tally
-	drawn time.Time
-}
-
-// NewTerminalProgress draws on w, which should be a terminal.
-func NewTerminalProgress(w io.Writer) *TerminalProgress { return &TerminalProgress{w: w} }
-
-func (p *TerminalProgress) Start(n int, bytes int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.start(n, bytes)
-	p.draw()
-}
-
-func (p *TerminalProgress) Done(_ string, bytes int64, cached bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.add(bytes, cached)
-	if p.done == p.total || time.Since(p.drawn) >= 100*time.Millisecond {
-		p.draw()
-	}
-}
-
-func (p *TerminalProgress) Finish(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.draw()
-	state := "done"
-	if err != nil {
-		state = "stopped"
-	}
-	fmt.Fprintf(p.w, " %s in %s\n", state, time.Since(p.started).Round(10*time.Millisecond))
-}
-
-func (p *TerminalProgress) draw() {
-	p.drawn = time.Now()
-	fmt.Fprintf(p.w, "\r\033[Kartifacts %d/%d (%d cached)  %s/%s downloaded", p.done, p.total, p.cached,
-		mib(p.doneBytes), mib(p.totalBytes))
-}
-
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

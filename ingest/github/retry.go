@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	gogithub "github.com/google/go-github/v66/github"
 	"go.uber.org/zap"
 )
@@ -27,7 +27,7 @@ type RetryPolicy struct {
 	Attempts int
 	// BaseDelay is the first backoff (default 1 s); it doubles per try up
 	// to MaxDelay (default 30 s), and the actual sleep is drawn uniformly
-	// from [delay/2, delay] (jitter).
+	// from [delay/2, 3·delay/2] (jitter; backoff.ExponentialBackOff).
 	BaseDelay time.Duration
 	MaxDelay  time.Duration
 	// RateLimitWaits is how many rate-limit waits one request accepts
@@ -54,17 +54,6 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 		p.MaxWait = 15 * time.Minute
 	}
 	return p
-}
-
-// backoff is the sleep before try attempt+1 (attempt counts from 1).
-func (p RetryPolicy) backoff(attempt int) time.Duration {
-	d := p.BaseDelay
-	for i := 1; i < attempt && d < p.MaxDelay; i++ {
-		d *= 2
-	}
-	d = min(d, p.MaxDelay)
-	half := d / 2
-	return half + rand.N(half+1)
 }
 
 // verdict is what to do about a failed request.
@@ -192,13 +181,29 @@ func permanentNetError(err error) bool {
 // got (its body already consumed or closed; nil when none) and an error.
 type attemptFunc func(ctx context.Context) (*http.Response, error)
 
-// do runs fn until it succeeds, fails permanently, or the policy is spent.
-// timeout bounds each try (0: no bound). what names the request in logs
-// and errors.
+// rateLimitWait is a rate-limit answer: the request is tried again after
+// the wait the API asked for (backoff's RetryAfterError), which is not a
+// failed try.
+type rateLimitWait struct {
+	err   error
+	limit string
+	wait  backoff.RetryAfterError
+}
+
+func (w *rateLimitWait) Error() string { return w.err.Error() }
+func (w *rateLimitWait) Unwrap() []error {
+	return []error{w.err, &w.wait}
+}
+
+// do runs fn until it succeeds, fails permanently, or the policy is spent;
+// backoff.Retry (github.com/cenkalti/backoff/v5, the retry loop of this
+// package and of ingest/invalidate; 25 KB of the binary) sleeps between
+// the tries. timeout bounds each try (0: no
+// bound). what names the request in logs and errors.
 func (c *Client) do(ctx context.Context, what string, timeout time.Duration, fn attemptFunc) error {
 	p := c.opts.Retry
-	waits := 0
-	for attempt := 1; ; attempt++ {
+	tries, waits := 0, 0
+	try := func() (struct{}, error) {
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if timeout > 0 {
 			actx, cancel = context.WithTimeout(ctx, timeout)
@@ -206,54 +211,52 @@ func (c *Client) do(ctx context.Context, what string, timeout time.Duration, fn 
 		resp, err := fn(actx)
 		cancel()
 		if err == nil {
-			return nil
+			return struct{}{}, nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s: %w", what, context.Cause(ctx))
+			return struct{}{}, backoff.Permanent(context.Cause(ctx))
 		}
 		f := classify(resp, err, time.Now())
 		switch f.verdict {
-		case permanent:
-			return fmt.Errorf("%s: %w", what, err)
 		case rateLimited:
 			waits++
-			attempt-- // a rate-limit wait is not a failed try
 			if waits > p.RateLimitWaits {
-				return fmt.Errorf("%s: still rate limited after %d waits: %w", what, p.RateLimitWaits, err)
+				return struct{}{}, backoff.Permanent(fmt.Errorf("still rate limited after %d waits: %w", p.RateLimitWaits, err))
 			}
 			if f.wait > p.MaxWait {
-				return fmt.Errorf("%s: %s rate limit: the API asks to wait %s, longer than the %s accepted: %w",
-					what, f.limit, f.wait.Round(time.Second), p.MaxWait, err)
+				return struct{}{}, backoff.Permanent(fmt.Errorf("%s rate limit: the API asks to wait %s, longer than the %s accepted: %w",
+					f.limit, f.wait.Round(time.Second), p.MaxWait, err))
 			}
-			c.log.Warn("rate limited: waiting", zap.String("request", what), zap.String("limit", f.limit),
-				zap.Duration("wait", f.wait))
-			if err := sleep(ctx, f.wait); err != nil {
-				return fmt.Errorf("%s: %w", what, err)
-			}
+			return struct{}{}, &rateLimitWait{err: err, limit: f.limit, wait: backoff.RetryAfterError{Duration: f.wait}}
 		case transient:
-			if attempt >= p.Attempts {
-				return fmt.Errorf("%s: gave up after %d attempts: %w", what, attempt, err)
+			tries++
+			if tries >= p.Attempts {
+				return struct{}{}, backoff.Permanent(fmt.Errorf("gave up after %d attempts: %w", tries, err))
 			}
-			d := p.backoff(attempt)
-			c.log.Warn("request failed: retrying", zap.String("request", what), zap.Int("attempt", attempt),
-				zap.Duration("backoff", d), zap.String("error", err.Error()))
-			if err := sleep(ctx, d); err != nil {
-				return fmt.Errorf("%s: %w", what, err)
-			}
+			return struct{}{}, err
+		default:
+			return struct{}{}, backoff.Permanent(err)
 		}
 	}
+	notify := func(err error, d time.Duration) {
+		if rl, ok := errors.AsType[*rateLimitWait](err); ok {
+			c.log.Warn("rate limited: waiting", zap.String("request", what), zap.String("limit", rl.limit), zap.Duration("wait", d))
+			return
+		}
+		c.log.Warn("request failed: retrying", zap.String("request", what), zap.Int("attempt", tries),
+			zap.Duration("backoff", d), zap.String("error", err.Error()))
+	}
+	_, err := backoff.Retry(ctx, try, backoff.WithBackOff(p.exponential()), backoff.WithNotify(notify),
+		backoff.WithMaxElapsedTime(0)) // bounded by Attempts, RateLimitWaits and MaxWait instead
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }
 
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
+// exponential is the policy's backoff between transient failures.
+func (p RetryPolicy) exponential() *backoff.ExponentialBackOff {
+	return &backoff.ExponentialBackOff{InitialInterval: p.BaseDelay, RandomizationFactor: 0.5, Multiplier: 2, MaxInterval: p.MaxDelay}
 }
 
 // ghResponse unwraps go-github's response.

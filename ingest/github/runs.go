@@ -2,10 +2,12 @@ package github
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	gogithub "github.com/google/go-github/v66/github"
 	"go.uber.org/zap"
 
@@ -108,25 +110,30 @@ func (e *IncompleteListingError) Error() string {
 // listing that does not add up is read again, and after listTries
 // readings is an *IncompleteListingError — never a partial success.
 func (c *Client) ListArtifacts(ctx context.Context, runID int64) ([]schema.ArtifactListing, error) {
-	var last *IncompleteListingError
-	for try := 1; try <= listTries; try++ {
+	try := 0
+	once := func() ([]schema.ArtifactListing, error) {
+		try++
 		out, problem, err := c.listArtifactsOnce(ctx, runID)
-		if err != nil {
-			return nil, err
+		switch {
+		case err != nil:
+			return nil, backoff.Permanent(err)
+		case problem != nil:
+			return nil, problem
 		}
-		if problem == nil {
-			return out, nil
-		}
-		last = problem
-		c.log.Warn("artifact listing does not add up: listing again", zap.Int64("run", runID), zap.Int("try", try),
-			zap.String("why", problem.Why), zap.Int("seen", problem.Seen), zap.Int("total_count", problem.TotalCount))
-		if try < listTries {
-			if err := sleep(ctx, c.opts.Retry.backoff(try)); err != nil {
-				return nil, fmt.Errorf("run %d: list artifacts: %w", runID, err)
-			}
+		return out, nil
+	}
+	notify := func(err error, _ time.Duration) {
+		if problem, ok := errors.AsType[*IncompleteListingError](err); ok {
+			c.log.Warn("artifact listing does not add up: listing again", zap.Int64("run", runID), zap.Int("try", try),
+				zap.String("why", problem.Why), zap.Int("seen", problem.Seen), zap.Int("total_count", problem.TotalCount))
 		}
 	}
-	return nil, last
+	out, err := backoff.Retry(ctx, once, backoff.WithBackOff(c.opts.Retry.exponential()), backoff.WithNotify(notify),
+		backoff.WithMaxTries(listTries), backoff.WithMaxElapsedTime(0))
+	if err != nil && ctx.Err() != nil && err == context.Cause(ctx) { // cancelled between two readings
+		return nil, fmt.Errorf("run %d: list artifacts: %w", runID, err)
+	}
+	return out, err
 }
 
 // listArtifactsOnce reads the listing once, every page; problem says why

@@ -11,9 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/cenkalti/backoff/v5"
 )
 
 // Client posts invalidations to one URL.
@@ -55,7 +58,9 @@ func (p permanent) Error() string {
 }
 
 // Post sends the invalidation, retrying network errors, timeouts, 408,
-// 429 and 5xx until it succeeds (2xx) or the attempts are spent.
+// 429 and 5xx until it succeeds (2xx) or the attempts are spent
+// (backoff.Retry). Cancelled while it waits, it returns the last failure
+// and the cancellation's cause.
 func (c Client) Post(ctx context.Context) (Result, error) {
 	attempts := max(c.Attempts, 1)
 	client := &http.Client{Timeout: 30 * time.Second}
@@ -70,30 +75,28 @@ func (c Client) Post(ctx context.Context) (Result, error) {
 		res  Result
 		last error
 	)
-	wait := c.Backoff
-	for i := range attempts {
-		res.Attempts = i + 1
+	try := func() (struct{}, error) {
+		res.Attempts++
 		status, retryAfter, err := c.once(ctx, client)
-		res.Status = status
-		if err == nil {
-			return res, nil
+		res.Status, last = status, err
+		switch {
+		case err == nil:
+			return struct{}{}, nil
+		case errors.As(err, new(permanent)):
+			return struct{}{}, backoff.Permanent(err)
+		case retryAfter > 0:
+			return struct{}{}, fmt.Errorf("%w, %w", err, &backoff.RetryAfterError{Duration: min(retryAfter, maxRetryAfter)})
 		}
-		last = err
-		if errors.As(err, new(permanent)) || ctx.Err() != nil || i == attempts-1 {
-			break
-		}
-		d := wait
-		if retryAfter > 0 {
-			d = min(retryAfter, maxRetryAfter)
-		}
-		select {
-		case <-ctx.Done():
-			return res, fmt.Errorf("%w (then %v)", last, context.Cause(ctx))
-		case <-time.After(d):
-		}
-		wait *= 2
+		return struct{}{}, err
 	}
-	return res, last
+	// Backoff before the second attempt, doubled before each later one
+	// (no jitter: one POST per ingest, nothing to spread).
+	wait := &backoff.ExponentialBackOff{InitialInterval: c.Backoff, Multiplier: 2, MaxInterval: time.Duration(math.MaxInt64)}
+	_, err := backoff.Retry(ctx, try, backoff.WithBackOff(wait), backoff.WithMaxTries(uint(attempts)), backoff.WithMaxElapsedTime(0))
+	if err != nil && last != nil && ctx.Err() != nil && err == context.Cause(ctx) {
+		return res, fmt.Errorf("%w (then %w)", last, err)
+	}
+	return res, err
 }
 
 func (c Client) once(ctx context.Context, client *http.Client) (status int, retryAfter time.Duration, err error) {

@@ -1,6 +1,8 @@
 package invalidate_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -149,4 +151,36 @@ func TestPostRedirectNotFollowed(t *testing.T) {
 		})
 	}
 	require.Empty(t, target.requests(), "the redirect target was reached")
+}
+
+// signalling is a transport that says when a response came back.
+type signalling struct{ answered chan<- struct{} }
+
+func (s signalling) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	s.answered <- struct{}{}
+	return resp, err
+}
+
+// TestPostCancelledWhileWaiting: cancelled once the first attempt was
+// answered 503, Post tries no more and returns an error naming the
+// failure and the cancellation's cause.
+func TestPostCancelledWhileWaiting(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(&site{script: []int{http.StatusServiceUnavailable}})
+	defer srv.Close()
+	answered := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	stopped := errors.New("SIGTERM")
+	go func() {
+		<-answered
+		cancel(stopped)
+	}()
+	c := invalidate.Client{URL: srv.URL + "/api/v1/invalidate", Token: "tok", Attempts: 3, Backoff: time.Hour,
+		HTTP: &http.Client{Transport: signalling{answered}}}
+	res, err := c.Post(ctx)
+	require.ErrorIs(t, err, stopped)
+	require.ErrorContains(t, err, "HTTP 503")
+	require.Equal(t, 1, res.Attempts)
+	require.Equal(t, http.StatusServiceUnavailable, res.Status)
 }

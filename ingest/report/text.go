@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/inferencex/ingest/schema"
 )
@@ -89,13 +90,48 @@ const (
 	ansiReset  = "\033[0m"
 )
 
+// Long words (artifact names of about 300 characters) are cut in the
+// middle on a terminal, where they would wrap every line naming one.
+const (
+	longWordRunes = 60 // longer than this is cut
+	longWordHead  = 32 // runes kept before the ellipsis: model, sequence lengths
+	longWordTail  = 24 // and after it: concurrency, runner, file suffix
+)
+
+// shortenLongWords cuts every word (run of non-space characters) of text
+// longer than longWordRunes in the middle, keeping its distinctive head
+// and tail around "…". URLs are kept whole: a terminal opens or copies them.
+func shortenLongWords(text string) string {
+	var b strings.Builder
+	for len(text) > 0 {
+		i := strings.IndexFunc(text, unicode.IsSpace)
+		if i < 0 {
+			i = len(text)
+		}
+		w := text[:i]
+		if r := []rune(w); len(r) > longWordRunes && !strings.Contains(w, "://") {
+			w = string(r[:longWordHead]) + "…" + string(r[len(r)-longWordTail:])
+		}
+		b.WriteString(w)
+		text = text[i:]
+		j := strings.IndexFunc(text, func(r rune) bool { return !unicode.IsSpace(r) })
+		if j < 0 {
+			j = len(text)
+		}
+		b.WriteString(text[:j])
+		text = text[j:]
+	}
+	return b.String()
+}
+
 // TextTerminal is Text for a person at a terminal: the verdict (the
 // headline) is repeated as the last line, so it is what the eye lands on
 // when the command returns, and with colour the verdict is green, yellow
 // or red and the failures red. colour is off for NO_COLOR and for output
-// that is not a terminal (the caller decides).
+// that is not a terminal (the caller decides). Long words are shortened
+// (shortenLongWords); Text, JSON and Markdown keep them whole.
 func TextTerminal(s *schema.Summary, colour bool) string {
-	out := Text(s)
+	out := shortenLongWords(Text(s))
 	headline, _, _ := strings.Cut(out, "\n")
 	out += "\n" + headline + "\n"
 	if !colour {

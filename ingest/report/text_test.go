@@ -100,3 +100,31 @@ func TestTextTerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestTextTerminalShortensLongNames: on a terminal a full-length artifact
+// name (about 300 characters) is cut in the middle, keeping its head and
+// tail, so a note naming it does not wrap; short words and URLs stay
+// whole; Text, JSON and Markdown keep the name whole.
+func TestTextTerminalShortensLongNames(t *testing.T) {
+	t.Parallel()
+	name := "bmk_qwen3.5_8k1k_" + strings.Repeat("fp8_vllm_tp8_ep1_", 16) + "conc1024_b200-dgxc_09_1234567"
+	url := "https://github.com/SemiAnalysisAI/InferenceX/actions/runs/18234567890/attempts/1?" + strings.Repeat("x", 40)
+	s := exampleSummary()
+	s.Notes = []string{"trace skipped: missing sibling artifact " + name, "see " + url}
+
+	got := TextTerminal(s, false)
+	require.NotContains(t, got, name)
+	require.Contains(t, got, "note: trace skipped: missing sibling artifact bmk_qwen3.5_8k1k_fp8_vllm_tp8_ep…024_b200-dgxc_09_1234567\n")
+	require.Contains(t, got, "note: see "+url+"\n", "a URL stays whole")
+	for _, l := range strings.Split(got, "\n") {
+		if strings.HasPrefix(l, "note: trace skipped") {
+			require.LessOrEqual(t, len([]rune(l)), 110)
+		}
+	}
+
+	require.Contains(t, Text(s), name, "not on a terminal: whole")
+	var js strings.Builder
+	require.NoError(t, JSON(&js, s))
+	require.Contains(t, js.String(), name)
+	require.Contains(t, Markdown(s), strings.ReplaceAll(name, "_", `\_`))
+}

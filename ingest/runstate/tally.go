@@ -2,6 +2,7 @@ package runstate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,6 +22,9 @@ type Tally struct {
 	droppedFails   int
 	droppedRunless int
 	closed         bool
+	// writeNotes are the notes that say what the run's transaction wrote
+	// (WriteNote): an abort rolls that back, so they are dropped.
+	writeNotes map[string]struct{}
 }
 
 // NewTally tallies into sum.
@@ -70,6 +74,31 @@ func (t *Tally) AddUnmappedValues(vals []benchmark.UnmappedValue) {
 
 // Note adds a note to the summary.
 func (t *Tally) Note(n string) { t.sum.Notes = append(t.sum.Notes, storable(n)) }
+
+// WriteNote adds a note that says what the run's transaction writes or
+// changes ("recorded one fallback changelog entry"). It stands only when
+// the run commits: DropWriteNotes removes it from an aborted run's
+// summary, whose report says that nothing was written.
+func (t *Tally) WriteNote(n string) {
+	n = storable(n)
+	if t.writeNotes == nil {
+		t.writeNotes = map[string]struct{}{}
+	}
+	t.writeNotes[n] = struct{}{}
+	t.sum.Notes = append(t.sum.Notes, n)
+}
+
+// DropWriteNotes removes the notes added by WriteNote: the run was rolled
+// back, so what they claim did not happen.
+func (t *Tally) DropWriteNotes() {
+	if len(t.writeNotes) == 0 {
+		return
+	}
+	t.sum.Notes = slices.DeleteFunc(t.sum.Notes, func(n string) bool {
+		_, ok := t.writeNotes[n]
+		return ok
+	})
+}
 
 // AddUnknownMetric notes a metric the normalizer does not know.
 func (t *Tally) AddUnknownMetric(name string) { t.unknownMetrics[name] = struct{}{} }

@@ -136,11 +136,11 @@ func (s *Stage) Stream(ctx context.Context, p runstate.Plan, out chan<- schema.S
 		err = s.ids.err()
 	}
 	if n := s.tally.Summary().Details.BackfilledPoints; n > 0 {
-		s.tally.Note(fmt.Sprintf("%s corrected by the run overrides' point backfills (metrics, offload mode)",
+		s.tally.WriteNote(fmt.Sprintf("%s corrected by the run overrides' point backfills (metrics, offload mode)",
 			runstate.Plural(int(n), "benchmark point", "benchmark points")))
 	}
 	if n := s.tally.Summary().Details.PointBackfillsWithheld; n > 0 {
-		s.tally.Note(fmt.Sprintf("point backfills withheld from %s: their metrics differ from the audited measurement the backfill rests on (stored as read)",
+		s.tally.WriteNote(fmt.Sprintf("point backfills withheld from %s: their metrics differ from the audited measurement the backfill rests on (stored as read)",
 			runstate.Plural(int(n), "benchmark point", "benchmark points")))
 	}
 	if n := s.tally.Summary().Details.RetiredGPUPowerPoints; n > 0 {

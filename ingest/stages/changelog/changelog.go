@@ -71,7 +71,7 @@ func Read(p runstate.Plan, start schema.RunStart, t *runstate.Tally, records *[]
 	}
 	m := start.MergeMeta
 	cl := chlog.Fallback(chlog.RunInfo{RunID: start.Run.MergeRunID, Name: m.Name, HeadBranch: m.HeadBranch, HeadSHA: m.HeadSHA})
-	t.Note(fmt.Sprintf("no usable changelog-metadata: recorded one fallback changelog entry (%q)", cl.Entries[0].Description))
+	t.WriteNote(fmt.Sprintf("no usable changelog-metadata: recorded one fallback changelog entry (%q)", cl.Entries[0].Description))
 	return &runstate.Changelog{Log: cl}
 }
 
@@ -164,7 +164,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	if b, ok := env.Deps.Overrides.ChangelogBackfill(env.Start.Run.SourceRunID, env.Start.Run.SourceRunAttempt, cl.Log.BaseRef, cl.Log.HeadRef); ok {
 		if n := b.ApplyTo(rows); n > 0 {
 			env.Sum.Details.BackfilledChangelogEntries += int64(n)
-			env.Tally.Note(fmt.Sprintf("changelog backfill %s corrected %s (%s)", b.ID,
+			env.Tally.WriteNote(fmt.Sprintf("changelog backfill %s corrected %s (%s)", b.ID,
 				runstate.Plural(n, "changelog entry", "changelog entries"), b.Reason))
 		}
 	}
@@ -174,7 +174,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	}
 	env.Sum.Stats.ChangelogEntriesWritten += written
 	if removed > 0 {
-		env.Tally.Note(runstate.Plural(int(removed), "changelog entry", "changelog entries") + runstate.NoteChangelogRemoved)
+		env.Tally.WriteNote(runstate.Plural(int(removed), "changelog entry", "changelog entries") + runstate.NoteChangelogRemoved)
 	}
 	return nil
 }

@@ -119,7 +119,7 @@ func (r *Rows) Write(ctx context.Context, w Writer) error {
 	d := &env.Sum.Details
 	d.EvalSamplesDuplicate += d.EvalSampleLines - d.EvalSampleLinesFailed - res.SamplesNew
 	if res.SamplesReplaced > 0 {
-		env.Tally.Note(runstate.Plural(int(res.SamplesReplaced), "eval sample", "eval samples") + runstate.NoteSamplesReplaced)
+		env.Tally.WriteNote(runstate.Plural(int(res.SamplesReplaced), "eval sample", "eval samples") + runstate.NoteSamplesReplaced)
 	}
 	env.Log.Info("evals applied", zap.Int64("eval_new", res.New), zap.Int64("samples_staged", res.SamplesStaged),
 		zap.Int64("samples_new", res.SamplesNew), zap.Duration("took", time.Since(started)))

@@ -151,7 +151,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	d := &env.Sum.Details
 	d.TraceSidecarsNew += res.SidecarsNew
 	if res.SidecarsRefreshed > 0 {
-		env.Tally.Note(fmt.Sprintf("%d stored trace(s) held derived payloads of an older build: recomputed (aggregate_stats v%d, chart_series v%d, request_timeline v%d)",
+		env.Tally.WriteNote(fmt.Sprintf("%d stored trace(s) held derived payloads of an older build: recomputed (aggregate_stats v%d, chart_series v%d, request_timeline v%d)",
 			res.SidecarsRefreshed, trace.AggregateStatsVersion, trace.ChartSeriesVersion, trace.RequestTimelineVersion))
 	}
 	d.TraceBlobsNew += res.BlobsNew

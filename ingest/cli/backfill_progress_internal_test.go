@@ -1,4 +1,4 @@
-package backfill
+package cli
 
 import (
 	"testing"
@@ -30,7 +30,7 @@ func TestProgressLine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, progressLine(tc.c, tc.eta, tc.what, tc.width))
+			require.Equal(t, tc.want, backfillLine(tc.c, tc.eta, tc.what, tc.width))
 		})
 	}
 }
