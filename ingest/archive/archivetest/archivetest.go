@@ -6,11 +6,11 @@ package archivetest
 import (
 	"bytes"
 	"io"
-	"net/http"
-	"strings"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
