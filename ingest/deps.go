@@ -160,6 +160,9 @@ type Config struct {
 	ToolVersion string
 	// IngestRunURL links the workflow run doing the ingest, when known.
 	IngestRunURL string
+	// SourceNotes are the artifact source's notes for the report: which
+	// artifacts came from the archive, which run facts were inferred.
+	SourceNotes []string
 	// TreeDigest, when set, is the tree's digest started by the caller
 	// before opening it (source.StartDigest), so that hashing overlaps
 	// the opening; nil: Run hashes the tree itself when Deps.Build is set.

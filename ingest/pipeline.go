@@ -45,6 +45,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	sum.Run = start.Run
 	sum.Links.SourceRun = start.Meta.HTMLURL
 	sum.Links.MergeRun = start.MergeMeta.HTMLURL
+	for _, n := range cfg.SourceNotes {
+		t.Note(n)
+	}
 	if reason, purged := d.Overrides.RunPurged(start.Run.SourceRunID, start.Run.SourceRunAttempt); purged {
 		t.Note(fmt.Sprintf("run %d attempt %d is purged by the run overrides (%s): nothing was written",
 			start.Run.SourceRunID, start.Run.SourceRunAttempt, reason))

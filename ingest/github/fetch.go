@@ -87,8 +87,8 @@ type Result struct {
 	Notes      []string
 	Downloaded int
 	Cached     int
-	Bytes       int64
-	Took        time.Duration
+	Bytes      int64
+	Took       time.Duration
 }
 
 // ErrFetchTimeout is the cause of a fetch stopped by FetchTimeout.
