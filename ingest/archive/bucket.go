@@ -68,14 +68,9 @@ const DefaultEndpoint = "https://storage.googleapis.com"
 func openGCS(name string, o Options) *gcsBucket {
 	g := &gcsBucket{name: name, endpoint: strings.TrimSuffix(o.Endpoint, "/"), anon: o.HTTPClient}
 	if g.endpoint == "" {
-		if host := os.Getenv("STORAGE_EMULATOR_HOST"); host != "" {
-			if !strings.Contains(host, "://") {
-				host = "http://" + host
-			}
-			g.endpoint = strings.TrimSuffix(host, "/")
-		} else {
-			g.endpoint = DefaultEndpoint
-		}
+		g.endpoint = DefaultEndpoint
+	} else if !strings.Contains(g.endpoint, "://") {
+		g.endpoint = "http://" + g.endpoint // STORAGE_EMULATOR_HOST's host:port
 	}
 	if g.anon == nil {
 		g.anon = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
@@ -280,8 +275,9 @@ func (d *dirBucket) close() error { return d.root.Close() }
 // Options configure Open.
 type Options struct {
 	// Endpoint and HTTPClient point a gs:// archive at another server than
-	// Google's (an emulator; STORAGE_EMULATOR_HOST does the same). A given
-	// HTTPClient is used as is, without credentials.
+	// Google's: an emulator's URL, or its HOST:PORT (as
+	// STORAGE_EMULATOR_HOST gives it, over http). A given HTTPClient is
+	// used as is, without credentials.
 	Endpoint   string
 	HTTPClient *http.Client
 	// Anonymous reads a gs:// bucket without looking for credentials.

@@ -48,13 +48,20 @@ func (a *archiveOpts) tokenOptional() bool {
 }
 
 // open opens the archive (nil when none is named).
-func (a *archiveOpts) open(ctx context.Context) (*archive.Archive, error) {
-	if a.url.String() == "" {
+func (a *archiveOpts) open(ctx context.Context, env Env) (*archive.Archive, error) {
+	return openArchive(ctx, env, a.url.String())
+}
+
+// openArchive opens the archive at url (nil when url is empty); a gs://
+// archive goes to the emulator STORAGE_EMULATOR_HOST names, as Google's
+// client libraries do.
+func openArchive(ctx context.Context, env Env, url string) (*archive.Archive, error) {
+	if url == "" {
 		return nil, nil
 	}
-	arch, err := archive.Open(ctx, a.url.String(), archive.Options{})
+	arch, err := archive.Open(ctx, url, archive.Options{Endpoint: env.Getenv("STORAGE_EMULATOR_HOST")})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", a.url.label(), err)
+		return nil, fmt.Errorf("--archive: %w", err)
 	}
 	return arch, nil
 }

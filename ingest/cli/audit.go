@@ -117,7 +117,12 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 
 	var archived *audit.ArchiveResult
 	if u := o.archive.String(); u != "" {
-		a, err := auditArchive(ctx, st, u, repo.String(), filter, ov.RunPurged)
+		arch, err := openArchive(ctx, env, u)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		a, err := auditArchive(ctx, st, arch, repo.String(), filter, ov.RunPurged)
+		arch.Close()
 		if err != nil {
 			return fail(env, "%v", err)
 		}
@@ -215,12 +220,8 @@ func writeAudit(env Env, format string, h auditHeader, res *audit.Result, archiv
 }
 
 // auditArchive compares the archive's runs of the window with the ledger.
-func auditArchive(ctx context.Context, st auditStore, url, repo string, f github.RunFilter, purged func(int64, int) (string, bool)) (audit.ArchiveResult, error) {
-	arch, err := archive.Open(ctx, url, archive.Options{})
-	if err != nil {
-		return audit.ArchiveResult{}, fmt.Errorf("--archive: %w", err)
-	}
-	defer arch.Close()
+func auditArchive(ctx context.Context, st auditStore, arch *archive.Archive, repo string, f github.RunFilter, purged func(int64, int) (string, bool)) (audit.ArchiveResult, error) {
+	url := arch.String()
 	runs, err := arch.Runs(ctx)
 	if err != nil {
 		return audit.ArchiveResult{}, err

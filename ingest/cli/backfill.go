@@ -145,7 +145,7 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		arch, err := o.archive.open(ctx)
+		arch, err := o.archive.open(ctx, env)
 		if err != nil {
 			return usageErr("%v", err)
 		}
@@ -202,7 +202,7 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 		}
 		// Downloads report through the log: the bar is the backfill's.
 		gopts.Log = runLog
-		arch, err := o.archive.open(ctx)
+		arch, err := o.archive.open(ctx, env)
 		if err != nil {
 			return usageErr("%v", err)
 		}

@@ -72,7 +72,7 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 	if isTerminal(env.Stderr) {
 		gopts.Progress = github.NewTerminalProgress(env.Stderr)
 	}
-	archived, err := arch.open(ctx)
+	archived, err := arch.open(ctx, env)
 	if err != nil {
 		return usageErr("%v", err)
 	}

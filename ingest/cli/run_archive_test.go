@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferencex/ingest/ingest/archive/archivetest"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/github/fakegithub"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
@@ -92,6 +93,23 @@ func TestRunArchiveSources(t *testing.T) {
 		require.Contains(t, notes, "artifacts were read from the archive "+mirror)
 		require.NotContains(t, r.stderr, "report posted")
 		require.Positive(t, count(t, db, "benchmark_results"))
+	})
+	t.Run("archive in a bucket", func(t *testing.T) {
+		t.Parallel()
+		mirror, _ := demoMirror(t, fake, all)
+		srv, _ := archivetest.Serve(t, mirror, "backup", "ci")
+		db := pgtest.New(t)
+		vars := runVars(fake, db, t.TempDir())
+		delete(vars, "GITHUB_TOKEN")
+		vars["STORAGE_EMULATOR_HOST"] = srv.URL()
+		r := run(t, vars, "run", "--run-id", fmt.Sprint(demoRun), "--format", "json", "--source", "archive", "--archive", "gs://backup/ci")
+		requireCode(t, cli.ExitCompletedWithFailures, r)
+		s := parseSummary(t, withoutComment(r.stdout))
+		require.Contains(t, strings.Join(s.Notes, "\n"), "artifacts were read from the archive gs://backup/ci")
+		// The run's facts are inferred (no token), the rows are the run's.
+		for _, table := range []string{"benchmark_results", "eval_results", "run_stats"} {
+			require.Equal(t, count(t, loaded, table), count(t, db, table), table)
+		}
 	})
 	t.Run("archive needs --archive", func(t *testing.T) {
 		t.Parallel()
