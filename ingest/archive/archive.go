@@ -32,10 +32,23 @@ type Archive struct {
 	mu sync.Mutex
 	// runs is the index of run folders, read once (nil until then).
 	runs map[int64]*Run
-	// objects are the artifact objects of the runs listed so far, by
-	// artifact id (ids are unique across GitHub).
+	// objects are the artifact objects of the runs listed last, by
+	// artifact id (ids are unique across GitHub); listed holds those runs'
+	// ids, oldest first, so that a backfill of the whole archive keeps only
+	// the few runs it is working on.
 	objects map[int64]object
+	listed  []listedRun
 }
+
+// listedRun is one run whose objects are kept.
+type listedRun struct {
+	id        int64
+	artifacts []int64
+}
+
+// keptRuns bounds the runs whose object listings are kept: a fetch lists
+// its run and downloads it straight after.
+const keptRuns = 8
 
 // Run is one run's place in the archive.
 type Run struct {
@@ -266,12 +279,28 @@ func (a *Archive) Contents(ctx context.Context, id int64) (*schema.ArchivedRun, 
 	}
 	out.Inferred = append(out.Inferred, fmt.Sprintf("workflow name %q from the folder name", r.Workflow))
 	slices.SortFunc(out.Uploads, func(x, y schema.ArtifactListing) int { return int(min(max(x.ID-y.ID, -1), 1)) })
+	a.keep(id, objs)
+	return out, nil
+}
+
+// keep records a run's objects for Download, forgetting those of the
+// oldest runs beyond keptRuns.
+func (a *Archive) keep(runID int64, objs map[int64]object) {
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := make([]int64, 0, len(objs))
 	for k, v := range objs {
 		a.objects[k] = v
+		ids = append(ids, k)
 	}
-	a.mu.Unlock()
-	return out, nil
+	a.listed = slices.DeleteFunc(a.listed, func(r listedRun) bool { return r.id == runID })
+	a.listed = append(a.listed, listedRun{id: runID, artifacts: ids})
+	for len(a.listed) > keptRuns {
+		for _, k := range a.listed[0].artifacts {
+			delete(a.objects, k)
+		}
+		a.listed = a.listed[1:]
+	}
 }
 
 func (a *Archive) readMetadata(ctx context.Context, o object) ([]metaArtifact, error) {
