@@ -350,6 +350,9 @@ func (a *Archive) Download(ctx context.Context, art schema.ArtifactListing, path
 		return 0, false, fmt.Errorf("archive %s: %w", a.url, err)
 	}
 	defer r.Close()
+	// Named as the GitHub download's partial files (.ID-pidPID-*.part):
+	// the cache's sweep of files left by a process that died removes
+	// these too.
 	tmp, err := os.CreateTemp(filepath.Dir(path), fmt.Sprintf(".%d-pid%d-*.part", art.ID, os.Getpid()))
 	if err != nil {
 		return 0, false, fmt.Errorf("cache: %w", err)
