@@ -169,6 +169,9 @@ type Config struct {
 	// what the command did first (`ingest run`'s download, opening the
 	// tree) is in the report's "took".
 	Started time.Time
+	// SourceNotes are the artifact source's notes for the report: which
+	// artifacts came from the archive, which run facts were inferred.
+	SourceNotes []string
 	// TreeDigest, when set, is the tree's digest started by the caller
 	// before opening it (source.StartDigest), so that hashing overlaps
 	// the opening; nil: Run hashes the tree itself when Deps.Build is set.

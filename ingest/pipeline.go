@@ -48,6 +48,9 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	sum.Run = start.Run
 	sum.Links.SourceRun = start.Meta.HTMLURL
 	sum.Links.MergeRun = start.MergeMeta.HTMLURL
+	for _, n := range cfg.SourceNotes {
+		t.Note(n)
+	}
 	if reason, purged := d.Overrides.RunPurged(start.Run.SourceRunID, start.Run.SourceRunAttempt); purged {
 		return ingestPurged(ctx, cfg, start, sum, t, d, reason)
 	}

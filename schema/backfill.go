@@ -101,6 +101,9 @@ type BackfillSettled struct {
 	Detail       string
 	Duration     time.Duration
 	FinishedAt   time.Time
+	// CreatedAt is the run's creation time as queued (zero: unknown); only
+	// BackfillRuns reads it.
+	CreatedAt time.Time
 }
 
 // BackfillInfo is a pass with its counts, for `ingest status`.

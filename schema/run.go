@@ -96,3 +96,23 @@ type PriorIngest struct {
 func (p PriorIngest) Matches(digest []byte) bool {
 	return p.IngestID != 0 && p.DataUnchanged && p.Summary != nil && len(digest) > 0 && string(p.InputDigest) == string(digest)
 }
+
+// ArchivedRun is what an artifact archive holds of one run: every
+// artifact zip it keeps, and what it says of the run.
+type ArchivedRun struct {
+	// Meta is the run as the archive tells it: from the copier's saved
+	// GitHub listing when there is one, else from the object names.
+	Meta RunMeta
+	// Uploads are the run's artifact zips in the archive, every upload of
+	// a name (a re-run's re-uploads too); CreatedAt is zero when the
+	// archive does not know it.
+	Uploads []ArtifactListing
+	// HasMetadata says whether the copier saved GitHub's listing.
+	HasMetadata bool
+	// Inferred names the facts of Meta read from object names, not from
+	// a listing.
+	Inferred []string
+	// Where is the run's place in the archive (URL and folder), for
+	// messages.
+	Where string
+}

@@ -168,7 +168,14 @@ func settleKnown(ctx context.Context, q Queue, pass schema.BackfillPass, runs []
 	}
 	for i := range runs {
 		r := &runs[i]
-		if r.State != "" || r.Attempt == 0 {
+		if r.State != "" {
+			continue
+		}
+		if r.Attempt == 0 {
+			// No attempt known (an archive run): any ingested attempt counts.
+			if h := newestHit(hits[r.RunID]); h != nil {
+				r.State, r.Detail = schema.BackfillSkipped, alreadyIngested(*h)
+			}
 			continue
 		}
 		if h, ok := hits[r.RunID][r.Attempt]; ok {
@@ -291,15 +298,18 @@ func (w *worker) work(ctx context.Context, run schema.BackfillRun, fence func(co
 		return schema.BackfillOutcome{State: schema.BackfillSkipped, Attempt: attempt,
 			Detail: fmt.Sprintf("attempt %d is purged by the run overrides: nothing written", attempt)}, sum
 	}
-	return schema.BackfillOutcome{State: schema.BackfillIngested, Attempt: attempt, IngestID: sum.IngestID, IngestStatus: sum.Status}, sum
+	out := schema.BackfillOutcome{State: schema.BackfillIngested, Attempt: attempt, IngestID: sum.IngestID, IngestStatus: sum.Status}
+	if sum.Details.NoBenchmarkData != "" {
+		out.Detail = NoBenchmarkPrefix + sum.Details.NoBenchmarkData
+	}
+	return out, sum
 }
 
 // ingested is the ledger's successful ingest of the run's attempt that
-// counts for this pass (nil when there is none, or the attempt is unknown).
+// counts for this pass (nil when there is none). Attempt 0 is a run whose
+// attempt its source does not know (the archive without GitHub): any
+// ingested attempt counts, the newest.
 func (w *worker) ingested(ctx context.Context, runID int64, attempt int) (*schema.LedgerHit, error) {
-	if attempt == 0 {
-		return nil, nil
-	}
 	after := int64(0)
 	if w.pass.Reingest {
 		after = w.pass.LedgerMark
@@ -308,10 +318,25 @@ func (w *worker) ingested(ctx context.Context, runID int64, attempt int) (*schem
 	if err != nil {
 		return nil, err
 	}
+	if attempt == 0 {
+		return newestHit(hits[runID]), nil
+	}
 	if h, ok := hits[runID][attempt]; ok {
 		return &h, nil
 	}
 	return nil, nil
+}
+
+// newestHit is the hit of the largest attempt (nil when none).
+func newestHit(byAttempt map[int]schema.LedgerHit) *schema.LedgerHit {
+	var best *schema.LedgerHit
+	for a, h := range byAttempt {
+		if best == nil || a > best.Attempt {
+			h := h
+			best = &h
+		}
+	}
+	return best
 }
 
 // eta estimates the time left from the pace of the whole pass (every

@@ -146,6 +146,7 @@ func (g *GitHubSource) Fetch(ctx context.Context, run schema.BackfillRun) (*Fetc
 		cfg.Run.MergeRunID, cfg.Run.MergeRunAttempt = res.Merge.Meta.RunID, res.Merge.Meta.RunAttempt
 		cfg.Meta = cfg.Meta.Merge(res.Meta)
 		cfg.MergeMeta = cfg.MergeMeta.Merge(res.Merge.Meta)
+		cfg.SourceNotes = res.Notes
 	}}
 	if !g.KeepDownloads {
 		f.Cleanup = func() error { return g.Client.Discard(res) }

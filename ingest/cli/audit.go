@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inferencex/ingest/ingest/archive"
 	"github.com/inferencex/ingest/ingest/audit"
 	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/overrides"
@@ -39,6 +40,8 @@ func (a *app) auditCommand() *cobra.Command {
 	o.changelogPath = s.str("changelog", "perf-changelog.yaml", "the producer's changelog file on the branch, whose entries' PRs are merged sweeps too (\"\": not read)", "INGEST_AUDIT_CHANGELOG")
 	o.overrideFiles = s.str("overrides", "", "comma-separated run-override files (purged runs are never proposed)", "INGEST_OVERRIDES")
 	o.format = s.enum("format", report.FormatText, []string{report.FormatText, report.FormatJSON}, "output format", "INGEST_AUDIT_FORMAT")
+	o.archive = s.str("archive", "", "also compare the artifact archive (gs://BUCKET[/PREFIX] or a local mirror) with the ledger: its runs never ingested, "+
+		"and ingested runs it lacks; without a token only the archive is audited", "INGEST_ARCHIVE")
 	o.gh = addGitHub(s)
 	run(func(ctx context.Context, _ []string) int { return runAudit(ctx, a.env, o) })
 	return cmd
@@ -48,6 +51,7 @@ func (a *app) auditCommand() *cobra.Command {
 type auditOpts struct {
 	common                                                                     *commonOpts
 	repo, since, until, workflow, branch, changelogPath, overrideFiles, format *setting
+	archive                                                                    *setting
 	gh                                                                         *githubOpts
 }
 
@@ -80,7 +84,11 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 			return usageErr("--until is before --since")
 		}
 	}
-	gopts, err := gh.options(env, repo.String(), "a token with actions:read, contents:read and pull-requests:read")
+	need := "a token with actions:read, contents:read and pull-requests:read"
+	if o.archive.String() != "" {
+		need = "" // the archive alone
+	}
+	gopts, err := gh.options(env, repo.String(), need)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -104,6 +112,22 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 		return usageErr("%v", err)
 	}
 
+	var archived *audit.ArchiveResult
+	if u := o.archive.String(); u != "" {
+		arch, err := openArchive(ctx, env, u)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		a, err := auditArchive(ctx, st, arch, repo.String(), filter, ov.RunPurged)
+		arch.Close()
+		if err != nil {
+			return fail(env, "%v", err)
+		}
+		archived = &a
+		if gopts.Token == "" {
+			return writeAudit(env, format.String(), auditHeader{repo.String(), workflow.String(), branch.String(), common.target.name}, nil, archived)
+		}
+	}
 	listing, err := client.ListRunEntries(ctx, filter)
 	if err != nil {
 		return fail(env, "list the runs of %s on %s: %v", workflow.String(), branch.String(), err)
@@ -150,26 +174,115 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 			audit.AuditChangelog(&res, p, entries, runs)
 		}
 	}
-	if format.String() == report.FormatJSON {
+	return writeAudit(env, format.String(), auditHeader{repo.String(), workflow.String(), branch.String(), common.target.name}, &res, archived)
+}
+
+// auditHeader names what an audit covered.
+type auditHeader struct {
+	Repo     string `json:"repo"`
+	Workflow string `json:"workflow"`
+	Branch   string `json:"branch"`
+	Target   string `json:"target"`
+}
+
+// writeAudit prints the audit (res nil: the archive alone) and returns its
+// exit code.
+func writeAudit(env Env, format string, h auditHeader, res *audit.Result, archived *audit.ArchiveResult) int {
+	var err error
+	if format == report.FormatJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
+		if res == nil {
+			res = &audit.Result{Missed: []audit.Finding{}}
+		}
 		err = enc.Encode(struct {
-			Repo     string `json:"repo"`
-			Workflow string `json:"workflow"`
-			Branch   string `json:"branch"`
-			Target   string `json:"target"`
+			auditHeader
 			audit.Result
-		}{repo.String(), workflow.String(), branch.String(), common.target.name, res})
+			Archive *audit.ArchiveResult `json:"archive,omitempty"`
+		}{h, *res, archived})
 	} else {
-		_, err = fmt.Fprint(env.Stdout, auditText(res, repo.String(), workflow.String(), branch.String(), common.target.name))
+		var b strings.Builder
+		if res != nil {
+			b.WriteString(auditText(*res, h.Repo, h.Workflow, h.Branch, h.Target))
+		}
+		if archived != nil {
+			b.WriteString(archiveAuditText(*archived, h.Target))
+		}
+		_, err = fmt.Fprint(env.Stdout, b.String())
 	}
 	if err != nil {
 		return fail(env, "%v", err)
 	}
-	if res.Unresolved() > 0 {
+	if (res != nil && res.Unresolved() > 0) || (archived != nil && archived.Unresolved() > 0) {
 		return ExitCompletedWithFailures
 	}
 	return ExitOK
+}
+
+// auditArchive compares the archive's runs of the window with the ledger.
+func auditArchive(ctx context.Context, st auditStore, arch *archive.Archive, repo string, f github.RunFilter, purged func(int64, int) (string, bool)) (audit.ArchiveResult, error) {
+	url := arch.String()
+	runs, err := arch.Runs(ctx)
+	if err != nil {
+		return audit.ArchiveResult{}, err
+	}
+	until := f.Until
+	if until.IsZero() {
+		until = time.Now().Add(24 * time.Hour)
+	}
+	held := make(map[int64]bool, len(runs))
+	var inWindow []audit.Archived
+	var ids []int64
+	for _, r := range runs {
+		held[r.ID] = true
+		if r.Date.Before(f.Since.Truncate(24*time.Hour)) || r.Date.After(until) {
+			continue
+		}
+		inWindow = append(inWindow, audit.Archived{ID: r.ID, Date: r.Date})
+		ids = append(ids, r.ID)
+	}
+	ledger, err := st.AuditLedger(ctx, repo, ids)
+	if err != nil {
+		return audit.ArchiveResult{}, err
+	}
+	ingested, err := st.LedgerRunsCreated(ctx, repo, f.Since, until)
+	if err != nil {
+		return audit.ArchiveResult{}, err
+	}
+	return audit.AuditArchive(url, repo, inWindow, ledger, ingested, func(id int64) bool { return held[id] }, purged), nil
+}
+
+// auditStore is the ledger the archive audit reads.
+type auditStore interface {
+	AuditLedger(ctx context.Context, repo string, runs []int64) ([]audit.Ingest, error)
+	LedgerRunsCreated(ctx context.Context, repo string, since, until time.Time) ([]audit.LedgerRun, error)
+}
+
+// archiveAuditText renders the archive comparison for the console.
+func archiveAuditText(r audit.ArchiveResult, target string) string {
+	var b strings.Builder
+	never, missing := 0, 0
+	for _, f := range r.Findings {
+		switch f.Cause {
+		case audit.CauseNeverIngested:
+			never++
+		case audit.CauseNotArchived:
+			missing++
+		}
+	}
+	fmt.Fprintf(&b, "\nArchive %s against the %s ledger: %d runs in the window, %d ingested, %d never ingested; %d ingested runs missing from the archive\n",
+		r.URL, target, r.InArchive, r.Ingested, never, missing)
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "\nrun %d (%s): %s", f.RunID, f.Date.UTC().Format("2006-01-02"), f.Cause)
+		if f.Detail != "" {
+			fmt.Fprintf(&b, " — %s", f.Detail)
+		}
+		b.WriteString("\n")
+		if f.Command != "" {
+			fmt.Fprintf(&b, "  recover: %s\n", f.Command)
+		}
+	}
+	return b.String()
 }
 
 // auditText renders an audit for the console.

@@ -30,8 +30,9 @@ const allBranches = "*"
 // started with the same parameters on the same database.
 func (a *app) backfillCommand() *cobra.Command {
 	cmd, s, run := a.command("backfill --repo OWNER/NAME", "ingest a workflow's history, a run list or a directory of trees: ingest backfill --repo R",
-		"Ingest a workflow's runs (--workflow, --branch, --since, --until), a list of run ids (--runs) or the run trees\n"+
-			"under a directory (--from-dir), oldest first. Any number of workers started with the same parameters on the same\n"+
+		"Ingest a workflow's runs (--workflow, --branch, --since, --until), a list of run ids (--runs), the run trees\n"+
+			"under a directory (--from-dir) or the runs of the artifact archive (--source archive --archive URL, --since,\n"+
+			"--until), oldest first. Any number of workers started with the same parameters on the same\n"+
 			"database share the work; rerun the command to resume. The token comes from GH_TOKEN, else GITHUB_TOKEN (as gh\n"+
 			"takes it; never a flag).", 0)
 	o := &backfillOpts{common: addCommon(s)}
@@ -52,6 +53,7 @@ func (a *app) backfillCommand() *cobra.Command {
 	o.overrideFiles = s.str("overrides", "", "comma-separated run-override files", "INGEST_OVERRIDES")
 	o.gh = addGitHub(s).addDownloads(s)
 	o.coverage = addCoverage(s)
+	o.archive = addArchive(s)
 	run(func(ctx context.Context, _ []string) int { return runBackfill(ctx, a.env, o) })
 	return cmd
 }
@@ -64,6 +66,7 @@ type backfillOpts struct {
 	reingest, reread, dryRun, keep                          *bool
 	gh                                                      *githubOpts
 	coverage                                                coverageOpts
+	archive                                                 *archiveOpts
 }
 
 func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
@@ -85,7 +88,16 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 	filtered := workflow.String() != "" || since.String() != "" || until.String() != "" || branch.given || branch.from != ""
 	var src backfill.Source
 	var gh *github.Client
+	fetchFrom, err := o.archive.sourceOf()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	fromArchive := fetchFrom == github.SourceArchive && fromDir.String() == ""
 	switch {
+	case fromArchive && runsFile.String() != "":
+		return usageErr("--runs looks the runs up on GitHub: with --source archive the archive's runs are listed (bound them with --since and --until)")
+	case fromArchive && (workflow.String() != "" || branch.given || branch.from != ""):
+		return usageErr("--workflow and --branch filter GitHub's listing: with --source archive the archive's runs are listed (--since and --until apply)")
 	case runsFile.String() != "" && fromDir.String() != "":
 		return usageErr("--runs and --from-dir cannot be combined")
 	case fromDir.String() != "" && filtered:
@@ -121,6 +133,38 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 		}
 		p.Source, p.Dir = "dir", abs
 		src = &backfill.DirSource{Dir: abs, Log: runLog}
+	} else if fromArchive {
+		as := &backfill.ArchiveSource{Source: github.SourceArchive, KeepDownloads: *keep, Log: runLog}
+		p.Source, p.Dir = "archive", o.archive.url.String()
+		if v := since.String(); v != "" {
+			t, err := parseDate(v)
+			if err != nil {
+				return usageErr("--since: %v", err)
+			}
+			as.Since, p.Since = t.UTC(), t.UTC().Format(time.RFC3339)
+		}
+		if v := until.String(); v != "" {
+			t, err := parseDate(v)
+			if err != nil {
+				return usageErr("--until: %v", err)
+			}
+			as.Until, p.Until = t.UTC(), t.UTC().Format(time.RFC3339)
+		}
+		gopts, err := ghOpts.options(env, repo.String(), "")
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		arch, err := o.archive.open(ctx, env)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		defer arch.Close()
+		gopts.Log, gopts.Archive = runLog, arch
+		if gh, err = github.New(gopts); err != nil {
+			return usageErr("%v", err)
+		}
+		as.Archive, as.Client = arch, gh
+		src = as
 	} else {
 		gs := &backfill.GitHubSource{KeepDownloads: *keep, Log: runLog}
 		if f := runsFile.String(); f != "" {
@@ -167,6 +211,14 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 		}
 		// Downloads report through the log: the bar is the backfill's.
 		gopts.Log = runLog
+		arch, err := o.archive.open(ctx, env)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		if arch != nil && fetchFrom == github.SourceAuto {
+			defer arch.Close()
+			gopts.Archive = arch
+		}
 		gh, err = github.New(gopts)
 		if err != nil {
 			return usageErr("%v", err)
@@ -236,6 +288,17 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 	if res != nil {
 		if werr := backfill.WriteResult(env.Stdout, res, name); werr != nil && err == nil {
 			err = werr
+		}
+		if p.Source == "archive" {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			runs, rerr := st.BackfillRuns(cctx, res.Pass.ID)
+			cancel()
+			if rerr == nil {
+				rerr = backfill.WriteMonths(env.Stdout, p.Dir, backfill.Months(runs))
+			}
+			if rerr != nil && err == nil {
+				err = rerr
+			}
 		}
 	}
 	// Each run's ingest updated latest_benchmarks in its transaction; the

@@ -58,10 +58,11 @@ func (g *githubOpts) addCommentAuthor(s *settings) *githubOpts {
 }
 
 // options resolves the client options for repo; an error is a usage
-// error. tokenNeed says what the token must allow, for its message.
+// error. tokenNeed says what the token must allow, for its message; ""
+// lets the command go on without one (it reads the archive only).
 func (g *githubOpts) options(env Env, repo, tokenNeed string) (github.Options, error) {
 	token := githubToken(env)
-	if token == "" {
+	if token == "" && tokenNeed != "" {
 		return github.Options{}, errors.New("GITHUB_TOKEN is required, or GH_TOKEN (" + tokenNeed + ")")
 	}
 	o := github.Options{BaseURL: g.baseURL.String(), Token: token, Repo: repo, StallTimeout: time.Minute}

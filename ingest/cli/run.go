@@ -28,14 +28,15 @@ func (a *app) runCommand() *cobra.Command {
 	prFlag := s.id("pr", "pull request to comment on (default: reuse metadata, changelog pr-link, PRs of the merge commit)", "INGEST_PR_NUMBER")
 	gh := addGitHub(s).addDownloads(s).addCommentAuthor(s)
 	opts.githubAPI = gh.baseURL
+	arch := addArchive(s)
 	noComment := s.flag("no-comment", "print the PR comment body instead of posting it", "INGEST_NO_COMMENT")
 	run(func(ctx context.Context, _ []string) int {
-		return runRun(ctx, a.env, opts, mergeRun, prFlag, gh, noComment)
+		return runRun(ctx, a.env, opts, mergeRun, prFlag, gh, arch, noComment)
 	})
 	return cmd
 }
 
-func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *setting, gh *githubOpts, noComment *bool) int {
+func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *setting, gh *githubOpts, arch *archiveOpts, noComment *bool) int {
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(env.Stderr, "ingest run: "+format+"\n", a...)
 		return ExitUsage
@@ -44,9 +45,20 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 		return usageErr("--run-id (or INGEST_RUN_ID) is required")
 	}
 	mergeID, pr := mergeRun.int64(), prFlag.int64()
-	gopts, err := gh.options(env, opts.repo.String(), "a token with actions:read, and pull-requests:write to comment")
+	src, err := arch.sourceOf()
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	need := "a token with actions:read, and pull-requests:write to comment"
+	if arch.tokenOptional() {
+		need = "" // the archive alone, with the run's facts inferred
+	}
+	gopts, err := gh.options(env, opts.repo.String(), need)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if src != github.SourceGitHub && mergeID != 0 && mergeID != opts.runID.int64() {
+		return usageErr("--merge-run-id: a reused sweep is fetched from GitHub: use --source github")
 	}
 	log, cfg, code := prepareIngest(opts, env)
 	if code != ExitOK {
@@ -62,6 +74,14 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 		stopRedraw = redraw(download)
 	}
 	defer func() { stopRedraw() }()
+	archived, err := arch.open(ctx, env)
+	if err != nil {
+		return notStarted(env, opts, log, usageErr("%v", err))
+	}
+	if archived != nil {
+		defer archived.Close()
+		gopts.Archive = archived
+	}
 	client, err := github.New(gopts)
 	if err != nil {
 		return notStarted(env, opts, log, usageErr("%v", err))
@@ -78,7 +98,7 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 		return notStarted(env, opts, log, failOpen(env, cancelled(ctx, err)))
 	}
 	defer st.Close()
-	res, err := client.Fetch(ctx, github.Request{SourceRunID: cfg.Run.SourceRunID, MergeRunID: mergeID, Attempt: cfg.Run.SourceRunAttempt})
+	res, err := client.Fetch(ctx, github.Request{SourceRunID: cfg.Run.SourceRunID, MergeRunID: mergeID, Attempt: cfg.Run.SourceRunAttempt, Source: src})
 	stopRedraw()
 	stopRedraw = func() {}
 	if err != nil {
@@ -88,10 +108,13 @@ func runRun(ctx context.Context, env Env, opts *ingestOpts, mergeRun, prFlag *se
 	cfg.Run.MergeRunID, cfg.Run.MergeRunAttempt = res.Merge.Meta.RunID, res.Merge.Meta.RunAttempt
 	cfg.Meta = cfg.Meta.Merge(res.Meta)
 	cfg.MergeMeta = cfg.MergeMeta.Merge(res.Merge.Meta)
+	cfg.SourceNotes = res.Notes
 
 	sum, code := ingestDir(ctx, env, opts, log, cfg, deps, st, openTree(ctx, res.Dir, deps.Build != nil, log))
 	if sum != nil {
-		if err := postReport(ctx, env, client, res, sum, int(pr), *noComment || sum.DryRun, opts.format.String(), log); err != nil {
+		// Without a token (the archive alone) there is no one to post as.
+		noPost := *noComment || sum.DryRun || gopts.Token == ""
+		if err := postReport(ctx, env, client, res, sum, int(pr), noPost, opts.format.String(), log); err != nil {
 			fmt.Fprintln(env.Stderr, "ingest:", err)
 			if code == ExitOK {
 				// The run is written; only the comment is missing.

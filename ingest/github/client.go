@@ -68,6 +68,9 @@ type Options struct {
 	Log *zap.Logger
 	// Progress shows downloads; nil logs progress lines instead.
 	Progress Progress
+	// Archive, when set, is read for artifacts GitHub no longer has
+	// (Request.Source).
+	Archive Archive
 	// HTTPClient is the base client for API requests (its transport is
 	// wrapped to add the token); nil uses a default one.
 	HTTPClient *http.Client

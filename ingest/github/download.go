@@ -49,9 +49,15 @@ var errBlobForbidden = errors.New("blob storage refused the signed URL (403)")
 type UnavailableError struct {
 	Artifact schema.ArtifactListing
 	Status   int
+	// Err, when set, is the archive's refusal of the upload's bytes (they
+	// do not match the store's checksums): it is missing from the tree.
+	Err error
 }
 
 func (e *UnavailableError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("artifact %s (id %d) not read from the archive: %v", e.Artifact.Name, e.Artifact.ID, e.Err)
+	}
 	if e.Status == http.StatusGone {
 		return fmt.Sprintf("artifact %s (id %d): expired after the listing (410 Gone)", e.Artifact.Name, e.Artifact.ID)
 	}
@@ -111,7 +117,7 @@ type downloadStats struct {
 // time. The first failure is returned, naming the artifact; an artifact
 // that expired or vanished since the listing is not a failure (see
 // UnavailableError).
-func (c *Client) downloadAll(ctx context.Context, list []schema.ArtifactListing) (downloadStats, error) {
+func (c *Client) downloadAll(ctx context.Context, list []schema.ArtifactListing, fromArchive map[int64]bool) (downloadStats, error) {
 	dir := filepath.Join(c.opts.CacheDir, c.owner, c.repo, "artifacts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return downloadStats{}, fmt.Errorf("cache: %w", err)
@@ -145,7 +151,14 @@ func (c *Client) downloadAll(ctx context.Context, list []schema.ArtifactListing)
 			if failed.Load() {
 				return nil
 			}
-			n, cached, err := c.download(ctx, a, budget)
+			var n int64
+			var cached bool
+			var err error
+			if fromArchive[a.ID] {
+				n, cached, err = c.fromArchive(ctx, a, budget)
+			} else {
+				n, cached, err = c.download(ctx, a, budget)
+			}
 			var gone *UnavailableError
 			if errors.As(err, &gone) {
 				c.log.Warn("artifact no longer downloadable: the ingest reports it", zap.String("artifact", a.Name),
@@ -256,6 +269,24 @@ func (c *Client) download(ctx context.Context, a schema.ArtifactListing, budget 
 	c.log.Debug("artifact downloaded", zap.String("artifact", a.Name), zap.Int64("id", a.ID),
 		zap.Int64("bytes", size), zap.Duration("took", time.Since(started)))
 	return size, false, nil
+}
+
+// fromArchive brings one artifact from the archive into the cache; bytes
+// the archive refuses (a checksum mismatch) make it unavailable.
+func (c *Client) fromArchive(ctx context.Context, a schema.ArtifactListing, budget *byteBudget) (int64, bool, error) {
+	n, cached, err := c.opts.Archive.Download(ctx, a, c.artifactPath(a.ID))
+	if err != nil {
+		if corrupt(err) {
+			return 0, false, &UnavailableError{Artifact: a, Err: err}
+		}
+		return 0, false, fmt.Errorf("artifact %s (id %d): %w", a.Name, a.ID, err)
+	}
+	if !cached {
+		if err := budget.spend(n); err != nil {
+			return n, false, err
+		}
+	}
+	return n, cached, nil
 }
 
 // deadline is how long one try of a download may take: its listed size at

@@ -28,6 +28,9 @@ type Request struct {
 	MergeRunID int64
 	// Attempt, when set, must be the source run's current attempt.
 	Attempt int
+	// Source is where the artifacts come from (default: auto when the
+	// client has an archive, else github).
+	Source Source
 	// RequireCompleted refuses, before any download, a source run whose
 	// current attempt is not completed (a re-run in progress: its listing
 	// still holds the previous attempt's artifacts) with a
@@ -77,10 +80,15 @@ type Result struct {
 	// in Dir, and Listed marks the expired ones expired, so the ingest
 	// reports them as expired or missing.
 	Unavailable []*UnavailableError
-	Downloaded  int
-	Cached      int
-	Bytes       int64
-	Took        time.Duration
+	// FromArchive names the selected artifacts read from the archive.
+	FromArchive []string
+	// Notes are for the ingest's report: where the artifacts came from,
+	// which run facts were inferred.
+	Notes      []string
+	Downloaded int
+	Cached     int
+	Bytes      int64
+	Took       time.Duration
 }
 
 // ErrFetchTimeout is the cause of a fetch stopped by FetchTimeout.
@@ -122,7 +130,17 @@ func (c *Client) fetch(ctx context.Context, req Request, res *Result) error {
 		req.MergeRunID = req.SourceRunID
 	}
 	res.Reused = req.MergeRunID != req.SourceRunID
-	var err error
+	src, err := c.source(req)
+	if err != nil {
+		return err
+	}
+	var fromArchive map[int64]bool
+	if src == SourceArchive {
+		if fromArchive, err = c.fetchArchive(ctx, req, res); err != nil {
+			return err
+		}
+		return c.finish(ctx, req, res, fromArchive, started)
+	}
 	if res.Source, err = c.GetRun(ctx, req.SourceRunID); err != nil {
 		res.Source = Run{}
 		return fmt.Errorf("source run: %w", err)
@@ -144,6 +162,11 @@ func (c *Client) fetch(ctx context.Context, req Request, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("source run: %w", err)
 	}
+	if src == SourceAuto {
+		if srcList, fromArchive, err = c.fillFromArchive(ctx, req.SourceRunID, srcList, res); err != nil {
+			return err
+		}
+	}
 	var mergeList []schema.ArtifactListing
 	if res.Reused {
 		if mergeList, err = c.ListArtifacts(ctx, req.MergeRunID); err != nil {
@@ -156,14 +179,25 @@ func (c *Client) fetch(ctx context.Context, req Request, res *Result) error {
 	res.Listed = listed(res.Reused, srcList, res.Selected)
 	c.log.Info("artifacts selected", zap.Int64("source_run", req.SourceRunID), zap.Int64("merge_run", req.MergeRunID),
 		zap.Int("listed", len(srcList)+len(mergeList)), zap.Int("selected", len(res.Selected)))
+	return c.finish(ctx, req, res, fromArchive, started)
+}
 
-	stats, err := c.downloadAll(ctx, res.Selected)
+// finish downloads the selection (from GitHub, or from the archive for
+// the ids in fromArchive) and lays out the run tree.
+func (c *Client) finish(ctx context.Context, req Request, res *Result, fromArchive map[int64]bool, started time.Time) error {
+	stats, err := c.downloadAll(ctx, res.Selected, fromArchive)
 	if err != nil {
 		return err
 	}
 	res.Downloaded, res.Cached, res.Bytes = stats.Downloaded, stats.Cached, stats.Bytes
 	res.Unavailable = stats.Unavailable
 	res.Selected, res.Listed = dropUnavailable(res.Selected, res.Listed, stats.Unavailable)
+	c.provenance(res, fromArchive)
+	for _, u := range stats.Unavailable {
+		if u.Err != nil {
+			res.Notes = append(res.Notes, u.Error())
+		}
+	}
 
 	res.Meta = res.Source.Meta
 	if res.Reused {

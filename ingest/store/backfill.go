@@ -217,8 +217,15 @@ func (s *Store) BackfillNoteworthy(ctx context.Context, passID int64, routinePre
 	return s.settled(ctx, passID, qBackfillNoteworthy, routinePrefix)
 }
 
-func (s *Store) settled(ctx context.Context, passID int64, query string, arg any) ([]schema.BackfillSettled, error) {
-	rows, err := s.pool.Query(ctx, query, passID, arg)
+// BackfillRuns lists every run of the pass, pending ones too, oldest
+// first, with the creation time it was queued with: the per-month
+// summary of a backfill.
+func (s *Store) BackfillRuns(ctx context.Context, passID int64) ([]schema.BackfillSettled, error) {
+	return s.settled(ctx, passID, qBackfillRuns)
+}
+
+func (s *Store) settled(ctx context.Context, passID int64, query string, args ...any) ([]schema.BackfillSettled, error) {
+	rows, err := s.pool.Query(ctx, query, append([]any{passID}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
 	}
@@ -228,9 +235,16 @@ func (s *Store) settled(ctx context.Context, passID int64, query string, arg any
 		var r schema.BackfillSettled
 		var state, status string
 		var ms int64
-		var finished *time.Time
-		if err := rows.Scan(&r.RunID, &r.Attempt, &state, &r.IngestID, &status, &r.Worker, &r.Detail, &ms, &finished); err != nil {
+		var finished, created *time.Time
+		dest := []any{&r.RunID, &r.Attempt, &state, &r.IngestID, &status, &r.Worker, &r.Detail, &ms, &finished}
+		if query == qBackfillRuns {
+			dest = append(dest, &created)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
+		}
+		if created != nil {
+			r.CreatedAt = created.UTC()
 		}
 		r.State, r.IngestStatus, r.Duration = schema.BackfillState(state), schema.Status(status), time.Duration(ms)*time.Millisecond
 		if finished != nil {

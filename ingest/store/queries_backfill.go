@@ -93,6 +93,15 @@ FROM backfill_runs
 WHERE backfill_id = $1 AND state = ANY($2)
 ORDER BY finished_at, github_run_id`
 
+// qBackfillRuns lists every run of a pass, pending ones too, oldest
+// first, with its creation time.
+const qBackfillRuns = `
+SELECT github_run_id, coalesce(run_attempt, 0), state, coalesce(ingest_id, 0), coalesce(ingest_status, ''),
+       coalesce(worker, ''), coalesce(detail, ''), coalesce(duration_ms, 0), finished_at, run_created_at
+FROM backfill_runs
+WHERE backfill_id = $1
+ORDER BY run_created_at NULLS LAST, github_run_id`
+
 // qLedgerHits finds, per run and attempt, the newest finished ingest that
 // wrote the run (succeeded or completed with failures) after a ledger id.
 const qLedgerHits = `

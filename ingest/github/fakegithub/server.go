@@ -148,6 +148,20 @@ func (s *Server) AddArtifact(a Artifact) {
 	s.artifacts = append(s.artifacts, &c)
 }
 
+// Artifacts returns copies of the run's artifacts (as an archive's copier
+// would have saved them).
+func (s *Server) Artifacts(runID int64) []Artifact {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Artifact
+	for _, a := range s.artifacts {
+		if a.RunID == runID {
+			out = append(out, *a)
+		}
+	}
+	return out
+}
+
 // SetExpired marks every artifact of the run named name as expired or not.
 func (s *Server) SetExpired(runID int64, name string, expired bool) {
 	s.mu.Lock()

@@ -1,0 +1,127 @@
+package cli_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/ingest/archive/archivetest"
+	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/store/pgtest"
+)
+
+const demoRun = 28485856738
+
+// demoMirror writes an archive mirror of the demo run's artifacts whose
+// names pass keep, with the bytes GitHub served (the copier's copy).
+func demoMirror(t *testing.T, fake *fakegithub.Server, keep func(string) bool) (string, int) {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "2026-01-05", fmt.Sprintf("Full_Sweep_%d", demoRun), "artifacts")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	n := 0
+	for _, a := range fake.Artifacts(demoRun) {
+		if keep(a.Name) {
+			n++
+			require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s_%d.zip", a.Name, a.ID)), a.Data, 0o644))
+		}
+	}
+	return root, n
+}
+
+// TestRunArchiveSources: with every benchmark artifact expired on GitHub,
+// `ingest run` with an archive writes what a run with none expired writes
+// (auto takes the expired ones from the archive, the rest from GitHub, and
+// the report says so); `--source archive` without a token ingests the same
+// rows from the archive alone and says which run facts it inferred.
+func TestRunArchiveSources(t *testing.T) {
+	t.Parallel()
+	fake, demoDir := demoFake(t)
+	loaded := pgtest.New(t)
+	requireCode(t, cli.ExitCompletedWithFailures, run(t, nil, "load", demoDir, "--database-url", loaded, "--target", "production"))
+
+	bench := func(name string) bool { return strings.HasPrefix(name, "bmk_") || strings.HasPrefix(name, "results_") }
+	var expired int
+	for _, a := range fake.Artifacts(demoRun) {
+		if bench(a.Name) {
+			expired++
+			fake.SetExpired(demoRun, a.Name, true)
+		}
+	}
+	all := func(string) bool { return true }
+
+	t.Run("auto", func(t *testing.T) {
+		t.Parallel()
+		mirror, _ := demoMirror(t, fake, bench)
+		db := pgtest.New(t)
+		vars := runVars(fake, db, t.TempDir())
+		vars["INGEST_ARCHIVE"] = mirror
+		r := run(t, vars, "run", "--run-id", fmt.Sprint(demoRun), "--format", "json", "--no-comment")
+		requireCode(t, cli.ExitCompletedWithFailures, r) // the demo's designed malformed file
+		s := parseSummary(t, withoutComment(r.stdout))
+		require.Zero(t, s.Details.ExpiredArtifacts)
+		require.Contains(t, strings.Join(s.Notes, "\n"), fmt.Sprintf("%d of %d artifacts were read from the archive %s (expired on GitHub), the others from GitHub",
+			expired, demoArtifacts(t, demoDir), mirror))
+		require.Equal(t, dumpTables(t, loaded), dumpTables(t, db), "auto wrote other rows than the whole run")
+	})
+	t.Run("github", func(t *testing.T) {
+		t.Parallel()
+		mirror, _ := demoMirror(t, fake, bench)
+		vars := runVars(fake, pgtest.New(t), t.TempDir())
+		vars["INGEST_ARCHIVE"] = mirror
+		r := run(t, vars, "run", "--run-id", fmt.Sprint(demoRun), "--format", "json", "--no-comment", "--source", "github")
+		s := parseSummary(t, withoutComment(r.stdout))
+		require.EqualValues(t, expired, s.Details.ExpiredArtifacts, "github ignores the archive")
+	})
+	t.Run("archive without a token", func(t *testing.T) {
+		t.Parallel()
+		mirror, _ := demoMirror(t, fake, all)
+		db := pgtest.New(t)
+		vars := runVars(fake, db, t.TempDir())
+		delete(vars, "GITHUB_TOKEN")
+		vars["INGEST_ARCHIVE"] = mirror
+		r := run(t, vars, "run", "--run-id", fmt.Sprint(demoRun), "--format", "json", "--source", "archive")
+		requireCode(t, cli.ExitCompletedWithFailures, r)
+		s := parseSummary(t, withoutComment(r.stdout))
+		notes := strings.Join(s.Notes, "\n")
+		require.Contains(t, notes, "run facts inferred from the archive (no GitHub token)")
+		require.Contains(t, notes, "artifacts were read from the archive "+mirror)
+		require.NotContains(t, r.stderr, "report posted")
+		require.Positive(t, count(t, db, "benchmark_results"))
+	})
+	t.Run("archive in a bucket", func(t *testing.T) {
+		t.Parallel()
+		mirror, _ := demoMirror(t, fake, all)
+		srv, _ := archivetest.Serve(t, mirror, "backup", "ci")
+		db := pgtest.New(t)
+		vars := runVars(fake, db, t.TempDir())
+		delete(vars, "GITHUB_TOKEN")
+		vars["STORAGE_EMULATOR_HOST"] = srv.URL()
+		r := run(t, vars, "run", "--run-id", fmt.Sprint(demoRun), "--format", "json", "--source", "archive", "--archive", "gs://backup/ci")
+		requireCode(t, cli.ExitCompletedWithFailures, r)
+		s := parseSummary(t, withoutComment(r.stdout))
+		require.Contains(t, strings.Join(s.Notes, "\n"), "artifacts were read from the archive gs://backup/ci")
+		// The run's facts are inferred (no token), the rows are the run's.
+		for _, table := range []string{"benchmark_results", "eval_results", "run_stats"} {
+			require.Equal(t, count(t, loaded, table), count(t, db, table), table)
+		}
+	})
+	t.Run("archive needs --archive", func(t *testing.T) {
+		t.Parallel()
+		r := run(t, runVars(fake, pgtest.New(t), t.TempDir()), "run", "--run-id", fmt.Sprint(demoRun), "--source", "archive")
+		requireCode(t, cli.ExitUsage, r)
+		require.Contains(t, r.stderr, "--source archive needs --archive")
+	})
+}
+
+// withoutComment is stdout without the PR comment body printed after the
+// summary (--no-comment, or no token to post with).
+func withoutComment(stdout string) string {
+	out, _, _ := strings.Cut(stdout, "\n--- PR comment")
+	return out
+}
