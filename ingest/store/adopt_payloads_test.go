@@ -143,3 +143,27 @@ func TestAdoptKeepsUnreadableTracePayloads(t *testing.T) {
 	require.True(t, empty)
 	require.True(t, sameChart)
 }
+
+// Adopt reads each of the reference's blobs through the client once: the
+// one pass feeds both the digest and the payloads.
+func TestAdoptReadsEachBlobOnce(t *testing.T) {
+	ctx := context.Background()
+	db, _ := refDatabase(t, refdb.Level017)
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var stored int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT sum(coalesce(octet_length(profile_export_jsonl_gz), 0)
+		+ coalesce(octet_length(server_metrics_json_gz), 0) + coalesce(octet_length(server_metrics_csv), 0))
+		FROM agentic_trace_replay`).Scan(&stored))
+	require.Positive(t, stored)
+
+	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+	plan, err := st.PlanAdopt(ctx)
+	require.NoError(t, err)
+	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
+	require.NoError(t, err)
+	require.Equal(t, stored, res.BlobBytesRead)
+}
