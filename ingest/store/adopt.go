@@ -271,18 +271,21 @@ func (s *Store) adoptChecks(ctx context.Context, p *AdoptPlan) error {
 	return nil
 }
 
-// adoptEstimate: blob bytes move at about 15 MB/s, rows at about 5,000 a
-// second, on the shared 2-core development host (a production-size adopt
-// took 9m46s); a rough guide, not a bound.
+// adoptEstimate: the trace table's stored bytes at about 8 MB/s (each blob
+// read once, hashed, copied, and its profile and server metrics parsed for
+// the payloads), the other rows at about 8,000 a second, on the shared
+// 2-core development host (a production-size adopt took 9m23s, one a tenth
+// its rows with the same blob sizes 1m17s); a rough guide, not a bound.
 func adoptEstimate(p AdoptPlan) time.Duration {
 	var rows, blobs int64
 	for _, t := range p.Tables {
-		rows += t.Rows
 		if t.Name == "agentic_trace_replay" {
 			blobs += t.Bytes
+			continue
 		}
+		rows += t.Rows
 	}
-	secs := float64(blobs)/15e6 + float64(rows)/5000
+	secs := float64(blobs)/8e6 + float64(rows)/8000
 	return time.Duration(secs*float64(time.Second)).Round(time.Second) + 5*time.Second
 }
 
@@ -303,6 +306,9 @@ type AdoptResult struct {
 	Rows      map[string]int64
 	Blobs     int64 // trace blobs stored
 	BlobBytes int64 // their stored bytes
+	// BlobBytesRead counts the reference's blob bytes read through the
+	// client: each blob once.
+	BlobBytesRead int64
 	// PayloadsKept counts traces whose profile our trace code cannot
 	// read: they keep the reference's payloads (a NULL aggregate_stats
 	// as {}); the others hold ours, computed from their blobs.
@@ -337,7 +343,7 @@ func (s *Store) Adopt(ctx context.Context, p AdoptPlan, o AdoptOptions) (AdoptRe
 		return res, fmt.Errorf("adopt (rolled back, nothing changed): %w", err)
 	}
 	res.Duration = time.Since(start)
-	s.log.Info("adopted the reference database", zap.Duration("took", res.Duration), zap.Int64("blob_bytes", res.BlobBytes))
+	s.log.Info("adopted the reference database", zap.Duration("took", res.Duration), zap.Int64("blob_bytes", res.BlobBytes), zap.Int64("blob_bytes_read", res.BlobBytesRead))
 	return res, nil
 }
 
@@ -645,11 +651,12 @@ func (a *adoption) traces(ctx context.Context) error {
 		id                 int64
 		profile, json, csv bool
 		profN, jsonN, csvN int64
+		jsonSize           int64 // the reference's record of it, -1 when none
 	}
 	rows, _ := a.tx.Query(ctx, qAdoptTraceRows)
 	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (traceRow, error) {
 		var t traceRow
-		err := r.Scan(&t.id, &t.profile, &t.json, &t.csv, &t.profN, &t.jsonN, &t.csvN)
+		err := r.Scan(&t.id, &t.profile, &t.json, &t.csv, &t.profN, &t.jsonN, &t.csvN, &t.jsonSize)
 		return t, err
 	})
 	if err != nil {
@@ -659,6 +666,13 @@ func (a *adoption) traces(ctx context.Context) error {
 		if err := a.step("agentic_trace_replay"); err != nil {
 			return err
 		}
+		pc, err := a.traceContext(ctx, t.id)
+		if err != nil {
+			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
+		}
+		// One pass over each blob: its bytes feed the digest and the trace
+		// code together. The payloads are written only for a new trace.
+		var in payloadInput
 		var tags []string
 		var sums [][]byte
 		var digests [3][]byte
@@ -672,12 +686,35 @@ func (a *adoption) traces(ctx context.Context) error {
 			if !c.present {
 				continue
 			}
-			d, size, err := a.blob(ctx, t.id, c.col, c.n, c.col != colCSV)
+			var d []byte
+			var size int64
+			switch c.col {
+			case colProfile:
+				d, size, in.profileErr, err = a.gzipBlob(ctx, t.id, c.col, c.n, func(r io.Reader) (err error) {
+					in.profile, err = trace.ReadProfile(r)
+					return err
+				})
+			case colJSON:
+				// ReadServerMetrics needs the export's size before it reads:
+				// the reference's record, checked against the bytes read.
+				d, size, in.metricsErr, err = a.gzipBlob(ctx, t.id, c.col, c.n, func(r io.Reader) (err error) {
+					in.metrics, err = trace.ReadServerMetrics(r, t.jsonSize, pc)
+					return err
+				})
+				if err == nil && size != t.jsonSize {
+					in.metrics, in.metricsErr = a.readServerMetrics(ctx, t.id, c.n, size, pc)
+				}
+			default:
+				d, size, err = a.rawBlob(ctx, t.id, c.col, c.n)
+			}
 			if err != nil {
 				return fmt.Errorf("adopt agentic_trace_replay %d %s: %w", t.id, c.col, err)
 			}
 			digests[i], sizes[i] = d, size
 			tags, sums = append(tags, c.tag), append(sums, d)
+		}
+		if !t.profile {
+			in.profileErr = errors.New("no profile export")
 		}
 		bundle := sha256.New()
 		for i, tag := range tags {
@@ -685,7 +722,7 @@ func (a *adoption) traces(ctx context.Context) error {
 		}
 		digest := bundle.Sum(nil)
 		newID := t.id
-		err := a.tx.QueryRow(ctx, qAdoptTraceFind, digest).Scan(&newID)
+		err = a.tx.QueryRow(ctx, qAdoptTraceFind, digest).Scan(&newID)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			newID = t.id
@@ -693,7 +730,7 @@ func (a *adoption) traces(ctx context.Context) error {
 				digests[2], sizes[2]); err != nil {
 				return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
 			}
-			if err := a.payloads(ctx, t.id, digest, t.profN, t.json, t.jsonN, sizes[1]); err != nil {
+			if err := a.payloads(ctx, t.id, digest, in); err != nil {
 				return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
 			}
 			a.res.Rows["agentic_trace_replay"]++
@@ -707,58 +744,55 @@ func (a *adoption) traces(ctx context.Context) error {
 	return nil
 }
 
-// payloads computes trace id's payloads (aggregate statistics, chart
-// series, request timeline, derived metrics) from its stored blobs with the
-// traces stage's code, as an ingest of the same files computes them. The
-// blobs are read a slice at a time and the timeline written in chunks;
-// what is held is what the traces stage holds (the profile's samples). A
-// profile our code cannot read keeps the reference's payloads
-// (PayloadsKept).
-func (a *adoption) payloads(ctx context.Context, id int64, digest []byte, profN int64, hasJSON bool, jsonN, jsonSize int64) error {
+// traceContext is the framework and disaggregation of the rows reference
+// trace id serves, as the traces stage decides them: any row with
+// per-source series decides.
+func (a *adoption) traceContext(ctx context.Context, id int64) (trace.PointContext, error) {
 	var pc trace.PointContext
 	rows, _ := a.tx.Query(ctx, qAdoptTraceContext, id)
 	var fw string
 	var disagg bool
 	if _, err := pgx.ForEachRow(rows, []any{&fw, &disagg}, func() error {
-		if !pc.PerSource() { // any row with per-source series decides, as in the traces stage
+		if !pc.PerSource() {
 			pc = trace.PointContext{Framework: fw, Disagg: disagg}
 		}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("read the configs it serves: %w", err)
+		return pc, fmt.Errorf("read the configs it serves: %w", err)
 	}
-	keep := func(what string, err error) error {
-		a.s.log.Warn("adopted trace keeps the reference's payloads", zap.Int64("trace", id), zap.String("what", what), zap.Error(err))
-		a.res.PayloadsKept++
-		if _, err := a.tx.Exec(ctx, qAdoptTraceKeep, id); err != nil {
-			return fmt.Errorf("keep the reference's payloads: %w", err)
-		}
-		return nil
+	return pc, nil
+}
+
+// payloadInput is what the blob pass read for a trace's payloads: the
+// profile (or why not) and the server metrics (or why not).
+type payloadInput struct {
+	profile    *trace.Profile
+	profileErr error
+	metrics    *trace.ServerMetrics
+	metricsErr error
+}
+
+// payloads writes trace id's payloads (aggregate statistics, chart series,
+// request timeline, derived metrics) from what the blob pass read with the
+// traces stage's code, as an ingest of the same files computes them; the
+// timeline is written in chunks. A profile our code cannot read keeps the
+// reference's payloads (PayloadsKept).
+func (a *adoption) payloads(ctx context.Context, id int64, digest []byte, in payloadInput) error {
+	if in.profileErr != nil {
+		a.s.log.Warn("adopted trace keeps the reference's payloads", zap.Int64("trace", id), zap.String("what", colProfile), zap.Error(in.profileErr))
+		return a.keepPayloads(ctx, id)
 	}
-	zr, err := gzip.NewReader(&sliceReader{ctx: ctx, tx: a.tx, id: id, col: colProfile, n: profN})
-	if err != nil {
-		return keep(colProfile, err)
+	sm := in.metrics
+	if in.metricsErr != nil {
+		// As in the traces stage: the trace goes without server-side series.
+		a.s.log.Warn("adopted trace's server metrics export unreadable", zap.Int64("trace", id), zap.Error(in.metricsErr))
+		sm = nil
 	}
-	profile, err := trace.ReadProfile(zr)
-	if err != nil {
-		return keep(colProfile, err)
-	}
-	var sm *trace.ServerMetrics
-	if hasJSON {
-		zr, err := gzip.NewReader(&sliceReader{ctx: ctx, tx: a.tx, id: id, col: colJSON, n: jsonN})
-		if err == nil {
-			sm, err = trace.ReadServerMetrics(zr, jsonSize, pc)
-		}
-		if err != nil {
-			// As in the traces stage: the trace goes without server-side
-			// series.
-			a.s.log.Warn("adopted trace's server metrics export unreadable", zap.Int64("trace", id), zap.Error(err))
-			sm = nil
-		}
-	}
+	profile := in.profile
 	der, err := trace.Derive(profile, sm)
 	if err != nil {
-		return keep("derive payloads", err)
+		a.s.log.Warn("adopted trace keeps the reference's payloads", zap.Int64("trace", id), zap.String("what", "derive payloads"), zap.Error(err))
+		return a.keepPayloads(ctx, id)
 	}
 	timeline := profile.HasTimeline()
 	if timeline {
@@ -788,49 +822,100 @@ func (a *adoption) payloads(ctx context.Context, id int64, digest []byte, profN 
 	return nil
 }
 
-// blob stores one blob column of trace row id as a trace blob and returns
-// its digest (sha256 of the uncompressed bytes) and uncompressed size.
-// gzipped: the column holds gzip, stored as it is; else raw bytes, gzipped
-// here.
-func (a *adoption) blob(ctx context.Context, id int64, col string, n int64, gzipped bool) ([]byte, int64, error) {
-	src := &sliceReader{ctx: ctx, tx: a.tx, id: id, col: col, n: n}
-	var r io.Reader = src
-	if gzipped {
-		zr, err := gzip.NewReader(src)
-		if err != nil {
-			return nil, 0, err
-		}
-		r = zr
+func (a *adoption) keepPayloads(ctx context.Context, id int64) error {
+	a.res.PayloadsKept++
+	if _, err := a.tx.Exec(ctx, qAdoptTraceKeep, id); err != nil {
+		return fmt.Errorf("keep the reference's payloads: %w", err)
 	}
-	h := sha256.New()
-	size, err := io.Copy(h, r)
+	return nil
+}
+
+// readServerMetrics reads trace id's server metrics export again, told
+// its size: for an export whose size the reference recorded wrongly (or
+// not at all), which the one pass could not tell ReadServerMetrics.
+func (a *adoption) readServerMetrics(ctx context.Context, id, n, size int64, pc trace.PointContext) (*trace.ServerMetrics, error) {
+	zr, err := gzip.NewReader(a.slices(ctx, id, colJSON, n))
 	if err != nil {
+		return nil, err
+	}
+	return trace.ReadServerMetrics(zr, size, pc)
+}
+
+// gzipBlob stores gzip column col (n bytes) of trace row id as a trace
+// blob, its bytes as stored, and returns its digest (sha256 of the
+// uncompressed bytes) and uncompressed size. The column is read once: the
+// uncompressed bytes go to the digest and to parse, whose error is
+// returned as perr (the rest of the column is read when parse stops
+// early); a read or gzip error is err.
+func (a *adoption) gzipBlob(ctx context.Context, id int64, col string, n int64, parse func(io.Reader) error) (d []byte, size int64, perr, err error) {
+	zr, err := gzip.NewReader(a.slices(ctx, id, col, n))
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	src := &readErr{r: zr}
+	h := sha256.New()
+	tee := io.TeeReader(src, h)
+	perr = parse(tee)
+	if _, err := io.Copy(io.Discard, tee); err != nil {
+		return nil, 0, nil, err
+	}
+	if src.err != nil {
+		return nil, 0, nil, src.err
+	}
+	d, size = h.Sum(nil), src.n
+	tag, err := a.tx.Exec(ctx, qAdoptBlobInsert, d, size, n, (n+blobChunk-1)/blobChunk)
+	if err != nil || tag.RowsAffected() == 0 {
+		return d, size, perr, err
+	}
+	if n > 0 {
+		if _, err := a.tx.Exec(ctx, fmt.Sprintf(qAdoptBlobChunks, col), id, d, blobChunk); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	a.res.Blobs++
+	a.res.BlobBytes += n
+	return d, size, perr, nil
+}
+
+// readErr counts the bytes read from r and keeps its first error other
+// than io.EOF, returning it from then on: a parser that stops at a read
+// error must not hide it as a parse error.
+type readErr struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	n, err := r.r.Read(p)
+	r.n += int64(n)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
+}
+
+// rawBlob stores raw column col (n bytes) of trace row id as a trace blob,
+// gzipped here, and returns its digest (sha256 of its bytes, taken in the
+// database) and size. The column is read through the client once, to
+// gzip it.
+func (a *adoption) rawBlob(ctx context.Context, id int64, col string, n int64) ([]byte, int64, error) {
+	var d []byte
+	if err := a.tx.QueryRow(ctx, fmt.Sprintf(qAdoptBlobDigest, col), id).Scan(&d); err != nil {
 		return nil, 0, err
 	}
-	d := h.Sum(nil)
-	if gzipped {
-		tag, err := a.tx.Exec(ctx, qAdoptBlobInsert, d, size, n, (n+blobChunk-1)/blobChunk)
-		if err != nil || tag.RowsAffected() == 0 {
-			return d, size, err
-		}
-		if n > 0 {
-			if _, err := a.tx.Exec(ctx, fmt.Sprintf(qAdoptBlobChunks, col), id, d, blobChunk); err != nil {
-				return nil, 0, err
-			}
-		}
-		a.res.Blobs++
-		a.res.BlobBytes += n
-		return d, size, nil
-	}
-	// Raw: the row first (chunks reference it), then the gzip stream in
+	// The row first (chunks reference it), then the gzip stream in
 	// chunks, then its stored size.
-	tag, err := a.tx.Exec(ctx, qAdoptBlobInsert, d, size, 0, 0)
+	tag, err := a.tx.Exec(ctx, qAdoptBlobInsert, d, n, 0, 0)
 	if err != nil || tag.RowsAffected() == 0 {
-		return d, size, err
+		return d, n, err
 	}
 	cw := &chunkWriter{ctx: ctx, tx: a.tx, digest: d}
 	zw := gzip.NewWriter(cw)
-	if _, err := io.Copy(zw, &sliceReader{ctx: ctx, tx: a.tx, id: id, col: col, n: n}); err != nil {
+	if _, err := io.Copy(zw, a.slices(ctx, id, col, n)); err != nil {
 		return nil, 0, err
 	}
 	if err := zw.Close(); err != nil {
@@ -839,24 +924,30 @@ func (a *adoption) blob(ctx context.Context, id int64, col string, n int64, gzip
 	if err := cw.flush(); err != nil {
 		return nil, 0, err
 	}
-	if _, err := a.tx.Exec(ctx, `UPDATE trace_blobs SET stored_size = $2, chunks = $3 WHERE digest = $1`, d, cw.stored, cw.seq); err != nil {
+	if _, err := a.tx.Exec(ctx, qAdoptBlobStoredSize, d, cw.stored, cw.seq); err != nil {
 		return nil, 0, err
 	}
 	a.res.Blobs++
 	a.res.BlobBytes += cw.stored
-	return d, size, nil
+	return d, n, nil
 }
 
 // sliceReader reads a bytea column of one reference trace row a slice at
-// a time.
+// a time, adding what it reads to *read.
 type sliceReader struct {
-	ctx context.Context
-	tx  pgx.Tx
-	id  int64
-	col string
-	n   int64
-	off int64
-	buf []byte
+	ctx  context.Context
+	tx   pgx.Tx
+	id   int64
+	col  string
+	n    int64
+	off  int64
+	buf  []byte
+	read *int64
+}
+
+// slices reads column col (n bytes) of reference trace row id.
+func (a *adoption) slices(ctx context.Context, id int64, col string, n int64) *sliceReader {
+	return &sliceReader{ctx: ctx, tx: a.tx, id: id, col: col, n: n, read: &a.res.BlobBytesRead}
 }
 
 func (r *sliceReader) Read(p []byte) (int, error) {
@@ -872,6 +963,7 @@ func (r *sliceReader) Read(p []byte) (int, error) {
 			return 0, io.ErrUnexpectedEOF
 		}
 		r.off += int64(len(b))
+		*r.read += int64(len(b))
 		r.buf = b
 	}
 	n := copy(p, r.buf)

@@ -143,3 +143,49 @@ func TestAdoptKeepsUnreadableTracePayloads(t *testing.T) {
 	require.True(t, empty)
 	require.True(t, sameChart)
 }
+
+// Adopt reads each of the reference's blobs through the client once: the
+// one pass feeds both the digest and the payloads. A server metrics export
+// whose size the reference recorded wrongly (or not at all) is read again,
+// told its true size.
+func TestAdoptReadsEachBlobOnce(t *testing.T) {
+	cases := []struct {
+		name, setup string
+		again       string // the bytes read a second time
+	}{
+		{"recorded sizes", "", "SELECT 0::bigint"},
+		{"a wrong recorded size", `UPDATE agentic_trace_replay SET server_metrics_json_uncompressed_size = 7 WHERE id = 1`,
+			`SELECT octet_length(server_metrics_json_gz)::bigint FROM agentic_trace_replay WHERE id = 1`},
+		{"no recorded size", `UPDATE agentic_trace_replay SET server_metrics_json_uncompressed_size = NULL WHERE id = 2`,
+			`SELECT octet_length(server_metrics_json_gz)::bigint FROM agentic_trace_replay WHERE id = 2`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, _ := refDatabase(t, refdb.Level017)
+			conn, err := pgx.Connect(ctx, db)
+			require.NoError(t, err)
+			defer conn.Close(ctx)
+			if tc.setup != "" {
+				_, err = conn.Exec(ctx, tc.setup)
+				require.NoError(t, err)
+			}
+			var stored, again int64
+			require.NoError(t, conn.QueryRow(ctx, `SELECT sum(coalesce(octet_length(profile_export_jsonl_gz), 0)
+				+ coalesce(octet_length(server_metrics_json_gz), 0) + coalesce(octet_length(server_metrics_csv), 0))
+				FROM agentic_trace_replay`).Scan(&stored))
+			require.Positive(t, stored)
+			require.NoError(t, conn.QueryRow(ctx, tc.again).Scan(&again))
+
+			st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+			require.NoError(t, err)
+			defer st.Close()
+			plan, err := st.PlanAdopt(ctx)
+			require.NoError(t, err)
+			res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
+			require.NoError(t, err)
+			require.Equal(t, stored+again, res.BlobBytesRead)
+			require.Zero(t, res.PayloadsKept)
+		})
+	}
+}

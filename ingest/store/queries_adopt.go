@@ -193,12 +193,18 @@ WHERE m.old_id = m.new_id`
 	qAdoptTraceRows = `
 SELECT id, profile_export_jsonl_gz IS NOT NULL, server_metrics_json_gz IS NOT NULL, server_metrics_csv IS NOT NULL,
        coalesce(octet_length(profile_export_jsonl_gz), 0), coalesce(octet_length(server_metrics_json_gz), 0),
-       coalesce(octet_length(server_metrics_csv), 0)
+       coalesce(octet_length(server_metrics_csv), 0), coalesce(server_metrics_json_uncompressed_size, -1)
 FROM public.agentic_trace_replay ORDER BY id`
 
 	// qAdoptBlobSlice reads one slice of a reference blob column ($1 is
 	// the column, chosen from a fixed list).
 	qAdoptBlobSlice = `SELECT substring(%s FROM $2 FOR $3) FROM public.agentic_trace_replay WHERE id = $1`
+
+	// qAdoptBlobDigest: the sha256 of a raw reference blob column, taken
+	// in the database ($1 is the column, chosen from a fixed list).
+	qAdoptBlobDigest = `SELECT sha256(%s) FROM public.agentic_trace_replay WHERE id = $1`
+
+	qAdoptBlobStoredSize = `UPDATE trace_blobs SET stored_size = $2, chunks = $3 WHERE digest = $1`
 
 	qAdoptBlobInsert = `
 INSERT INTO trace_blobs (digest, encoding, size, stored_size, chunks) VALUES ($1, 'gzip', $2, $3, $4)
