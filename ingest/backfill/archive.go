@@ -11,7 +11,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/inferencex/ingest/ingest"
 	"github.com/inferencex/ingest/ingest/archive"
 	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/ingest/runstate"
@@ -75,18 +74,7 @@ func (a *ArchiveSource) Fetch(ctx context.Context, run schema.BackfillRun) (*Fet
 	case err != nil:
 		return nil, err
 	}
-	f := &Fetched{Dir: res.Dir, Attempt: res.Source.Meta.RunAttempt, Configure: func(cfg *ingest.Config) {
-		cfg.Run.SourceRunID = run.RunID
-		cfg.Run.SourceRunAttempt = res.Source.Meta.RunAttempt
-		cfg.Run.MergeRunID, cfg.Run.MergeRunAttempt = res.Merge.Meta.RunID, res.Merge.Meta.RunAttempt
-		cfg.Meta = cfg.Meta.Merge(res.Meta)
-		cfg.MergeMeta = cfg.MergeMeta.Merge(res.Merge.Meta)
-		cfg.SourceNotes = res.Notes
-	}}
-	if !a.KeepDownloads {
-		f.Cleanup = func() error { return a.Client.Discard(res) }
-	}
-	return f, nil
+	return fetched(run.RunID, res, a.Client, a.KeepDownloads), nil
 }
 
 // sweep reports whether any upload is one the ingest reads.

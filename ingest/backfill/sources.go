@@ -140,18 +140,7 @@ func (g *GitHubSource) Fetch(ctx context.Context, run schema.BackfillRun) (*Fetc
 	case err != nil:
 		return nil, err
 	}
-	f := &Fetched{Dir: res.Dir, Attempt: res.Source.Meta.RunAttempt, Configure: func(cfg *ingest.Config) {
-		cfg.Run.SourceRunID = run.RunID
-		cfg.Run.SourceRunAttempt = res.Source.Meta.RunAttempt
-		cfg.Run.MergeRunID, cfg.Run.MergeRunAttempt = res.Merge.Meta.RunID, res.Merge.Meta.RunAttempt
-		cfg.Meta = cfg.Meta.Merge(res.Meta)
-		cfg.MergeMeta = cfg.MergeMeta.Merge(res.Merge.Meta)
-		cfg.SourceNotes = res.Notes
-	}}
-	if !g.KeepDownloads {
-		f.Cleanup = func() error { return g.Client.Discard(res) }
-	}
-	return f, nil
+	return fetched(run.RunID, res, g.Client, g.KeepDownloads), nil
 }
 
 // DirSource backfills the run trees under a directory: every subdirectory
@@ -336,4 +325,22 @@ func ReadRunIDs(r io.Reader, name string) ([]int64, string, error) {
 		fmt.Fprintf(h, "%d\n", id)
 	}
 	return ids, hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// fetched is a run fetched from GitHub or the archive (res) as a backfill
+// ingests it: the run's attempt and both runs' metadata into the ingest's
+// configuration, the download discarded afterwards unless kept.
+func fetched(runID int64, res *github.Result, client RunFetcher, keep bool) *Fetched {
+	f := &Fetched{Dir: res.Dir, Attempt: res.Source.Meta.RunAttempt, Configure: func(cfg *ingest.Config) {
+		cfg.Run.SourceRunID = runID
+		cfg.Run.SourceRunAttempt = res.Source.Meta.RunAttempt
+		cfg.Run.MergeRunID, cfg.Run.MergeRunAttempt = res.Merge.Meta.RunID, res.Merge.Meta.RunAttempt
+		cfg.Meta = cfg.Meta.Merge(res.Meta)
+		cfg.MergeMeta = cfg.MergeMeta.Merge(res.Merge.Meta)
+		cfg.SourceNotes = res.Notes
+	}}
+	if !keep {
+		f.Cleanup = func() error { return client.Discard(res) }
+	}
+	return f
 }
