@@ -24,21 +24,19 @@ var dateRe = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 // parseRunDir reads the workflow name and run id out of a run folder's
 // name.
 func parseRunDir(name string) (workflow string, id int64, ok bool) {
-	m := runDirRe.FindStringSubmatch(name)
-	if m == nil {
-		return "", 0, false
-	}
-	id, err := strconv.ParseInt(m[2], 10, 64)
-	if err != nil || id <= 0 {
-		return "", 0, false
-	}
-	return m[1], id, true
+	return nameAndID(runDirRe, name)
 }
 
 // parseZip reads the artifact name and id out of an artifact object's file
 // name.
 func parseZip(file string) (name string, id int64, ok bool) {
-	m := zipRe.FindStringSubmatch(file)
+	return nameAndID(zipRe, file)
+}
+
+// nameAndID matches s against re, whose two groups are a name and a
+// positive decimal id (`<name>_<id>`).
+func nameAndID(re *regexp.Regexp, s string) (string, int64, bool) {
+	m := re.FindStringSubmatch(s)
 	if m == nil {
 		return "", 0, false
 	}
