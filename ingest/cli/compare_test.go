@@ -237,3 +237,20 @@ func TestCompareTracesAndLogs(t *testing.T) {
 	require.Positive(t, got[compare.TableServerLogs+" "+compare.Different+" text"], "%+v", out.Differences)
 	require.Positive(t, got[compare.TableServerLogs+" "+compare.Different+" size"], "%+v", out.Differences)
 }
+
+// TestCompareThroughTheReaderRole: compare reads a database of ours
+// through the site's reader role, whose search_path puts the dashboard
+// views (the reference's columns under the same table names) first, and
+// finds nothing different from the load that wrote it.
+func TestCompareThroughTheReaderRole(t *testing.T) {
+	t.Parallel()
+	tree, db := demoLoaded(t)
+	role := newReader(t, db, map[string]string{"DATABASE_URL": db})
+	u, err := url.Parse(db)
+	require.NoError(t, err)
+	u.User = url.User(role)
+	code, out := runCompare(t, tree, u.String())
+	require.Equal(t, cli.ExitOK, code, "%+v", out)
+	require.Equal(t, compare.SchemaOurs, out.Schema)
+	require.Empty(t, out.Differences)
+}
