@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -202,6 +203,9 @@ func TestAdoptContinuesHistoryAtLevel010(t *testing.T) {
 
 	vars := map[string]string{"DATABASE_URL": ref}
 	requireCode(t, cli.ExitOK, run(t, vars, "adopt"))
+	// verify knows an adopted run: its rows written by no ingest of ours.
+	runID := strconv.FormatInt(generate.DefaultRunID, 10)
+	requireCode(t, cli.ExitOK, run(t, vars, "verify", "--run-id", runID))
 	stored := func() map[string]int64 {
 		out := map[string]int64{}
 		for _, q := range []string{
@@ -241,4 +245,5 @@ func TestAdoptContinuesHistoryAtLevel010(t *testing.T) {
 	require.Zero(t, sum.Details.EvalRowsUpdated, "adopted evals keep their values")
 	require.Zero(t, sum.Stats.EvalSamplesNew, "eval samples of documents the reference stored")
 	require.Equal(t, before, stored())
+	requireCode(t, cli.ExitOK, run(t, vars, "verify", "--run-id", runID))
 }
