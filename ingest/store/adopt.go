@@ -29,20 +29,22 @@ var ErrAdoptRefused = errors.New("adopt refused, nothing was changed")
 
 // referenceFiles are the reference ingest's migration files adopt knows
 // (docs/reference-schema.md, "Levels"): the fork's 001–010, the newer
-// ones of the reference, and the other names 002 and 013 were seen under.
+// ones of the reference, and the branch files seen beside them (002 and
+// 008 under other names, 016's receipt table).
 var referenceFiles = []string{
 	"001_initial_schema.sql", "002_eval_samples.sql", "002_eval_unique_conc.sql",
 	"003_latest_benchmarks_run_started_tiebreaker.sql", "004_relax_decode_zero_constraints.sql",
 	"005_user_feedback.sql", "006_benchmark_results_workers.sql", "007_latest_benchmarks_single_run_per_line.sql",
-	"008_agentic.sql", "009_latest_benchmarks_single_run_per_line.sql", "010_dataset_request_stats.sql",
-	"011_append_only_curves.sql", "012_benchmark_recipe_fingerprint.sql", "013_server_log_files.sql",
-	"014_agentic_curve_snapshots.sql", "015_power_provenance.sql", "016_gpu_metrics.sql",
-	"017_gpu_metric_stats_version.sql",
+	"008_agentic.sql", "008_benchmark_results_kv_transfer_lib.sql", "009_latest_benchmarks_single_run_per_line.sql",
+	"010_dataset_request_stats.sql", "011_append_only_curves.sql", "012_benchmark_recipe_fingerprint.sql",
+	"013_server_log_files.sql", "014_agentic_curve_snapshots.sql", "015_power_provenance.sql", "016_gpu_metrics.sql",
+	"016_measurement_snapshots.sql", "017_gpu_metric_stats_version.sql",
 }
 
 // referenceColumns are the columns of the reference's tables adopt
 // converts, at its newest known level; a table or column outside them is
-// something adopt would lose, and it refuses.
+// something adopt would lose, and it refuses. A nil list is a table adopt
+// moves to reference_archive as it is, converting nothing.
 var referenceColumns = map[string][]string{
 	"configs": {"id", "hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
 		"prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers", "decode_tp", "decode_ep",
@@ -53,7 +55,7 @@ var referenceColumns = map[string][]string{
 	"server_log_files": {"server_log_id", "file_name", "log_text"},
 	"benchmark_results": {"id", "workflow_run_id", "config_id", "benchmark_type", "date", "isl", "osl", "conc", "image",
 		"metrics", "error", "server_log_id", "workers", "offload_mode", "trace_replay_id", "recipe_fingerprint",
-		"power_invalid_reasons", "power_audit"},
+		"power_invalid_reasons", "power_audit", "kv_transfer_lib"},
 	"run_stats":    {"id", "workflow_run_id", "date", "hardware", "n_success", "total"},
 	"eval_results": {"id", "workflow_run_id", "config_id", "task", "date", "isl", "osl", "conc", "lm_eval_version", "metrics"},
 	"availability": {"model", "isl", "osl", "precision", "hardware", "framework", "spec_method", "disagg", "date", "benchmark_type"},
@@ -68,8 +70,18 @@ var referenceColumns = map[string][]string{
 	"dataset_conversations": {"id", "dataset_id", "conv_id", "models", "num_turns", "num_subagent_groups", "total_in",
 		"total_out", "total_cached", "structure"},
 	"run_datasets": {"workflow_run_id", "dataset_slug", "created_at"},
-	// Level 016 on: refused while they hold rows (not converted yet).
-	"gpu_metric_series": nil, "gpu_metric_samples": nil, "gpu_metric_gpu_stats": nil, "benchmark_result_gpu_metrics": nil,
+	"gpu_metric_series": {"id", "workflow_run_id", "artifact_name", "config_key", "file_name", "vendor", "csv_sha256",
+		"sample_interval_s", "sample_count", "gpu_count", "started_at", "ended_at", "sidecars", "ingested_at", "stats_version"},
+	"gpu_metric_samples": {"series_id", "gpu_index", "sampled_at", "power_w", "temperature_c", "sm_clock_mhz", "mem_clock_mhz",
+		"gpu_util_pct", "mem_util_pct", "edge_temp_c", "mem_temp_c", "gfx_voltage_mv", "soc_voltage_mv", "mem_voltage_mv",
+		"fclk_mhz", "socclk_mhz", "mm_activity_pct"},
+	"gpu_metric_gpu_stats": {"series_id", "gpu_index", "metric", "sample_count", "min_value", "max_value", "mean_value",
+		"median_value", "p95_value", "p99_value", "stddev_value"},
+	"benchmark_result_gpu_metrics": {"benchmark_result_id", "series_id"},
+	// The receipt import's table (016_measurement_snapshots.sql), reverted
+	// and left unused: nothing of ours or the site's reads it, so it moves
+	// to reference_archive with its rows, unconverted.
+	"measurement_snapshots": nil,
 }
 
 // siteTables are the tables adopt leaves in public as they are: the
@@ -91,8 +103,11 @@ type AdoptPlan struct {
 	Files  []string
 	Newest string
 	// Features present by column: 011 append_only, 012 recipe_fingerprint,
-	// 013 server_log_files, 015 power columns, 016 the GPU metric tables.
-	AppendOnly, Fingerprint, LogFiles, Power, GPU bool
+	// 013 server_log_files, 015 power columns, 016 the GPU metric tables
+	// (017 their stats_version); the branch files' 008 kv_transfer_lib and
+	// 016 measurement_snapshots.
+	AppendOnly, Fingerprint, LogFiles, Power, GPU, GPUStatsVersion bool
+	KVTransferLib, Snapshots                                       bool
 	// Tables are the reference's tables converted and moved to
 	// reference_archive; Kept the site's, left in public.
 	Tables []AdoptTable
@@ -152,7 +167,8 @@ func (s *Store) PlanAdopt(ctx context.Context) (AdoptPlan, error) {
 	}
 	if len(unknown) > 0 || len(p.Files) == 0 {
 		return p, fmt.Errorf("the reference's schema is at a level adopt does not know: newest migration file %q, unknown %s "+
-			"(known: 001_initial_schema.sql to 017_gpu_metric_stats_version.sql): %w", p.Newest, strings.Join(unknown, ", "), ErrAdoptRefused)
+			"(known: 001_initial_schema.sql to 017_gpu_metric_stats_version.sql and the branch files 002_eval_unique_conc.sql, "+
+			"008_benchmark_results_kv_transfer_lib.sql, 016_measurement_snapshots.sql): %w", p.Newest, strings.Join(unknown, ", "), ErrAdoptRefused)
 	}
 	cols := map[string][]string{}
 	rows, _ = s.pool.Query(ctx, qAdoptColumns)
@@ -166,7 +182,8 @@ func (s *Store) PlanAdopt(ctx context.Context) (AdoptPlan, error) {
 	has := func(t, c string) bool { return slices.Contains(cols[t], c) }
 	p.AppendOnly, p.Fingerprint = has("workflow_runs", "append_only"), has("benchmark_results", "recipe_fingerprint")
 	p.LogFiles, p.Power = len(cols["server_log_files"]) > 0, has("benchmark_results", "power_invalid_reasons")
-	p.GPU = len(cols["gpu_metric_series"]) > 0
+	p.GPU, p.GPUStatsVersion = len(cols["gpu_metric_series"]) > 0, has("gpu_metric_series", "stats_version")
+	p.KVTransferLib, p.Snapshots = has("benchmark_results", "kv_transfer_lib"), len(cols["measurement_snapshots"]) > 0
 	if p.LogFiles != has("server_logs", "file_name") {
 		p.Refusals = append(p.Refusals, "server_logs.file_name and table server_log_files are not both present")
 	}
@@ -245,12 +262,12 @@ func (s *Store) adoptChecks(ctx context.Context, p *AdoptPlan) error {
 	}); err != nil {
 		return fmt.Errorf("check the reference's rows against our constraints: %w", err)
 	}
-	if p.GPU {
-		if err := s.pool.QueryRow(ctx, qAdoptGPURows).Scan(&n); err != nil {
-			return fmt.Errorf("count the reference's GPU metric rows: %w", err)
+	if p.KVTransferLib {
+		if err := s.pool.QueryRow(ctx, qAdoptKVTransferLib).Scan(&n); err != nil {
+			return fmt.Errorf("count the reference's kv_transfer_lib values: %w", err)
 		}
 		if n > 0 {
-			p.Refusals = append(p.Refusals, fmt.Sprintf("%d GPU metric rows (gpu_metric_series, gpu_metric_samples): adopt does not convert them yet", n))
+			p.Refusals = append(p.Refusals, fmt.Sprintf("%d benchmark_results with a kv_transfer_lib: the site reads it and this program does not store it", n))
 		}
 	}
 	var present []string
@@ -400,6 +417,7 @@ FROM public.server_log_files`
 		"{br_reasons}", pick(a.p.Power, "r.power_invalid_reasons", "NULL::jsonb"),
 		"{br_audit}", pick(a.p.Power, "r.power_audit", "NULL::jsonb"),
 		"{log_primary}", pick(a.p.LogFiles, "file_name", "'server.log'::text"),
+		"{gs_stats_version}", pick(a.p.GPUStatsVersion, "s.stats_version", "0"),
 		"{log_files}", logFiles,
 		"{log_texts}", logTexts,
 	).Replace(sql)
@@ -469,6 +487,17 @@ func (a *adoption) run(ctx context.Context, latest uint) error {
 		{"datasets", qAdoptDatasets, nil},
 		{"dataset_conversations", qAdoptDatasetConversations, nil},
 		{"run_datasets", qAdoptRunDatasets, nil},
+	}
+	if a.p.GPU {
+		copies = append(copies, []struct {
+			table, sql string
+			args       []any
+		}{
+			{"gpu_metric_series", qAdoptGPUSeries, nil},
+			{"gpu_metric_sample_chunks", qAdoptGPUSamples, nil},
+			{"gpu_metric_gpu_stats", qAdoptGPUStats, nil},
+			{"benchmark_result_gpu_metrics", qAdoptGPULinks, nil},
+		}...)
 	}
 	for _, c := range copies {
 		if err := a.exec(ctx, c.table, c.sql, c.args...); err != nil {

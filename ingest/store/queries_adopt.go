@@ -87,9 +87,11 @@ UNION ALL SELECT 'eval_samples with a negative doc_id', (SELECT count(*) FROM pu
 UNION ALL SELECT 'agentic_trace_replay rows without a profile export',
        (SELECT count(*) FROM public.agentic_trace_replay WHERE profile_export_jsonl_gz IS NULL)`
 
-// qAdoptGPURows counts the reference's GPU metric rows (level 016 on),
-// which adopt does not convert yet.
-const qAdoptGPURows = `SELECT (SELECT count(*) FROM public.gpu_metric_series) + (SELECT count(*) FROM public.gpu_metric_samples)`
+// qAdoptKVTransferLib counts the rows with a kv_transfer_lib (the branch
+// file 008_benchmark_results_kv_transfer_lib.sql): the site reads the
+// column through to_jsonb, and we have no place for it; NULL everywhere,
+// it is dropped with nothing lost.
+const qAdoptKVTransferLib = `SELECT count(*) FROM public.benchmark_results WHERE kv_transfer_lib IS NOT NULL`
 
 // Creating the scratch schema: the reference's tables are locked against
 // writes (SHARE: the site reads on) for the whole adopt, so that nothing
@@ -342,6 +344,67 @@ FROM public.dataset_conversations`
 INSERT INTO run_datasets (workflow_run_id, dataset_slug, ingest_id, created_at)
 SELECT r.workflow_run_id, r.dataset_slug, i.id, r.created_at
 FROM public.run_datasets r JOIN ingests i ON i.workflow_run_id = r.workflow_run_id`
+
+	// GPU metrics (level 016 on). A series keeps its id and every column
+	// the site reads; ours are filled from them: the format from the
+	// vendor (a host of a DCGM bundle, file "…samples.csv#<host>", is
+	// dcgm, its hostname the part after #), the content digest from
+	// csv_sha256 (the CSV's sha256; another text is hashed with the
+	// series' key), the window its span ('series', as our ingest has it
+	// without a benchmark window), no power facts (the reference kept
+	// none), no duplicate or dropped samples.
+	qAdoptGPUSeries = `
+INSERT INTO gpu_metric_series (id, workflow_run_id, artifact_name, config_key, file_name, vendor, format, hostname,
+    content_digest, sample_count, gpu_count, started_at, ended_at, sample_interval_s, window_start, window_end,
+    window_source, energy_j, avg_power_w, avg_total_power_w, p50_power_w, p90_power_w, duplicate_samples,
+    dropped_samples, ingest_id, ingested_at, csv_sha256, sidecars, stats_version)
+SELECT s.id, s.workflow_run_id, s.artifact_name, s.config_key, s.file_name, s.vendor,
+    CASE WHEN s.file_name ~ '(^|/)samples\.csv#.' THEN 'dcgm' WHEN s.vendor = 'amd' THEN 'amd-smi' ELSE 'nvidia-smi' END,
+    CASE WHEN s.file_name ~ '(^|/)samples\.csv#.' THEN substring(s.file_name FROM '#(.*)$') END,
+    CASE WHEN s.csv_sha256 ~ '^[0-9a-f]{64}$' THEN decode(s.csv_sha256, 'hex')
+        ELSE sha256(convert_to(s.artifact_name || E'\n' || s.file_name || E'\n' || s.csv_sha256, 'UTF8')) END,
+    s.sample_count, s.gpu_count, s.started_at, s.ended_at, s.sample_interval_s, s.started_at, s.ended_at, 'series',
+    NULL, NULL, NULL, NULL, NULL, 0, 0, i.id, s.ingested_at, s.csv_sha256, s.sidecars, {gs_stats_version}
+FROM public.gpu_metric_series s JOIN ingests i ON i.workflow_run_id = s.workflow_run_id`
+
+	// qAdoptGPUSamples packs the reference's sample rows into our chunks
+	// (8192 samples of one GPU a chunk, in time order), as migration
+	// 000011 packed ours; the view gpu_metric_samples gives the rows back.
+	qAdoptGPUSamples = `
+INSERT INTO gpu_metric_sample_chunks (series_id, gpu_index, chunk, sample_count, sampled_at,
+    power_w, temperature_c, sm_clock_mhz, mem_clock_mhz, gpu_util_pct, mem_util_pct, edge_temp_c,
+    mem_temp_c, gfx_voltage_mv, soc_voltage_mv, mem_voltage_mv, fclk_mhz, socclk_mhz, mm_activity_pct)
+SELECT series_id, gpu_index, chunk, count(*), array_agg(sampled_at ORDER BY sampled_at),
+    CASE WHEN count(power_w) > 0 THEN array_agg(power_w ORDER BY sampled_at) END,
+    CASE WHEN count(temperature_c) > 0 THEN array_agg(temperature_c ORDER BY sampled_at) END,
+    CASE WHEN count(sm_clock_mhz) > 0 THEN array_agg(sm_clock_mhz ORDER BY sampled_at) END,
+    CASE WHEN count(mem_clock_mhz) > 0 THEN array_agg(mem_clock_mhz ORDER BY sampled_at) END,
+    CASE WHEN count(gpu_util_pct) > 0 THEN array_agg(gpu_util_pct ORDER BY sampled_at) END,
+    CASE WHEN count(mem_util_pct) > 0 THEN array_agg(mem_util_pct ORDER BY sampled_at) END,
+    CASE WHEN count(edge_temp_c) > 0 THEN array_agg(edge_temp_c ORDER BY sampled_at) END,
+    CASE WHEN count(mem_temp_c) > 0 THEN array_agg(mem_temp_c ORDER BY sampled_at) END,
+    CASE WHEN count(gfx_voltage_mv) > 0 THEN array_agg(gfx_voltage_mv ORDER BY sampled_at) END,
+    CASE WHEN count(soc_voltage_mv) > 0 THEN array_agg(soc_voltage_mv ORDER BY sampled_at) END,
+    CASE WHEN count(mem_voltage_mv) > 0 THEN array_agg(mem_voltage_mv ORDER BY sampled_at) END,
+    CASE WHEN count(fclk_mhz) > 0 THEN array_agg(fclk_mhz ORDER BY sampled_at) END,
+    CASE WHEN count(socclk_mhz) > 0 THEN array_agg(socclk_mhz ORDER BY sampled_at) END,
+    CASE WHEN count(mm_activity_pct) > 0 THEN array_agg(mm_activity_pct ORDER BY sampled_at) END
+FROM (
+    SELECT s.*, (row_number() OVER (PARTITION BY series_id, gpu_index ORDER BY sampled_at) - 1) / 8192 AS chunk
+    FROM public.gpu_metric_samples s
+) s
+GROUP BY series_id, gpu_index, chunk`
+
+	qAdoptGPUStats = `
+INSERT INTO gpu_metric_gpu_stats (series_id, gpu_index, metric, sample_count, min_value, max_value, mean_value,
+    median_value, p95_value, p99_value, stddev_value)
+SELECT series_id, gpu_index, metric, sample_count, min_value, max_value, mean_value,
+    median_value, p95_value, p99_value, stddev_value
+FROM public.gpu_metric_gpu_stats`
+
+	qAdoptGPULinks = `
+INSERT INTO benchmark_result_gpu_metrics (benchmark_result_id, series_id)
+SELECT benchmark_result_id, series_id FROM public.benchmark_result_gpu_metrics`
 
 	// qAdoptSequences lists our serial columns beside the reference's
 	// sequence of the same table, to set ours past both the ids and the
