@@ -20,6 +20,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/migrations"
+	"github.com/inferencex/ingest/schema"
 )
 
 // ErrAdoptRefused marks a database adopt does not take over: not the
@@ -112,6 +113,11 @@ type AdoptPlan struct {
 	// reference_archive; Kept the site's, left in public.
 	Tables []AdoptTable
 	Kept   []AdoptTable
+	// EvalMerges are the eval rows that share a key (isl, osl or conc
+	// NULL) with a newer one, merged into it; TracesWithoutProfile the
+	// trace rows without a profile export, kept with the reference's
+	// payloads.
+	EvalMerges, TracesWithoutProfile int64
 	// Refusals say why adopt will not run; empty: it will.
 	Refusals []string
 	// Estimate is a rough duration on a 2-core host.
@@ -261,6 +267,9 @@ func (s *Store) adoptChecks(ctx context.Context, p *AdoptPlan) error {
 		return nil
 	}); err != nil {
 		return fmt.Errorf("check the reference's rows against our constraints: %w", err)
+	}
+	if err := s.pool.QueryRow(ctx, qAdoptEvalMerges).Scan(&p.EvalMerges); err != nil {
+		return fmt.Errorf("count the reference's eval rows sharing a key: %w", err)
 	}
 	if p.KVTransferLib {
 		if err := s.pool.QueryRow(ctx, qAdoptKVTransferLib).Scan(&n); err != nil {
@@ -418,6 +427,7 @@ FROM public.server_log_files`
 		"{br_audit}", pick(a.p.Power, "r.power_audit", "NULL::jsonb"),
 		"{log_primary}", pick(a.p.LogFiles, "file_name", "'server.log'::text"),
 		"{gs_stats_version}", pick(a.p.GPUStatsVersion, "s.stats_version", "0"),
+		"{log_files_of}", pick(a.p.LogFiles, "UNION ALL SELECT file_name, log_text FROM public.server_log_files WHERE server_log_id = $1", ""),
 		"{log_files}", logFiles,
 		"{log_texts}", logTexts,
 	).Replace(sql)
@@ -477,11 +487,13 @@ func (a *adoption) run(ctx context.Context, latest uint) error {
 		table, sql string
 		args       []any
 	}{
-		{"benchmark_results", qAdoptBenchmarkResults, nil},
+		{"benchmark_results", qAdoptBenchmarkResults, []any{trace.ServerMetricsReplaced()}},
 		{"run_stats", qAdoptRunStats, nil},
+		{"", qAdoptEvalMap, nil},
 		{"eval_results", qAdoptEvalResults, nil},
 		{"eval_sample_texts", qAdoptSampleTexts, nil},
-		{"eval_samples", qAdoptEvalSamples, nil},
+		{"eval_samples", strings.NewReplacer("{samples}", "public.eval_samples", "{merged}", "NOT m.merged").Replace(qAdoptEvalSamples), nil},
+		{"eval_samples", strings.NewReplacer("{samples}", qAdoptMergedSamples, "{merged}", "m.merged").Replace(qAdoptEvalSamples), nil},
 		{"changelog_entries", qAdoptChangelog, nil},
 		{"availability", qAdoptAvailability, nil},
 		{"datasets", qAdoptDatasets, nil},
@@ -676,6 +688,9 @@ func (a *adoption) traces(ctx context.Context) error {
 	if err := a.exec(ctx, "", qAdoptTimelineTable); err != nil {
 		return err
 	}
+	if err := a.exec(ctx, "", qAdoptServerMetricsTable); err != nil {
+		return err
+	}
 	type traceRow struct {
 		id                 int64
 		profile, json, csv bool
@@ -702,6 +717,7 @@ func (a *adoption) traces(ctx context.Context) error {
 		// One pass over each blob: its bytes feed the digest and the trace
 		// code together. The payloads are written only for a new trace.
 		var in payloadInput
+		var scrape trace.Scrape
 		var tags []string
 		var sums [][]byte
 		var digests [3][]byte
@@ -734,7 +750,17 @@ func (a *adoption) traces(ctx context.Context) error {
 					in.metrics, in.metricsErr = a.readServerMetrics(ctx, t.id, c.n, size, pc)
 				}
 			default:
-				d, size, err = a.rawBlob(ctx, t.id, c.col, c.n)
+				// The scrape is what the owned server-metric keys of the
+				// rows derive from; unreadable, they derive without it.
+				var perr error
+				d, size, perr, err = a.rawBlob(ctx, t.id, c.col, c.n, func(r io.Reader) (err error) {
+					scrape, err = trace.ReadScrape(r)
+					return err
+				})
+				if perr != nil {
+					a.s.log.Warn("adopted trace's server metrics CSV unreadable", zap.Int64("trace", t.id), zap.Error(perr))
+					scrape = nil
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("adopt agentic_trace_replay %d %s: %w", t.id, c.col, err)
@@ -769,8 +795,88 @@ func (a *adoption) traces(ctx context.Context) error {
 		if _, err := a.tx.Exec(ctx, qAdoptTraceMapRow, t.id, newID); err != nil {
 			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
 		}
+		if err := a.serverMetrics(ctx, "r.trace_replay_id = $2", scrape, t.id); err != nil {
+			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
+		}
+	}
+	if err := a.serverMetrics(ctx, "r.trace_replay_id IS NULL", nil); err != nil {
+		return fmt.Errorf("adopt AgentX rows without a trace: %w", err)
 	}
 	return nil
+}
+
+// serverMetrics computes the owned server-metric keys of the reference's
+// AgentX rows where (a trace's rows, or those without one) with the traces
+// stage's code, as an ingest of the run derives them: from the row's
+// config and published metrics, its trace's scrape (nil without one) and
+// the startup lines of its server log's worker files. They wait in
+// adopt_server_metrics for the rows' copy.
+func (a *adoption) serverMetrics(ctx context.Context, where string, scrape trace.Scrape, args ...any) error {
+	type agentxRow struct {
+		id      int64
+		logID   *int64
+		cfg     schema.Config
+		metrics map[string]float64
+	}
+	q := a.level(strings.ReplaceAll(qAdoptAgentXRows, "{where}", where))
+	rows, _ := a.tx.Query(ctx, q, append([]any{trace.ServerMetricInputs()}, args...)...)
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (agentxRow, error) {
+		var x agentxRow
+		c := &x.cfg
+		var ptp, pw, dtp, dw int64
+		err := r.Scan(&x.id, &x.logID, &c.Framework, &c.Disagg, &ptp, &c.PrefillDPAttention, &pw, &dtp, &c.DecodeDPAttention, &dw, &x.metrics)
+		c.PrefillTP, c.PrefillNumWorkers, c.DecodeTP, c.DecodeNumWorkers = int(ptp), int(pw), int(dtp), int(dw)
+		return x, err
+	})
+	if err != nil {
+		return fmt.Errorf("read the AgentX rows: %w", err)
+	}
+	logs := map[int64][]trace.LogFileLines{}
+	for _, x := range list {
+		in := trace.RowInput(x.cfg, x.metrics)
+		in.Scrape = scrape
+		if x.logID != nil {
+			lines, ok := logs[*x.logID]
+			if !ok {
+				if lines, err = a.startupLines(ctx, *x.logID); err != nil {
+					return fmt.Errorf("server log %d: %w", *x.logID, err)
+				}
+				logs[*x.logID] = lines
+			}
+			in.Logs = lines
+		}
+		out, err := json.Marshal(trace.RowServerMetrics(x.metrics, trace.DeriveServerMetrics(in)))
+		if err != nil {
+			return fmt.Errorf("row %d: encode its server metrics: %w", x.id, err)
+		}
+		if _, err := a.tx.Exec(ctx, qAdoptServerMetricsRow, x.id, string(out)); err != nil {
+			return fmt.Errorf("row %d: %w", x.id, err)
+		}
+	}
+	return nil
+}
+
+// startupLines are the startup lines of the worker log files of
+// reference server log id, in file name order, as the traces stage
+// collects them from the artifact's files (a bundle without worker
+// files: none, not nil).
+func (a *adoption) startupLines(ctx context.Context, id int64) ([]trace.LogFileLines, error) {
+	out := []trace.LogFileLines{}
+	rows, _ := a.tx.Query(ctx, a.level(qAdoptLogFileTexts), id)
+	var name, text string
+	_, err := pgx.ForEachRow(rows, []any{&name, &text}, func() error {
+		if _, _, ok := trace.WorkerOfLogFile(name); !ok {
+			return nil
+		}
+		sl := trace.NewStartupLines()
+		if _, err := io.WriteString(sl, text); err != nil {
+			return err
+		}
+		_ = sl.Close()
+		out = append(out, trace.LogFileLines{Name: name, Lines: sl.Lines})
+		return nil
+	})
+	return out, err
 }
 
 // traceContext is the framework and disaggregation of the rows reference
@@ -929,36 +1035,50 @@ func (r *readErr) Read(p []byte) (int, error) {
 
 // rawBlob stores raw column col (n bytes) of trace row id as a trace blob,
 // gzipped here, and returns its digest (sha256 of its bytes, taken in the
-// database) and size. The column is read through the client once, to
-// gzip it.
-func (a *adoption) rawBlob(ctx context.Context, id int64, col string, n int64) ([]byte, int64, error) {
-	var d []byte
+// database) and size. The column is read through the client once: its
+// bytes go to parse (whose error is perr) and, for a blob not stored yet,
+// to the gzip stream.
+func (a *adoption) rawBlob(ctx context.Context, id int64, col string, n int64, parse func(io.Reader) error) (d []byte, size int64, perr, err error) {
 	if err := a.tx.QueryRow(ctx, fmt.Sprintf(qAdoptBlobDigest, col), id).Scan(&d); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	// The row first (chunks reference it), then the gzip stream in
 	// chunks, then its stored size.
 	tag, err := a.tx.Exec(ctx, qAdoptBlobInsert, d, n, 0, 0)
-	if err != nil || tag.RowsAffected() == 0 {
-		return d, n, err
+	if err != nil {
+		return nil, 0, nil, err
 	}
+	fresh := tag.RowsAffected() > 0
 	cw := &chunkWriter{ctx: ctx, tx: a.tx, digest: d}
 	zw := gzip.NewWriter(cw)
-	if _, err := io.Copy(zw, a.slices(ctx, id, col, n)); err != nil {
-		return nil, 0, err
+	var sink io.Writer = zw
+	if !fresh {
+		sink = io.Discard
+	}
+	src := &readErr{r: a.slices(ctx, id, col, n)}
+	tee := io.TeeReader(src, sink)
+	perr = parse(tee)
+	if _, err := io.Copy(io.Discard, tee); err != nil {
+		return nil, 0, nil, err
+	}
+	if src.err != nil {
+		return nil, 0, nil, src.err
+	}
+	if !fresh {
+		return d, n, perr, nil
 	}
 	if err := zw.Close(); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if err := cw.flush(); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if _, err := a.tx.Exec(ctx, qAdoptBlobStoredSize, d, cw.stored, cw.seq); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	a.res.Blobs++
 	a.res.BlobBytes += cw.stored
-	return d, n, nil
+	return d, n, perr, nil
 }
 
 // sliceReader reads a bytea column of one reference trace row a slice at

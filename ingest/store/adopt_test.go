@@ -16,6 +16,7 @@ import (
 	"github.com/inferencex/ingest/fixtures/refdb"
 	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
+	"github.com/inferencex/ingest/ingest/trace"
 )
 
 // refDatabase builds a database in the reference's shape at level, filled
@@ -76,13 +77,18 @@ func TestAdoptLevels(t *testing.T) {
 				AND conrelid IN ('public.eval_samples'::regclass, 'public.benchmark_results'::regclass)`).Scan(&fks))
 			require.Equal(t, int64(7), fks)
 
-			// The ids the site reads are the reference's.
-			var missing int64
-			require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM reference_archive.benchmark_results r
-				LEFT JOIN public.benchmark_results b ON b.id = r.id AND b.metrics = r.metrics
-					AND b.trace_replay_id IS NOT DISTINCT FROM r.trace_replay_id AND b.server_log_id IS NOT DISTINCT FROM r.server_log_id
-				WHERE b.id IS NULL`).Scan(&missing))
+			// The ids the site reads are the reference's, and so are the
+			// metrics but for what an ingest of the run derives into them
+			// (the owned server-metric keys of AgentX rows, their
+			// published_* copies, derived_* keys, the KV-cache pool).
+			var missing, changed int64
+			require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE b.id IS NULL), count(*) FILTER (WHERE b.metrics <> r.metrics)
+				FROM reference_archive.benchmark_results r
+				LEFT JOIN public.benchmark_results b ON b.id = r.id AND (r.metrics - $1::text[]) <@ b.metrics
+					AND b.trace_replay_id IS NOT DISTINCT FROM r.trace_replay_id AND b.server_log_id IS NOT DISTINCT FROM r.server_log_id`,
+				trace.ServerMetricsReplaced()).Scan(&missing, &changed))
 			require.Zero(t, missing)
+			require.Positive(t, changed, "the AgentX rows hold the derived keys")
 		})
 	}
 }
@@ -308,4 +314,54 @@ func TestAdoptGPUMetrics(t *testing.T) {
 	var next int64
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT nextval(pg_get_serial_sequence('gpu_metric_series', 'id'))`).Scan(&next))
 	require.Greater(t, next, stats.GPUSeries)
+}
+
+// Eval rows of one key with NULL isl, osl or conc (the reference's plain
+// UNIQUE never made them conflict, so a re-ingest added a row) are merged
+// into the newest: it keeps its id and values, and holds every document
+// either had, the newest row's where both have one.
+func TestAdoptMergesDuplicateEvalKeys(t *testing.T) {
+	ctx := context.Background()
+	db, stats := refDatabase(t, refdb.Level017)
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `UPDATE eval_results SET isl = NULL, osl = NULL, conc = NULL WHERE id = 1`)
+	require.NoError(t, err)
+	var newer int64
+	require.NoError(t, conn.QueryRow(ctx, `INSERT INTO eval_results (workflow_run_id, config_id, task, date, isl, osl, conc,
+		lm_eval_version, metrics) SELECT workflow_run_id, config_id, task, date, NULL, NULL, NULL, lm_eval_version, '{"em_strict": 0.5}'
+		FROM eval_results WHERE id = 1 RETURNING id`).Scan(&newer))
+	_, err = conn.Exec(ctx, `INSERT INTO eval_samples (eval_result_id, doc_id, prompt, target, response, passed, score, metrics, data)
+		SELECT $1, doc_id, prompt, target, 'newer', passed, score, metrics, data FROM eval_samples WHERE eval_result_id = 1 AND doc_id < 10`, newer)
+	require.NoError(t, err)
+	var docs int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM eval_samples WHERE eval_result_id = 1`).Scan(&docs))
+	require.Greater(t, docs, int64(10))
+
+	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+	plan, err := st.PlanAdopt(ctx)
+	require.NoError(t, err)
+	require.Empty(t, plan.Refusals)
+	require.Equal(t, int64(1), plan.EvalMerges)
+	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
+	require.NoError(t, err)
+	require.Equal(t, stats.EvalResults, res.Rows["eval_results"])
+	require.Equal(t, stats.EvalSamples, res.Rows["eval_samples"])
+
+	var keyRows, kept int64
+	var metrics string
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*), max(id), max(metrics::text) FROM eval_results e
+		WHERE (workflow_run_id, config_id, task) = (SELECT workflow_run_id, config_id, task FROM reference_archive.eval_results WHERE id = 1)
+		AND isl IS NULL AND osl IS NULL AND conc IS NULL`).Scan(&keyRows, &kept, &metrics))
+	require.Equal(t, int64(1), keyRows)
+	require.Equal(t, newer, kept)
+	require.JSONEq(t, `{"em_strict": 0.5}`, metrics)
+	var held, fromNewer int64
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE response = 'newer')
+		FROM eval_samples WHERE eval_result_id = $1`, newer).Scan(&held, &fromNewer))
+	require.Equal(t, docs, held)
+	require.Equal(t, int64(10), fromNewer)
 }
