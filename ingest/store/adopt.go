@@ -268,6 +268,9 @@ func (s *Store) adoptChecks(ctx context.Context, p *AdoptPlan) error {
 	}); err != nil {
 		return fmt.Errorf("check the reference's rows against our constraints: %w", err)
 	}
+	if err := s.pool.QueryRow(ctx, qAdoptTracesWithoutProfile).Scan(&p.TracesWithoutProfile); err != nil {
+		return fmt.Errorf("count the reference's traces without a profile: %w", err)
+	}
 	if err := s.pool.QueryRow(ctx, qAdoptEvalMerges).Scan(&p.EvalMerges); err != nil {
 		return fmt.Errorf("count the reference's eval rows sharing a key: %w", err)
 	}

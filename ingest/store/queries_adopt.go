@@ -80,9 +80,12 @@ UNION ALL SELECT 'benchmark_results of an unknown benchmark_type or offload_mode
         WHERE benchmark_type NOT IN ('single_turn', 'agentic_traces') OR offload_mode NOT IN ('on', 'off'))
 UNION ALL SELECT 'eval_results with an empty task', (SELECT count(*) FROM public.eval_results WHERE task = '')
 UNION ALL SELECT 'run_stats with an empty hardware', (SELECT count(*) FROM public.run_stats WHERE hardware = '')
-UNION ALL SELECT 'eval_samples with a negative doc_id', (SELECT count(*) FROM public.eval_samples WHERE doc_id < 0)
-UNION ALL SELECT 'agentic_trace_replay rows without a profile export',
-       (SELECT count(*) FROM public.agentic_trace_replay WHERE profile_export_jsonl_gz IS NULL)`
+UNION ALL SELECT 'eval_samples with a negative doc_id', (SELECT count(*) FROM public.eval_samples WHERE doc_id < 0)`
+
+// qAdoptTracesWithoutProfile counts the reference's traces stored without
+// a profile export (only server metrics): adopted without one, keeping
+// the reference's payloads.
+const qAdoptTracesWithoutProfile = `SELECT count(*) FROM public.agentic_trace_replay WHERE profile_export_jsonl_gz IS NULL`
 
 // qAdoptEvalMerges counts the reference's eval rows that share a key with
 // a newer one (isl, osl or conc NULL): adopt merges them into it.
@@ -230,7 +233,8 @@ WHERE t.id = $1`
 INSERT INTO agentic_trace_replay (id, digest, profile_export_digest, profile_export_size,
     server_metrics_json_digest, server_metrics_json_size, server_metrics_csv_digest, server_metrics_csv_size,
     layout, aggregate_stats, chart_series, request_timeline, derived_metrics, source_artifact, source_dir, created_at)
-SELECT id, $2, $3, coalesce(profile_export_uncompressed_size, $4), $5, coalesce(server_metrics_json_uncompressed_size, $6),
+SELECT id, $2, $3, CASE WHEN $3::bytea IS NOT NULL THEN coalesce(profile_export_uncompressed_size, $4) END,
+    $5, coalesce(server_metrics_json_uncompressed_size, $6),
     $7, coalesce(server_metrics_csv_size, $8), 'adopted', '{}'::jsonb, NULL, NULL, '{}'::jsonb, 'adopted', '', created_at
 FROM public.agentic_trace_replay WHERE id = $1`
 
