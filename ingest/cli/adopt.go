@@ -89,6 +89,15 @@ func printAdoptPlan(w io.Writer, p store.AdoptPlan, dryRun bool) {
 	for _, t := range p.Kept {
 		fmt.Fprintf(w, "  %-30s %12d rows %12s\n", t.Name, t.Rows, mebibytes(t.Bytes))
 	}
+	if p.EvalMerges > 0 {
+		fmt.Fprintf(w, "%d eval_results share a key (isl, osl or conc NULL) with a newer row: merged into it, with the documents only they hold\n", p.EvalMerges)
+	}
+	if p.TracesWithoutProfile > 0 {
+		fmt.Fprintf(w, "%d AgentX trace(s) have no profile export: adopted without one, with the reference's payloads\n", p.TracesWithoutProfile)
+	}
+	if p.GPU {
+		fmt.Fprintln(w, "GPU metrics: series, digests and links copied with their ids, samples packed into gpu_metric_sample_chunks")
+	}
 	fmt.Fprintf(w, "total %s; estimated time %s (one transaction: the site reads on, the reference ingest's writes wait)\n",
 		mebibytes(p.TotalBytes()), p.Estimate)
 }
