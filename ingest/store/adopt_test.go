@@ -146,7 +146,7 @@ func TestAdoptKilled(t *testing.T) {
 	require.Contains(t, steps, "swap")
 	requireSameDump(t, before, dumpDatabase(t, db), "stopped before its commit")
 
-	for _, at := range []string{"migrations", "server_logs", "agentic_trace_replay", "eval_samples", "curves", "swap"} {
+	for _, at := range []string{"migrations", "server_logs", "agentic_trace_replay", "eval_samples", "gpu_metric_sample_chunks", "curves", "swap"} {
 		t.Run("cancel at "+at, func(t *testing.T) {
 			cctx, cancel := context.WithCancel(ctx)
 			defer cancel()
@@ -282,11 +282,22 @@ func readDigests(t *testing.T, db string) map[string]string {
 // The reference's GPU metric rows (levels 016 and 017) are converted: every
 // PowerX read of the site returns the same rows and values after adopt
 // (series ids, samples, digests, links, revisions), the samples packed
-// into our chunks, the formats and hosts ours derived.
+// into our chunks, the formats and hosts ours derived. At level 016 (no
+// stats_version yet) the series read as version 0, as before.
 func TestAdoptGPUMetrics(t *testing.T) {
+	t.Run("017", func(t *testing.T) { adoptGPUMetrics(t, false) })
+	t.Run("016", func(t *testing.T) { adoptGPUMetrics(t, true) })
+}
+
+func adoptGPUMetrics(t *testing.T, level016 bool) {
 	ctx := context.Background()
 	db, stats := refDatabase(t, refdb.Level017)
 	require.Positive(t, stats.GPUSeries)
+	if level016 {
+		_, err := pgxExec(ctx, db, `ALTER TABLE gpu_metric_series DROP COLUMN stats_version;
+			DELETE FROM schema_migrations WHERE filename = '017_gpu_metric_stats_version.sql'`)
+		require.NoError(t, err)
+	}
 	before := readDigests(t, db)
 	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
 	require.NoError(t, err)
@@ -295,6 +306,7 @@ func TestAdoptGPUMetrics(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, plan.Refusals)
 	require.True(t, plan.GPU)
+	require.Equal(t, !level016, plan.GPUStatsVersion)
 	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
 	require.NoError(t, err)
 	require.Equal(t, stats.GPUSeries, res.Rows["gpu_metric_series"])
