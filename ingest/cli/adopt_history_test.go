@@ -27,7 +27,27 @@ import (
 // referenceTables are the reference's tables a copy fills, in key order.
 var referenceTables = []string{"configs", "workflow_runs", "server_logs", "server_log_files", "agentic_trace_replay",
 	"benchmark_results", "run_stats", "eval_results", "eval_samples", "changelog_entries", "availability",
-	"datasets", "dataset_conversations", "run_datasets"}
+	"datasets", "dataset_conversations", "run_datasets", "gpu_metric_series", "gpu_metric_samples", "gpu_metric_gpu_stats",
+	"benchmark_result_gpu_metrics"}
+
+// powerxRevision digests what the site's PowerX reads return for every
+// series (docs/dashboard-schema.md, "PowerX reads"): ids, versions,
+// sidecars, links, digests and samples.
+func powerxRevision(t *testing.T, conn *pgx.Conn) string {
+	t.Helper()
+	var series int64
+	var d string
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM gpu_metric_series), md5(concat_ws(E'\n',
+		(SELECT string_agg(jsonb_build_array(s.id, s.workflow_run_id, s.artifact_name, s.file_name, s.vendor, s.ingested_at,
+			s.csv_sha256, s.sample_count, s.sidecars, coalesce((to_jsonb(s)->>'stats_version')::integer, 0),
+			(SELECT jsonb_agg(l.benchmark_result_id ORDER BY l.benchmark_result_id) FROM benchmark_result_gpu_metrics l
+			 WHERE l.series_id = s.id))::text, E'\n' ORDER BY s.id) FROM gpu_metric_series s),
+		(SELECT string_agg(g::text, E'\n' ORDER BY g::text) FROM gpu_metric_gpu_stats g),
+		(SELECT string_agg(m::text, E'\n' ORDER BY m.series_id, m.gpu_index, m.sampled_at) FROM gpu_metric_samples m)))`).
+		Scan(&series, &d))
+	require.Positive(t, series, "the run has GPU metric series")
+	return d
+}
 
 // referenceCopyOf builds a database in the reference's shape (level 017)
 // holding the rows the reference would have written for what ours holds:
@@ -160,6 +180,7 @@ func TestAdoptContinuesHistory(t *testing.T) {
 	require.Positive(t, derived, "adopt writes the derived_* keys into the AgentX rows")
 	require.Positive(t, marked, "adopt derives the AgentX rows' server metrics")
 	before := siteReads(t, conn, []demoFacts{f}, false)
+	powerBefore := powerxRevision(t, conn)
 	var samplesBefore int64
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM public.eval_samples`).Scan(&samplesBefore))
 
@@ -182,6 +203,11 @@ func TestAdoptContinuesHistory(t *testing.T) {
 	require.NotZero(t, sum.Rows.Trace.Duplicate, "traces the reference stored")
 	require.Zero(t, sum.Details.TraceSidecarsNew, "traces the reference stored")
 	require.Zero(t, sum.Stats.RunStatsNew)
+	// The GPU metric series the reference stored are the run's files:
+	// kept, ids and all.
+	require.Zero(t, sum.Rows.Power.New, "GPU metric series the reference stored")
+	require.Positive(t, sum.Rows.Power.Duplicate)
+	require.Equal(t, powerBefore, powerxRevision(t, conn))
 	// The reference kept one filter line per document: the adopted row
 	// stands for it, and the other lines count as duplicates.
 	require.Zero(t, sum.Stats.EvalSamplesNew, "eval samples of documents the reference stored")

@@ -400,9 +400,10 @@ FROM public.run_datasets r JOIN ingests i ON i.workflow_run_id = r.workflow_run_
 	// vendor (a host of a DCGM bundle, file "…samples.csv#<host>", is
 	// dcgm, its hostname the part after #), the content digest from
 	// csv_sha256 (the CSV's sha256; another text is hashed with the
-	// series' key), the window its span ('series', as our ingest has it
-	// without a benchmark window), no power facts (the reference kept
-	// none), no duplicate or dropped samples.
+	// series' key), the window its span, marked 'adopted' (an ingest of
+	// the run keeps the series when its file is the one the reference
+	// read: telemetry.StoredSeries.Adopted), no power facts (the
+	// reference kept none), no duplicate or dropped samples.
 	qAdoptGPUSeries = `
 INSERT INTO gpu_metric_series (id, workflow_run_id, artifact_name, config_key, file_name, vendor, format, hostname,
     content_digest, sample_count, gpu_count, started_at, ended_at, sample_interval_s, window_start, window_end,
@@ -413,7 +414,7 @@ SELECT s.id, s.workflow_run_id, s.artifact_name, s.config_key, s.file_name, s.ve
     CASE WHEN s.file_name ~ '(^|/)samples\.csv#.' THEN substring(s.file_name FROM '#(.*)$') END,
     CASE WHEN s.csv_sha256 ~ '^[0-9a-f]{64}$' THEN decode(s.csv_sha256, 'hex')
         ELSE sha256(convert_to(s.artifact_name || E'\n' || s.file_name || E'\n' || s.csv_sha256, 'UTF8')) END,
-    s.sample_count, s.gpu_count, s.started_at, s.ended_at, s.sample_interval_s, s.started_at, s.ended_at, 'series',
+    s.sample_count, s.gpu_count, s.started_at, s.ended_at, s.sample_interval_s, s.started_at, s.ended_at, 'adopted',
     NULL, NULL, NULL, NULL, NULL, 0, 0, i.id, s.ingested_at, s.csv_sha256, s.sidecars, {gs_stats_version}
 FROM public.gpu_metric_series s JOIN ingests i ON i.workflow_run_id = s.workflow_run_id`
 
