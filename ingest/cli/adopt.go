@@ -112,7 +112,7 @@ func printAdoptResult(w io.Writer, p store.AdoptPlan, r store.AdoptResult) {
 	}
 	fmt.Fprintf(w, "  %-30s %12d blobs %s\n", "trace_blobs", r.Blobs, mebibytes(r.BlobBytes))
 	if r.PayloadsKept > 0 {
-		fmt.Fprintf(w, "%d AgentX trace(s) keep the reference's payloads: our trace code could not read their profile (the log names them)\n",
+		fmt.Fprintf(w, "%d AgentX trace(s) keep the reference's payloads: no profile export, or one our trace code could not read (the log names them)\n",
 			r.PayloadsKept)
 	}
 	fmt.Fprintf(w, "the reference's %d tables, views and functions are in schema reference_archive; user_feedback and schema_migrations stayed in public\n",

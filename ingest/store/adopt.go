@@ -338,9 +338,10 @@ type AdoptResult struct {
 	// BlobBytesRead counts the reference's blob bytes read through the
 	// client: each blob once.
 	BlobBytesRead int64
-	// PayloadsKept counts traces whose profile our trace code cannot
-	// read: they keep the reference's payloads (a NULL aggregate_stats
-	// as {}); the others hold ours, computed from their blobs.
+	// PayloadsKept counts traces without a profile export or with one
+	// our trace code cannot read: they keep the reference's payloads (a
+	// NULL aggregate_stats as {}); the others hold ours, computed from
+	// their blobs.
 	PayloadsKept int64
 	Moved        []string
 	Duration     time.Duration
