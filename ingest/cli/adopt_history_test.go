@@ -155,7 +155,16 @@ func withoutDerived(m map[string]any) map[string]any {
 // every metric included: adopt derived the AgentX rows' server metrics and
 // derived_* keys as the rerun does), but for the changelog entry the
 // reference overwrote (restored).
+//
+// Without a profile: the reference stored the vLLM point's trace without
+// its profile export, and the run tree lacks it too. Adopt keeps the trace
+// so; the rerun fails that point (no profile) and changes nothing either.
 func TestAdoptContinuesHistory(t *testing.T) {
+	t.Run("as stored", func(t *testing.T) { adoptContinuesHistory(t, false) })
+	t.Run("without a profile", func(t *testing.T) { adoptContinuesHistory(t, true) })
+}
+
+func adoptContinuesHistory(t *testing.T, withoutProfile bool) {
 	demo := t.TempDir()
 	require.NoError(t, fixtures.WriteDemoRun(demo))
 	ours := pgtest.New(t)
@@ -163,6 +172,21 @@ func TestAdoptContinuesHistory(t *testing.T) {
 
 	ref := referenceCopyOf(t, ours)
 	vars := map[string]string{"DATABASE_URL": ref}
+	if withoutProfile {
+		admin, err := pgx.Connect(t.Context(), ref)
+		require.NoError(t, err)
+		tag, err := admin.Exec(t.Context(), `UPDATE agentic_trace_replay SET profile_export_jsonl_gz = NULL,
+			profile_export_uncompressed_size = NULL
+			WHERE id IN (SELECT b.trace_replay_id FROM benchmark_results b JOIN configs c ON c.id = b.config_id
+				WHERE c.framework = 'vllm' AND b.benchmark_type = 'agentic_traces')`)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), tag.RowsAffected())
+		require.NoError(t, admin.Close(t.Context()))
+		profiles, err := filepath.Glob(filepath.Join(demo, "agentic_*_vllm_*", "aiperf_artifacts", "run_0", "profile_export.jsonl"))
+		require.NoError(t, err)
+		require.Len(t, profiles, 1)
+		require.NoError(t, os.Remove(profiles[0]))
+	}
 	requireCode(t, cli.ExitOK, run(t, vars, "adopt"))
 
 	conn := dashboardConn(t, ref)

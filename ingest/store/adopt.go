@@ -799,6 +799,11 @@ func (a *adoption) traces(ctx context.Context) error {
 		if _, err := a.tx.Exec(ctx, qAdoptTraceMapRow, t.id, newID); err != nil {
 			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
 		}
+		if !t.profile {
+			// An ingest finds no trace for a point without a profile
+			// export: its rows' server metrics derive without the scrape.
+			scrape = nil
+		}
 		if err := a.serverMetrics(ctx, "r.trace_replay_id = $2", scrape, t.id); err != nil {
 			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
 		}
