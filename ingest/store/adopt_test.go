@@ -319,6 +319,10 @@ func adoptGPUMetrics(t *testing.T, level016 bool) {
 		(SELECT count(*) FROM gpu_metric_series WHERE format = 'dcgm'), (SELECT count(hostname) FROM gpu_metric_series),
 		(SELECT count(*) FROM gpu_metric_series WHERE format = 'amd-smi' AND vendor = 'amd')`).Scan(&samples, &dcgm, &hosts, &amd))
 	require.Equal(t, stats.GPUSamples, samples)
+	var unordered int64
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM gpu_metric_sample_chunks
+		WHERE sampled_at <> (SELECT array_agg(x ORDER BY x) FROM unnest(sampled_at) AS x)`).Scan(&unordered))
+	require.Zero(t, unordered, "every chunk in time order")
 	require.Positive(t, dcgm)
 	require.Equal(t, dcgm, hosts)
 	require.Positive(t, amd)

@@ -419,30 +419,34 @@ SELECT s.id, s.workflow_run_id, s.artifact_name, s.config_key, s.file_name, s.ve
 FROM public.gpu_metric_series s JOIN ingests i ON i.workflow_run_id = s.workflow_run_id`
 
 	// qAdoptGPUSamples packs the reference's sample rows into our chunks
-	// (8192 samples of one GPU a chunk, in time order), as migration
-	// 000011 packed ours; the view gpu_metric_samples gives the rows back.
+	// (8192 samples of one GPU a chunk, in time order); the view
+	// gpu_metric_samples gives the rows back. The aggregates take the rows
+	// in the order the sorted subquery gives them (one incremental sort
+	// within each GPU's rows, already in time order from the primary key)
+	// rather than each sorting its array again, a third of the time.
 	qAdoptGPUSamples = `
 INSERT INTO gpu_metric_sample_chunks (series_id, gpu_index, chunk, sample_count, sampled_at,
     power_w, temperature_c, sm_clock_mhz, mem_clock_mhz, gpu_util_pct, mem_util_pct, edge_temp_c,
     mem_temp_c, gfx_voltage_mv, soc_voltage_mv, mem_voltage_mv, fclk_mhz, socclk_mhz, mm_activity_pct)
-SELECT series_id, gpu_index, chunk, count(*), array_agg(sampled_at ORDER BY sampled_at),
-    CASE WHEN count(power_w) > 0 THEN array_agg(power_w ORDER BY sampled_at) END,
-    CASE WHEN count(temperature_c) > 0 THEN array_agg(temperature_c ORDER BY sampled_at) END,
-    CASE WHEN count(sm_clock_mhz) > 0 THEN array_agg(sm_clock_mhz ORDER BY sampled_at) END,
-    CASE WHEN count(mem_clock_mhz) > 0 THEN array_agg(mem_clock_mhz ORDER BY sampled_at) END,
-    CASE WHEN count(gpu_util_pct) > 0 THEN array_agg(gpu_util_pct ORDER BY sampled_at) END,
-    CASE WHEN count(mem_util_pct) > 0 THEN array_agg(mem_util_pct ORDER BY sampled_at) END,
-    CASE WHEN count(edge_temp_c) > 0 THEN array_agg(edge_temp_c ORDER BY sampled_at) END,
-    CASE WHEN count(mem_temp_c) > 0 THEN array_agg(mem_temp_c ORDER BY sampled_at) END,
-    CASE WHEN count(gfx_voltage_mv) > 0 THEN array_agg(gfx_voltage_mv ORDER BY sampled_at) END,
-    CASE WHEN count(soc_voltage_mv) > 0 THEN array_agg(soc_voltage_mv ORDER BY sampled_at) END,
-    CASE WHEN count(mem_voltage_mv) > 0 THEN array_agg(mem_voltage_mv ORDER BY sampled_at) END,
-    CASE WHEN count(fclk_mhz) > 0 THEN array_agg(fclk_mhz ORDER BY sampled_at) END,
-    CASE WHEN count(socclk_mhz) > 0 THEN array_agg(socclk_mhz ORDER BY sampled_at) END,
-    CASE WHEN count(mm_activity_pct) > 0 THEN array_agg(mm_activity_pct ORDER BY sampled_at) END
+SELECT series_id, gpu_index, chunk, count(*), array_agg(sampled_at),
+    CASE WHEN count(power_w) > 0 THEN array_agg(power_w) END,
+    CASE WHEN count(temperature_c) > 0 THEN array_agg(temperature_c) END,
+    CASE WHEN count(sm_clock_mhz) > 0 THEN array_agg(sm_clock_mhz) END,
+    CASE WHEN count(mem_clock_mhz) > 0 THEN array_agg(mem_clock_mhz) END,
+    CASE WHEN count(gpu_util_pct) > 0 THEN array_agg(gpu_util_pct) END,
+    CASE WHEN count(mem_util_pct) > 0 THEN array_agg(mem_util_pct) END,
+    CASE WHEN count(edge_temp_c) > 0 THEN array_agg(edge_temp_c) END,
+    CASE WHEN count(mem_temp_c) > 0 THEN array_agg(mem_temp_c) END,
+    CASE WHEN count(gfx_voltage_mv) > 0 THEN array_agg(gfx_voltage_mv) END,
+    CASE WHEN count(soc_voltage_mv) > 0 THEN array_agg(soc_voltage_mv) END,
+    CASE WHEN count(mem_voltage_mv) > 0 THEN array_agg(mem_voltage_mv) END,
+    CASE WHEN count(fclk_mhz) > 0 THEN array_agg(fclk_mhz) END,
+    CASE WHEN count(socclk_mhz) > 0 THEN array_agg(socclk_mhz) END,
+    CASE WHEN count(mm_activity_pct) > 0 THEN array_agg(mm_activity_pct) END
 FROM (
     SELECT s.*, (row_number() OVER (PARTITION BY series_id, gpu_index ORDER BY sampled_at) - 1) / 8192 AS chunk
     FROM public.gpu_metric_samples s
+    ORDER BY series_id, gpu_index, chunk, sampled_at
 ) s
 GROUP BY series_id, gpu_index, chunk`
 
