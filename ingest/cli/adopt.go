@@ -78,8 +78,9 @@ func printAdoptPlan(w io.Writer, p store.AdoptPlan, dryRun bool) {
 		verb = "would convert"
 	}
 	fmt.Fprintf(w, "found the reference ingest's schema: %d migration files, newest %s\n", len(p.Files), p.Newest)
-	fmt.Fprintf(w, "  features: append-only curves %s, recipe fingerprint %s, server log files %s, power provenance %s, GPU metrics %s\n",
-		yesNo(p.AppendOnly), yesNo(p.Fingerprint), yesNo(p.LogFiles), yesNo(p.Power), yesNo(p.GPU))
+	fmt.Fprintf(w, "  features: append-only curves %s, recipe fingerprint %s, server log files %s, power provenance %s, GPU metrics %s, "+
+		"kv_transfer_lib %s, measurement snapshots %s\n",
+		yesNo(p.AppendOnly), yesNo(p.Fingerprint), yesNo(p.LogFiles), yesNo(p.Power), yesNo(p.GPU), yesNo(p.KVTransferLib), yesNo(p.Snapshots))
 	fmt.Fprintf(w, "adopt %s these tables (then moved to schema reference_archive):\n", verb)
 	for _, t := range p.Tables {
 		fmt.Fprintf(w, "  %-30s %12d rows %12s\n", t.Name, t.Rows, mebibytes(t.Bytes))
@@ -87,6 +88,15 @@ func printAdoptPlan(w io.Writer, p store.AdoptPlan, dryRun bool) {
 	fmt.Fprintln(w, "left in public as they are:")
 	for _, t := range p.Kept {
 		fmt.Fprintf(w, "  %-30s %12d rows %12s\n", t.Name, t.Rows, mebibytes(t.Bytes))
+	}
+	if p.EvalMerges > 0 {
+		fmt.Fprintf(w, "%d eval_results share a key (isl, osl or conc NULL) with a newer row: merged into it, with the documents only they hold\n", p.EvalMerges)
+	}
+	if p.TracesWithoutProfile > 0 {
+		fmt.Fprintf(w, "%d AgentX trace(s) have no profile export: adopted without one, with the reference's payloads\n", p.TracesWithoutProfile)
+	}
+	if p.GPU {
+		fmt.Fprintln(w, "GPU metrics: series, digests and links copied with their ids, samples packed into gpu_metric_sample_chunks")
 	}
 	fmt.Fprintf(w, "total %s; estimated time %s (one transaction: the site reads on, the reference ingest's writes wait)\n",
 		mebibytes(p.TotalBytes()), p.Estimate)
@@ -96,12 +106,13 @@ func printAdoptResult(w io.Writer, p store.AdoptPlan, r store.AdoptResult) {
 	fmt.Fprintf(w, "adopted in %s:\n", r.Duration.Round(time.Millisecond))
 	for _, t := range []string{"configs", "workflow_runs", "ingests", "benchmark_results", "run_stats", "eval_results",
 		"eval_samples", "eval_sample_texts", "changelog_entries", "availability", "server_logs", "server_log_files",
-		"server_log_texts", "agentic_trace_replay", "datasets", "dataset_conversations", "run_datasets", "benchmark_curves"} {
+		"server_log_texts", "agentic_trace_replay", "datasets", "dataset_conversations", "run_datasets", "gpu_metric_series",
+		"gpu_metric_sample_chunks", "gpu_metric_gpu_stats", "benchmark_result_gpu_metrics", "benchmark_curves"} {
 		fmt.Fprintf(w, "  %-30s %12d rows\n", t, r.Rows[t])
 	}
 	fmt.Fprintf(w, "  %-30s %12d blobs %s\n", "trace_blobs", r.Blobs, mebibytes(r.BlobBytes))
 	if r.PayloadsKept > 0 {
-		fmt.Fprintf(w, "%d AgentX trace(s) keep the reference's payloads: our trace code could not read their profile (the log names them)\n",
+		fmt.Fprintf(w, "%d AgentX trace(s) keep the reference's payloads: no profile export, or one our trace code could not read (the log names them)\n",
 			r.PayloadsKept)
 	}
 	fmt.Fprintf(w, "the reference's %d tables, views and functions are in schema reference_archive; user_feedback and schema_migrations stayed in public\n",

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,13 +22,34 @@ import (
 	"github.com/inferencex/ingest/fixtures/refdb"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
+	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/schema"
 )
 
 // referenceTables are the reference's tables a copy fills, in key order.
 var referenceTables = []string{"configs", "workflow_runs", "server_logs", "server_log_files", "agentic_trace_replay",
 	"benchmark_results", "run_stats", "eval_results", "eval_samples", "changelog_entries", "availability",
-	"datasets", "dataset_conversations", "run_datasets"}
+	"datasets", "dataset_conversations", "run_datasets", "gpu_metric_series", "gpu_metric_samples", "gpu_metric_gpu_stats",
+	"benchmark_result_gpu_metrics"}
+
+// powerxRevision digests what the site's PowerX reads return for every
+// series (docs/dashboard-schema.md, "PowerX reads"): ids, versions,
+// sidecars, links, digests and samples.
+func powerxRevision(t *testing.T, conn *pgx.Conn) string {
+	t.Helper()
+	var series int64
+	var d string
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM gpu_metric_series), md5(concat_ws(E'\n',
+		(SELECT string_agg(jsonb_build_array(s.id, s.workflow_run_id, s.artifact_name, s.file_name, s.vendor, s.ingested_at,
+			s.csv_sha256, s.sample_count, s.sidecars, coalesce((to_jsonb(s)->>'stats_version')::integer, 0),
+			(SELECT jsonb_agg(l.benchmark_result_id ORDER BY l.benchmark_result_id) FROM benchmark_result_gpu_metrics l
+			 WHERE l.series_id = s.id))::text, E'\n' ORDER BY s.id) FROM gpu_metric_series s),
+		(SELECT string_agg(g::text, E'\n' ORDER BY g::text) FROM gpu_metric_gpu_stats g),
+		(SELECT string_agg(m::text, E'\n' ORDER BY m.series_id, m.gpu_index, m.sampled_at) FROM gpu_metric_samples m)))`).
+		Scan(&series, &d))
+	require.Positive(t, series, "the run has GPU metric series")
+	return d
+}
 
 // referenceCopyOf builds a database in the reference's shape (level 017)
 // holding the rows the reference would have written for what ours holds:
@@ -81,6 +103,14 @@ func referenceCopyAt(t *testing.T, ours, level string) string {
 		require.NoError(t, err, table)
 		rows, err := pgx.CollectRows(q, func(r pgx.CollectableRow) ([]any, error) { return r.Values() })
 		require.NoError(t, err, table)
+		if table == "benchmark_results" {
+			// the metrics without the keys our traces stage derives, as
+			// the reference stores them
+			m := slices.Index(cols, "metrics")
+			for _, v := range rows {
+				v[m] = withoutDerived(v[m].(map[string]any))
+			}
+		}
 		_, err = dst.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
 		require.NoError(t, err, table)
 		if cols[0] == "id" && table != "datasets" {
@@ -109,13 +139,46 @@ func referenceCopyAt(t *testing.T, ours, level string) string {
 	return ref
 }
 
-// TestAdoptContinuesHistory: the demo run as the reference stored it,
-// adopted; ingesting the same run again finds every benchmark point, eval,
-// eval sample, AgentX trace and run-stats row the reference stored (0
-// new), and the site's reads return what they returned after adopt (trace
-// ids included), but for the changelog entry the reference overwrote
-// (restored).
+// withoutDerived is a row's metrics without what our traces stage writes
+// into them: the derived_* keys, and on an AgentX row the owned
+// server-metric keys, the producer's values back under their names.
+func withoutDerived(m map[string]any) map[string]any {
+	for k := range m {
+		if strings.HasPrefix(k, "derived_") {
+			delete(m, k)
+		}
+	}
+	if _, ours := m[trace.ServerMetricsMarker]; ours {
+		delete(m, trace.ServerMetricsMarker)
+		for _, k := range trace.ServerMetricKeys {
+			delete(m, k)
+			if v, ok := m[trace.PublishedPrefix+k]; ok {
+				m[k] = v
+				delete(m, trace.PublishedPrefix+k)
+			}
+		}
+	}
+	return m
+}
+
+// TestAdoptContinuesHistory: the demo run as the reference stored it
+// (AgentX rows without the keys our traces stage derives), adopted;
+// ingesting the same run again finds every benchmark point, eval, eval
+// sample, AgentX trace and run-stats row the reference stored (0 new), and
+// the site's reads return what they returned after adopt (trace ids and
+// every metric included: adopt derived the AgentX rows' server metrics and
+// derived_* keys as the rerun does), but for the changelog entry the
+// reference overwrote (restored).
+//
+// Without a profile: the reference stored the vLLM point's trace without
+// its profile export, and the run tree lacks it too. Adopt keeps the trace
+// so; the rerun fails that point (no profile) and changes nothing either.
 func TestAdoptContinuesHistory(t *testing.T) {
+	t.Run("as stored", func(t *testing.T) { adoptContinuesHistory(t, false) })
+	t.Run("without a profile", func(t *testing.T) { adoptContinuesHistory(t, true) })
+}
+
+func adoptContinuesHistory(t *testing.T, withoutProfile bool) {
 	demo := t.TempDir()
 	require.NoError(t, fixtures.WriteDemoRun(demo))
 	ours := pgtest.New(t)
@@ -123,6 +186,21 @@ func TestAdoptContinuesHistory(t *testing.T) {
 
 	ref := referenceCopyOf(t, ours)
 	vars := map[string]string{"DATABASE_URL": ref}
+	if withoutProfile {
+		admin, err := pgx.Connect(t.Context(), ref)
+		require.NoError(t, err)
+		tag, err := admin.Exec(t.Context(), `UPDATE agentic_trace_replay SET profile_export_jsonl_gz = NULL,
+			profile_export_uncompressed_size = NULL
+			WHERE id IN (SELECT b.trace_replay_id FROM benchmark_results b JOIN configs c ON c.id = b.config_id
+				WHERE c.framework = 'vllm' AND b.benchmark_type = 'agentic_traces')`)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), tag.RowsAffected())
+		require.NoError(t, admin.Close(t.Context()))
+		profiles, err := filepath.Glob(filepath.Join(demo, "agentic_*_vllm_*", "aiperf_artifacts", "run_0", "profile_export.jsonl"))
+		require.NoError(t, err)
+		require.Len(t, profiles, 1)
+		require.NoError(t, os.Remove(profiles[0]))
+	}
 	requireCode(t, cli.ExitOK, run(t, vars, "adopt"))
 
 	conn := dashboardConn(t, ref)
@@ -133,7 +211,14 @@ func TestAdoptContinuesHistory(t *testing.T) {
 		WHERE br.benchmark_type = 'agentic_traces' AND br.conc = 4 AND c.framework = 'sglang'`).Scan(&f.agentic))
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT br.id FROM benchmark_results br JOIN configs c ON c.id = br.config_id
 		WHERE br.benchmark_type = 'agentic_traces' AND c.framework = 'dynamo-sglang' AND c.disagg`).Scan(&f.disagg))
+	var derived, marked int64
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE EXISTS (SELECT 1 FROM jsonb_object_keys(metrics) k
+		WHERE k LIKE 'derived\_%')), count(*) FILTER (WHERE metrics ? 'server_metrics_version')
+		FROM benchmark_results WHERE benchmark_type = 'agentic_traces'`).Scan(&derived, &marked))
+	require.Positive(t, derived, "adopt writes the derived_* keys into the AgentX rows")
+	require.Positive(t, marked, "adopt derives the AgentX rows' server metrics")
 	before := siteReads(t, conn, []demoFacts{f}, false)
+	powerBefore := powerxRevision(t, conn)
 	var samplesBefore int64
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM public.eval_samples`).Scan(&samplesBefore))
 
@@ -156,6 +241,11 @@ func TestAdoptContinuesHistory(t *testing.T) {
 	require.NotZero(t, sum.Rows.Trace.Duplicate, "traces the reference stored")
 	require.Zero(t, sum.Details.TraceSidecarsNew, "traces the reference stored")
 	require.Zero(t, sum.Stats.RunStatsNew)
+	// The GPU metric series the reference stored are the run's files:
+	// kept, ids and all.
+	require.Zero(t, sum.Rows.Power.New, "GPU metric series the reference stored")
+	require.Positive(t, sum.Rows.Power.Duplicate)
+	require.Equal(t, powerBefore, powerxRevision(t, conn))
 	// The reference kept one filter line per document: the adopted row
 	// stands for it, and the other lines count as duplicates.
 	require.Zero(t, sum.Stats.EvalSamplesNew, "eval samples of documents the reference stored")

@@ -3,6 +3,9 @@ package cli_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,6 +122,10 @@ func TestAdoptSiteReads(t *testing.T) {
 			require.Contains(t, dry.stdout, "newest "+level)
 			require.Contains(t, dry.stdout, "benchmark_results")
 			require.Contains(t, dry.stdout, "dry run: nothing was changed")
+			if level == refdb.Level017 {
+				require.Regexp(t, `gpu_metric_samples\s+[1-9][0-9]* rows`, dry.stdout)
+				require.Contains(t, dry.stdout, "GPU metrics: series, digests and links copied")
+			}
 			requireCode(t, cli.ExitUsage, run(t, vars, "migrate", "up"))
 
 			res := run(t, vars, "adopt")
@@ -157,15 +164,29 @@ func TestAdoptSiteReads(t *testing.T) {
 }
 
 // withoutComputed copies rows without the trace payloads, which adopt
-// computes from the trace blobs.
+// computes from the trace blobs, and without the metrics an ingest of the
+// run derives into a row, which adopt derives too (store.TestAdoptLevels
+// checks the rest is kept): the derived_* keys, the owned server-metric
+// keys with their published_* copies and marker (the KV-cache pool among
+// them, also as a read's column).
 func withoutComputed(rows []map[string]any) []map[string]any {
 	out := make([]map[string]any, len(rows))
 	for i, r := range rows {
 		out[i] = map[string]any{}
 		for k, v := range r {
 			switch k {
-			case "stats", "chart_series", "request_timeline", "timeline_version", "timeline_storage_bytes":
+			case "stats", "chart_series", "request_timeline", "timeline_version", "timeline_storage_bytes", "kv_cache_pool_tokens":
 				continue
+			}
+			if m, ok := v.(map[string]any); ok && k == "metrics" {
+				c := maps.Clone(m)
+				for mk := range c {
+					if strings.HasPrefix(mk, "derived_") || strings.HasPrefix(mk, trace.PublishedPrefix) ||
+						mk == trace.ServerMetricsMarker || slices.Contains(trace.ServerMetricKeys, mk) {
+						delete(c, mk)
+					}
+				}
+				v = c
 			}
 			out[i][k] = v
 		}

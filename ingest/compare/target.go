@@ -236,14 +236,13 @@ func scanBenchKey(rows pgx.Rows, more ...any) (string, error) {
 func (t *target) scanTrace(rows pgx.Rows) error {
 	if t.schema == SchemaOurs {
 		var profile, metricsJSON, csv, aiperf []byte
-		var profileSize int64
-		var jsonSize, csvSize *int64
+		var profileSize, jsonSize, csvSize *int64 // NULL with no such file (an adopted trace may lack its profile)
 		var layout string
 		k, err := scanBenchKey(rows, &profile, &profileSize, &metricsJSON, &jsonSize, &csv, &csvSize, &aiperf, &layout)
 		if err != nil {
 			return err
 		}
-		t.rows.put(TableTraces, k, &row{layout: layout, values: traceValues(profile, profileSize, metricsJSON, deref(jsonSize),
+		t.rows.put(TableTraces, k, &row{layout: layout, values: traceValues(profile, deref(profileSize), metricsJSON, deref(jsonSize),
 			csv, deref(csvSize), aiperf, layout)})
 		return nil
 	}

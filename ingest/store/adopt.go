@@ -20,6 +20,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest/trace"
 	"github.com/inferencex/ingest/migrations"
+	"github.com/inferencex/ingest/schema"
 )
 
 // ErrAdoptRefused marks a database adopt does not take over: not the
@@ -29,20 +30,22 @@ var ErrAdoptRefused = errors.New("adopt refused, nothing was changed")
 
 // referenceFiles are the reference ingest's migration files adopt knows
 // (docs/reference-schema.md, "Levels"): the fork's 001–010, the newer
-// ones of the reference, and the other names 002 and 013 were seen under.
+// ones of the reference, and the branch files seen beside them (002 and
+// 008 under other names, 016's receipt table).
 var referenceFiles = []string{
 	"001_initial_schema.sql", "002_eval_samples.sql", "002_eval_unique_conc.sql",
 	"003_latest_benchmarks_run_started_tiebreaker.sql", "004_relax_decode_zero_constraints.sql",
 	"005_user_feedback.sql", "006_benchmark_results_workers.sql", "007_latest_benchmarks_single_run_per_line.sql",
-	"008_agentic.sql", "009_latest_benchmarks_single_run_per_line.sql", "010_dataset_request_stats.sql",
-	"011_append_only_curves.sql", "012_benchmark_recipe_fingerprint.sql", "013_server_log_files.sql",
-	"014_agentic_curve_snapshots.sql", "015_power_provenance.sql", "016_gpu_metrics.sql",
-	"017_gpu_metric_stats_version.sql",
+	"008_agentic.sql", "008_benchmark_results_kv_transfer_lib.sql", "009_latest_benchmarks_single_run_per_line.sql",
+	"010_dataset_request_stats.sql", "011_append_only_curves.sql", "012_benchmark_recipe_fingerprint.sql",
+	"013_server_log_files.sql", "014_agentic_curve_snapshots.sql", "015_power_provenance.sql", "016_gpu_metrics.sql",
+	"016_measurement_snapshots.sql", "017_gpu_metric_stats_version.sql",
 }
 
 // referenceColumns are the columns of the reference's tables adopt
 // converts, at its newest known level; a table or column outside them is
-// something adopt would lose, and it refuses.
+// something adopt would lose, and it refuses. A nil list is a table adopt
+// moves to reference_archive as it is, converting nothing.
 var referenceColumns = map[string][]string{
 	"configs": {"id", "hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
 		"prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers", "decode_tp", "decode_ep",
@@ -53,7 +56,7 @@ var referenceColumns = map[string][]string{
 	"server_log_files": {"server_log_id", "file_name", "log_text"},
 	"benchmark_results": {"id", "workflow_run_id", "config_id", "benchmark_type", "date", "isl", "osl", "conc", "image",
 		"metrics", "error", "server_log_id", "workers", "offload_mode", "trace_replay_id", "recipe_fingerprint",
-		"power_invalid_reasons", "power_audit"},
+		"power_invalid_reasons", "power_audit", "kv_transfer_lib"},
 	"run_stats":    {"id", "workflow_run_id", "date", "hardware", "n_success", "total"},
 	"eval_results": {"id", "workflow_run_id", "config_id", "task", "date", "isl", "osl", "conc", "lm_eval_version", "metrics"},
 	"availability": {"model", "isl", "osl", "precision", "hardware", "framework", "spec_method", "disagg", "date", "benchmark_type"},
@@ -68,8 +71,18 @@ var referenceColumns = map[string][]string{
 	"dataset_conversations": {"id", "dataset_id", "conv_id", "models", "num_turns", "num_subagent_groups", "total_in",
 		"total_out", "total_cached", "structure"},
 	"run_datasets": {"workflow_run_id", "dataset_slug", "created_at"},
-	// Level 016 on: refused while they hold rows (not converted yet).
-	"gpu_metric_series": nil, "gpu_metric_samples": nil, "gpu_metric_gpu_stats": nil, "benchmark_result_gpu_metrics": nil,
+	"gpu_metric_series": {"id", "workflow_run_id", "artifact_name", "config_key", "file_name", "vendor", "csv_sha256",
+		"sample_interval_s", "sample_count", "gpu_count", "started_at", "ended_at", "sidecars", "ingested_at", "stats_version"},
+	"gpu_metric_samples": {"series_id", "gpu_index", "sampled_at", "power_w", "temperature_c", "sm_clock_mhz", "mem_clock_mhz",
+		"gpu_util_pct", "mem_util_pct", "edge_temp_c", "mem_temp_c", "gfx_voltage_mv", "soc_voltage_mv", "mem_voltage_mv",
+		"fclk_mhz", "socclk_mhz", "mm_activity_pct"},
+	"gpu_metric_gpu_stats": {"series_id", "gpu_index", "metric", "sample_count", "min_value", "max_value", "mean_value",
+		"median_value", "p95_value", "p99_value", "stddev_value"},
+	"benchmark_result_gpu_metrics": {"benchmark_result_id", "series_id"},
+	// The receipt import's table (016_measurement_snapshots.sql), reverted
+	// and left unused: nothing of ours or the site's reads it, so it moves
+	// to reference_archive with its rows, unconverted.
+	"measurement_snapshots": nil,
 }
 
 // siteTables are the tables adopt leaves in public as they are: the
@@ -91,12 +104,20 @@ type AdoptPlan struct {
 	Files  []string
 	Newest string
 	// Features present by column: 011 append_only, 012 recipe_fingerprint,
-	// 013 server_log_files, 015 power columns, 016 the GPU metric tables.
-	AppendOnly, Fingerprint, LogFiles, Power, GPU bool
+	// 013 server_log_files, 015 power columns, 016 the GPU metric tables
+	// (017 their stats_version); the branch files' 008 kv_transfer_lib and
+	// 016 measurement_snapshots.
+	AppendOnly, Fingerprint, LogFiles, Power, GPU, GPUStatsVersion bool
+	KVTransferLib, Snapshots                                       bool
 	// Tables are the reference's tables converted and moved to
 	// reference_archive; Kept the site's, left in public.
 	Tables []AdoptTable
 	Kept   []AdoptTable
+	// EvalMerges are the eval rows that share a key (isl, osl or conc
+	// NULL) with a newer one, merged into it; TracesWithoutProfile the
+	// trace rows without a profile export, kept with the reference's
+	// payloads.
+	EvalMerges, TracesWithoutProfile int64
 	// Refusals say why adopt will not run; empty: it will.
 	Refusals []string
 	// Estimate is a rough duration on a 2-core host.
@@ -152,7 +173,8 @@ func (s *Store) PlanAdopt(ctx context.Context) (AdoptPlan, error) {
 	}
 	if len(unknown) > 0 || len(p.Files) == 0 {
 		return p, fmt.Errorf("the reference's schema is at a level adopt does not know: newest migration file %q, unknown %s "+
-			"(known: 001_initial_schema.sql to 017_gpu_metric_stats_version.sql): %w", p.Newest, strings.Join(unknown, ", "), ErrAdoptRefused)
+			"(known: 001_initial_schema.sql to 017_gpu_metric_stats_version.sql and the branch files 002_eval_unique_conc.sql, "+
+			"008_benchmark_results_kv_transfer_lib.sql, 016_measurement_snapshots.sql): %w", p.Newest, strings.Join(unknown, ", "), ErrAdoptRefused)
 	}
 	cols := map[string][]string{}
 	rows, _ = s.pool.Query(ctx, qAdoptColumns)
@@ -166,7 +188,8 @@ func (s *Store) PlanAdopt(ctx context.Context) (AdoptPlan, error) {
 	has := func(t, c string) bool { return slices.Contains(cols[t], c) }
 	p.AppendOnly, p.Fingerprint = has("workflow_runs", "append_only"), has("benchmark_results", "recipe_fingerprint")
 	p.LogFiles, p.Power = len(cols["server_log_files"]) > 0, has("benchmark_results", "power_invalid_reasons")
-	p.GPU = len(cols["gpu_metric_series"]) > 0
+	p.GPU, p.GPUStatsVersion = len(cols["gpu_metric_series"]) > 0, has("gpu_metric_series", "stats_version")
+	p.KVTransferLib, p.Snapshots = has("benchmark_results", "kv_transfer_lib"), len(cols["measurement_snapshots"]) > 0
 	if p.LogFiles != has("server_logs", "file_name") {
 		p.Refusals = append(p.Refusals, "server_logs.file_name and table server_log_files are not both present")
 	}
@@ -245,12 +268,18 @@ func (s *Store) adoptChecks(ctx context.Context, p *AdoptPlan) error {
 	}); err != nil {
 		return fmt.Errorf("check the reference's rows against our constraints: %w", err)
 	}
-	if p.GPU {
-		if err := s.pool.QueryRow(ctx, qAdoptGPURows).Scan(&n); err != nil {
-			return fmt.Errorf("count the reference's GPU metric rows: %w", err)
+	if err := s.pool.QueryRow(ctx, qAdoptTracesWithoutProfile).Scan(&p.TracesWithoutProfile); err != nil {
+		return fmt.Errorf("count the reference's traces without a profile: %w", err)
+	}
+	if err := s.pool.QueryRow(ctx, qAdoptEvalMerges).Scan(&p.EvalMerges); err != nil {
+		return fmt.Errorf("count the reference's eval rows sharing a key: %w", err)
+	}
+	if p.KVTransferLib {
+		if err := s.pool.QueryRow(ctx, qAdoptKVTransferLib).Scan(&n); err != nil {
+			return fmt.Errorf("count the reference's kv_transfer_lib values: %w", err)
 		}
 		if n > 0 {
-			p.Refusals = append(p.Refusals, fmt.Sprintf("%d GPU metric rows (gpu_metric_series, gpu_metric_samples): adopt does not convert them yet", n))
+			p.Refusals = append(p.Refusals, fmt.Sprintf("%d benchmark_results with a kv_transfer_lib: the site reads it and this program does not store it", n))
 		}
 	}
 	var present []string
@@ -309,9 +338,10 @@ type AdoptResult struct {
 	// BlobBytesRead counts the reference's blob bytes read through the
 	// client: each blob once.
 	BlobBytesRead int64
-	// PayloadsKept counts traces whose profile our trace code cannot
-	// read: they keep the reference's payloads (a NULL aggregate_stats
-	// as {}); the others hold ours, computed from their blobs.
+	// PayloadsKept counts traces without a profile export or with one
+	// our trace code cannot read: they keep the reference's payloads (a
+	// NULL aggregate_stats as {}); the others hold ours, computed from
+	// their blobs.
 	PayloadsKept int64
 	Moved        []string
 	Duration     time.Duration
@@ -400,6 +430,8 @@ FROM public.server_log_files`
 		"{br_reasons}", pick(a.p.Power, "r.power_invalid_reasons", "NULL::jsonb"),
 		"{br_audit}", pick(a.p.Power, "r.power_audit", "NULL::jsonb"),
 		"{log_primary}", pick(a.p.LogFiles, "file_name", "'server.log'::text"),
+		"{gs_stats_version}", pick(a.p.GPUStatsVersion, "s.stats_version", "0"),
+		"{log_files_of}", pick(a.p.LogFiles, "UNION ALL SELECT file_name, log_text FROM public.server_log_files WHERE server_log_id = $1", ""),
 		"{log_files}", logFiles,
 		"{log_texts}", logTexts,
 	).Replace(sql)
@@ -459,16 +491,29 @@ func (a *adoption) run(ctx context.Context, latest uint) error {
 		table, sql string
 		args       []any
 	}{
-		{"benchmark_results", qAdoptBenchmarkResults, nil},
+		{"benchmark_results", qAdoptBenchmarkResults, []any{trace.ServerMetricsReplaced()}},
 		{"run_stats", qAdoptRunStats, nil},
+		{"", qAdoptEvalMap, nil},
 		{"eval_results", qAdoptEvalResults, nil},
 		{"eval_sample_texts", qAdoptSampleTexts, nil},
-		{"eval_samples", qAdoptEvalSamples, nil},
+		{"eval_samples", strings.NewReplacer("{samples}", "public.eval_samples", "{merged}", "NOT m.merged").Replace(qAdoptEvalSamples), nil},
+		{"eval_samples", strings.NewReplacer("{samples}", qAdoptMergedSamples, "{merged}", "m.merged").Replace(qAdoptEvalSamples), nil},
 		{"changelog_entries", qAdoptChangelog, nil},
 		{"availability", qAdoptAvailability, nil},
 		{"datasets", qAdoptDatasets, nil},
 		{"dataset_conversations", qAdoptDatasetConversations, nil},
 		{"run_datasets", qAdoptRunDatasets, nil},
+	}
+	if a.p.GPU {
+		copies = append(copies, []struct {
+			table, sql string
+			args       []any
+		}{
+			{"gpu_metric_series", qAdoptGPUSeries, nil},
+			{"gpu_metric_sample_chunks", qAdoptGPUSamples, nil},
+			{"gpu_metric_gpu_stats", qAdoptGPUStats, nil},
+			{"benchmark_result_gpu_metrics", qAdoptGPULinks, nil},
+		}...)
 	}
 	for _, c := range copies {
 		if err := a.exec(ctx, c.table, c.sql, c.args...); err != nil {
@@ -647,6 +692,9 @@ func (a *adoption) traces(ctx context.Context) error {
 	if err := a.exec(ctx, "", qAdoptTimelineTable); err != nil {
 		return err
 	}
+	if err := a.exec(ctx, "", qAdoptServerMetricsTable); err != nil {
+		return err
+	}
 	type traceRow struct {
 		id                 int64
 		profile, json, csv bool
@@ -673,6 +721,7 @@ func (a *adoption) traces(ctx context.Context) error {
 		// One pass over each blob: its bytes feed the digest and the trace
 		// code together. The payloads are written only for a new trace.
 		var in payloadInput
+		var scrape trace.Scrape
 		var tags []string
 		var sums [][]byte
 		var digests [3][]byte
@@ -705,7 +754,17 @@ func (a *adoption) traces(ctx context.Context) error {
 					in.metrics, in.metricsErr = a.readServerMetrics(ctx, t.id, c.n, size, pc)
 				}
 			default:
-				d, size, err = a.rawBlob(ctx, t.id, c.col, c.n)
+				// The scrape is what the owned server-metric keys of the
+				// rows derive from; unreadable, they derive without it.
+				var perr error
+				d, size, perr, err = a.rawBlob(ctx, t.id, c.col, c.n, func(r io.Reader) (err error) {
+					scrape, err = trace.ReadScrape(r)
+					return err
+				})
+				if perr != nil {
+					a.s.log.Warn("adopted trace's server metrics CSV unreadable", zap.Int64("trace", t.id), zap.Error(perr))
+					scrape = nil
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("adopt agentic_trace_replay %d %s: %w", t.id, c.col, err)
@@ -740,8 +799,93 @@ func (a *adoption) traces(ctx context.Context) error {
 		if _, err := a.tx.Exec(ctx, qAdoptTraceMapRow, t.id, newID); err != nil {
 			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
 		}
+		if !t.profile {
+			// An ingest finds no trace for a point without a profile
+			// export: its rows' server metrics derive without the scrape.
+			scrape = nil
+		}
+		if err := a.serverMetrics(ctx, "r.trace_replay_id = $2", scrape, t.id); err != nil {
+			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
+		}
+	}
+	if err := a.serverMetrics(ctx, "r.trace_replay_id IS NULL", nil); err != nil {
+		return fmt.Errorf("adopt AgentX rows without a trace: %w", err)
 	}
 	return nil
+}
+
+// serverMetrics computes the owned server-metric keys of the reference's
+// AgentX rows where (a trace's rows, or those without one) with the traces
+// stage's code, as an ingest of the run derives them: from the row's
+// config and published metrics, its trace's scrape (nil without one) and
+// the startup lines of its server log's worker files. They wait in
+// adopt_server_metrics for the rows' copy.
+func (a *adoption) serverMetrics(ctx context.Context, where string, scrape trace.Scrape, args ...any) error {
+	type agentxRow struct {
+		id      int64
+		logID   *int64
+		cfg     schema.Config
+		metrics map[string]float64
+	}
+	q := a.level(strings.ReplaceAll(qAdoptAgentXRows, "{where}", where))
+	rows, _ := a.tx.Query(ctx, q, append([]any{trace.ServerMetricInputs()}, args...)...)
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (agentxRow, error) {
+		var x agentxRow
+		c := &x.cfg
+		var ptp, pw, dtp, dw int64
+		err := r.Scan(&x.id, &x.logID, &c.Framework, &c.Disagg, &ptp, &c.PrefillDPAttention, &pw, &dtp, &c.DecodeDPAttention, &dw, &x.metrics)
+		c.PrefillTP, c.PrefillNumWorkers, c.DecodeTP, c.DecodeNumWorkers = int(ptp), int(pw), int(dtp), int(dw)
+		return x, err
+	})
+	if err != nil {
+		return fmt.Errorf("read the AgentX rows: %w", err)
+	}
+	logs := map[int64][]trace.LogFileLines{}
+	for _, x := range list {
+		in := trace.RowInput(x.cfg, x.metrics)
+		in.Scrape = scrape
+		if x.logID != nil {
+			lines, ok := logs[*x.logID]
+			if !ok {
+				if lines, err = a.startupLines(ctx, *x.logID); err != nil {
+					return fmt.Errorf("server log %d: %w", *x.logID, err)
+				}
+				logs[*x.logID] = lines
+			}
+			in.Logs = lines
+		}
+		out, err := json.Marshal(trace.RowServerMetrics(x.metrics, trace.DeriveServerMetrics(in)))
+		if err != nil {
+			return fmt.Errorf("row %d: encode its server metrics: %w", x.id, err)
+		}
+		if _, err := a.tx.Exec(ctx, qAdoptServerMetricsRow, x.id, string(out)); err != nil {
+			return fmt.Errorf("row %d: %w", x.id, err)
+		}
+	}
+	return nil
+}
+
+// startupLines are the startup lines of the worker log files of
+// reference server log id, in file name order, as the traces stage
+// collects them from the artifact's files (a bundle without worker
+// files: none, not nil).
+func (a *adoption) startupLines(ctx context.Context, id int64) ([]trace.LogFileLines, error) {
+	out := []trace.LogFileLines{}
+	rows, _ := a.tx.Query(ctx, a.level(qAdoptLogFileTexts), id)
+	var name, text string
+	_, err := pgx.ForEachRow(rows, []any{&name, &text}, func() error {
+		if _, _, ok := trace.WorkerOfLogFile(name); !ok {
+			return nil
+		}
+		sl := trace.NewStartupLines()
+		if _, err := io.WriteString(sl, text); err != nil {
+			return err
+		}
+		_ = sl.Close()
+		out = append(out, trace.LogFileLines{Name: name, Lines: sl.Lines})
+		return nil
+	})
+	return out, err
 }
 
 // traceContext is the framework and disaggregation of the rows reference
@@ -900,36 +1044,50 @@ func (r *readErr) Read(p []byte) (int, error) {
 
 // rawBlob stores raw column col (n bytes) of trace row id as a trace blob,
 // gzipped here, and returns its digest (sha256 of its bytes, taken in the
-// database) and size. The column is read through the client once, to
-// gzip it.
-func (a *adoption) rawBlob(ctx context.Context, id int64, col string, n int64) ([]byte, int64, error) {
-	var d []byte
+// database) and size. The column is read through the client once: its
+// bytes go to parse (whose error is perr) and, for a blob not stored yet,
+// to the gzip stream.
+func (a *adoption) rawBlob(ctx context.Context, id int64, col string, n int64, parse func(io.Reader) error) (d []byte, size int64, perr, err error) {
 	if err := a.tx.QueryRow(ctx, fmt.Sprintf(qAdoptBlobDigest, col), id).Scan(&d); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	// The row first (chunks reference it), then the gzip stream in
 	// chunks, then its stored size.
 	tag, err := a.tx.Exec(ctx, qAdoptBlobInsert, d, n, 0, 0)
-	if err != nil || tag.RowsAffected() == 0 {
-		return d, n, err
+	if err != nil {
+		return nil, 0, nil, err
 	}
+	fresh := tag.RowsAffected() > 0
 	cw := &chunkWriter{ctx: ctx, tx: a.tx, digest: d}
 	zw := gzip.NewWriter(cw)
-	if _, err := io.Copy(zw, a.slices(ctx, id, col, n)); err != nil {
-		return nil, 0, err
+	var sink io.Writer = zw
+	if !fresh {
+		sink = io.Discard
+	}
+	src := &readErr{r: a.slices(ctx, id, col, n)}
+	tee := io.TeeReader(src, sink)
+	perr = parse(tee)
+	if _, err := io.Copy(io.Discard, tee); err != nil {
+		return nil, 0, nil, err
+	}
+	if src.err != nil {
+		return nil, 0, nil, src.err
+	}
+	if !fresh {
+		return d, n, perr, nil
 	}
 	if err := zw.Close(); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if err := cw.flush(); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if _, err := a.tx.Exec(ctx, qAdoptBlobStoredSize, d, cw.stored, cw.seq); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	a.res.Blobs++
 	a.res.BlobBytes += cw.stored
-	return d, n, nil
+	return d, n, perr, nil
 }
 
 // sliceReader reads a bytea column of one reference trace row a slice at

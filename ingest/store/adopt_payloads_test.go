@@ -189,3 +189,43 @@ func TestAdoptReadsEachBlobOnce(t *testing.T) {
 		})
 	}
 }
+
+// A trace the reference stored without a profile export (only its server
+// metrics) is adopted without one: it keeps its id, its rows' links and
+// the reference's payloads (counted), and the dashboard gives back a NULL
+// profile and size, as the reference's table had them.
+func TestAdoptTraceWithoutProfile(t *testing.T) {
+	ctx := context.Background()
+	db, stats := refDatabase(t, refdb.Level017)
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `UPDATE agentic_trace_replay SET profile_export_jsonl_gz = NULL, profile_export_uncompressed_size = NULL
+		WHERE id = 3`)
+	require.NoError(t, err)
+	var stats3, chart3, metricsGz string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT aggregate_stats::text, chart_series::text, encode(sha256(server_metrics_json_gz), 'hex')
+		FROM agentic_trace_replay WHERE id = 3`).Scan(&stats3, &chart3, &metricsGz))
+
+	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+	plan, err := st.PlanAdopt(ctx)
+	require.NoError(t, err)
+	require.Empty(t, plan.Refusals)
+	require.Equal(t, int64(1), plan.TracesWithoutProfile)
+	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), res.PayloadsKept)
+	require.Equal(t, stats.TraceReplays, res.Rows["agentic_trace_replay"])
+
+	var noProfile, noSize, sameStats, sameChart, sameMetrics bool
+	var linked int64
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT d.profile_export_jsonl_gz IS NULL, d.profile_export_uncompressed_size IS NULL,
+		d.aggregate_stats = $1::jsonb, d.chart_series = $2::jsonb, encode(sha256(d.server_metrics_json_gz), 'hex') = $3,
+		(SELECT count(*) FROM benchmark_results b WHERE b.trace_replay_id = 3)
+		FROM dashboard.agentic_trace_replay d WHERE d.id = 3`, stats3, chart3, metricsGz).
+		Scan(&noProfile, &noSize, &sameStats, &sameChart, &sameMetrics, &linked))
+	require.Equal(t, []bool{true, true, true, true, true}, []bool{noProfile, noSize, sameStats, sameChart, sameMetrics})
+	require.Equal(t, int64(1), linked)
+}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/inferencex/ingest/fixtures/refdb"
 	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
+	"github.com/inferencex/ingest/ingest/trace"
 )
 
 // refDatabase builds a database in the reference's shape at level, filled
@@ -75,13 +77,18 @@ func TestAdoptLevels(t *testing.T) {
 				AND conrelid IN ('public.eval_samples'::regclass, 'public.benchmark_results'::regclass)`).Scan(&fks))
 			require.Equal(t, int64(7), fks)
 
-			// The ids the site reads are the reference's.
-			var missing int64
-			require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM reference_archive.benchmark_results r
-				LEFT JOIN public.benchmark_results b ON b.id = r.id AND b.metrics = r.metrics
-					AND b.trace_replay_id IS NOT DISTINCT FROM r.trace_replay_id AND b.server_log_id IS NOT DISTINCT FROM r.server_log_id
-				WHERE b.id IS NULL`).Scan(&missing))
+			// The ids the site reads are the reference's, and so are the
+			// metrics but for what an ingest of the run derives into them
+			// (the owned server-metric keys of AgentX rows, their
+			// published_* copies, derived_* keys, the KV-cache pool).
+			var missing, changed int64
+			require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE b.id IS NULL), count(*) FILTER (WHERE b.metrics <> r.metrics)
+				FROM reference_archive.benchmark_results r
+				LEFT JOIN public.benchmark_results b ON b.id = r.id AND (r.metrics - $1::text[]) <@ b.metrics
+					AND b.trace_replay_id IS NOT DISTINCT FROM r.trace_replay_id AND b.server_log_id IS NOT DISTINCT FROM r.server_log_id`,
+				trace.ServerMetricsReplaced()).Scan(&missing, &changed))
 			require.Zero(t, missing)
+			require.Positive(t, changed, "the AgentX rows hold the derived keys")
 		})
 	}
 }
@@ -139,7 +146,7 @@ func TestAdoptKilled(t *testing.T) {
 	require.Contains(t, steps, "swap")
 	requireSameDump(t, before, dumpDatabase(t, db), "stopped before its commit")
 
-	for _, at := range []string{"migrations", "server_logs", "agentic_trace_replay", "eval_samples", "curves", "swap"} {
+	for _, at := range []string{"migrations", "server_logs", "agentic_trace_replay", "eval_samples", "gpu_metric_sample_chunks", "curves", "swap"} {
 		t.Run("cancel at "+at, func(t *testing.T) {
 			cctx, cancel := context.WithCancel(ctx)
 			defer cancel()
@@ -172,6 +179,207 @@ func TestAdoptKilled(t *testing.T) {
 	_, err = st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r"})
 	require.NoError(t, err)
 	require.NotEqual(t, len(before), len(dumpDatabase(t, db)))
+}
+
+// The reference's branch files are levels adopt knows: with
+// 008_benchmark_results_kv_transfer_lib.sql (no value set) and
+// 016_measurement_snapshots.sql recorded, it converts, moving the receipt
+// table and its rows to reference_archive unconverted; a kv_transfer_lib
+// value, which the site reads and we have no place for, refuses.
+func TestAdoptBranchFiles(t *testing.T) {
+	ctx := context.Background()
+	db, stats := refDatabase(t, refdb.Level017)
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	require.NoError(t, refdb.AddBranchFiles(ctx, conn))
+	_, err = conn.Exec(ctx, `INSERT INTO measurement_snapshots (source_repo, source_run_id, source_attempt, receipt_id,
+		bundle_digest, receipt, state) VALUES ('SemiAnalysisAI/InferenceX', 21000000000, 1, repeat('a', 64), repeat('b', 64), '{}', 'complete')`)
+	require.NoError(t, err)
+	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+
+	_, err = conn.Exec(ctx, `UPDATE benchmark_results SET kv_transfer_lib = 'nixl' WHERE id IN (1, 2)`)
+	require.NoError(t, err)
+	plan, err := st.PlanAdopt(ctx)
+	require.NoError(t, err)
+	require.True(t, plan.KVTransferLib)
+	require.True(t, plan.Snapshots)
+	require.Equal(t, []string{"2 benchmark_results with a kv_transfer_lib: the site reads it and this program does not store it"}, plan.Refusals)
+	_, err = st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r"})
+	require.ErrorIs(t, err, store.ErrAdoptRefused)
+
+	_, err = conn.Exec(ctx, `UPDATE benchmark_results SET kv_transfer_lib = NULL`)
+	require.NoError(t, err)
+	plan, err = st.PlanAdopt(ctx)
+	require.NoError(t, err)
+	require.Empty(t, plan.Refusals)
+	require.Contains(t, plan.Files, "008_benchmark_results_kv_transfer_lib.sql")
+	require.Contains(t, plan.Files, "016_measurement_snapshots.sql")
+	var planned bool
+	for _, tb := range plan.Tables {
+		planned = planned || (tb.Name == "measurement_snapshots" && tb.Rows == 1)
+	}
+	require.True(t, planned, "the plan lists the receipt table with its rows")
+	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
+	require.NoError(t, err)
+	require.Equal(t, stats.BenchmarkResults, res.Rows["benchmark_results"])
+	var snapshots int64
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM reference_archive.measurement_snapshots`).Scan(&snapshots))
+	require.Equal(t, int64(1), snapshots)
+	require.NoError(t, st.CheckWritable(ctx))
+}
+
+// powerxReads are the site's PowerX reads (docs/dashboard-schema.md,
+// "PowerX reads") over every run, series and point at once.
+var powerxReads = map[string]string{
+	"run-series": `SELECT g.github_run_id, s.id, s.artifact_name, s.config_key, s.file_name, s.vendor, s.sample_interval_s,
+		s.sample_count, s.gpu_count, s.started_at, s.ended_at, s.sidecars, s.csv_sha256, s.ingested_at,
+		(SELECT array_agg(l.benchmark_result_id ORDER BY l.benchmark_result_id)
+		   FROM benchmark_result_gpu_metrics l WHERE l.series_id = s.id) AS benchmark_result_ids,
+		(SELECT jsonb_agg(b.power_audit ORDER BY b.id) FROM benchmark_result_gpu_metrics l
+		   JOIN benchmark_results b ON b.id = l.benchmark_result_id
+		   WHERE l.series_id = s.id AND b.power_audit IS NOT NULL) AS power_audits
+		FROM (SELECT DISTINCT github_run_id FROM workflow_runs) g
+		JOIN gpu_metric_series s ON s.workflow_run_id = (SELECT id FROM workflow_runs WHERE github_run_id = g.github_run_id
+			ORDER BY run_attempt DESC LIMIT 1)`,
+	"series-stats": `SELECT series_id, gpu_index, metric, sample_count, min_value, max_value, mean_value,
+		median_value, p95_value, p99_value, stddev_value FROM gpu_metric_gpu_stats`,
+	"series-samples": `SELECT series_id, gpu_index, sampled_at, power_w, temperature_c, sm_clock_mhz, mem_clock_mhz,
+		gpu_util_pct, mem_util_pct, edge_temp_c, mem_temp_c, gfx_voltage_mv, soc_voltage_mv,
+		mem_voltage_mv, fclk_mhz, socclk_mhz, mm_activity_pct FROM gpu_metric_samples`,
+	"series-version": `SELECT id, csv_sha256, sample_count, ingested_at FROM gpu_metric_series`,
+	"point-revision": `SELECT link.benchmark_result_id, md5(jsonb_agg(jsonb_build_array(
+		s.id, s.ingested_at, s.csv_sha256, s.sample_count, s.sidecars,
+		coalesce((to_jsonb(s)->>'stats_version')::integer, 0),
+		(SELECT jsonb_agg(jsonb_build_array(l.benchmark_result_id, b.power_audit) ORDER BY l.benchmark_result_id)
+		   FROM benchmark_result_gpu_metrics l JOIN benchmark_results b ON b.id = l.benchmark_result_id
+		   WHERE l.series_id = s.id)) ORDER BY s.id)::text) AS revision
+		FROM benchmark_result_gpu_metrics link JOIN gpu_metric_series s ON s.id = link.series_id
+		GROUP BY link.benchmark_result_id`,
+}
+
+// readDigests runs each PowerX read on db: its row count and an md5 of
+// its rows as text.
+func readDigests(t *testing.T, db string) map[string]string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), db)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	out := map[string]string{}
+	for name, q := range powerxReads {
+		var n int64
+		var d string
+		require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*), md5(coalesce(string_agg(t::text, E'\n' ORDER BY t::text), ''))
+			FROM (`+q+`) t`).Scan(&n, &d), name)
+		require.Positive(t, n, name)
+		out[name] = fmt.Sprintf("%d rows, md5 %s", n, d)
+	}
+	return out
+}
+
+// The reference's GPU metric rows (levels 016 and 017) are converted: every
+// PowerX read of the site returns the same rows and values after adopt
+// (series ids, samples, digests, links, revisions), the samples packed
+// into our chunks, the formats and hosts ours derived. At level 016 (no
+// stats_version yet) the series read as version 0, as before.
+func TestAdoptGPUMetrics(t *testing.T) {
+	t.Run("017", func(t *testing.T) { adoptGPUMetrics(t, false) })
+	t.Run("016", func(t *testing.T) { adoptGPUMetrics(t, true) })
+}
+
+func adoptGPUMetrics(t *testing.T, level016 bool) {
+	ctx := context.Background()
+	db, stats := refDatabase(t, refdb.Level017)
+	require.Positive(t, stats.GPUSeries)
+	if level016 {
+		_, err := pgxExec(ctx, db, `ALTER TABLE gpu_metric_series DROP COLUMN stats_version;
+			DELETE FROM schema_migrations WHERE filename = '017_gpu_metric_stats_version.sql'`)
+		require.NoError(t, err)
+	}
+	before := readDigests(t, db)
+	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+	plan, err := st.PlanAdopt(ctx)
+	require.NoError(t, err)
+	require.Empty(t, plan.Refusals)
+	require.True(t, plan.GPU)
+	require.Equal(t, !level016, plan.GPUStatsVersion)
+	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
+	require.NoError(t, err)
+	require.Equal(t, stats.GPUSeries, res.Rows["gpu_metric_series"])
+	require.Equal(t, stats.GPUStats, res.Rows["gpu_metric_gpu_stats"])
+	require.Equal(t, stats.GPULinks, res.Rows["benchmark_result_gpu_metrics"])
+	require.Equal(t, before, readDigests(t, db))
+
+	var samples, dcgm, hosts, amd int64
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT (SELECT sum(sample_count) FROM gpu_metric_sample_chunks),
+		(SELECT count(*) FROM gpu_metric_series WHERE format = 'dcgm'), (SELECT count(hostname) FROM gpu_metric_series),
+		(SELECT count(*) FROM gpu_metric_series WHERE format = 'amd-smi' AND vendor = 'amd')`).Scan(&samples, &dcgm, &hosts, &amd))
+	require.Equal(t, stats.GPUSamples, samples)
+	var unordered int64
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM gpu_metric_sample_chunks
+		WHERE sampled_at <> (SELECT array_agg(x ORDER BY x) FROM unnest(sampled_at) AS x)`).Scan(&unordered))
+	require.Zero(t, unordered, "every chunk in time order")
+	require.Positive(t, dcgm)
+	require.Equal(t, dcgm, hosts)
+	require.Positive(t, amd)
+	// A new series draws an id past the reference's.
+	var next int64
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT nextval(pg_get_serial_sequence('gpu_metric_series', 'id'))`).Scan(&next))
+	require.Greater(t, next, stats.GPUSeries)
+}
+
+// Eval rows of one key with NULL isl, osl or conc (the reference's plain
+// UNIQUE never made them conflict, so a re-ingest added a row) are merged
+// into the newest: it keeps its id and values, and holds every document
+// either had, the newest row's where both have one.
+func TestAdoptMergesDuplicateEvalKeys(t *testing.T) {
+	ctx := context.Background()
+	db, stats := refDatabase(t, refdb.Level017)
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `UPDATE eval_results SET isl = NULL, osl = NULL, conc = NULL WHERE id = 1`)
+	require.NoError(t, err)
+	var newer int64
+	require.NoError(t, conn.QueryRow(ctx, `INSERT INTO eval_results (workflow_run_id, config_id, task, date, isl, osl, conc,
+		lm_eval_version, metrics) SELECT workflow_run_id, config_id, task, date, NULL, NULL, NULL, lm_eval_version, '{"em_strict": 0.5}'
+		FROM eval_results WHERE id = 1 RETURNING id`).Scan(&newer))
+	_, err = conn.Exec(ctx, `INSERT INTO eval_samples (eval_result_id, doc_id, prompt, target, response, passed, score, metrics, data)
+		SELECT $1, doc_id, prompt, target, 'newer', passed, score, metrics, data FROM eval_samples WHERE eval_result_id = 1 AND doc_id < 10`, newer)
+	require.NoError(t, err)
+	var docs int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM eval_samples WHERE eval_result_id = 1`).Scan(&docs))
+	require.Greater(t, docs, int64(10))
+
+	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+	plan, err := st.PlanAdopt(ctx)
+	require.NoError(t, err)
+	require.Empty(t, plan.Refusals)
+	require.Equal(t, int64(1), plan.EvalMerges)
+	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
+	require.NoError(t, err)
+	require.Equal(t, stats.EvalResults, res.Rows["eval_results"])
+	require.Equal(t, stats.EvalSamples, res.Rows["eval_samples"])
+
+	var keyRows, kept int64
+	var metrics string
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*), max(id), max(metrics::text) FROM eval_results e
+		WHERE (workflow_run_id, config_id, task) = (SELECT workflow_run_id, config_id, task FROM reference_archive.eval_results WHERE id = 1)
+		AND isl IS NULL AND osl IS NULL AND conc IS NULL`).Scan(&keyRows, &kept, &metrics))
+	require.Equal(t, int64(1), keyRows)
+	require.Equal(t, newer, kept)
+	require.JSONEq(t, `{"em_strict": 0.5}`, metrics)
+	var held, fromNewer int64
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE response = 'newer')
+		FROM eval_samples WHERE eval_result_id = $1`, newer).Scan(&held, &fromNewer))
+	require.Equal(t, docs, held)
+	require.Equal(t, int64(10), fromNewer)
 }
 
 // A run the reference stored with run_attempt 0 (its GCS backfill's,

@@ -81,17 +81,24 @@ UNION ALL SELECT 'benchmark_results of an unknown benchmark_type or offload_mode
        (SELECT count(*) FROM public.benchmark_results
         WHERE benchmark_type NOT IN ('single_turn', 'agentic_traces') OR offload_mode NOT IN ('on', 'off'))
 UNION ALL SELECT 'eval_results with an empty task', (SELECT count(*) FROM public.eval_results WHERE task = '')
-UNION ALL SELECT 'eval_results sharing a key with NULL isl, osl or conc', (SELECT count(*) FROM (
-       SELECT 1 FROM public.eval_results
-       GROUP BY workflow_run_id, config_id, task, isl, osl, conc HAVING count(*) > 1) d)
 UNION ALL SELECT 'run_stats with an empty hardware', (SELECT count(*) FROM public.run_stats WHERE hardware = '')
-UNION ALL SELECT 'eval_samples with a negative doc_id', (SELECT count(*) FROM public.eval_samples WHERE doc_id < 0)
-UNION ALL SELECT 'agentic_trace_replay rows without a profile export',
-       (SELECT count(*) FROM public.agentic_trace_replay WHERE profile_export_jsonl_gz IS NULL)`
+UNION ALL SELECT 'eval_samples with a negative doc_id', (SELECT count(*) FROM public.eval_samples WHERE doc_id < 0)`
 
-// qAdoptGPURows counts the reference's GPU metric rows (level 016 on),
-// which adopt does not convert yet.
-const qAdoptGPURows = `SELECT (SELECT count(*) FROM public.gpu_metric_series) + (SELECT count(*) FROM public.gpu_metric_samples)`
+// qAdoptTracesWithoutProfile counts the reference's traces stored without
+// a profile export (only server metrics): adopted without one, keeping
+// the reference's payloads.
+const qAdoptTracesWithoutProfile = `SELECT count(*) FROM public.agentic_trace_replay WHERE profile_export_jsonl_gz IS NULL`
+
+// qAdoptEvalMerges counts the reference's eval rows that share a key with
+// a newer one (isl, osl or conc NULL): adopt merges them into it.
+const qAdoptEvalMerges = `SELECT coalesce(sum(n - 1), 0) FROM (
+    SELECT count(*) AS n FROM public.eval_results GROUP BY workflow_run_id, config_id, task, isl, osl, conc) k`
+
+// qAdoptKVTransferLib counts the rows with a kv_transfer_lib (the branch
+// file 008_benchmark_results_kv_transfer_lib.sql): the site reads the
+// column through to_jsonb, and we have no place for it; NULL everywhere,
+// it is dropped with nothing lost.
+const qAdoptKVTransferLib = `SELECT count(*) FROM public.benchmark_results WHERE kv_transfer_lib IS NOT NULL`
 
 // Creating the scratch schema: the reference's tables are locked against
 // writes (SHARE: the site reads on) for the whole adopt, so that nothing
@@ -232,7 +239,8 @@ WHERE t.id = $1`
 INSERT INTO agentic_trace_replay (id, digest, profile_export_digest, profile_export_size,
     server_metrics_json_digest, server_metrics_json_size, server_metrics_csv_digest, server_metrics_csv_size,
     layout, aggregate_stats, chart_series, request_timeline, derived_metrics, source_artifact, source_dir, created_at)
-SELECT id, $2, $3, coalesce(profile_export_uncompressed_size, $4), $5, coalesce(server_metrics_json_uncompressed_size, $6),
+SELECT id, $2, $3, CASE WHEN $3::bytea IS NOT NULL THEN coalesce(profile_export_uncompressed_size, $4) END,
+    $5, coalesce(server_metrics_json_uncompressed_size, $6),
     $7, coalesce(server_metrics_csv_size, $8), 'adopted', '{}'::jsonb, NULL, NULL, '{}'::jsonb, 'adopted', '', created_at
 FROM public.agentic_trace_replay WHERE id = $1`
 
@@ -268,24 +276,52 @@ FROM public.agentic_trace_replay r WHERE t.id = $1 AND r.id = $1`
 
 	qAdoptTraceMapRow = `INSERT INTO adopt_trace_map (old_id, new_id) VALUES ($1, $2)`
 
-	qAdoptBenchmarkResults = `
-INSERT INTO benchmark_results (id, workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
-    recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, error, content_digest,
-    source_artifact, source_artifact_id, source_file, source_row, ingest_id, trace_replay_id, server_log_id)
-SELECT r.id, r.workflow_run_id, r.config_id, r.benchmark_type, r.date, r.isl, r.osl, r.conc, r.offload_mode,
-    {br_fingerprint}, r.image, r.metrics, r.workers, {br_reasons}, {br_audit}, r.error,
-    substring(sha256(convert_to(jsonb_build_array(r.workflow_run_id, r.config_id, r.benchmark_type, r.isl, r.osl, r.conc,
-        r.offload_mode, {br_fingerprint}, r.date, r.image, r.metrics, r.workers, {br_reasons}, {br_audit})::text, 'UTF8')) FROM 1 FOR 16),
-    'adopted', NULL, '', 0, i.id, tm.new_id, lm.new_id
+	// adopt_server_metrics holds the owned server-metric keys computed
+	// for the reference's AgentX rows until the rows are copied.
+	qAdoptServerMetricsTable = `CREATE TEMP TABLE adopt_server_metrics (id bigint PRIMARY KEY, metrics jsonb NOT NULL) ON COMMIT DROP`
+	qAdoptServerMetricsRow   = `INSERT INTO adopt_server_metrics (id, metrics) VALUES ($1, $2::jsonb)`
+
+	// qAdoptAgentXRows lists the reference's AgentX rows ({where}: those a
+	// trace serves, or those without one) with what their owned
+	// server-metric keys derive from: the config, the numeric metrics
+	// among $1 (as qTraceRowLinks reads them on an ingest) and the server
+	// log.
+	qAdoptAgentXRows = `
+SELECT r.id, r.server_log_id, c.framework, c.disagg, c.prefill_tp, c.prefill_dp_attention, c.prefill_num_workers,
+    c.decode_tp, c.decode_dp_attention, c.decode_num_workers, x.metrics
 FROM public.benchmark_results r
-JOIN ingests i ON i.workflow_run_id = r.workflow_run_id
-LEFT JOIN adopt_trace_map tm ON tm.old_id = r.trace_replay_id
-LEFT JOIN adopt_log_map lm ON lm.old_id = r.server_log_id`
+JOIN public.configs c ON c.id = r.config_id
+CROSS JOIN LATERAL (
+    SELECT coalesce(jsonb_object_agg(m.key, m.value) FILTER (WHERE jsonb_typeof(m.value) = 'number'), '{}'::jsonb) AS metrics
+    FROM jsonb_each(CASE WHEN jsonb_typeof(r.metrics) = 'object' THEN r.metrics END) AS m
+    WHERE m.key = ANY($1::text[])
+) x
+WHERE r.benchmark_type = 'agentic_traces' AND {where}
+ORDER BY r.id`
+
+	// qAdoptLogFileTexts lists the files of reference server log $1 in
+	// name order, the primary first among equals, with their texts.
+	qAdoptLogFileTexts = `
+SELECT name, text FROM (
+    SELECT {log_primary} AS name, server_log AS text FROM public.server_logs WHERE id = $1
+    {log_files_of}
+) f ORDER BY name COLLATE "C"`
 
 	qAdoptRunStats = `
 INSERT INTO run_stats (id, workflow_run_id, date, cluster, hardware, n_success, total, source_artifact, source_file, ingest_id)
 SELECT r.id, r.workflow_run_id, r.date, r.hardware, r.hardware, r.n_success, r.total, 'adopted', '', i.id
 FROM public.run_stats r JOIN ingests i ON i.workflow_run_id = r.workflow_run_id`
+
+	// adopt_eval_map: each reference eval row's id in ours. The
+	// reference's key is a plain UNIQUE, so rows whose isl, osl or conc is
+	// NULL never conflicted and a re-ingest of the run added another row;
+	// ours (NULLS NOT DISTINCT) holds one. The newest row of a key (the
+	// highest id: the reference's last write of it) stands for the key.
+	qAdoptEvalMap = `
+CREATE TEMP TABLE adopt_eval_map ON COMMIT DROP AS
+SELECT id AS old_id, max(id) OVER w AS new_id, count(*) OVER w > 1 AS merged
+FROM public.eval_results
+WINDOW w AS (PARTITION BY workflow_run_id, config_id, task, isl, osl, conc)`
 
 	qAdoptEvalResults = `
 INSERT INTO eval_results (id, workflow_run_id, config_id, task, date, isl, osl, conc, lm_eval_version, metrics,
@@ -294,7 +330,9 @@ SELECT r.id, r.workflow_run_id, r.config_id, r.task, r.date, r.isl, r.osl, r.con
     substring(sha256(convert_to(jsonb_build_array(r.workflow_run_id, r.config_id, r.task, r.isl, r.osl, r.conc,
         r.date, r.lm_eval_version, r.metrics)::text, 'UTF8')) FROM 1 FOR 16),
     'adopted', NULL, '', 0, i.id
-FROM public.eval_results r JOIN ingests i ON i.workflow_run_id = r.workflow_run_id`
+FROM public.eval_results r
+JOIN adopt_eval_map m ON m.old_id = r.id AND m.new_id = r.id
+JOIN ingests i ON i.workflow_run_id = r.workflow_run_id`
 
 	// Sample texts: each once, keyed by sha256(kind NUL content); a text
 	// met again is skipped by the conflict (no sort of millions of texts).
@@ -306,17 +344,31 @@ FROM public.eval_samples s,
 WHERE k.content IS NOT NULL
 ON CONFLICT (digest) DO NOTHING`
 
+	// The samples of an eval row nothing merged keep their row; those of
+	// merged rows go to the row that stands for the key, each document
+	// (doc_id, filter) once, from the newest row holding it.
 	qAdoptEvalSamples = `
 INSERT INTO eval_samples (id, eval_result_id, doc_id, filter, doc_digest, prompt_digest, target, response, passed, score,
     metrics, resps_digest, filtered_resps, data, source_file, source_line, ingest_id)
-SELECT s.id, s.eval_result_id, s.doc_id, coalesce(s.data ->> 'filter', ''),
+SELECT s.id, m.new_id, s.doc_id, coalesce(s.data ->> 'filter', ''),
     CASE WHEN s.data -> 'doc' IS NOT NULL THEN sha256('doc\000'::bytea || convert_to((s.data -> 'doc')::text, 'UTF8')) END,
     CASE WHEN s.prompt IS NOT NULL THEN sha256('prompt\000'::bytea || convert_to(s.prompt, 'UTF8')) END,
     s.target, s.response, s.passed, s.score::double precision, s.metrics,
     CASE WHEN s.data -> 'resps' IS NOT NULL THEN sha256('resps\000'::bytea || convert_to((s.data -> 'resps')::text, 'UTF8')) END,
     NULL, CASE WHEN s.data IS NOT NULL THEN s.data - 'doc' - 'resps' - 'filter' - 'filtered_resps' END,
     '', 0, e.ingest_id
-FROM public.eval_samples s JOIN eval_results e ON e.id = s.eval_result_id`
+FROM {samples} s
+JOIN adopt_eval_map m ON m.old_id = s.eval_result_id
+JOIN eval_results e ON e.id = m.new_id
+WHERE {merged}`
+
+	// qAdoptMergedSamples: the samples of merged eval rows, each document
+	// of a key once, the newest row's first.
+	qAdoptMergedSamples = `(
+    SELECT DISTINCT ON (m.new_id, s.doc_id, coalesce(s.data ->> 'filter', '')) s.*
+    FROM public.eval_samples s JOIN adopt_eval_map m ON m.old_id = s.eval_result_id
+    WHERE m.merged
+    ORDER BY m.new_id, s.doc_id, coalesce(s.data ->> 'filter', ''), s.eval_result_id DESC, s.id DESC)`
 
 	qAdoptChangelog = `
 INSERT INTO changelog_entries (id, workflow_run_id, merge_run_id, merge_run_attempt, merge_run_url, date, base_ref, head_ref,
@@ -349,6 +401,72 @@ INSERT INTO run_datasets (workflow_run_id, dataset_slug, ingest_id, created_at)
 SELECT r.workflow_run_id, r.dataset_slug, i.id, r.created_at
 FROM public.run_datasets r JOIN ingests i ON i.workflow_run_id = r.workflow_run_id`
 
+	// GPU metrics (level 016 on). A series keeps its id and every column
+	// the site reads; ours are filled from them: the format from the
+	// vendor (a host of a DCGM bundle, file "…samples.csv#<host>", is
+	// dcgm, its hostname the part after #), the content digest from
+	// csv_sha256 (the CSV's sha256; another text is hashed with the
+	// series' key), the window its span, marked 'adopted' (an ingest of
+	// the run keeps the series when its file is the one the reference
+	// read: telemetry.StoredSeries.Adopted), no power facts (the
+	// reference kept none), no duplicate or dropped samples.
+	qAdoptGPUSeries = `
+INSERT INTO gpu_metric_series (id, workflow_run_id, artifact_name, config_key, file_name, vendor, format, hostname,
+    content_digest, sample_count, gpu_count, started_at, ended_at, sample_interval_s, window_start, window_end,
+    window_source, energy_j, avg_power_w, avg_total_power_w, p50_power_w, p90_power_w, duplicate_samples,
+    dropped_samples, ingest_id, ingested_at, csv_sha256, sidecars, stats_version)
+SELECT s.id, s.workflow_run_id, s.artifact_name, s.config_key, s.file_name, s.vendor,
+    CASE WHEN s.file_name ~ '(^|/)samples\.csv#.' THEN 'dcgm' WHEN s.vendor = 'amd' THEN 'amd-smi' ELSE 'nvidia-smi' END,
+    CASE WHEN s.file_name ~ '(^|/)samples\.csv#.' THEN substring(s.file_name FROM '#(.*)$') END,
+    CASE WHEN s.csv_sha256 ~ '^[0-9a-f]{64}$' THEN decode(s.csv_sha256, 'hex')
+        ELSE sha256(convert_to(s.artifact_name || E'\n' || s.file_name || E'\n' || s.csv_sha256, 'UTF8')) END,
+    s.sample_count, s.gpu_count, s.started_at, s.ended_at, s.sample_interval_s, s.started_at, s.ended_at, 'adopted',
+    NULL, NULL, NULL, NULL, NULL, 0, 0, i.id, s.ingested_at, s.csv_sha256, s.sidecars, {gs_stats_version}
+FROM public.gpu_metric_series s JOIN ingests i ON i.workflow_run_id = s.workflow_run_id`
+
+	// qAdoptGPUSamples packs the reference's sample rows into our chunks
+	// (8192 samples of one GPU a chunk, in time order); the view
+	// gpu_metric_samples gives the rows back. The aggregates take the rows
+	// in the order the sorted subquery gives them (one incremental sort
+	// within each GPU's rows, already in time order from the primary key)
+	// rather than each sorting its array again, a third of the time.
+	qAdoptGPUSamples = `
+INSERT INTO gpu_metric_sample_chunks (series_id, gpu_index, chunk, sample_count, sampled_at,
+    power_w, temperature_c, sm_clock_mhz, mem_clock_mhz, gpu_util_pct, mem_util_pct, edge_temp_c,
+    mem_temp_c, gfx_voltage_mv, soc_voltage_mv, mem_voltage_mv, fclk_mhz, socclk_mhz, mm_activity_pct)
+SELECT series_id, gpu_index, chunk, count(*), array_agg(sampled_at),
+    CASE WHEN count(power_w) > 0 THEN array_agg(power_w) END,
+    CASE WHEN count(temperature_c) > 0 THEN array_agg(temperature_c) END,
+    CASE WHEN count(sm_clock_mhz) > 0 THEN array_agg(sm_clock_mhz) END,
+    CASE WHEN count(mem_clock_mhz) > 0 THEN array_agg(mem_clock_mhz) END,
+    CASE WHEN count(gpu_util_pct) > 0 THEN array_agg(gpu_util_pct) END,
+    CASE WHEN count(mem_util_pct) > 0 THEN array_agg(mem_util_pct) END,
+    CASE WHEN count(edge_temp_c) > 0 THEN array_agg(edge_temp_c) END,
+    CASE WHEN count(mem_temp_c) > 0 THEN array_agg(mem_temp_c) END,
+    CASE WHEN count(gfx_voltage_mv) > 0 THEN array_agg(gfx_voltage_mv) END,
+    CASE WHEN count(soc_voltage_mv) > 0 THEN array_agg(soc_voltage_mv) END,
+    CASE WHEN count(mem_voltage_mv) > 0 THEN array_agg(mem_voltage_mv) END,
+    CASE WHEN count(fclk_mhz) > 0 THEN array_agg(fclk_mhz) END,
+    CASE WHEN count(socclk_mhz) > 0 THEN array_agg(socclk_mhz) END,
+    CASE WHEN count(mm_activity_pct) > 0 THEN array_agg(mm_activity_pct) END
+FROM (
+    SELECT s.*, (row_number() OVER (PARTITION BY series_id, gpu_index ORDER BY sampled_at) - 1) / 8192 AS chunk
+    FROM public.gpu_metric_samples s
+    ORDER BY series_id, gpu_index, chunk, sampled_at
+) s
+GROUP BY series_id, gpu_index, chunk`
+
+	qAdoptGPUStats = `
+INSERT INTO gpu_metric_gpu_stats (series_id, gpu_index, metric, sample_count, min_value, max_value, mean_value,
+    median_value, p95_value, p99_value, stddev_value)
+SELECT series_id, gpu_index, metric, sample_count, min_value, max_value, mean_value,
+    median_value, p95_value, p99_value, stddev_value
+FROM public.gpu_metric_gpu_stats`
+
+	qAdoptGPULinks = `
+INSERT INTO benchmark_result_gpu_metrics (benchmark_result_id, series_id)
+SELECT benchmark_result_id, series_id FROM public.benchmark_result_gpu_metrics`
+
 	// qAdoptSequences lists our serial columns beside the reference's
 	// sequence of the same table, to set ours past both the ids and the
 	// reference's last value.
@@ -366,3 +484,34 @@ SELECT ours, theirs, format('ingest_adopt.%I', relname) FROM (
     FROM t OFFSET 0
 ) s WHERE ours IS NOT NULL AND theirs IS NOT NULL`
 )
+
+// qAdoptBenchmarkResults copies the reference's rows with their ids, their
+// metrics as an ingest of the run leaves them: the owned server-metric
+// keys of an AgentX row replaced by those computed from its trace and logs
+// ($1: the keys replaced, adopt_server_metrics), then the trace-derived
+// metrics of a linked row written in by the traces stage's own rule
+// (derivedMetrics). A later ingest of the run therefore finds every value
+// in place. The content digest covers the values stored.
+var qAdoptBenchmarkResults = `
+INSERT INTO benchmark_results (id, workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
+    recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, error, content_digest,
+    source_artifact, source_artifact_id, source_file, source_row, ingest_id, trace_replay_id, server_log_id)
+SELECT r.id, r.workflow_run_id, r.config_id, r.benchmark_type, r.date, r.isl, r.osl, r.conc, r.offload_mode,
+    {br_fingerprint}, r.image, m.metrics, r.workers, {br_reasons}, {br_audit}, r.error,
+    substring(sha256(convert_to(jsonb_build_array(r.workflow_run_id, r.config_id, r.benchmark_type, r.isl, r.osl, r.conc,
+        r.offload_mode, {br_fingerprint}, r.date, r.image, m.metrics, r.workers, {br_reasons}, {br_audit})::text, 'UTF8')) FROM 1 FOR 16),
+    'adopted', NULL, '', 0, i.id, tm.new_id, lm.new_id
+FROM public.benchmark_results r
+JOIN ingests i ON i.workflow_run_id = r.workflow_run_id
+LEFT JOIN adopt_trace_map tm ON tm.old_id = r.trace_replay_id
+LEFT JOIN adopt_log_map lm ON lm.old_id = r.server_log_id
+LEFT JOIN agentic_trace_replay t ON t.id = tm.new_id
+LEFT JOIN server_logs l ON l.id = lm.new_id
+LEFT JOIN adopt_server_metrics sm ON sm.id = r.id
+CROSS JOIN LATERAL (
+    SELECT CASE WHEN sm.id IS NULL THEN r.metrics ELSE (r.metrics - $1::text[]) || sm.metrics END AS metrics
+) s
+CROSS JOIN LATERAL (
+    SELECT CASE WHEN r.trace_replay_id IS NULL AND r.server_log_id IS NULL THEN s.metrics
+        ELSE ` + derivedMetrics("r", "s.metrics") + ` END AS metrics
+) m`

@@ -6,7 +6,7 @@ package store
 // qTelemetryStoredSeries lists the series a workflow run already has.
 const qTelemetryStoredSeries = `
 SELECT id, artifact_name, file_name, content_digest, vendor, gpu_count, window_source,
-	energy_j, avg_power_w, avg_total_power_w, sample_count
+	energy_j, avg_power_w, avg_total_power_w, sample_count, csv_sha256
 FROM gpu_metric_series
 WHERE workflow_run_id = $1`
 

@@ -1,5 +1,7 @@
 package store
 
+import "strings"
+
 // SQL of the traces stage (AgentX trace sidecars, server logs, run
 // datasets). See migrations/000003_traces.up.sql.
 
@@ -176,29 +178,37 @@ FROM unnest($1::bigint[], $2::bytea[]) AS u(id, digest)
 JOIN server_logs l ON l.digest = u.digest
 WHERE b.id = u.id AND b.server_log_id IS DISTINCT FROM l.id`
 
-// qApplyDerivedMetrics writes the trace-derived metrics into every linked
-// row of the run, next to the published ones: only derived_* keys are
-// taken from the sidecar, so a published metric is never replaced. The
-// KV-cache pool (sidecar first, then server log) only goes where the row
-// has none. It runs on every ingest, so values survive a retry's aggregate
-// replacing a linked row's metrics; rows already holding them are not
-// touched.
+// derivedMetrics is the SQL of a benchmark row's metrics once the
+// trace-derived ones are written into them (qApplyDerivedMetrics, and
+// store.Adopt for the rows it adopts): row is the row's alias (its
+// benchmark_type), metrics the metrics as they stand, t its trace sidecar
+// and l its server log bundle (LEFT JOINed). Only derived_* keys are taken
+// from the sidecar, so a published metric is never replaced. The KV-cache
+// pool (sidecar first, then server log) only goes where the row has none.
 //
 // On AgentX rows the server-side keys are the ingest's own
 // (qApplyServerMetrics): the pool is not filled there, and the sidecar's
 // derived cache hit rates, computed from the JSON export, stay in the
 // sidecar only (the rows serve server_*_cache_hit_rate).
-const qApplyDerivedMetrics = `
-WITH n AS (
-	SELECT b.id,
-		CASE WHEN b.benchmark_type = 'agentic_traces'
-			THEN b.metrics - 'derived_gpu_cache_hit_rate' - 'derived_cpu_cache_hit_rate' ELSE b.metrics END
+func derivedMetrics(row, metrics string) string {
+	return strings.NewReplacer("{b}", row, "{metrics}", metrics).Replace(`
+		CASE WHEN {b}.benchmark_type = 'agentic_traces'
+			THEN {metrics} - 'derived_gpu_cache_hit_rate' - 'derived_cpu_cache_hit_rate' ELSE {metrics} END
 		|| coalesce((SELECT jsonb_object_agg(d.key, d.value) FROM jsonb_each(t.derived_metrics) AS d
-			WHERE starts_with(d.key, 'derived_') AND NOT (b.benchmark_type = 'agentic_traces'
+			WHERE starts_with(d.key, 'derived_') AND NOT ({b}.benchmark_type = 'agentic_traces'
 				AND d.key IN ('derived_gpu_cache_hit_rate', 'derived_cpu_cache_hit_rate'))), '{}'::jsonb)
-		|| CASE WHEN b.benchmark_type = 'agentic_traces' OR jsonb_typeof(b.metrics -> 'kv_cache_pool_tokens') = 'number'
+		|| CASE WHEN {b}.benchmark_type = 'agentic_traces' OR jsonb_typeof({metrics} -> 'kv_cache_pool_tokens') = 'number'
 				OR coalesce(t.kv_cache_pool_tokens, l.kv_cache_pool_tokens) IS NULL THEN '{}'::jsonb
-			ELSE jsonb_build_object('kv_cache_pool_tokens', coalesce(t.kv_cache_pool_tokens, l.kv_cache_pool_tokens)) END
+			ELSE jsonb_build_object('kv_cache_pool_tokens', coalesce(t.kv_cache_pool_tokens, l.kv_cache_pool_tokens)) END`)
+}
+
+// qApplyDerivedMetrics writes the trace-derived metrics into every linked
+// row of the run, next to the published ones (derivedMetrics). It runs on
+// every ingest, so values survive a retry's aggregate replacing a linked
+// row's metrics; rows already holding them are not touched.
+var qApplyDerivedMetrics = `
+WITH n AS (
+	SELECT b.id,` + derivedMetrics("b", "b.metrics") + `
 		AS metrics
 	FROM benchmark_results b
 	LEFT JOIN agentic_trace_replay t ON t.id = b.trace_replay_id

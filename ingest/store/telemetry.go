@@ -29,11 +29,12 @@ func (t *RunTx) TelemetryState(ctx context.Context) (telemetry.RunState, error) 
 		var gpus int16
 		var energy, avg, avgTotal *float64
 		if err := rows.Scan(&s.ID, &s.Artifact, &s.File, &s.Digest, &vendor, &gpus, &s.Facts.WindowSource,
-			&energy, &avg, &avgTotal, &s.Samples); err != nil {
+			&energy, &avg, &avgTotal, &s.Samples, &s.CSVSha256); err != nil {
 			rows.Close()
 			return st, t.explain("read stored series", err)
 		}
 		s.Vendor, s.Facts.GPUs = telemetry.Vendor(vendor), int(gpus)
+		s.Adopted = s.Facts.WindowSource == telemetry.WindowAdopted
 		if energy != nil && avg != nil && avgTotal != nil {
 			s.Facts.EnergyJ, s.Facts.AvgPowerW, s.Facts.AvgTotalPowerW, s.Facts.HasPower = *energy, *avg, *avgTotal, true
 		}

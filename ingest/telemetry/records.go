@@ -14,7 +14,17 @@ type StoredSeries struct {
 	// Facts holds the stored facts the power checks use: GPUs, window
 	// source, energy and average power (HasPower when they are set).
 	Facts Facts
+	// Adopted: the series came from the reference ingest's database
+	// (`ingest adopt`), its digest is not ours; CSVSha256 is the
+	// reference's hex sha256 of the CSV.
+	Adopted   bool
+	CSVSha256 string
 }
+
+// WindowAdopted is the window source of a series `ingest adopt` took from
+// the reference's database (its window is the series span; the reference
+// kept no power facts).
+const WindowAdopted = "adopted"
 
 // RunPoint is a benchmark row the run has in the database, with what the
 // telemetry stage needs of it: where it came from, its identity, and its

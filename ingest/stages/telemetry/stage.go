@@ -452,17 +452,31 @@ func (st *telemetryStage) windowOf(j *seriesJob, fsys fs.FS) *tel.Window {
 	return validationWindow(j.src.artifact, fsys, j.file.path)
 }
 
-// storedAll: the file has stored series and every one carries digest.
-func storedAll(stored []tel.StoredSeries, digest []byte) bool {
-	if len(stored) == 0 {
+// storedAll: the file has stored series and every one is of the job's
+// file (sameFile).
+func storedAll(j *seriesJob) bool {
+	if len(j.stored) == 0 {
 		return false
 	}
-	for _, s := range stored {
-		if !bytes.Equal(s.Digest, digest) {
+	for _, s := range j.stored {
+		if !sameFile(s, j) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameFile: stored series s was read from the job's file as it is. Ours
+// carry the job's digest. One the reference ingest stored (adopted) has
+// another digest: it stands when the CSV's sha256 is the reference's
+// record of it, or when the file is in a zip the source identified whole
+// (not read here): the run attempt's artifact is the one the reference
+// read, so a rerun after adopt keeps the series the site shows.
+func sameFile(s tel.StoredSeries, j *seriesJob) bool {
+	if s.Adopted {
+		return j.zipKnown || (j.csvSum != "" && s.CSVSha256 == j.csvSum)
+	}
+	return bytes.Equal(s.Digest, j.digest)
 }
 
 // storedOf is the series stored from a job's file.
@@ -474,7 +488,7 @@ func (st *telemetryStage) storedOf(j *seriesJob) []tel.StoredSeries {
 // when the zip is the one they were read from, else a scan of the file
 // (it will be parsed). Run by the hash workers.
 func (st *telemetryStage) bundleHosts(j *seriesJob) {
-	if storedAll(j.stored, j.digest) {
+	if storedAll(j) {
 		j.hosts = make([]string, len(j.stored))
 	} else if err := st.scanHosts(j); err != nil {
 		j.readErr = err.Error()
@@ -504,12 +518,7 @@ func (st *telemetryStage) unchanged(j *seriesJob) bool {
 	if len(j.stored) == 0 || int64(len(j.stored)) != j.items() {
 		return false
 	}
-	for _, s := range j.stored {
-		if !bytes.Equal(s.Digest, j.digest) {
-			return false
-		}
-	}
-	return true
+	return storedAll(j)
 }
 
 func (st *telemetryStage) idsNeeded() int {
