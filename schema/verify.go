@@ -11,6 +11,11 @@ type RunReadBack struct {
 	// Stored counts the run's rows by table: benchmark_results,
 	// eval_results, run_stats.
 	Stored map[string]int64
+	// Adopted counts, by table, the rows `ingest adopt` took over from the
+	// reference ingest (written by no ingest of ours); AdoptedRun says the
+	// ledger holds the adopt's row of the run.
+	Adopted    map[string]int64
+	AdoptedRun bool
 	// OverridesTouched: an override deleted or rewrote stored rows of the
 	// run (an ingest's overrideRowsDeleted, a purged run, or an
 	// `ingest overrides apply` whose actions name it), so stored counts

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/fixtures"
+	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/fixtures/refdb"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
@@ -56,14 +58,26 @@ func powerxRevision(t *testing.T, conn *pgx.Conn) string {
 // unpacked from our blob.
 func referenceCopyOf(t *testing.T, ours string) string {
 	t.Helper()
+	return referenceCopyAt(t, ours, refdb.Level017)
+}
+
+// referenceCopyAt is referenceCopyOf at a reference level: the tables and
+// columns the level has.
+func referenceCopyAt(t *testing.T, ours, level string) string {
+	t.Helper()
 	ctx := t.Context()
 	src := dashboardConn(t, ours)
 	ref := pgtest.NewEmpty(t)
 	dst, err := pgx.Connect(ctx, ref)
 	require.NoError(t, err)
 	defer dst.Close(context.WithoutCancel(ctx))
-	require.NoError(t, refdb.Create(ctx, dst, refdb.Level017))
+	require.NoError(t, refdb.Create(ctx, dst, level))
 	for _, table := range referenceTables {
+		var exists bool
+		require.NoError(t, dst.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&exists))
+		if !exists {
+			continue
+		}
 		q, err := dst.Query(ctx, `SELECT attname::text FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0
 			AND NOT attisdropped AND attname <> 'server_metrics_csv' ORDER BY attnum`, table)
 		require.NoError(t, err)
@@ -252,4 +266,74 @@ func adoptContinuesHistory(t *testing.T, withoutProfile bool) {
 			require.ElementsMatch(t, rows, after[read], read)
 		}
 	}
+}
+
+// TestAdoptContinuesHistoryAtLevel010: a run as the fork's reference
+// ingest (level 010) stores it — no recipe fingerprint, a single-node
+// config's GPUs counted as tp × ep, a single-node SGLang eval under a 1P/1D
+// disaggregated config — adopted; ingesting the run again finds every
+// benchmark point, eval and eval sample the reference stored (0 new) and
+// leaves their values as they are.
+func TestAdoptContinuesHistoryAtLevel010(t *testing.T) {
+	dir := t.TempDir()
+	_, err := generate.Write(dir, generate.Options{Points: 16, Seed: 2, Evals: 2, EvalDocs: 5, AgentX: 3})
+	require.NoError(t, err)
+	ours := pgtest.New(t)
+	requireCode(t, cli.ExitOK, run(t, map[string]string{"DATABASE_URL": ours}, "load", dir))
+
+	ref := referenceCopyAt(t, ours, refdb.Level010)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, ref)
+	require.NoError(t, err)
+	defer conn.Close(context.WithoutCancel(ctx))
+	configs, evals, err := refdb.RekeyAsReference(ctx, conn)
+	require.NoError(t, err)
+	require.Positive(t, configs, "a single-node config with ep > 1: the reference counts tp x ep GPUs")
+	require.Positive(t, evals, "a single-node SGLang eval: the reference's 1P/1D config")
+
+	vars := map[string]string{"DATABASE_URL": ref}
+	requireCode(t, cli.ExitOK, run(t, vars, "adopt"))
+	// verify knows an adopted run: its rows written by no ingest of ours.
+	runID := strconv.FormatInt(generate.DefaultRunID, 10)
+	requireCode(t, cli.ExitOK, run(t, vars, "verify", "--run-id", runID))
+	stored := func() map[string]int64 {
+		out := map[string]int64{}
+		for _, q := range []string{
+			`SELECT count(*) FROM benchmark_results`,
+			`SELECT count(*) FROM eval_results`,
+			`SELECT count(*) FROM eval_samples`,
+			`SELECT count(*) FROM configs c WHERE EXISTS (SELECT 1 FROM benchmark_results b WHERE b.config_id = c.id)
+				OR EXISTS (SELECT 1 FROM eval_results e WHERE e.config_id = c.id)`,
+			`SELECT count(*) FROM benchmark_results WHERE source_artifact = 'adopted'`,
+			`SELECT count(*) FROM eval_results WHERE source_artifact = 'adopted'`,
+			// the values: a changed row changes the sum of its hashes
+			`SELECT sum(hashtext(b.id || ':' || b.config_id || ':' || b.metrics::text)) FROM benchmark_results b`,
+			`SELECT sum(hashtext(e.id || ':' || e.config_id || ':' || e.metrics::text)) FROM eval_results e`,
+		} {
+			var n int64
+			require.NoError(t, conn.QueryRow(ctx, q).Scan(&n), q)
+			out[q] = n
+		}
+		return out
+	}
+	before := stored()
+
+	summary := filepath.Join(t.TempDir(), "summary.json")
+	again := run(t, vars, "load", dir, "--summary-json", summary)
+	var sum struct {
+		Rows    schema.Rows    `json:"rows"`
+		Stats   schema.Stats   `json:"stats"`
+		Details schema.Details `json:"details"`
+	}
+	b, err := os.ReadFile(summary)
+	require.NoError(t, err, again.String())
+	require.NoError(t, json.Unmarshal(b, &sum))
+	require.Zero(t, sum.Rows.Benchmark.New, "benchmark points the reference stored")
+	require.Positive(t, sum.Rows.Benchmark.Duplicate)
+	require.Zero(t, sum.Details.BenchmarkRowsUpdated, "adopted rows keep their values")
+	require.Zero(t, sum.Rows.Eval.New, "evals the reference stored")
+	require.Zero(t, sum.Details.EvalRowsUpdated, "adopted evals keep their values")
+	require.Zero(t, sum.Stats.EvalSamplesNew, "eval samples of documents the reference stored")
+	require.Equal(t, before, stored())
+	requireCode(t, cli.ExitOK, run(t, vars, "verify", "--run-id", runID))
 }

@@ -96,13 +96,27 @@ func runVerify(ctx context.Context, env Env, common *commonOpts, id int64, repo,
 
 // verifyChecks judges what was read back.
 func verifyChecks(rb schema.RunReadBack, runID int64, target string) []verifyCheck {
-	if len(rb.Ingests) == 0 {
+	var checks []verifyCheck
+	switch {
+	case len(rb.Ingests) > 0:
+		last := rb.Ingests[len(rb.Ingests)-1]
+		checks = append(checks, verifyCheck{Check: "ledger", OK: true,
+			Detail: fmt.Sprintf("%d finished ingests, the newest #%d (%s)", len(rb.Ingests), last.IngestID, last.Status)})
+	case rb.AdoptedRun:
+		checks = append(checks, verifyCheck{Check: "ledger", OK: true,
+			Detail: "adopted from the reference ingest (ingest adopt), not ingested since"})
+	default:
 		return []verifyCheck{{Check: "ledger", Detail: fmt.Sprintf("no finished ingest of run %d in the %s ledger", runID, target)}}
 	}
-	last := rb.Ingests[len(rb.Ingests)-1]
-	checks := []verifyCheck{{Check: "ledger", OK: true,
-		Detail: fmt.Sprintf("%d finished ingests, the newest #%d (%s)", len(rb.Ingests), last.IngestID, last.Status)}}
+	if rb.AdoptedRun && len(rb.Ingests) > 0 {
+		checks[0].Detail += "; adopted from the reference ingest before"
+	}
+	// The rows adopt took over were written by no ingest of ours: they
+	// count beside what the ingests reported writing.
 	var reported = map[string]int64{}
+	for table, n := range rb.Adopted {
+		reported[table] += n
+	}
 	for _, s := range rb.Ingests {
 		reported["benchmark_results"] += s.Rows.Benchmark.New
 		reported["eval_results"] += s.Rows.Eval.New
@@ -114,6 +128,16 @@ func verifyChecks(rb schema.RunReadBack, runID int64, target string) []verifyChe
 		case rb.OverridesTouched:
 			c.OK = true
 			c.Detail = fmt.Sprintf("%d stored; not compared: run overrides deleted or rewrote stored rows of the run", stored)
+		case table == "run_stats" && rb.AdoptedRun && len(rb.Ingests) > 0:
+			// qUpsertRunStats: an adopted per-GPU row gives way to the
+			// run's per-cluster rows of that GPU, counted as duplicates.
+			c.OK = true
+			c.Detail = fmt.Sprintf("%d stored; not compared: an ingest of an adopted run replaces the reference's per-GPU rows "+
+				"by per-cluster rows and counts those duplicates", stored)
+		case stored == reported[table] && rb.Adopted[table] > 0:
+			c.OK = true
+			c.Detail = fmt.Sprintf("%d stored: %d adopted, %d as the ingests reported writing", stored, rb.Adopted[table],
+				stored-rb.Adopted[table])
 		case stored == reported[table]:
 			c.OK = true
 			c.Detail = fmt.Sprintf("%d stored, as the ingests reported writing", stored)
@@ -149,7 +173,7 @@ func contentCheck(rb schema.RunReadBack) verifyCheck {
 	c, n := verifyCheck{Check: "benchmark_results content"}, rb.Content
 	derived := ""
 	if n.Derived > 0 {
-		derived = fmt.Sprintf("; %d rows holding values derived after the write not recomputed", n.Derived)
+		derived = fmt.Sprintf("; %d rows holding values derived after the write, or adopted, not recomputed", n.Derived)
 	}
 	switch {
 	case rb.OverridesTouched:

@@ -68,6 +68,11 @@ type row struct {
 	layout      string
 	primary     bool
 	primaryOnly bool
+	// bundle marks a server log file of a multinode_server_logs_ artifact
+	// (ours only); batched an eval row read from a results file named
+	// with its concurrency (results_<time>_conc<N>.json, ours only).
+	bundle  bool
+	batched bool
 }
 
 // side is every compared row of one side, by table and key.

@@ -5,7 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"path"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/inferencex/ingest/ingest"
 	"github.com/inferencex/ingest/schema"
@@ -49,9 +52,12 @@ func (c *capture) StageTraceChunks(_ context.Context, next func() (schema.TraceC
 	}
 }
 
+// ApplyTraces keeps what the traces stage would write. Nothing is stored,
+// so every row link it would write is one it links, as a load into an
+// empty database does (the stage warns when the two counts differ).
 func (c *capture) ApplyTraces(_ context.Context, a schema.TraceApply) (schema.TraceApplyResult, error) {
 	c.traces = a
-	return schema.TraceApplyResult{}, nil
+	return schema.TraceApplyResult{RowsLinked: int64(len(a.TraceLinks))}, nil
 }
 
 // sampleLine is a staged sample with its texts reduced to digests.
@@ -147,7 +153,8 @@ func oursSide(sh *ingest.Shadow, c *capture) side {
 		evalKeys[e.Key] = k
 		v := map[string]any{"lm_eval_version": strOrNil(r.LMEvalVersion)}
 		putMetrics(v, r.Metrics)
-		s.put(TableEvals, k, &row{values: v, group: r.Config.Model + " " + evalSeq(r.Task, r.ISL, r.OSL, r.Conc)})
+		s.put(TableEvals, k, &row{values: v, group: r.Config.Model + " " + evalSeq(r.Task, r.ISL, r.OSL, r.Conc),
+			batched: batchedResults.MatchString(path.Base(e.Source.File))})
 	}
 	for _, l := range c.samples {
 		ek, ok := evalKeys[l.eval]
@@ -167,6 +174,14 @@ func oursSide(sh *ingest.Shadow, c *capture) side {
 	}
 	return s
 }
+
+// multinodeLogsArtifact begins the name of a multinode job's server log
+// bundle (multinode_server_logs_<x>, its logs in a tarball).
+const multinodeLogsArtifact = "multinode_server_logs_"
+
+// batchedResults is the name of a batched eval's results file: one per
+// concurrency in one artifact (eval_concs).
+var batchedResults = regexp.MustCompile(`^results_.*_conc[0-9]+\.json$`)
 
 func stagedKey(b *schema.StagedBenchmark) string {
 	p := &b.Point
@@ -208,7 +223,8 @@ func (c *capture) putTraces(s side, rowKeys map[int64]string) {
 			if t := texts[string(f.Text)]; t != nil {
 				v["text"], v["size"] = shortDigest(t.h.Sum(nil)), float64(t.size)
 			}
-			s.put(TableServerLogs, logKey(k, f.Name), &row{group: k, primary: f.Name == b.Primary, values: v})
+			s.put(TableServerLogs, logKey(k, f.Name), &row{group: k, primary: f.Name == b.Primary, values: v,
+				bundle: strings.HasPrefix(b.SourceArtifact, multinodeLogsArtifact)})
 		}
 	}
 }

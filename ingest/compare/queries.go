@@ -12,6 +12,8 @@ const qDetect = `SELECT to_regclass('public.ingests') IS NOT NULL,
 	EXISTS (SELECT 1 FROM information_schema.columns
 	        WHERE table_schema = 'public' AND table_name = 'schema_migrations' AND column_name = 'filename')`
 
+const qSearchPath = `SET LOCAL search_path = public`
+
 const qReferenceLevel = `SELECT coalesce(max(filename), '') FROM schema_migrations`
 
 const qRun = `SELECT id, head_sha, html_url, conclusion FROM workflow_runs WHERE github_run_id = $1 AND run_attempt = $2`

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/trace"
@@ -45,6 +46,12 @@ func Rules() []Rule {
 			"before its 013 the reference keeps only a server log's primary file", matchLogPrimaryOnly},
 		{"older-aiperf-layout", "rule-older-aiperf-layout",
 			"a trace in the older aiperf_artifacts/run_0/ layout: we link it, the reference finds none", matchNestedLayout},
+		{"reference-gpu-count", "rule-reference-gpu-count",
+			"the reference counts a config's GPUs as tp x ep where we count the devices: the same point under two configs", matchGPUCount},
+		{"multinode-server-logs", "rule-multinode-server-logs",
+			"the reference reads server_logs_ artifacts only: a multinode_server_logs_ bundle's files are ours alone", matchMultinodeLogs},
+		{"batched-eval-files", "rule-batched-eval-files",
+			"an eval artifact with a results file per concurrency: the reference reads one of them and none of its samples", matchBatchedEval},
 	}
 }
 
@@ -99,7 +106,10 @@ func matchServerMetrics(d *Difference, ours, _ side) bool {
 		return true
 	}
 	pub, has := o.values["metrics.published_"+key]
-	return has && d.DB == pub
+	// The reference stored the producer's value, or one it read from the
+	// server log itself (kv_cache_pool_tokens); ours is derived and the
+	// producer's kept as published_<key>.
+	return has && (d.DB == pub || d.Ours == nil)
 }
 
 // matchDuplicatePoint: a value of a point the tree holds more than once.
@@ -167,8 +177,11 @@ func matchRunStats(d *Difference, ours, db side) bool {
 	}
 	switch d.Kind {
 	case OnlyOurs:
-		_, ok := db[TableRunStats][ours[TableRunStats][d.Key].group]
-		return ok
+		// The reference reads the GPU keys of a run-stats file only: one
+		// keyed by cluster leaves it no row of that cluster.
+		o := ours[TableRunStats][d.Key]
+		_, ok := db[TableRunStats][o.group]
+		return ok || d.Key != o.group
 	case OnlyDB:
 		return hasGroup(ours[TableRunStats], d.Key, "")
 	}
@@ -203,4 +216,55 @@ func matchNestedLayout(d *Difference, ours, db side) bool {
 	}
 	_, stored := db[TableBenchmarks][d.Key]
 	return stored
+}
+
+// gpuCount is the GPU counts of a config key (configKey).
+var gpuCount = regexp.MustCompile(` gpus=[0-9]+\+[0-9]+`)
+
+// matchGPUCount: a row one side holds where the other holds the same key
+// but for the config's GPU counts (a benchmark point, its trace or a file
+// of its server log): the reference counts a single-node config's GPUs as
+// tp x ep, we the devices the engine runs on (tp x pp x pcp).
+func matchGPUCount(d *Difference, ours, db side) bool {
+	other := db
+	if d.Kind == OnlyDB {
+		other = ours
+	}
+	if d.Kind == Different || !gpuCount.MatchString(d.Key) {
+		return false
+	}
+	want := gpuCount.ReplaceAllString(d.Key, "")
+	for k := range other[d.Table] {
+		if k != d.Key && gpuCount.ReplaceAllString(k, "") == want {
+			return true
+		}
+	}
+	return false
+}
+
+// matchMultinodeLogs: a file of a multinode_server_logs_ bundle linked to
+// a row whose server log the database does not hold: the reference reads
+// the server.log of server_logs_<x> artifacts only.
+func matchMultinodeLogs(d *Difference, ours, db side) bool {
+	if d.Table != TableServerLogs || d.Kind != OnlyOurs || !ours[TableServerLogs][d.Key].bundle {
+		return false
+	}
+	return !hasGroup(db[TableServerLogs], ours[TableServerLogs][d.Key].group, "")
+}
+
+// matchBatchedEval: a value of an eval row we read from a results file
+// named with its concurrency, and the samples of such a row where the
+// database holds none: the reference reads the first results_ file of an
+// eval artifact for all its rows, and finds a samples file by the pattern
+// samples_<task>_<time>.jsonl, which a _conc<N> suffix defeats.
+func matchBatchedEval(d *Difference, ours, db side) bool {
+	switch {
+	case d.Table == TableEvals && d.Kind == Different:
+		return ours[TableEvals][d.Key].batched
+	case d.Table == TableEvalSamples && d.Kind == OnlyOurs:
+		eval := ours[TableEvalSamples][d.Key].group
+		r := ours[TableEvals][eval]
+		return r != nil && r.batched && !hasGroup(db[TableEvalSamples], eval, "")
+	}
+	return false
 }

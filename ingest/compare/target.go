@@ -52,6 +52,13 @@ func readTarget(ctx context.Context, conn *pgx.Conn, runID int64, attempt int) (
 		return nil, fmt.Errorf("begin read-only transaction: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
+	// Both schemas are read in public (qDetect). The site's reader role
+	// (ingest reader create) puts schema dashboard first, whose views give
+	// the reference's columns back under the same names: compare must not
+	// read those.
+	if _, err := tx.Exec(ctx, qSearchPath); err != nil {
+		return nil, fmt.Errorf("set search_path: %w", err)
+	}
 	t := &target{rows: side{}}
 	var ours, ref bool
 	if err := tx.QueryRow(ctx, qDetect).Scan(&ours, &ref); err != nil {

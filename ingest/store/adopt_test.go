@@ -381,3 +381,53 @@ func TestAdoptMergesDuplicateEvalKeys(t *testing.T) {
 	require.Equal(t, docs, held)
 	require.Equal(t, int64(10), fromNewer)
 }
+
+// A run the reference stored with run_attempt 0 (its GCS backfill's,
+// when it could not read the run from GitHub) is adopted as attempt 1,
+// the ledger knowing it so; one whose run also has an attempt 1 refuses
+// the adopt.
+func TestAdoptUnknownAttempt(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.NewEmpty(t)
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	require.NoError(t, refdb.Create(ctx, conn, refdb.Level010))
+	o := refdb.SmallOptions(7)
+	o.UnknownAttemptEvery = 3
+	_, err = refdb.Fill(ctx, conn, o)
+	require.NoError(t, err)
+	var zero int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM workflow_runs WHERE run_attempt = 0`).Scan(&zero))
+	require.Positive(t, zero)
+
+	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer st.Close()
+	plan, err := st.PlanAdopt(ctx)
+	require.NoError(t, err)
+	require.Empty(t, plan.Refusals)
+	_, err = st.Adopt(ctx, plan, store.AdoptOptions{Repo: "SemiAnalysisAI/InferenceX", ToolVersion: "test"})
+	require.NoError(t, err)
+	var ones, ledger int64
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE w.run_attempt = 1),
+			count(*) FILTER (WHERE g.run_attempt = 1 AND g.target = 'adopted')
+		FROM reference_archive.workflow_runs r JOIN public.workflow_runs w ON w.id = r.id
+		JOIN public.ingests g ON g.workflow_run_id = w.id WHERE r.run_attempt = 0`).Scan(&ones, &ledger))
+	require.Equal(t, zero, ones)
+	require.Equal(t, zero, ledger)
+
+	ref, _ := refDatabase(t, refdb.Level010)
+	c2, err := pgx.Connect(ctx, ref)
+	require.NoError(t, err)
+	defer c2.Close(ctx)
+	_, err = c2.Exec(ctx, `INSERT INTO workflow_runs (github_run_id, run_attempt, name, created_at, date)
+		SELECT github_run_id, 0, name, created_at, date FROM workflow_runs WHERE run_attempt = 1 ORDER BY id LIMIT 1`)
+	require.NoError(t, err)
+	s2, err := store.Open(ctx, ref, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	defer s2.Close()
+	plan, err = s2.PlanAdopt(ctx)
+	require.NoError(t, err)
+	require.Len(t, plan.Refusals, 1, "%+v", plan.Refusals)
+}

@@ -16,6 +16,8 @@ type benchmarkSource struct {
 	next  func() (schema.StagedBenchmark, bool, error)
 	date  string
 	known map[digest]struct{}
+	// adopted finds the rows an adopt took over from the reference.
+	adopted adoptedPoints
 	// winners, when set, ranks the copies of every point as they pass.
 	winners *winners
 	// sets collects the rows' configs and availability.
@@ -38,9 +40,12 @@ func (s *benchmarkSource) Next() bool {
 	if !ok {
 		return false
 	}
-	s.values, s.buf, s.stored, s.err = stagingValues(s.values[:0], row, s.seq, s.date, s.known, &s.enc, s.buf, s.stored, s.winners)
+	var adopted bool
+	s.values, s.buf, s.stored, adopted, s.err = stagingValues(s.values[:0], row, s.seq, s.date, s.known, s.adopted, &s.enc, s.buf, s.stored, s.winners)
 	s.seq++
-	if s.err == nil {
+	// An adopted row keeps its config: ours for the point (another GPU
+	// count) is not written for it.
+	if s.err == nil && !adopted {
 		s.sets.add(&row.Point)
 	}
 	return s.err == nil
@@ -56,14 +61,17 @@ type digest [16]byte
 // stagingValues lays a row out in stagingColumns order, appended to
 // values. A row whose digest the run already has is staged without its
 // values (unchanged): it only takes part in choosing the point's winner.
-// The metrics value is buf's bytes, or stored's for a row with
+// So is a row an adopted row of the run stands for (adoptedPoints): the
+// reference's row keeps its values and id, as a rerun of a run of ours
+// keeps them, and the copy takes that row's digest, by which the later
+// stages find it. The metrics value is buf's bytes, or stored's for a row with
 // StoredMetrics: valid until they are reused.
-func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, enc *metricsEncoder,
-	buf, stored []byte, w *winners) ([]any, []byte, []byte, error) {
+func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, adopted adoptedPoints,
+	enc *metricsEncoder, buf, stored []byte, w *winners) (_ []any, _, _ []byte, isAdopted bool, _ error) {
 	p, c := &r.Point, r.Point.Config
 	metrics, err := enc.encode(buf[:0], p.Metrics)
 	if err != nil {
-		return nil, buf, stored, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
+		return nil, buf, stored, false, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
 	}
 	key := r.Key
 	if key == "" {
@@ -74,12 +82,17 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 	keyHash := sha256.Sum256([]byte(key))
 	d := contentDigest(keyHash[:], date, image, metrics, workers, reasons, audit)
 	_, unchanged := known[d]
+	if !unchanged {
+		if ad, ok := adopted.match(p, fingerprint); ok {
+			d, unchanged, isAdopted = ad, true, true
+		}
+	}
 	var metricsValue any = metrics
 	writtenMetrics := p.Metrics
 	if r.StoredMetrics != nil && !unchanged {
 		writtenMetrics = r.StoredMetrics
 		if stored, err = enc.encode(stored[:0], r.StoredMetrics); err != nil {
-			return nil, metrics, stored, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
+			return nil, metrics, stored, false, fmt.Errorf("artifact %s: file %s: row %d: encode metrics: %w", r.Source.Artifact, r.Source.File, r.Source.Row, err)
 		}
 		metricsValue = stored
 	}
@@ -115,7 +128,7 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 		d[:], unchanged,
 		artifact, artifactID, file, int32(r.Source.Row),
 		valuesKnown, vals[0], vals[1], vals[2], vals[3], vals[4],
-	), metrics, stored, nil
+	), metrics, stored, isAdopted, nil
 }
 
 // contentDigest hashes the point (its key's hash) and every value written

@@ -198,6 +198,7 @@ func (t *RunTx) ApplyEvals(ctx context.Context, files []schema.EvalSamplesFile) 
 		keys[i], names[i], digests[i], lines[i] = k[:], cleanText(f.File), d[:], int32(f.Lines)
 	}
 	b := &pgx.Batch{}
+	b.Queue(qMatchAdoptedEvals, t.run.WorkflowRunID)
 	b.Queue(qInsertEvalConfigs)
 	b.Queue(qUpsertEvals, t.run.WorkflowRunID, t.run.Date, t.run.IngestID)
 	b.Queue(qEvalIDs, t.run.WorkflowRunID)
@@ -208,6 +209,9 @@ func (t *RunTx) ApplyEvals(ctx context.Context, files []schema.EvalSamplesFile) 
 	b.Queue(qRecordSamplesFiles, keys, names, digests, lines)
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
+	if _, err := res.Exec(); err != nil {
+		return r, t.explain("match adopted eval rows", err)
+	}
 	if _, err := res.Exec(); err != nil {
 		return r, t.explain("write eval configs", err)
 	}

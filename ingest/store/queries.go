@@ -154,6 +154,20 @@ SELECT b.content_digest FROM benchmark_results b
 JOIN workflow_runs w ON w.id = b.workflow_run_id
 WHERE w.github_run_id = $1 AND w.run_attempt = $2`
 
+// qAdoptedPoints lists the rows of a workflow run attempt that an adopt
+// took over from the reference ingest, with what finds a point of ours
+// among them (adoptedPoint): the config but its GPU counts, the point's
+// key, and the recipe fingerprint.
+const qAdoptedPoints = `
+SELECT b.content_digest, c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
+	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
+	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
+	b.benchmark_type, b.isl, b.osl, b.conc, b.offload_mode, b.recipe_fingerprint
+FROM benchmark_results b
+JOIN workflow_runs w ON w.id = b.workflow_run_id
+JOIN configs c ON c.id = b.config_id
+WHERE w.github_run_id = $1 AND w.run_attempt = $2 AND b.source_artifact = 'adopted'`
+
 // stagingColumns is the COPY column order of stage_benchmark.
 var stagingColumns = []string{
 	"seq", "point_key", "is_aggregate", "attempt_rank",

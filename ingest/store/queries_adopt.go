@@ -69,8 +69,10 @@ ORDER BY kind, name`
 // qAdoptRefusals counts the reference's rows that our checks refuse, one
 // count per check; adopt refuses while any is non-zero.
 const qAdoptRefusals = `
-SELECT 'workflow_runs with run_attempt < 1 or github_run_id < 1',
-       (SELECT count(*) FROM public.workflow_runs WHERE run_attempt < 1 OR github_run_id < 1)
+SELECT 'workflow_runs with a negative run_attempt, attempt 0 beside an attempt 1, or github_run_id < 1',
+       (SELECT count(*) FROM public.workflow_runs w WHERE w.run_attempt < 0 OR w.github_run_id < 1
+            OR (w.run_attempt = 0 AND EXISTS (SELECT 1 FROM public.workflow_runs o
+                WHERE o.github_run_id = w.github_run_id AND o.run_attempt = 1)))
 UNION ALL SELECT 'configs with an empty text key or a negative count',
        (SELECT count(*) FROM public.configs WHERE '' IN (hardware, framework, model, precision, spec_method)
             OR least(prefill_tp, prefill_ep, prefill_num_workers, decode_tp, decode_ep, decode_num_workers,
@@ -131,10 +133,14 @@ SELECT id, hardware, framework, model, precision, spec_method, disagg, is_multin
     decode_tp, decode_ep, decode_dp_attention, decode_num_workers, num_prefill_gpu, num_decode_gpu
 FROM public.configs`
 
+	// A run_attempt of 0 is the reference's "attempt unknown" (its
+	// column default, which its GCS backfill leaves when it could not
+	// read the run from GitHub): attempt 1, which every run has, unless
+	// the run also has an attempt 1 (refused, qAdoptRefusals).
 	qAdoptWorkflowRuns = `
 INSERT INTO workflow_runs (id, repo, github_run_id, run_attempt, name, name_is_fallback, event, status, conclusion,
     head_sha, head_branch, html_url, created_at, created_at_is_fallback, run_started_at, date, append_only)
-SELECT id, $1, github_run_id, run_attempt, name, name ~ '^CI Run [0-9]+$', NULL, status, conclusion,
+SELECT id, $1, github_run_id, greatest(run_attempt, 1), name, name ~ '^CI Run [0-9]+$', NULL, status, conclusion,
     head_sha, head_branch, html_url, created_at, false, run_started_at, date, {wr_append_only}
 FROM public.workflow_runs`
 

@@ -91,6 +91,38 @@ WITH src AS (
 )
 SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins WHERE inserted), (SELECT count(*) FROM ins WHERE NOT inserted)`
 
+// qMatchAdoptedEvals makes each staged eval row that an eval row an adopt
+// took over from the reference ingest stands for ($1 the workflow run) a
+// duplicate of it: the staged row takes the adopted row's config and
+// content digest, so qUpsertEvals finds it by its key and leaves it as it
+// is, and its samples go to it (where qInsertSamples keeps the adopted
+// documents). The reference resolved an eval's config from the eval's own
+// files where we take the artifact's (a single-node SGLang eval is a 1P/1D
+// disaggregated config there, with worker counts of 1), so the two are
+// matched by the config without disagg, worker and GPU counts, and only
+// where each side has exactly one row of that key.
+const qMatchAdoptedEvals = `
+WITH cand AS (
+	SELECT s.eval_key, e.content_digest, c.*
+	FROM stage_eval s
+	JOIN eval_results e ON e.workflow_run_id = $1 AND e.source_artifact = 'adopted' AND e.task = s.task
+		AND coalesce(e.isl, 0) = coalesce(s.isl, 0) AND coalesce(e.osl, 0) = coalesce(s.osl, 0)
+		AND coalesce(e.conc, 0) = coalesce(s.conc, 0)
+	JOIN configs c ON c.id = e.config_id
+		AND (c.hardware, c.framework, c.model, c.precision, c.spec_method, c.is_multinode,
+			c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.decode_tp, c.decode_ep, c.decode_dp_attention)
+		= (s.hardware, s.framework, s.model, s.precision, s.spec_method, s.is_multinode,
+			s.prefill_tp, s.prefill_ep, s.prefill_dp_attention, s.decode_tp, s.decode_ep, s.decode_dp_attention)
+), one AS (
+	SELECT * FROM cand a
+	WHERE (SELECT count(*) FROM cand b WHERE b.eval_key = a.eval_key) = 1
+		AND (SELECT count(*) FROM cand b WHERE b.content_digest = a.content_digest) = 1
+)
+UPDATE stage_eval s SET content_digest = one.content_digest, disagg = one.disagg,
+	prefill_num_workers = one.prefill_num_workers, decode_num_workers = one.decode_num_workers,
+	num_prefill_gpu = one.num_prefill_gpu, num_decode_gpu = one.num_decode_gpu
+FROM one WHERE one.eval_key = s.eval_key`
+
 // qEvalIDs maps each staged eval key to the id of its stored row ($1 the
 // workflow run), for the samples. isl, osl and conc are positive or NULL
 // (CHECK), so coalesce(x, 0) equality is IS NOT DISTINCT FROM — and, unlike

@@ -9,14 +9,22 @@ SELECT summary FROM ingests
 WHERE repo = $1 AND github_run_id = $2 AND status IN ('succeeded', 'completed_with_failures') AND summary IS NOT NULL
 ORDER BY id`
 
+// qVerifyAdopted says whether the ledger holds the adopt's row of the run
+// (target 'adopted', store.Adopt).
+const qVerifyAdopted = `
+SELECT EXISTS (SELECT 1 FROM ingests WHERE repo = $1 AND github_run_id = $2 AND target = 'adopted' AND status = 'succeeded')`
+
 // qVerifyTable counts, for one table holding a run's rows (%[1]s), the
 // rows of the run, those whose ingest is not a finished ingest of the run,
-// and those whose source artifact is not among that ingest's records.
+// those whose source artifact is not among that ingest's records, and the
+// rows the adopt took over (their ingest the adopt's ledger row, their
+// source artifact 'adopted', which records none).
 const qVerifyTable = `
 SELECT count(*),
        count(*) FILTER (WHERE i.id IS NULL),
-       count(*) FILTER (WHERE i.id IS NOT NULL AND NOT EXISTS (
-           SELECT 1 FROM json_array_elements(i.artifacts) a WHERE a->>'name' = t.source_artifact))
+       count(*) FILTER (WHERE i.id IS NOT NULL AND i.target <> 'adopted' AND NOT EXISTS (
+           SELECT 1 FROM json_array_elements(i.artifacts) a WHERE a->>'name' = t.source_artifact)),
+       count(*) FILTER (WHERE i.target = 'adopted' AND t.source_artifact = 'adopted')
 FROM %[1]s t
 JOIN workflow_runs w ON w.id = t.workflow_run_id
 LEFT JOIN ingests i ON i.id = t.ingest_id AND i.repo = w.repo AND i.github_run_id = w.github_run_id
@@ -63,9 +71,11 @@ JOIN workflow_runs w ON w.id = b.workflow_run_id
 WHERE w.repo = $1 AND w.github_run_id = $2 AND NOT (` + contentCovered + `)`
 
 // contentCovered holds for a benchmark row b whose stored values are the
-// ones its content digest hashed.
+// ones its content digest hashed. A row adopt took over carries a digest
+// of the reference's values by the adopt's own formula (store.Adopt),
+// which is not recomputed here.
 const contentCovered = `b.benchmark_type <> 'agentic_traces' AND b.trace_replay_id IS NULL
-	AND b.server_log_id IS NULL AND length(b.content_digest) > 0`
+	AND b.server_log_id IS NULL AND length(b.content_digest) > 0 AND b.source_artifact <> 'adopted'`
 
 // qVerifySamples lists, per eval row of the run with a recorded samples
 // file, its key, the samples it holds and the lines its ingest recorded.
@@ -75,5 +85,5 @@ SELECT c.model, c.precision, c.hardware, c.framework, e.task, e.conc,
 FROM eval_results e
 JOIN workflow_runs w ON w.id = e.workflow_run_id
 JOIN configs c ON c.id = e.config_id
-WHERE w.repo = $1 AND w.github_run_id = $2 AND e.samples_lines IS NOT NULL
+WHERE w.repo = $1 AND w.github_run_id = $2 AND e.samples_lines IS NOT NULL AND e.source_artifact <> 'adopted'
 ORDER BY e.id`

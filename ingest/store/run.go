@@ -23,6 +23,8 @@ type RunTx struct {
 	log   *zap.Logger
 	// known holds the content digests the run's rows already have.
 	known map[digest]struct{}
+	// adopted are the run's rows an adopt took over, read when it has rows.
+	adopted adoptedPoints
 	// winners ranks the staged benchmark rows (StageBenchmarks); staged
 	// is how many rows PostgreSQL received.
 	winners *winners
@@ -167,7 +169,14 @@ func (t *RunTx) Run() schema.WrittenRun { return t.run }
 func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error) {
 	t.winners = newWinners()
 	t.sets = newRunSets()
-	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known, winners: t.winners, sets: t.sets}
+	if len(t.known) > 0 && t.adopted == nil {
+		a, err := t.loadAdoptedPoints(ctx)
+		if err != nil {
+			return 0, err
+		}
+		t.adopted = a
+	}
+	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known, adopted: t.adopted, winners: t.winners, sets: t.sets}
 	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_benchmark"}, stagingColumns, src)
 	t.staged = n
 	if err != nil {

@@ -40,7 +40,8 @@ var verifiedTables = []string{"benchmark_results", "eval_results", "run_stats"}
 // and counts every eval row's samples against the lines its ingest
 // recorded.
 func (s *Store) ReadBackRun(ctx context.Context, repo string, runID int64, docs StoredDocuments) (schema.RunReadBack, error) {
-	rb := schema.RunReadBack{Stored: map[string]int64{}, ForeignIngest: map[string]int64{}, UnrecordedArtifact: map[string]int64{}}
+	rb := schema.RunReadBack{Stored: map[string]int64{}, Adopted: map[string]int64{}, ForeignIngest: map[string]int64{},
+		UnrecordedArtifact: map[string]int64{}}
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		return rb, fmt.Errorf("begin: %w", err)
@@ -68,13 +69,17 @@ func (s *Store) ReadBackRun(ctx context.Context, repo string, runID int64, docs 
 			rb.OverridesTouched = true
 		}
 	}
+	if err := tx.QueryRow(ctx, qVerifyAdopted, repo, runID).Scan(&rb.AdoptedRun); err != nil {
+		return rb, s.opts.explain("read the run's adopt", err)
+	}
 	for _, table := range verifiedTables {
-		var n, foreign, unrecorded int64
+		var n, foreign, unrecorded, adopted int64
 		q := fmt.Sprintf(qVerifyTable, pgx.Identifier{table}.Sanitize())
-		if err := tx.QueryRow(ctx, q, repo, runID).Scan(&n, &foreign, &unrecorded); err != nil {
+		if err := tx.QueryRow(ctx, q, repo, runID).Scan(&n, &foreign, &unrecorded, &adopted); err != nil {
 			return rb, s.opts.explain("count the run's rows in "+table, err)
 		}
 		rb.Stored[table], rb.ForeignIngest[table], rb.UnrecordedArtifact[table] = n, foreign, unrecorded
+		rb.Adopted[table] = adopted
 	}
 	if rb.Content, err = s.readBackContent(ctx, tx, repo, runID, docs); err != nil {
 		return rb, err
