@@ -302,19 +302,24 @@ func (s *Store) adoptChecks(ctx context.Context, p *AdoptPlan) error {
 
 // adoptEstimate: the trace table's stored bytes at about 8 MB/s (each blob
 // read once, hashed, copied, and its profile and server metrics parsed for
-// the payloads), the other rows at about 8,000 a second, on the shared
-// 2-core development host (a production-size adopt took 9m23s, one a tenth
-// its rows with the same blob sizes 1m17s); a rough guide, not a bound.
+// the payloads), GPU samples at about 100,000 a second (packed into chunks
+// in one sorted pass), the other rows at about 8,000 a second, on the
+// shared 2-core development host (a production-size adopt took 9m23s, one
+// a tenth its rows with the same blob sizes 1m17s); a rough guide, not a
+// bound.
 func adoptEstimate(p AdoptPlan) time.Duration {
-	var rows, blobs int64
+	var rows, samples, blobs int64
 	for _, t := range p.Tables {
-		if t.Name == "agentic_trace_replay" {
+		switch t.Name {
+		case "agentic_trace_replay":
 			blobs += t.Bytes
-			continue
+		case "gpu_metric_samples":
+			samples += t.Rows
+		default:
+			rows += t.Rows
 		}
-		rows += t.Rows
 	}
-	secs := float64(blobs)/8e6 + float64(rows)/8000
+	secs := float64(blobs)/8e6 + float64(samples)/100_000 + float64(rows)/8000
 	return time.Duration(secs*float64(time.Second)).Round(time.Second) + 5*time.Second
 }
 
