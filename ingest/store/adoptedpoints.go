@@ -7,7 +7,8 @@ import (
 )
 
 // adoptedPoint is what finds a point of ours among the rows an adopt took
-// over from the reference ingest (source_artifact 'adopted'): the point's
+// over from the reference ingest (their ingest the adopt's ledger row,
+// target 'adopted'; a rerun gives them its provenance): the point's
 // key without what the reference stored otherwise. It kept no recipe
 // fingerprint before its migration 012 (the column is NULL on such rows),
 // and it counted a config's GPUs as tp × ep where we count the physical

@@ -115,7 +115,8 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 		copy(k[:], keyHash[:16])
 		rank := r.Rank()
 		rank.Artifact, rank.File = artifact, file
-		w.add(k, winner{digest: d, benchmarkType: p.BenchmarkType, rank: rank, seq: seq, unchanged: unchanged, written: serverFrom})
+		w.add(k, winner{digest: d, benchmarkType: p.BenchmarkType, rank: rank, seq: seq, unchanged: unchanged, adopted: isAdopted,
+			written: serverFrom})
 	}
 	return append(values,
 		seq, keyHash[:16], r.IsAggregate, int32(r.AttemptRank),

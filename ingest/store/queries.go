@@ -166,7 +166,20 @@ SELECT b.content_digest, c.hardware, c.framework, c.model, c.precision, c.spec_m
 FROM benchmark_results b
 JOIN workflow_runs w ON w.id = b.workflow_run_id
 JOIN configs c ON c.id = b.config_id
-WHERE w.github_run_id = $1 AND w.run_attempt = $2 AND b.source_artifact = 'adopted'`
+JOIN ingests g ON g.id = b.ingest_id AND g.target = 'adopted'
+WHERE w.github_run_id = $1 AND w.run_attempt = $2`
+
+// qAdoptedProvenance gives the adopted rows that staged winners matched
+// ($1 workflow run, $2 the winners' seq) the winner's provenance, which
+// the reference did not keep: the telemetry stage finds a run's rows by
+// their source artifact. Values, digest and ingest stay the adopt's.
+const qAdoptedProvenance = `
+UPDATE benchmark_results b SET source_artifact = r.source_artifact, source_artifact_id = r.source_artifact_id,
+	source_file = r.source_file, source_row = r.source_row
+FROM unnest($2::int[]) AS w (seq) JOIN stage_benchmark r ON r.seq = w.seq
+WHERE b.workflow_run_id = $1 AND b.content_digest = r.content_digest
+	AND (b.source_artifact, b.source_artifact_id, b.source_file, b.source_row)
+		IS DISTINCT FROM (r.source_artifact, r.source_artifact_id, r.source_file, r.source_row)`
 
 // stagingColumns is the COPY column order of stage_benchmark.
 var stagingColumns = []string{

@@ -17,14 +17,15 @@ SELECT EXISTS (SELECT 1 FROM ingests WHERE repo = $1 AND github_run_id = $2 AND 
 // qVerifyTable counts, for one table holding a run's rows (%[1]s), the
 // rows of the run, those whose ingest is not a finished ingest of the run,
 // those whose source artifact is not among that ingest's records, and the
-// rows the adopt took over (their ingest the adopt's ledger row, their
-// source artifact 'adopted', which records none).
+// rows the adopt took over (their ingest the adopt's ledger row, which
+// records no artifacts: their source artifact is 'adopted', or the one an
+// ingest of the run since found them in).
 const qVerifyTable = `
 SELECT count(*),
        count(*) FILTER (WHERE i.id IS NULL),
        count(*) FILTER (WHERE i.id IS NOT NULL AND i.target <> 'adopted' AND NOT EXISTS (
            SELECT 1 FROM json_array_elements(i.artifacts) a WHERE a->>'name' = t.source_artifact)),
-       count(*) FILTER (WHERE i.target = 'adopted' AND t.source_artifact = 'adopted')
+       count(*) FILTER (WHERE i.target = 'adopted')
 FROM %[1]s t
 JOIN workflow_runs w ON w.id = t.workflow_run_id
 LEFT JOIN ingests i ON i.id = t.ingest_id AND i.repo = w.repo AND i.github_run_id = w.github_run_id
@@ -75,7 +76,8 @@ WHERE w.repo = $1 AND w.github_run_id = $2 AND NOT (` + contentCovered + `)`
 // of the reference's values by the adopt's own formula (store.Adopt),
 // which is not recomputed here.
 const contentCovered = `b.benchmark_type <> 'agentic_traces' AND b.trace_replay_id IS NULL
-	AND b.server_log_id IS NULL AND length(b.content_digest) > 0 AND b.source_artifact <> 'adopted'`
+	AND b.server_log_id IS NULL AND length(b.content_digest) > 0
+	AND NOT EXISTS (SELECT 1 FROM ingests g WHERE g.id = b.ingest_id AND g.target = 'adopted')`
 
 // qVerifySamples lists, per eval row of the run with a recorded samples
 // file, its key, the samples it holds and the lines its ingest recorded.

@@ -205,6 +205,9 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 	default:
 		b.Queue(qUpsertBenchmarks, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rk.write)
 	}
+	if len(rk.adopted) > 0 {
+		b.Queue(qAdoptedProvenance, t.run.WorkflowRunID, rk.adopted)
+	}
 	if len(sets.avail) > 0 {
 		b.Queue(qInsertAvailability, append([]any{t.run.Date}, sets.availabilityArgs()...)...)
 	}
@@ -233,6 +236,11 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 	}
 	r.BenchmarkStaged, r.Covered, r.StaleAttempt = t.staged, rk.covered, rk.stale
 	r.BenchmarkDuplicate = rk.winners - r.BenchmarkNew
+	if len(rk.adopted) > 0 {
+		if _, err := res.Exec(); err != nil {
+			return r, t.explain("record the provenance of adopted rows", err)
+		}
+	}
 	if len(sets.avail) > 0 {
 		tag, err := res.Exec()
 		if err != nil {

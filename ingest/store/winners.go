@@ -27,6 +27,7 @@ type winner struct {
 	seq                int32 // staging order (stage_benchmark.seq)
 	copies, aggregates int32 // every staged copy of the point, the aggregate ones
 	unchanged          bool  // its digest is stored already
+	adopted            bool  // an adopted row stands for it (adoptedPoints)
 	// written is what the copy is written with for the traces stage
 	// (schema.TracePoint.Written); nil when unchanged.
 	written *schema.TraceRowLink
@@ -53,7 +54,10 @@ func (w *winners) add(key digest, c winner) {
 // winners to write (changed or new), in point-key order, and how every
 // staged copy counts.
 type ranking struct {
-	write                           []int32
+	write []int32
+	// adopted is the staging order of the winners an adopted row stands
+	// for: the row learns their provenance.
+	adopted                         []int32
 	staged, winners, covered, stale int64
 }
 
@@ -84,6 +88,9 @@ func (w *winners) result() ranking {
 		r.stale += int64(c.copies) - 1 - covered
 		if !c.unchanged {
 			r.write = append(r.write, c.seq)
+		}
+		if c.adopted {
+			r.adopted = append(r.adopted, c.seq)
 		}
 	}
 	return r
