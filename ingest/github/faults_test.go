@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/ingest/github"
-	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 )
 
 // zipArtifact is a demo artifact stored as a zip upstream.

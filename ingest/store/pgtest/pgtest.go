@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/store"
@@ -166,6 +167,22 @@ func NewEmpty(t testing.TB) string {
 	dropAtCleanup(t, name)
 	return withDatabase(AdminURL(), name)
 }
+
+// Pool opens a pool on the database at url for a test's own queries,
+// closed when the test ends.
+func Pool(t testing.TB, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatalf("pgtest: open a pool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// DropAtCleanup drops the database name, if it exists, when the test ends:
+// for a database the test has the code under test create.
+func DropAtCleanup(t testing.TB, name string) { dropAtCleanup(t, name) }
 
 // dropAtCleanup drops the database name when the test ends.
 func dropAtCleanup(t testing.TB, name string) {

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/inferencex/ingest/cmd/ingest-bench/internal/perf"
 	"github.com/inferencex/ingest/fixtures/generate"
-	"github.com/inferencex/ingest/ingest/perf"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
 
