@@ -134,9 +134,12 @@ var templates struct {
 
 // New creates a fresh database holding the current schema and returns its
 // URL. The database is dropped when the test ends. The package's TestMain
-// must run its tests through Main.
+// must run its tests through Main. Under -short the test is skipped: the
+// inner loop creates no database per test (Tx and RunTx work in the shared
+// one).
 func New(t testing.TB) string {
 	t.Helper()
+	skipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, AdminURL())
@@ -259,9 +262,11 @@ func RunTx(t testing.TB, start schema.RunStart) *store.RunTx {
 // NewEmpty creates a fresh database with no schema of ours (an empty public
 // schema, as CREATE DATABASE makes it) and returns its URL; for tests that
 // build another schema, such as the reference's. It is dropped when the test
-// ends. It needs no template, so no TestMain.
+// ends. It needs no template, so no TestMain. Under -short the test is
+// skipped, as with New.
 func NewEmpty(t testing.TB) string {
 	t.Helper()
+	skipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, AdminURL())
@@ -292,6 +297,14 @@ func Pool(t testing.TB, url string) *pgxpool.Pool {
 // DropAtCleanup drops the database name, if it exists, when the test ends:
 // for a database the test has the code under test create.
 func DropAtCleanup(t testing.TB, name string) { dropAtCleanup(t, name) }
+
+// skipShort skips a test that needs a database of its own under -short.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("creates a database of its own: not under -short")
+	}
+}
 
 // dropAtCleanup drops the database name when the test ends.
 func dropAtCleanup(t testing.TB, name string) {
