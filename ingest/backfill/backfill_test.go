@@ -475,11 +475,13 @@ func TestRunLostClaimDoesNotCommit(t *testing.T) {
 }
 
 // killClaim terminates the session of the one claim held: every other
-// session of the database idle in a transaction is the worker's claim.
+// session of the database idle in a transaction is the worker's claim. It
+// waits (up to 10 s) until the session has ended, so the claim's locks are
+// gone before the test goes on, however busy the server.
 func (e *env) killClaim(ctx context.Context) {
 	e.t.Helper()
 	var n int
-	require.NoError(e.t, e.db.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+	require.NoError(e.t, e.db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) FROM pg_stat_activity
 		WHERE datname = current_database() AND state = 'idle in transaction' AND pid <> pg_backend_pid()`).Scan(&n))
 	require.Equal(e.t, 1, n, "one claim is held")
 }
