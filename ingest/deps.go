@@ -102,15 +102,6 @@ type Deps struct {
 	// collect garbage less often until the returned done is called
 	// (gctarget.Target.LargeHeap).
 	LargeHeap func() (done func())
-	// StageDone, when set, is told the wall time of each stage of a run
-	// that is written as it ends: "benchmarks" (from the start of Run to the
-	// benchmark rows applied), then each later stage by name (evals,
-	// traces, telemetry, changelog), then "curves" (latest_benchmarks
-	// brought up to date in the run's transaction), "impact" (what that
-	// did to the published curves, the coverage guard, the eval evidence),
-	// then "commit". The bench command
-	// reports throughput per stage with it.
-	StageDone func(stage string, took time.Duration)
 	// Progress, when set, is told each stage of a run as it starts and
 	// ends, and what the stage counts as it goes (benchmark files,
 	// telemetry series); the CLI draws it on a terminal. nil costs nothing.
@@ -133,16 +124,19 @@ func (d Deps) stageStart(stage string) {
 	}
 }
 
-// stageDone logs a stage's wall time ("stage finished", which the bench
-// command's -processes mode reads from `ingest load`) and reports it to
-// StageDone, when set.
+// stageDone logs a stage's wall time at Info: "stage finished" with the
+// fields stage and took. Each stage of a run logs it as it ends:
+// "benchmarks" (from the start of Run to the benchmark rows applied), then
+// each later stage by name (evals, traces, telemetry, changelog), then
+// "curves" (latest_benchmarks brought up to date in the run's transaction),
+// "impact" (what that did to the published curves, the coverage guard, the
+// eval evidence), then "commit"; a rerun answered from the ledger logs
+// "unchanged". The line is the stage times' one observable: operators read
+// it in the JSON log, and the bench command reads it back.
 func (d Deps) stageDone(stage string, since time.Time) {
 	took := time.Since(since)
 	if d.Log != nil {
 		d.Log.Info("stage finished", zap.String("stage", stage), zap.Duration("took", took))
-	}
-	if d.StageDone != nil {
-		d.StageDone(stage, took)
 	}
 	if d.Progress != nil {
 		d.Progress.Done()

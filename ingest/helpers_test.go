@@ -49,18 +49,20 @@ func newDeps(tb testing.TB, st *store.Store, log *zap.Logger, now func() time.Ti
 type env struct {
 	t    *testing.T
 	st   *store.Store
+	db   *pgxpool.Pool // the test's own queries
 	deps ingest.Deps
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	st, err := store.Open(context.Background(), pgtest.New(t), zaptest.NewLogger(t))
+	url := pgtest.New(t)
+	st, err := store.Open(context.Background(), url, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
-	return &env{t: t, st: st, deps: newDeps(t, st, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)), fixedNow)}
+	return &env{t: t, st: st, db: pgtest.Pool(t, url), deps: newDeps(t, st, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)), fixedNow)}
 }
 
-func (e *env) pool() *pgxpool.Pool { return e.st.Pool() }
+func (e *env) pool() *pgxpool.Pool { return e.db }
 
 // ingest runs the pipeline on a tree and checks the report invariant.
 func (e *env) ingest(dir string, cfg ingest.Config) (*schema.Summary, error) {

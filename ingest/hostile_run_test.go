@@ -79,6 +79,9 @@ type hOutcome struct {
 }
 
 func TestHostile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the hostile suite: not under -short")
+	}
 	cases := hostileCases()
 	require.GreaterOrEqual(t, len(cases), 60)
 	seen := map[string]bool{}

@@ -9,8 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/inferencex/ingest/cmd/ingest-bench/internal/perf"
 	"github.com/inferencex/ingest/ingest/gctarget"
-	"github.com/inferencex/ingest/ingest/perf"
 )
 
 func main() {

@@ -193,6 +193,9 @@ func TestActionDefinition(t *testing.T) {
 // its binary installed; a wrong checksum, a missing release or a malformed
 // version is refused.
 func TestFetchRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds release archives: not under -short")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("the script installs Linux binaries")
 	}

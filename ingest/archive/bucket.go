@@ -47,9 +47,9 @@ type bucket interface {
 
 // gcsBucket is a Google Cloud Storage bucket read through its JSON API:
 // two calls, a paged listing (objects.list) and a media download
-// (objects.get?alt=media). cloud.google.com/go/storage made the static
-// binary 74.5 MB against 41.6 MB without it (its gRPC transport, OpenTelemetry
-// and protobuf come with it), over the 60 MB limit; see docs/performance.md.
+// (objects.get?alt=media). Not cloud.google.com/go/storage: its gRPC
+// transport, OpenTelemetry and protobuf would take the static binary past
+// its size limit (figures: docs/performance.md, "Current figures").
 type gcsBucket struct {
 	name     string
 	endpoint string // https://storage.googleapis.com, or an emulator's

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -32,6 +33,7 @@ const testRepo = "SemiAnalysisAI/InferenceX"
 type env struct {
 	t    *testing.T
 	st   *store.Store
+	db   *pgxpool.Pool // the test's own queries
 	root string
 	log  *zap.Logger
 	cat  *catalog.Catalog
@@ -43,14 +45,15 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
-	st, err := store.Open(context.Background(), pgtest.New(t), log)
+	url := pgtest.New(t)
+	st, err := store.Open(context.Background(), url, log)
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	cat, err := catalog.Default()
 	require.NoError(t, err)
 	ov, err := overrides.Load()
 	require.NoError(t, err)
-	e := &env{t: t, st: st, root: t.TempDir(), log: log, cat: cat}
+	e := &env{t: t, st: st, db: pgtest.Pool(t, url), root: t.TempDir(), log: log, cat: cat}
 	e.ingest = e.ingester(ov)
 	return e
 }
@@ -133,7 +136,7 @@ type ledgerRow struct {
 // ledger is every ledger row in ledger order.
 func (e *env) ledger() []ledgerRow {
 	e.t.Helper()
-	rows, err := e.st.Pool().Query(context.Background(), `SELECT github_run_id, run_attempt, status FROM ingests ORDER BY id`)
+	rows, err := e.db.Query(context.Background(), `SELECT github_run_id, run_attempt, status FROM ingests ORDER BY id`)
 	require.NoError(e.t, err)
 	defer rows.Close()
 	var out []ledgerRow
@@ -364,7 +367,7 @@ func (e *env) queueThenInterrupt() *backfill.Result {
 func (e *env) queuedAttempt(passID, runID int64) int {
 	e.t.Helper()
 	var attempt int
-	require.NoError(e.t, e.st.Pool().QueryRow(context.Background(),
+	require.NoError(e.t, e.db.QueryRow(context.Background(),
 		`SELECT run_attempt FROM backfill_runs WHERE backfill_id = $1 AND github_run_id = $2`, passID, runID).Scan(&attempt))
 	return attempt
 }
@@ -472,11 +475,13 @@ func TestRunLostClaimDoesNotCommit(t *testing.T) {
 }
 
 // killClaim terminates the session of the one claim held: every other
-// session of the database idle in a transaction is the worker's claim.
+// session of the database idle in a transaction is the worker's claim. It
+// waits (up to 10 s) until the session has ended, so the claim's locks are
+// gone before the test goes on, however busy the server.
 func (e *env) killClaim(ctx context.Context) {
 	e.t.Helper()
 	var n int
-	require.NoError(e.t, e.st.Pool().QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+	require.NoError(e.t, e.db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) FROM pg_stat_activity
 		WHERE datname = current_database() AND state = 'idle in transaction' AND pid <> pg_backend_pid()`).Scan(&n))
 	require.Equal(e.t, 1, n, "one claim is held")
 }

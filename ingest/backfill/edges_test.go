@@ -38,14 +38,14 @@ func TestPurgedRunIsNotCountedIngested(t *testing.T) {
 	require.Equal(t, 1, res.Totals.Ingested, "the totals count a purged run as ingested")
 	require.Equal(t, int64(1), res.Counts.Ingested, "the pass counts a purged run as ingested")
 	var n int
-	require.NoError(t, e.st.Pool().QueryRow(context.Background(),
+	require.NoError(t, e.db.QueryRow(context.Background(),
 		`SELECT count(*) FROM backfill_runs WHERE state = 'ingested' AND ingest_id IS NULL`).Scan(&n))
 	require.Zero(t, n, "a run settled ingested has the ledger row that wrote it")
 }
 
 func (e *env) mergeRunsInLedger() []int64 {
 	e.t.Helper()
-	rows, err := e.st.Pool().Query(context.Background(),
+	rows, err := e.db.Query(context.Background(),
 		`SELECT coalesce(merge_run_id, 0) FROM ingests WHERE status = 'succeeded' ORDER BY id`)
 	require.NoError(e.t, err)
 	defer rows.Close()

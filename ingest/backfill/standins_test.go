@@ -159,7 +159,7 @@ func TestETAIgnoresRunsQueuedSettled(t *testing.T) {
 		// Meanwhile another worker of the pass queues 100 runs that the
 		// ledger shows ingested.
 		var passID int64
-		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT id FROM backfills`).Scan(&passID))
+		require.NoError(t, pgtest.Pool(t, db).QueryRow(ctx, `SELECT id FROM backfills`).Scan(&passID))
 		var settled []schema.BackfillRun
 		for i := range 100 {
 			settled = append(settled, schema.BackfillRun{RunID: int64(100 + i), Attempt: 1, CreatedAt: base.Add(-time.Hour),

@@ -44,7 +44,7 @@ func (l listed) Fetch(_ context.Context, run schema.BackfillRun) (*backfill.Fetc
 func (e *env) addLedger(repo string, runID int64, attempt int, status schema.Status) int64 {
 	e.t.Helper()
 	var id int64
-	require.NoError(e.t, e.st.Pool().QueryRow(context.Background(), `
+	require.NoError(e.t, e.db.QueryRow(context.Background(), `
 		INSERT INTO ingests (repo, github_run_id, run_attempt, status, target, started_at, finished_at)
 		VALUES ($1, $2, $3, $4, 'test', now(), now()) RETURNING id`, repo, runID, attempt, string(status)).Scan(&id))
 	return id
@@ -83,7 +83,7 @@ func TestPlan(t *testing.T) {
 		})
 	}
 	var passes, queued int
-	require.NoError(t, e.st.Pool().QueryRow(context.Background(),
+	require.NoError(t, e.db.QueryRow(context.Background(),
 		`SELECT (SELECT count(*) FROM backfills), (SELECT count(*) FROM backfill_runs)`).Scan(&passes, &queued))
 	require.Zero(t, passes+queued, "a plan writes nothing")
 }

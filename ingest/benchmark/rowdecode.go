@@ -15,15 +15,9 @@ import (
 // row fails with the same words as ever. A rowDecoder is not safe for
 // concurrent use.
 //
-// It is kept because it pays: with the strict check and encoding/json
-// instead, BenchmarkReadRows (2000 aggregate rows) took about six times
-// as long (57 ms against 344 ms, 4.3 times the allocations), and the first
-// ingest of the 5000-point shape about 1.1 s more CPU (user+system of the
-// ingest process, median: 3.8 s against 2.7 s for builds that differ only
-// in it, on a loaded machine), far beyond 5 % of that ingest:
-//
-//	go test ./ingest/benchmark -run '^$' -bench ReadRows -count 6
-//	go run ./cmd/ingest-bench -processes 3 -points 5000 -evals 500 -eval-docs 5 -baseline OTHER_BIN
+// It is kept while it is worth more than 5 % of the first ingest against
+// the strict check and encoding/json alone; the figure and the commands
+// that measure it are in docs/performance.md, "Current figures".
 type rowDecoder struct {
 	data  []byte
 	i     int

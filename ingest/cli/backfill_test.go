@@ -18,7 +18,7 @@ import (
 
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest/cli"
-	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
 
@@ -99,6 +99,9 @@ const (
 // queue serves the oldest run first. It returns the listed runs' ids,
 // oldest first.
 func backfillFake(t testing.TB) (*fakegithub.Server, []int64) {
+	if testing.Short() {
+		t.Skip("end to end through the fake GitHub: not under -short")
+	}
 	t.Helper()
 	fake := fakegithub.New(t, runTestRepo, runTestToken)
 	base := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)

@@ -111,7 +111,7 @@ func (a *app) tree() *cobra.Command {
 	root.SetErr(a.env.Stderr)
 	// Help and usage are cobra's own functions, never text/template
 	// templates: a template makes the linker keep every exported method
-	// of the binary (7 MB more, past the release's 45 MB).
+	// of the binary, which takes it past the release's size limit.
 	help := root.HelpFunc()
 	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
 		help(cmd, args)

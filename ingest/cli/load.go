@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -252,10 +251,6 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 	log.Info("run tree opened", zap.String("dir", opening.dir), zap.Int("artifacts", len(tree.Artifacts)),
 		zap.Bool("listing", tree.HasListing), zap.Duration("took", opening.took))
 
-	stopProfile, err := startCPUProfile(env.Getenv("INGEST_CPU_PROFILE"))
-	if err != nil {
-		return nil, fail(env, "INGEST_CPU_PROFILE: %v", err)
-	}
 	var progress *stageProgress
 	if isTerminal(env.Stderr) {
 		progress = newStageProgress(env.Stderr, time.Now)
@@ -270,7 +265,6 @@ func ingestDir(ctx context.Context, env Env, opts *ingestOpts, log *zap.Logger, 
 		stopRedraw()
 		progress.Close()
 	}
-	stopProfile()
 	if runErr == nil {
 		ingest.RefreshAfterIngest(ctx, st, sum, log)
 		opts.invalidate.after(ctx, env, sum, log)
@@ -414,23 +408,6 @@ func checkRunURL(opts *ingestOpts, env Env) error {
 		return fmt.Errorf("invalid value %q for %s: want an http(s) URL on %s (the GitHub in use)", github.RedactURLText(raw), opts.runURL.label(), want)
 	}
 	return nil
-}
-
-// startCPUProfile writes a CPU profile of the ingest to path when set, for
-// `go tool pprof`.
-func startCPUProfile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // runDateFloor is the earliest run date accepted: InferenceX benchmark

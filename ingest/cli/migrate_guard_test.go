@@ -162,7 +162,7 @@ func TestLegacyVersionTableMoves(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			db := emptyDatabase(t)
+			db := pgtest.NewEmpty(t)
 			migrateLegacy(t, db, tt.at)
 			insertOverrideApplications(t, db, 2)
 			require.Equal(t, versionLine(tt.at, t), schemaVersion(t, db), "read where it is")
@@ -217,7 +217,7 @@ func TestForeignSchemaRefused(t *testing.T) {
 	for _, s := range schemas {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
-			db := emptyDatabase(t)
+			db := pgtest.NewEmpty(t)
 			execSQL(t, db, s.sql)
 			before := publicTables(t, db)
 			for _, args := range commands {
@@ -244,7 +244,7 @@ func TestEmptyDatabaseMigrates(t *testing.T) {
 	t.Parallel()
 	latest, err := store.LatestMigration()
 	require.NoError(t, err)
-	db := emptyDatabase(t)
+	db := pgtest.NewEmpty(t)
 	r := run(t, map[string]string{"DATABASE_URL": db}, "migrate", "up")
 	requireCode(t, cli.ExitOK, r)
 	require.Equal(t, fmt.Sprintf("schema at version %d (was 0)\n", latest), r.stdout)

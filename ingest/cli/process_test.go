@@ -12,7 +12,7 @@ import (
 
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest/cli"
-	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
@@ -245,17 +245,6 @@ func TestIngestSessionsNameThemselves(t *testing.T) {
 	require.Contains(t, r.stderr, fmt.Sprintf("got the advisory lock of run %d", runID))
 }
 
-// emptyDatabase creates a database with nothing in it (not migrated),
-// dropped when the test ends.
-func emptyDatabase(t *testing.T) string {
-	t.Helper()
-	name := pgtest.Name(t, "empty")
-	url, err := store.CreateDatabase(t.Context(), pgtest.AdminURL(), name)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = store.DropDatabase(context.Background(), pgtest.AdminURL(), name) })
-	return url
-}
-
 // publicTables lists the tables of the database's public schema.
 func publicTables(t *testing.T, dbURL string) []string {
 	t.Helper()
@@ -285,7 +274,7 @@ func TestDryRunNeverMigrates(t *testing.T) {
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			t.Parallel()
-			db := emptyDatabase(t)
+			db := pgtest.NewEmpty(t)
 			vars := runVars(fake, db, t.TempDir())
 			r := run(t, vars, args...)
 			requireCode(t, cli.ExitAborted, r)
@@ -310,9 +299,9 @@ func TestDryRunNeverMigrates(t *testing.T) {
 // database: it refuses one that does not exist.
 func TestDemoDryRunMissingDatabase(t *testing.T) {
 	t.Parallel()
-	name := fmt.Sprintf("ingest_missing_%d", time.Now().UnixNano())
+	name := pgtest.Name(t, "missing")
 	db := withDatabase(t, pgtest.AdminURL(), name)
-	t.Cleanup(func() { _ = store.DropDatabase(context.Background(), pgtest.AdminURL(), name) })
+	pgtest.DropAtCleanup(t, name)
 	r := run(t, nil, "demo", "--dry-run", "--database-url", db)
 	requireCode(t, cli.ExitAborted, r)
 	require.Contains(t, r.stderr, fmt.Sprintf(`ingest: the database %q does not exist: a dry run changes nothing, so it does not create it; `+
@@ -368,7 +357,7 @@ func TestRunFetchFailureIsRecorded(t *testing.T) {
 			t.Parallel()
 			fake, _ := demoFake(t)
 			fake.Inject(tt.fault)
-			db := emptyDatabase(t) // migrated by the run before the fetch
+			db := pgtest.NewEmpty(t) // migrated by the run before the fetch
 			r := run(t, runVars(fake, db, t.TempDir()), "run", "--run-id", "28485856738", "--format", "json")
 			requireCode(t, cli.ExitAborted, r)
 			require.Contains(t, r.stderr, "ingest: aborted: fetch run 28485856738: ")

@@ -18,9 +18,8 @@ import (
 // showLine, and liveStderr keeps every log line above that line.
 //
 // Our own rather than a library: github.com/vbauerster/mpb/v8, which also
-// keeps log lines above its bars, adds 0.25 MB to the stripped binary
-// (CGO_ENABLED=0 go build -ldflags="-s -w" ./cmd/ingest: 42.15 → 42.39 MB)
-// but renders from its own goroutine on its own clock, so the exact lines
+// keeps log lines above its bars, renders from its own goroutine on its
+// own clock, so the exact lines
 // could not be tested with an injected clock, and it takes log lines only
 // while a bar container is running, where ours must take them for the
 // whole command (the logger writes to stderr before and after progress).

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/inferencex/ingest/ingest/cli"
-	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
 

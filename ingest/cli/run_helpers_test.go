@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/fixtures"
-	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 	"github.com/inferencex/ingest/ingest/source"
 )
 
@@ -32,6 +32,9 @@ const (
 // request demoPR, which already carries 120 unrelated comments (so the
 // marker search needs two pages).
 func demoFake(t *testing.T) (*fakegithub.Server, string) {
+	if testing.Short() {
+		t.Skip("end to end through the fake GitHub: not under -short")
+	}
 	t.Helper()
 	fake := fakegithub.New(t, runTestRepo, runTestToken)
 	dir := t.TempDir()

@@ -39,15 +39,10 @@ func (p *lineParser) newText(kind string, content []byte) *Text {
 // strict JSON object is split into its members in one pass; any other line
 // goes through the strict check and the decoder, which say what is wrong.
 //
-// The one-pass split (and splitPromptFast) is kept because it pays: with
-// parseChecked alone, BenchmarkReadSamples took about four times as long
-// (92 ms against 397 ms, 7.7 times the bytes allocated) and the first
-// ingest of the 5000-point shape (5000 sample lines) 0.45 s more CPU
-// (user+system of the ingest process, median of 3: 2.70 s against
-// 2.25 s, side by side on a loaded machine), well over 5 % of it:
-//
-//	go test ./ingest/eval -run '^$' -bench ReadSamples -count 6
-//	go run ./cmd/ingest-bench -processes 3 -points 5000 -evals 500 -eval-docs 5 -baseline OTHER_BIN
+// The one-pass split (and splitPromptFast) is kept while it is worth more
+// than 5 % of the first ingest against parseChecked alone; the figure and
+// the commands that measure it are in docs/performance.md, "Current
+// figures".
 func (p *lineParser) parse(line []byte) (*Sample, string) {
 	if len(line) == 0 || line[0] != '{' {
 		return p.parseChecked(line)

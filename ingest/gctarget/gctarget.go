@@ -3,15 +3,13 @@
 // The commands collect more often than Go's default (Default): the heap
 // may grow to 1.75 times the live data between collections, not twice.
 // That trades some CPU for a lower peak, far cheaper than returning freed
-// memory to the OS and faulting it back in. On the first ingest of the
-// 5000-point shape (docs/performance.md), 75 took 4 % less time than 50
-// for 5 MiB more peak RSS (75 against 70 MiB), and 100 no less time than
-// 75 for 5 MiB more again. (50 was chosen for a 64 MB target that the
-// binary's start alone, 25 MB resident since the Parquet writer links
-// arrow/compute, has put out of reach.) A stage whose working set is large
-// and bounded by its own budget (telemetry: Arrow batches within its parse
-// budget) asks for Go's default while it runs (LargeHeap): collecting at
-// 50 cost it about a tenth of its time.
+// memory to the OS and faulting it back in. 75 is the point past which a
+// higher target buys no time for more memory, and below which a lower one
+// costs time for little memory (docs/performance.md, "Current figures").
+// A stage whose working set is large and bounded by its own budget
+// (telemetry: Arrow batches within its parse budget) asks for Go's default
+// while it runs (LargeHeap), since collecting at the commands' target
+// slows it down.
 package gctarget
 
 import (

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/ingest/github"
-	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 )
 
 const marker = "<!-- ingest-report source-run=77 -->"

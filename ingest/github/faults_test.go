@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/ingest/github"
-	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 )
 
 // zipArtifact is a demo artifact stored as a zip upstream.
@@ -19,6 +19,9 @@ const zipArtifact = "bmk_qwen3.5_8k1k_fp8_sglang_tp8-pp1-dcp1-pcp1-ep1-dpafalse_
 // TestFetchFaults: every fault the fake can produce is retried to success
 // or ends in a clear error naming what failed; the token never shows.
 func TestFetchFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault injection with retries: not under -short")
+	}
 	t.Parallel()
 	type fault = fakegithub.Fault
 	tests := []struct {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/inferencex/ingest/fixtures"
 	"github.com/inferencex/ingest/ingest/github"
-	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 	"github.com/inferencex/ingest/ingest/source"
 )
 

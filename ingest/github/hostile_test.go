@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/ingest/github"
-	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 	"github.com/inferencex/ingest/ingest/source"
 )
 
@@ -22,6 +22,9 @@ import (
 // URL that expires, credentials in the base URL. The CLI side is in the
 // table of package ingest (TestHostile).
 func TestFetchHostile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the hostile suite: not under -short")
+	}
 	t.Parallel()
 	type fault = fakegithub.Fault
 	tests := []struct {
@@ -144,6 +147,9 @@ func TestFetchHostile(t *testing.T) {
 // process that no longer runs (killed, even by SIGKILL) is removed at the
 // next start whatever its age; one of a live process is kept.
 func TestFetchCleansKilledParts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the hostile suite: not under -short")
+	}
 	t.Parallel()
 	e := newEnv(t)
 	dir := filepath.Join(e.cache, "SemiAnalysisAI", "InferenceX", "artifacts")
@@ -164,6 +170,9 @@ func TestFetchCleansKilledParts(t *testing.T) {
 // identity — GET /user, or for an installation token (GET /user refused)
 // github-actions[bot].
 func TestUpsertCommentOnlyOwn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the hostile suite: not under -short")
+	}
 	t.Parallel()
 	for _, app := range []bool{false, true} {
 		t.Run(map[bool]string{false: "user token", true: "installation token"}[app], func(t *testing.T) {
@@ -200,6 +209,9 @@ func TestUpsertCommentOnlyOwn(t *testing.T) {
 // valid one is read, the one with spaces refused by name, exactly as
 // `load` treats folders of those names.
 func TestFetchGitHubLegalNames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the hostile suite: not under -short")
+	}
 	t.Parallel()
 	e := newEnv(t)
 	const runID = 557

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/ingest/github"
-	"github.com/inferencex/ingest/ingest/github/fakegithub"
+	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 )
 
 const (
@@ -189,6 +189,9 @@ func manyRuns(e *env, n int) []fakegithub.Run {
 // is split by time until every window fits; every run comes back once,
 // oldest first.
 func TestListRunsBeyondCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lists past the API cap: not under -short")
+	}
 	t.Parallel()
 	e := newListEnv(t)
 	runs := manyRuns(e, 2300)

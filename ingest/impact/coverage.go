@@ -17,16 +17,12 @@ import (
 type tolerance struct{ tput, intvty, e2el float64 }
 
 // toleranceOf is the noise of a curve's benchmark type: the largest factor
-// between two re-runs of one configuration, rounded up to the next 5 %.
-// Measured on the generator's noise model (fixtures/generate, every
-// catalog point measured with 21 MeasureSeeds: 3300 single-node and 840
-// multinode fixed-seq values and 2220 AgentX values per metric), the worst
-// pair of fixed-seq re-runs differs by a factor 1.17 in throughput, 1.16
-// in interactivity and 1.16 in p90 E2EL: 20 % each. AgentX, whose
-// hour-long trace replay profiles a varying number of requests of varying
-// lengths, differs by 1.81 in throughput, 1.19 in interactivity and 1.38
-// in p90 E2EL: 85 %, 20 % and 40 %. The shared fixtures hold no real pair
-// of measurements of one configuration to check these against.
+// between two re-runs of one configuration in the generator's noise model
+// (fixtures/generate), rounded up to the next 5 %; AgentX, whose hour-long
+// trace replay profiles a varying number of requests of varying lengths,
+// is noisier. The factors are in docs/performance.md, "Current figures";
+// the shared fixtures hold no real pair of measurements of one
+// configuration to check them against.
 func toleranceOf(benchmarkType string) tolerance {
 	if benchmarkType == schema.BenchmarkAgenticTraces {
 		return tolerance{tput: 0.85, intvty: 0.20, e2el: 0.40}

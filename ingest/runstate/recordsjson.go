@@ -8,9 +8,10 @@ import (
 )
 
 // The ledger's records are encoded by hand, field by field, as
-// encoding/json encodes Record: a 5000-point run has 5000 of them (1.8 MB
-// of JSON), and reflection spent about 45 ms of CPU per first ingest on
-// them. TestAppendRecordsIsMarshal holds the two to the same bytes.
+// encoding/json encodes Record: a run has one per file it read, and
+// reflection over them is a visible share of a first ingest's CPU
+// (docs/performance.md, "Current figures"). TestAppendRecordsIsMarshal
+// holds the two to the same bytes.
 
 // appendRecords appends the JSON array of recs.
 func appendRecords(b []byte, recs []*Record) []byte {

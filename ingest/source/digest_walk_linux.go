@@ -22,17 +22,11 @@ import (
 // followed.
 //
 // This walker and fdFolder/subFolder (dirfd_linux.go, subfolder_linux.go)
-// are kept because they pay. A build that walked, hashed and served
-// folders through os.ReadDir and os.Root only (the folder itself lstat'ed
-// and compared with the opened root, so a folder swapped for a link was
-// still refused) took more CPU on the first ingest of the 5000-point shape
-// in each of three side-by-side runs on a loaded machine (user+system of
-// the ingest process, median: +0.19 s of 1.63 s against this build alone;
-// +0.06 s and +0.27 s of 1.83 s and 1.82 s together with dropping
-// goccy/go-json), and its wall time was 0.95, 1.08 and 1.07 times:
-// on two shared cores that CPU is wall time, over the 5 % it may cost.
-//
-//	go run ./cmd/ingest-bench -processes 5 -points 5000 -evals 500 -eval-docs 5 -baseline OTHER_BIN
+// are kept while they are worth more than 5 % of the first ingest against
+// os.ReadDir and os.Root alone (the folder itself lstat'ed and compared
+// with the opened root, which refuses a folder swapped for a link as
+// well); the figure and the command are in docs/performance.md, "Current
+// figures".
 
 // hashBufSize is each hashing worker's read buffer: most of a run's files
 // are read in one call.

@@ -29,9 +29,9 @@ type indexedFile struct {
 
 // fileIndexMagic begins an encoded index (and names its layout);
 // fileIndexS2Magic one whose entries, in that layout, are compressed as
-// one S2 block. Indexes are written compressed: the ledger row of a
-// 5000-file run then carries about 0.5 MB instead of 2 MB (paths repeat
-// their artifact's name). Both are read.
+// one S2 block. Indexes are written compressed, since paths repeat their
+// artifact's name and the index is most of a large run's ledger row. Both
+// are read.
 const (
 	fileIndexMagic   = "ingest-file-index-1\n"
 	fileIndexS2Magic = "ingest-file-index-1-s2\n"

@@ -16,13 +16,9 @@ import (
 // listingDoc or the error, worded as ever. FuzzListingFastMatchesSlow
 // holds the two to the same result.
 //
-// It is kept because it pays: with parseListing alone, the first ingest of
-// the 5000-point shape (5082 artifacts) took 0.25 s more CPU (1.95 s
-// against 1.70 s, median of 4; wall 4.32 s against 3.58 s on a loaded
-// machine) and BenchmarkReadListing went from about 12 ms to 80-100 ms:
-//
-//	go run ./cmd/ingest-bench -processes 4 -points 5000 -evals 500 -eval-docs 5 -baseline OTHER_BIN
-//	go test ./ingest/source -run '^$' -bench ReadListing -count 6
+// It is kept while it is worth more than 5 % of the first ingest against
+// parseListing alone; the figure and the commands that measure it are in
+// docs/performance.md, "Current figures".
 func parseListingFast(data []byte, requireID bool) (listingDoc, bool) {
 	var c strictjson.Checker
 	members, ok := c.Members(data, nil)

@@ -300,13 +300,12 @@ func (s *Store) adoptChecks(ctx context.Context, p *AdoptPlan) error {
 	return nil
 }
 
-// adoptEstimate: the trace table's stored bytes at about 8 MB/s (each blob
-// read once, hashed, copied, and its profile and server metrics parsed for
-// the payloads), GPU samples at about 100,000 a second (packed into chunks
-// in one sorted pass), the other rows at about 8,000 a second, on the
-// shared 2-core development host (a production-size adopt took 9m23s, one
-// a tenth its rows with the same blob sizes 1m17s); a rough guide, not a
-// bound.
+// adoptEstimate: the trace table's stored bytes at 8 MB/s (each blob read
+// once, hashed, copied, and its profile and server metrics parsed for the
+// payloads), GPU samples at 100,000 a second (packed into chunks in one
+// sorted pass), the other rows at 8,000 a second: the rates of the 2-core
+// development host (docs/performance.md, "Current figures"), a rough
+// guide, not a bound.
 func adoptEstimate(p AdoptPlan) time.Duration {
 	var rows, samples, blobs int64
 	for _, t := range p.Tables {

@@ -217,8 +217,8 @@ func curveImpact(ctx context.Context, q pgx.Tx) ([]schema.CurveImpact, error) {
 	at := map[int64]int{}
 	_, err = pgx.ForEachRow(rows, []any{&c.CurveID, &c.Scope, &before, &after}, func() error {
 		at[c.CurveID] = len(out)
-		// Sized once: a 5000-point first ingest otherwise copied its
-		// points over and over as the slices grew.
+		// Sized once, so a large run's points are not copied over and
+		// over as the slices grow.
 		out = append(out, schema.CurveImpact{CurveID: c.CurveID, Scope: c.Scope,
 			Before: make([]schema.CurvePoint, 0, before), After: make([]schema.CurvePoint, 0, after)})
 		return nil

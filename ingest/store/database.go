@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	neturl "net/url"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -49,73 +48,4 @@ func EnsureDatabase(ctx context.Context, url string) (created bool, err error) {
 func IsMissingDatabase(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "3D000" // invalid_catalog_name
-}
-
-// CreateDatabase creates the database name on the server of adminURL (a
-// connection to a database that allows CREATE DATABASE, such as
-// "postgres") and returns the URL of the new database. It fails when the
-// database exists.
-func CreateDatabase(ctx context.Context, adminURL, name string) (string, error) {
-	return CreateDatabaseFrom(ctx, adminURL, name, "")
-}
-
-// CreateDatabaseFrom is CreateDatabase copying the database template (no
-// session may be connected to it); "" is the server's default template.
-func CreateDatabaseFrom(ctx context.Context, adminURL, name, template string) (string, error) {
-	url, err := withDatabase(adminURL, name)
-	if err != nil {
-		return "", err
-	}
-	conn, err := connectAdmin(ctx, adminURL)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	q := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
-	if template != "" {
-		q += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
-	}
-	if _, err := conn.Exec(ctx, q); err != nil {
-		return "", fmt.Errorf("create database %q: %w", name, err)
-	}
-	return url, nil
-}
-
-// DropDatabase drops the database name on the server of adminURL, closing
-// its connections first (WITH (FORCE)); a database that does not exist is
-// not an error.
-func DropDatabase(ctx context.Context, adminURL, name string) error {
-	conn, err := connectAdmin(ctx, adminURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-		return fmt.Errorf("drop database %q: %w", name, err)
-	}
-	return nil
-}
-
-func connectAdmin(ctx context.Context, adminURL string) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(adminURL)
-	if err != nil {
-		return nil, fmt.Errorf("database url: %w", redact(err))
-	}
-	cfg.RuntimeParams["application_name"] = ApplicationName
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", describe(cfg), err)
-	}
-	return conn, nil
-}
-
-// withDatabase returns url with its database (path) replaced by name.
-func withDatabase(raw, name string) (string, error) {
-	u, err := neturl.Parse(raw)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", errors.New("database url: expected a postgres:// URL")
-	}
-	u.Path = "/" + name
-	u.RawPath = ""
-	return u.String(), nil
 }

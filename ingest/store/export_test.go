@@ -1,6 +1,13 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Pool is the store's pool, for this package's tests' own queries.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // ExecInRun runs a statement in the run's transaction: a test's stand-in
 // for a later stage that rewrites rows the run wrote.

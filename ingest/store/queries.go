@@ -88,8 +88,8 @@ RETURNING id`
 
 // qFastToast makes this transaction compress long values (the staging
 // tables' rows, then what is copied from them) with lz4 where the server
-// has it: pglz took about a tenth of the server's time of a first ingest,
-// in the staging COPY alone. Values keep the method they were compressed
+// has it: pglz is a large share of the server's time in the staging COPY
+// (docs/performance.md, "Current figures"). Values keep the method they were compressed
 // with, and both read the same (as migration 9 chose for the ledger). A
 // server without lz4 keeps its default; the statement cannot fail on it.
 const qFastToast = `

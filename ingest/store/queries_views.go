@@ -34,7 +34,7 @@ const qViewHasRows = `SELECT EXISTS (SELECT 1 FROM latest_benchmarks)`
 // qRefreshLatestBenchmarksPlain refreshes an empty or never populated view:
 // nobody reads rows it does not have, so the brief exclusive lock costs no
 // reader anything, and it spares the concurrent refresh's diff against the
-// old contents (about half the time on a first 5000-point load).
+// old contents, most of a first load's refresh.
 const qRefreshLatestBenchmarksPlain = `REFRESH MATERIALIZED VIEW latest_benchmarks`
 
 // qViewRefreshed clears the marks the refresh saw and records its success.

@@ -336,13 +336,3 @@ func rankBySeq(write []int32, staged int64) []int32 {
 	}
 	return rank
 }
-
-// FastToast makes tx compress long values as a run's transaction does
-// (qFastToast: lz4 where the server has it). The bench's database floor
-// copies its rows with it.
-func FastToast(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, qFastToast); err != nil {
-		return fmt.Errorf("set lz4 compression: %w", err)
-	}
-	return nil
-}

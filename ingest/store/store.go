@@ -70,10 +70,6 @@ func OpenWith(ctx context.Context, url string, opts Options, log *zap.Logger) (*
 // Close releases every connection.
 func (s *Store) Close() { s.pool.Close() }
 
-// Pool exposes the pool to tests and read-only commands of this package's
-// callers that need plain queries.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
 // describe names a database without its password.
 func describe(c *pgx.ConnConfig) string {
 	return fmt.Sprintf("postgres://%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)

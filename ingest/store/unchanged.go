@@ -89,8 +89,8 @@ func (s *Store) RecordUnchanged(ctx context.Context, start schema.RunStart, p sc
 	if err != nil {
 		return false, fmt.Errorf("encode summary: %w", err)
 	}
-	// An index the prior ingest's resolves to already is not stored again
-	// (430 KB for a 5000-point run, a third of the row's writing).
+	// An index the prior ingest's resolves to already is not stored
+	// again: it is most of a large run's ledger row.
 	if bytes.Equal(files, p.InputFiles) {
 		files = nil
 	}

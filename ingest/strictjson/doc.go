@@ -17,13 +17,9 @@
 //
 // Members, Split, Elements and AppendString (members.go) are kept for
 // speed: the eval sample lines and the artifacts.json listing are split by
-// them in one validating pass. Measured on the first ingest of the
-// 5000-point shape (ingest-bench -processes N -points 5000 -evals 500
-// -eval-docs 5, user+system CPU of the ingest process, median), decoding
-// the sample lines with encoding/json alone cost 0.45 s more (2.70 s
-// against 2.25 s) and the listing 0.25 s more (1.95 s against 1.70 s,
-// wall 1.21x): each well over 5 % of the ingest (docs/performance.md,
-// "Own code kept and replaced").
+// them in one validating pass, each worth more than 5 % of the first
+// ingest against encoding/json alone (docs/performance.md, "Current
+// figures").
 //
 // AppendQuoted and AppendCompact (encode.go) write strings and raw values
 // byte for byte as encoding/json does, for the hand-written encoders of

@@ -150,8 +150,8 @@ func interpolated(sorted []float64, p float64) float64 {
 
 // sortFloat32 sorts finite values ascending: a radix sort of their
 // order-preserving bit patterns (three 11-bit passes) for all but short
-// slices. The digest sorts every metric of every GPU, and a comparison
-// sort of an hour of samples was a tenth of the parse. keys is scratch,
+// slices. The digest sorts every metric of every GPU, where a comparison
+// sort is a visible share of the parse. keys is scratch,
 // returned for reuse.
 func sortFloat32(v []float32, keys [2][]uint32) [2][]uint32 {
 	if len(v) < 256 {

@@ -163,8 +163,8 @@ const maxStartupPrefix = 255
 // isStartupLine reports whether a mark starts within the line's first
 // maxStartupPrefix characters. The leftmost match decides: a later one
 // starts later still. (The bound is counted here rather than written as
-// ^.{0,255} in the pattern, whose compiled form took 3 ms of every start
-// of the binary.)
+// ^.{0,255} in the pattern: the compiled form of such a bound is large,
+// and the package compiles the pattern at every start of the binary.)
 func isStartupLine(l []byte) bool {
 	loc := startupMark.FindIndex(l)
 	return loc != nil && utf8.RuneCount(l[:loc[0]]) <= maxStartupPrefix

@@ -649,9 +649,10 @@ const parseWorkers = 2
 // parseBudgetBytes bounds the telemetry parsed and not yet sent, in file
 // bytes: a file's series are held whole until sent (about twice its size
 // in Arrow buffers and facts), so a second file is parsed alongside only
-// while both fit. A file larger than the budget is parsed alone. At 64 MiB
-// two 23 MB DCGM bundles of the bench sweep were held at once: peak RSS
-// 221-243 MiB against 138-152 MiB at 32 MiB, for about 12 % less time.
+// while both fit. A file larger than the budget is parsed alone. A larger
+// budget lets two large DCGM bundles be held at once, which costs far more
+// peak memory than the time it saves (docs/performance.md, "Current
+// figures").
 const parseBudgetBytes = 32 << 20
 
 // parseBudget admits files to the parse workers: at most parseWorkers at a

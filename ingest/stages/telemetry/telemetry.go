@@ -43,8 +43,8 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 		return nil
 	}
 	// Its Arrow batches and series, bounded by the parse budget, are a
-	// large live heap: collecting at the commands' usual target would
-	// cost it about a tenth of its time (gctarget).
+	// large live heap that collecting at the commands' usual target
+	// would slow down (gctarget).
 	if large := env.Deps.LargeHeap; large != nil {
 		defer large()()
 	}

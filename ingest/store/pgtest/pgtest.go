@@ -1,6 +1,8 @@
 // Package pgtest gives tests fresh, migrated PostgreSQL databases on the
 // real server, each created from a migrated template and dropped when the
-// test ends. Every database a test creates is named with one prefix
+// test ends, and transactions on one shared migrated database rolled back
+// when the test ends (Tx, RunTx), for tests that need no database of
+// their own. Every database a test creates is named with one prefix
 // (PrefixEnv, default "ingest_"), so teams sharing a server can tell their
 // databases apart, and nothing here drops a database outside it.
 package pgtest
@@ -20,10 +22,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/migrations"
+	"github.com/inferencex/ingest/schema"
 )
 
 // AdminURLEnv names the variable that points tests at a server; its
@@ -104,6 +108,12 @@ func Main(m *testing.M) int {
 	templates.main = true
 	templates.mu.Unlock()
 	code := m.Run()
+	if err := dropShared(); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	if err := dropTemplate(); err != nil {
 		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 		if code == 0 {
@@ -124,9 +134,12 @@ var templates struct {
 
 // New creates a fresh database holding the current schema and returns its
 // URL. The database is dropped when the test ends. The package's TestMain
-// must run its tests through Main.
+// must run its tests through Main. Under -short the test is skipped: the
+// inner loop creates no database per test (Tx and RunTx work in the shared
+// one).
 func New(t testing.TB) string {
 	t.Helper()
+	skipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, AdminURL())
@@ -146,12 +159,114 @@ func New(t testing.TB) string {
 	return withDatabase(AdminURL(), name)
 }
 
+// Shared is the URL of one migrated database for every test of this
+// process that works in a transaction rolled back at its end (Tx, RunTx):
+// created from the template on first use, dropped when Main ends. A test
+// that must commit, or that counts rows other tests may write, takes its
+// own database (New).
+func Shared(t testing.TB) string {
+	t.Helper()
+	shared.once.Do(func() { shared.url, shared.name, shared.err = newShared() })
+	if shared.err != nil {
+		t.Fatalf("pgtest: %v", shared.err)
+	}
+	return shared.url
+}
+
+// shared is the process's shared database (Shared) and the store open on
+// it (RunTx).
+var shared struct {
+	once      sync.Once
+	url, name string
+	err       error
+	storeOnce sync.Once
+	store     *store.Store
+	storeErr  error
+}
+
+func newShared() (url, name string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, AdminURL())
+	if err != nil {
+		return "", "", fmt.Errorf("connect to %s (start PostgreSQL or set %s): %w", AdminURL(), AdminURLEnv, err)
+	}
+	defer admin.Close(ctx)
+	tmpl, err := ensureTemplate(ctx, admin)
+	if err != nil {
+		return "", "", err
+	}
+	prefix, err := Prefix()
+	if err != nil {
+		return "", "", err
+	}
+	name = prefix + "shared_" + randomSuffix()
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, tmpl)); err != nil {
+		return "", "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	return withDatabase(AdminURL(), name), name, nil
+}
+
+// Tx begins a transaction on the shared database (Shared) and rolls it
+// back when the test ends: whatever the code under test writes through it
+// is gone afterwards, and no database is created for the test.
+func Tx(t testing.TB) pgx.Tx {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), Shared(t))
+	if err != nil {
+		t.Fatalf("pgtest: connect to the shared database: %v", err)
+	}
+	tx, err := conn.Begin(t.Context())
+	if err != nil {
+		conn.Close(context.Background())
+		t.Fatalf("pgtest: begin: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := tx.Rollback(ctx); err != nil {
+			t.Errorf("pgtest: roll back: %v", err)
+		}
+		conn.Close(ctx)
+	})
+	return tx
+}
+
+// RunTx opens a run's transaction (store.BeginRun: the run's lock, its
+// workflow run and ledger rows, the staging tables) on the shared database
+// and rolls it back when the test ends, for a stage's test to write
+// through. Tests that run at once use distinct run ids, or the second
+// waits for the first's lock.
+func RunTx(t testing.TB, start schema.RunStart) *store.RunTx {
+	t.Helper()
+	shared.storeOnce.Do(func() {
+		shared.store, shared.storeErr = store.Open(context.Background(), Shared(t), zap.NewNop())
+	})
+	if shared.storeErr != nil {
+		t.Fatalf("pgtest: open the shared database: %v", shared.storeErr)
+	}
+	w, err := shared.store.BeginRun(t.Context(), start)
+	if err != nil {
+		t.Fatalf("pgtest: begin run %d: %v", start.Run.SourceRunID, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := w.Rollback(ctx); err != nil {
+			t.Errorf("pgtest: roll back run %d: %v", start.Run.SourceRunID, err)
+		}
+	})
+	return w
+}
+
 // NewEmpty creates a fresh database with no schema of ours (an empty public
 // schema, as CREATE DATABASE makes it) and returns its URL; for tests that
 // build another schema, such as the reference's. It is dropped when the test
-// ends. It needs no template, so no TestMain.
+// ends. It needs no template, so no TestMain. Under -short the test is
+// skipped, as with New.
 func NewEmpty(t testing.TB) string {
 	t.Helper()
+	skipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, AdminURL())
@@ -165,6 +280,30 @@ func NewEmpty(t testing.TB) string {
 	}
 	dropAtCleanup(t, name)
 	return withDatabase(AdminURL(), name)
+}
+
+// Pool opens a pool on the database at url for a test's own queries,
+// closed when the test ends.
+func Pool(t testing.TB, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatalf("pgtest: open a pool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// DropAtCleanup drops the database name, if it exists, when the test ends:
+// for a database the test has the code under test create.
+func DropAtCleanup(t testing.TB, name string) { dropAtCleanup(t, name) }
+
+// skipShort skips a test that needs a database of its own under -short.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("creates a database of its own: not under -short")
+	}
 }
 
 // dropAtCleanup drops the database name when the test ends.
@@ -225,6 +364,28 @@ func buildTemplate(ctx context.Context, admin *pgx.Conn, name string) error {
 	}
 	if _, err := admin.Exec(ctx, "ALTER DATABASE "+name+" WITH IS_TEMPLATE true"); err != nil {
 		return fmt.Errorf("mark template: %w", err)
+	}
+	return nil
+}
+
+// dropShared closes the shared store and drops the shared database, if
+// this process made them.
+func dropShared() error {
+	if shared.store != nil {
+		shared.store.Close()
+	}
+	if shared.name == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, AdminURL())
+	if err != nil {
+		return fmt.Errorf("drop %s: %w", shared.name, err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+shared.name+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("drop %s: %w", shared.name, err)
 	}
 	return nil
 }

@@ -6,9 +6,12 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
@@ -70,4 +73,28 @@ func TestDatabasesCarryThePrefix(t *testing.T) {
 	var left int
 	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname = ANY($1)", names).Scan(&left))
 	require.Zero(t, left, "dropped when the test ends: %v", names)
+}
+
+// What a test writes through Tx or RunTx is gone once the test ends, and
+// both work on the one shared database.
+func TestTransactionsRollBack(t *testing.T) {
+	ctx := context.Background()
+	run := schema.RunStart{Run: schema.RunIdentity{Repo: "o/r", SourceRunID: 990001, SourceRunAttempt: 1},
+		Meta: schema.RunMeta{Name: "probe", CreatedAt: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}, Target: "test"}
+	t.Run("write", func(t *testing.T) {
+		tx := Tx(t)
+		_, err := tx.Exec(ctx, `CREATE TABLE pgtest_probe (x int); INSERT INTO pgtest_probe VALUES (1)`)
+		require.NoError(t, err)
+		w := RunTx(t, run)
+		require.NotZero(t, w.Run().WorkflowRunID)
+	})
+	conn, err := pgx.Connect(ctx, Shared(t))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var table *string
+	var runs int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT to_regclass('pgtest_probe')::text, (SELECT count(*) FROM workflow_runs WHERE github_run_id = 990001)`).
+		Scan(&table, &runs))
+	require.Nil(t, table, "the table created in Tx is rolled back")
+	require.Zero(t, runs, "the run written in RunTx is rolled back")
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/fixtures/generate"
@@ -258,7 +259,7 @@ func RunHistory(ctx context.Context, cfg HistoryConfig) (*HistoryResult, error) 
 func dropBenchDatabase(ctx context.Context, cfg HistoryConfig, name string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if err := store.DropDatabase(ctx, cfg.AdminURL, name); err != nil {
+	if err := dropDatabase(ctx, cfg.AdminURL, name); err != nil {
 		cfg.Log.Warn("could not drop a bench database", zap.String("database", name), zap.Error(err))
 	}
 }
@@ -269,7 +270,7 @@ func dropBenchDatabase(ctx context.Context, cfg HistoryConfig, name string) {
 // as autovacuum would have analyzed it over n ingests. It returns the
 // number of benchmark rows.
 func fillHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, name, tdir string, n int) (int64, error) {
-	url, err := store.CreateDatabase(ctx, cfg.AdminURL, name)
+	url, err := createDatabase(ctx, cfg.AdminURL, name, "")
 	if err != nil {
 		return 0, err
 	}
@@ -278,6 +279,11 @@ func fillHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, name,
 		return 0, err
 	}
 	defer st.Close()
+	db, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
 	if _, _, err := st.MigrateUp(ctx); err != nil {
 		return 0, err
 	}
@@ -290,10 +296,10 @@ func fillHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, name,
 		return 0, fmt.Errorf("ingest the template run: %w", err)
 	}
 	var id int64
-	if err := st.Pool().QueryRow(ctx, `SELECT workflow_run_id FROM ingests WHERE id = $1`, sum.IngestID).Scan(&id); err != nil {
+	if err := db.QueryRow(ctx, `SELECT workflow_run_id FROM ingests WHERE id = $1`, sum.IngestID).Scan(&id); err != nil {
 		return 0, fmt.Errorf("find the template run: %w", err)
 	}
-	err = pgx.BeginFunc(ctx, st.Pool(), func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		for _, q := range []string{qHistoryShift, qHistoryRuns, qHistoryRows} {
 			if _, err := tx.Exec(ctx, q, id, n); err != nil {
 				return err
@@ -304,17 +310,17 @@ func fillHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, name,
 	if err != nil {
 		return 0, fmt.Errorf("copy the template run: %w", err)
 	}
-	if _, err := st.Pool().Exec(ctx, qHistoryAnalyze); err != nil {
+	if _, err := db.Exec(ctx, qHistoryAnalyze); err != nil {
 		return 0, err
 	}
 	if _, err := st.RefreshLatestBenchmarks(ctx, false); err != nil {
 		return 0, err
 	}
-	if _, err := st.Pool().Exec(ctx, qHistoryAnalyze); err != nil {
+	if _, err := db.Exec(ctx, qHistoryAnalyze); err != nil {
 		return 0, err
 	}
 	var rows int64
-	err = st.Pool().QueryRow(ctx, qHistoryCount).Scan(&rows)
+	err = db.QueryRow(ctx, qHistoryCount).Scan(&rows)
 	return rows, err
 }
 
@@ -322,7 +328,7 @@ func fillHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, name,
 // run into the copy and times the dashboard's reads.
 func measureHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, lv *HistoryLevel, template, name, mdir string,
 	m generate.Manifest, runID int64) ([]string, error) {
-	url, err := store.CreateDatabaseFrom(ctx, cfg.AdminURL, name, template)
+	url, err := createDatabase(ctx, cfg.AdminURL, name, template)
 	if err != nil {
 		return nil, err
 	}
@@ -334,16 +340,21 @@ func measureHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, lv
 		return nil, err
 	}
 	defer st.Close()
+	db, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
 	var curves, impact time.Duration
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
-	deps.StageDone = func(stage string, took time.Duration) {
+	deps.Log = withStageTimes(deps.Log, func(stage string, took time.Duration) {
 		switch stage {
 		case "curves":
 			curves = took
 		case "impact":
 			impact = took
 		}
-	}
+	})
 	began := time.Now()
 	sum, err := ingestTree(ctx, cfg.Log, deps, name, mdir)
 	took := time.Since(began)
@@ -361,7 +372,7 @@ func measureHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, lv
 		problems = append(problems, fmt.Sprintf("%d stored runs: latest_benchmarks was not updated by the ingest: %+v", lv.Runs, v))
 	}
 	var shown int64
-	if err := st.Pool().QueryRow(ctx, qHistoryShown, runID).Scan(&shown); err != nil {
+	if err := db.QueryRow(ctx, qHistoryShown, runID).Scan(&shown); err != nil {
 		return nil, err
 	}
 	if shown != int64(m.Points) {
@@ -369,14 +380,14 @@ func measureHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, lv
 	}
 	var models []string
 	var isl, osl int32
-	if err := st.Pool().QueryRow(ctx, qHistorySequence).Scan(&models, &isl, &osl); err != nil {
+	if err := db.QueryRow(ctx, qHistorySequence).Scan(&models, &isl, &osl); err != nil {
 		return nil, fmt.Errorf("find the run's models: %w", err)
 	}
-	main, mainRows, err := timeRead(ctx, st, qMainRead, models)
+	main, mainRows, err := timeRead(ctx, db, qMainRead, models)
 	if err != nil {
 		return nil, fmt.Errorf("main read: %w", err)
 	}
-	hist, histRows, err := timeRead(ctx, st, qHistoryRead, models, isl, osl)
+	hist, histRows, err := timeRead(ctx, db, qHistoryRead, models, isl, osl)
 	if err != nil {
 		return nil, fmt.Errorf("history read: %w", err)
 	}
@@ -389,12 +400,12 @@ func measureHistory(ctx context.Context, cfg HistoryConfig, deps ingest.Deps, lv
 
 // timeRead runs a read once to warm up, then five times, and returns the
 // median time and the rows it returned.
-func timeRead(ctx context.Context, st *store.Store, q string, args ...any) (time.Duration, int, error) {
+func timeRead(ctx context.Context, db *pgxpool.Pool, q string, args ...any) (time.Duration, int, error) {
 	var times []time.Duration
 	rows := 0
 	for i := range 6 {
 		began := time.Now()
-		r, err := st.Pool().Query(ctx, q, args...)
+		r, err := db.Query(ctx, q, args...)
 		if err != nil {
 			return 0, 0, err
 		}

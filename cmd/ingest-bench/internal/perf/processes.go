@@ -16,7 +16,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/fixtures/generate"
-	"github.com/inferencex/ingest/ingest/store"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -183,7 +182,7 @@ func RunProcesses(ctx context.Context, cfg ProcessConfig) (*ProcessResult, error
 // what the first load wrote.
 func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.Manifest, i int) (runs [3]ProcessRun, floor *Floor, problems []string, err error) {
 	database := databaseName(cfg.DatabasePrefix, "") + randomSuffix()
-	url, err := store.CreateDatabase(ctx, cfg.AdminURL, database)
+	url, err := createDatabase(ctx, cfg.AdminURL, database, "")
 	if err != nil {
 		return runs, nil, nil, err
 	}
@@ -193,7 +192,7 @@ func loadThrice(ctx context.Context, cfg ProcessConfig, tree string, m generate.
 		}
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		if err := store.DropDatabase(dctx, cfg.AdminURL, database); err != nil {
+		if err := dropDatabase(dctx, cfg.AdminURL, database); err != nil {
 			cfg.Log.Warn("could not drop the bench database", zap.String("database", database), zap.Error(err))
 		}
 	}()
@@ -258,7 +257,7 @@ func loadProcess(ctx context.Context, bin, tree, url string, extra ...string) (P
 			Stage string  `json:"stage"`
 			Took  float64 `json:"took"`
 		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "stage finished" {
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == stageFinished {
 			run.Stages[line.Stage] += time.Duration(line.Took * float64(time.Second))
 		}
 	}

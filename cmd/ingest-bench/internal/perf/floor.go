@@ -140,14 +140,14 @@ func measureFloor(ctx context.Context, cfg ProcessConfig, url string) (Floor, er
 	}
 
 	database := databaseName(cfg.DatabasePrefix, "floor_") + randomSuffix()
-	dst, err := store.CreateDatabase(ctx, cfg.AdminURL, database)
+	dst, err := createDatabase(ctx, cfg.AdminURL, database, "")
 	if err != nil {
 		return f, err
 	}
 	defer func() {
 		dctx, cancel := cleanup(ctx)
 		defer cancel()
-		if err := store.DropDatabase(dctx, cfg.AdminURL, database); err != nil {
+		if err := dropDatabase(dctx, cfg.AdminURL, database); err != nil {
 			cfg.Log.Warn("could not drop the floor database", zap.String("database", database), zap.Error(err))
 		}
 	}()
@@ -159,11 +159,15 @@ func measureFloor(ctx context.Context, cfg ProcessConfig, url string) (Floor, er
 	if _, _, err := st.MigrateUp(ctx); err != nil {
 		return f, fmt.Errorf("floor: migrate: %w", err)
 	}
-	conn, err := st.Pool().Acquire(ctx)
+	conn, err := pgx.Connect(ctx, dst)
 	if err != nil {
 		return f, fmt.Errorf("floor: connect to the floor database: %w", err)
 	}
-	defer conn.Release() // a no-op once released below
+	defer func() {
+		cctx, cancel := cleanup(ctx)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return f, fmt.Errorf("floor: begin: %w", err)
@@ -173,8 +177,8 @@ func measureFloor(ctx context.Context, cfg ProcessConfig, url string) (Floor, er
 		defer cancel()
 		_ = tx.Rollback(cctx) // a no-op after the commit
 	}()
-	if err := store.FastToast(ctx, tx); err != nil {
-		return f, fmt.Errorf("floor: %w", err)
+	if _, err := tx.Exec(ctx, qFastToast); err != nil {
+		return f, fmt.Errorf("floor: set lz4 compression: %w", err)
 	}
 	for _, d := range dumps {
 		began := time.Now()
@@ -192,11 +196,7 @@ func measureFloor(ctx context.Context, cfg ProcessConfig, url string) (Floor, er
 		return f, fmt.Errorf("floor: commit: %w", err)
 	}
 	f.Commit = time.Since(began)
-	// The refresh goes through the store's pool, as the ingest's does; the
-	// pool hands back its most recently released connection, the one that
-	// wrote the rows (a new backend would first fault in the shared
-	// buffers it touches).
-	conn.Release()
+	// The refresh goes through the store, as the ingest's does.
 	began = time.Now()
 	if _, err := st.RefreshLatestBenchmarks(ctx, true); err != nil {
 		return f, fmt.Errorf("floor: refresh: %w", err)

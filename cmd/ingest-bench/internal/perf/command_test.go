@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferencex/ingest/ingest/perf"
+	"github.com/inferencex/ingest/cmd/ingest-bench/internal/perf"
 )
 
 // Bad command lines are usage errors, found before anything is generated
@@ -30,6 +30,7 @@ func TestMainUsage(t *testing.T) {
 		{[]string{"-no-such-flag"}, perf.ExitUsage, "flag provided but not defined"},
 		{[]string{"-baseline", "/bin/true"}, perf.ExitUsage, "-baseline compares `ingest load` processes: it needs -processes"},
 		{[]string{"-floor"}, perf.ExitUsage, "-floor measures what `ingest load` processes wrote: it needs -processes"},
+		{[]string{"-cpuprofile", "cpu.prof", "-processes", "1"}, perf.ExitUsage, "-cpuprofile profiles the in-process passes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.msg, func(t *testing.T) {

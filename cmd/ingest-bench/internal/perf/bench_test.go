@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/inferencex/ingest/cmd/ingest-bench/internal/perf"
 	"github.com/inferencex/ingest/fixtures/generate"
-	"github.com/inferencex/ingest/ingest/perf"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
 
@@ -42,6 +42,9 @@ func designed(t *testing.T, runs int, opts generate.Options) []generate.Manifest
 // what the generator designed, the checks pass, the printed table shows
 // those counts, and the database is dropped afterwards.
 func TestBenchCountsMatchTheManifests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ingests generated runs end to end: not under -short")
+	}
 	ctx := context.Background()
 	const runs = 2
 	res, err := perf.Run(ctx, perf.Config{Runs: runs, Gen: tinyOptions, AdminURL: pgtest.AdminURL(), DatabasePrefix: pgtest.KindPrefix(t, "bench"), Dir: t.TempDir(), Log: zaptest.NewLogger(t)})

@@ -87,7 +87,7 @@ type Pass struct {
 	// Wall is the time from opening the first tree to the last ingest's
 	// end (generation and database setup excluded).
 	Wall time.Duration
-	// Stages sums the stage times the pipeline reported (ingest.Deps.StageDone).
+	// Stages sums the stage times the pipeline reported (its "stage finished" log lines).
 	Stages map[string]time.Duration
 	Memory Memory
 	// Counts sums what the pass's reports say (see Counts).
@@ -184,7 +184,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	res.Database = databaseName(cfg.DatabasePrefix, "") + randomSuffix()
-	url, err := store.CreateDatabase(ctx, cfg.AdminURL, res.Database)
+	url, err := createDatabase(ctx, cfg.AdminURL, res.Database, "")
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
-			if err := store.DropDatabase(ctx, cfg.AdminURL, res.Database); err != nil {
+			if err := dropDatabase(ctx, cfg.AdminURL, res.Database); err != nil {
 				cfg.Log.Warn("could not drop the bench database", zap.String("database", res.Database), zap.Error(err))
 			}
 		}()
@@ -251,11 +251,11 @@ func ingestPass(ctx context.Context, cfg Config, st *store.Store, database strin
 	}
 	deps.LargeHeap = cfg.GC.LargeHeap
 	deps.Store = ingest.AdaptStore[*store.RunTx](st)
-	deps.StageDone = func(stage string, took time.Duration) {
+	deps.Log = withStageTimes(deps.Log, func(stage string, took time.Duration) {
 		mu.Lock()
 		p.Stages[stage] += took
 		mu.Unlock()
-	}
+	})
 	var problems []string
 	probe := startMemory()
 	started := time.Now()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +63,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 		floor    bool
 		history  string
 		hrepeat  int
+		profile  string
 	)
 	g := &cfg.Gen
 	fs.IntVar(&cfg.Runs, "runs", 1, "number of generated runs (distinct run ids and seeds)")
@@ -85,6 +87,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	fs.BoolVar(&floor, "floor", false, "with -processes: also measure the database floor: the rows each first ingest wrote, copied into a fresh database in one transaction (COPY, every index and trigger in place), and latest_benchmarks refreshed")
 	fs.StringVar(&history, "history", "", "instead: for each number of stored runs (e.g. 0,200), fill a database with that many earlier runs of the same points, then measure a first ingest, its update of latest_benchmarks and the dashboard's main and history reads")
 	fs.IntVar(&hrepeat, "repeat", 3, "with -history: measurements per level (the levels take turns)")
+	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the in-process passes to `file` (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -106,6 +109,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return usage("-baseline compares `ingest load` processes: it needs -processes")
 	case floor && repeat == 0:
 		return usage("-floor measures what `ingest load` processes wrote: it needs -processes")
+	case profile != "" && (repeat > 0 || history != ""):
+		return usage("-cpuprofile profiles the in-process passes: not with -processes or -history")
 	case history != "" && (repeat > 0 || cfg.Runs != 1):
 		return usage("-history measures one run at each level: no -processes, -runs must be 1")
 	case hrepeat < 1:
@@ -143,6 +148,14 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if repeat > 0 {
 		return runProcesses(ctx, ProcessConfig{Gen: cfg.Gen, Repeat: repeat, Bin: bin, Baseline: baseline, Floor: floor,
 			AdminURL: cfg.AdminURL, Keep: cfg.Keep, Dir: cfg.Dir, Log: cfg.Log}, format, env)
+	}
+	if profile != "" {
+		stop, err := startCPUProfile(profile)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, "ingest-bench: -cpuprofile:", err)
+			return ExitFailed
+		}
+		defer stop()
 	}
 	res, err := Run(ctx, cfg)
 	if err != nil {
@@ -206,6 +219,19 @@ func parseLevels(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// startCPUProfile writes a CPU profile to path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func firstOf(values ...string) string {
