@@ -23,6 +23,10 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
+// Project is the production project's archive: a public bucket that a
+// scheduled job copies every workflow run's artifact zips into.
+const Project = "gs://inferencemax-gha-backup"
+
 // Archive is an opened artifact archive.
 type Archive struct {
 	b      bucket

@@ -41,7 +41,7 @@ func (a *app) auditCommand() *cobra.Command {
 	o.overrideFiles = s.str("overrides", "", "comma-separated run-override files (purged runs are never proposed)", "INGEST_OVERRIDES")
 	o.format = s.enum("format", report.FormatText, []string{report.FormatText, report.FormatJSON}, "output format", "INGEST_AUDIT_FORMAT")
 	o.archive = s.str("archive", "", "also compare the artifact archive (gs://BUCKET[/PREFIX] or a local mirror) with the ledger: its runs never ingested, "+
-		"and ingested runs it lacks; without a token only the archive is audited", "INGEST_ARCHIVE")
+		"and ingested runs it lacks; without a token only the archive is audited (the project's: "+archive.Project+"; not compared unless named)", "INGEST_ARCHIVE")
 	o.gh = addGitHub(s)
 	run(func(ctx context.Context, _ []string) int { return runAudit(ctx, a.env, o) })
 	return cmd
@@ -85,7 +85,7 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 		}
 	}
 	need := "a token with actions:read, contents:read and pull-requests:read"
-	if o.archive.String() != "" {
+	if archiveURL(o.archive.String()) != "" {
 		need = "" // the archive alone
 	}
 	gopts, err := gh.options(env, repo.String(), need)
@@ -113,7 +113,7 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 	}
 
 	var archived *audit.ArchiveResult
-	if u := o.archive.String(); u != "" {
+	if u := archiveURL(o.archive.String()); u != "" {
 		arch, err := openArchive(ctx, env, u)
 		if err != nil {
 			return usageErr("%v", err)

@@ -115,7 +115,34 @@ func TestRunArchiveSources(t *testing.T) {
 		t.Parallel()
 		r := run(t, runVars(fake, pgtest.New(t), t.TempDir()), "run", "--run-id", fmt.Sprint(demoRun), "--source", "archive")
 		requireCode(t, cli.ExitUsage, r)
-		require.Contains(t, r.stderr, "--source archive needs --archive")
+		require.Contains(t, r.stderr, "--source archive needs an archive: --archive none turns it off")
+	})
+	t.Run("the project's archive by default", func(t *testing.T) {
+		t.Parallel()
+		// No --archive and no INGEST_ARCHIVE: auto reads the project's
+		// bucket, here the fake's bucket of the same name.
+		mirror, _ := demoMirror(t, fake, bench)
+		srv, _ := archivetest.Serve(t, mirror, "inferencemax-gha-backup", "")
+		db := pgtest.New(t)
+		vars := runVars(fake, db, t.TempDir())
+		vars["INGEST_ARCHIVE"] = "" // unset: the default applies
+		vars["STORAGE_EMULATOR_HOST"] = srv.URL()
+		r := run(t, vars, "run", "--run-id", fmt.Sprint(demoRun), "--format", "json", "--no-comment")
+		requireCode(t, cli.ExitCompletedWithFailures, r)
+		s := parseSummary(t, withoutComment(r.stdout))
+		require.Zero(t, s.Details.ExpiredArtifacts)
+		require.Contains(t, strings.Join(s.Notes, "\n"), fmt.Sprintf("%d of %d artifacts were read from the archive gs://inferencemax-gha-backup (expired on GitHub)",
+			expired, demoArtifacts(t, demoDir)))
+		require.Equal(t, dumpTables(t, loaded), dumpTables(t, db), "auto with the default archive wrote other rows than the whole run")
+	})
+	t.Run("the default archive does not make the token optional", func(t *testing.T) {
+		t.Parallel()
+		vars := runVars(fake, pgtest.New(t), t.TempDir())
+		delete(vars, "GITHUB_TOKEN")
+		vars["INGEST_ARCHIVE"] = ""
+		r := run(t, vars, "run", "--run-id", fmt.Sprint(demoRun))
+		requireCode(t, cli.ExitUsage, r)
+		require.Contains(t, r.stderr, "token")
 	})
 }
 
