@@ -65,6 +65,24 @@ type Run struct {
 	Dirs []string
 }
 
+// ErrS3 is the refusal of an s3:// archive.
+var ErrS3 = errors.New("s3:// is not supported: the archive is read through Google Cloud Storage's JSON API with net/http " +
+	"(cloud.google.com/go/storage would push the binary past its 60 MB limit), and S3 would need a client of its own; " +
+	"mirror the bucket to a directory (aws s3 sync s3://BUCKET DIR) and pass DIR")
+
+// CheckScheme refuses the URLs Open does not read: any scheme but gs://
+// and file:// (a plain path is a mirror directory).
+func CheckScheme(rawURL string) error {
+	scheme, _, ok := strings.Cut(rawURL, "://")
+	switch {
+	case !ok || scheme == "gs" || scheme == "file":
+		return nil
+	case strings.EqualFold(scheme, "s3"):
+		return ErrS3
+	}
+	return fmt.Errorf("%s:// is not supported: want gs://BUCKET[/PREFIX] or a local mirror directory", scheme)
+}
+
 // Open opens the archive at rawURL: gs://BUCKET[/PREFIX], or a local
 // directory (a path, or file://PATH) that mirrors one.
 func Open(ctx context.Context, rawURL string, o Options) (*Archive, error) {
@@ -80,7 +98,7 @@ func Open(ctx context.Context, rawURL string, o Options) (*Archive, error) {
 			a.prefix = p + "/"
 		}
 	case strings.Contains(rawURL, "://") && !strings.HasPrefix(rawURL, "file://"):
-		return nil, fmt.Errorf("archive %q: only gs:// buckets and local directories are read", rawURL)
+		return nil, fmt.Errorf("archive %q: %w", rawURL, CheckScheme(rawURL))
 	default:
 		dir := strings.TrimPrefix(rawURL, "file://")
 		info, err := os.Stat(dir)

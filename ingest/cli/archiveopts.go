@@ -22,7 +22,7 @@ func addArchive(s *settings) *archiveOpts {
 	return &archiveOpts{
 		source: s.enum("source", string(github.SourceAuto), []string{string(github.SourceAuto), string(github.SourceGitHub), string(github.SourceArchive)},
 			"where artifacts come from: auto (GitHub while unexpired, else the archive), github, archive (the archive alone; no token needed)", "INGEST_SOURCE"),
-		url: s.str("archive", archive.Project, "the artifact archive: gs://BUCKET[/PREFIX] (anonymous, application-default credentials when refused) "+
+		url: s.archiveURL("archive", archive.Project, "the artifact archive: gs://BUCKET[/PREFIX] (anonymous, application-default credentials when refused) "+
 			"or a local mirror directory; \""+noArchive+"\": none", "INGEST_ARCHIVE"),
 	}
 }
@@ -80,4 +80,10 @@ func openArchive(ctx context.Context, env Env, url string) (*archive.Archive, er
 		return nil, fmt.Errorf("--archive: %w", err)
 	}
 	return arch, nil
+}
+
+// archiveURL declares an option naming an artifact archive; a scheme the
+// archive cannot read (s3://) is a usage error naming why.
+func (s *settings) archiveURL(name, def, usage string, envs ...string) *setting {
+	return s.add(&setting{name: name, envs: envs, def: def, usage: usage, typ: "URL", check: archive.CheckScheme})
 }

@@ -40,7 +40,7 @@ func (a *app) auditCommand() *cobra.Command {
 	o.changelogPath = s.str("changelog", "perf-changelog.yaml", "the producer's changelog file on the branch, whose entries' PRs are merged sweeps too (\"\": not read)", "INGEST_AUDIT_CHANGELOG")
 	o.overrideFiles = s.str("overrides", "", "comma-separated run-override files (purged runs are never proposed)", "INGEST_OVERRIDES")
 	o.format = s.enum("format", report.FormatText, []string{report.FormatText, report.FormatJSON}, "output format", "INGEST_AUDIT_FORMAT")
-	o.archive = s.str("archive", "", "also compare the artifact archive (gs://BUCKET[/PREFIX] or a local mirror) with the ledger: its runs never ingested, "+
+	o.archive = s.archiveURL("archive", "", "also compare the artifact archive (gs://BUCKET[/PREFIX] or a local mirror) with the ledger: its runs never ingested, "+
 		"and ingested runs it lacks; without a token only the archive is audited (the project's: "+archive.Project+"; not compared unless named)", "INGEST_ARCHIVE")
 	o.gh = addGitHub(s)
 	run(func(ctx context.Context, _ []string) int { return runAudit(ctx, a.env, o) })

@@ -215,3 +215,35 @@ func artifactID(t *testing.T, fake *fakegithub.Server, name string) int64 {
 	t.Fatalf("no artifact %s", name)
 	return 0
 }
+
+// TestArchiveS3Refused: an s3:// archive is a usage error that says why,
+// from the flag or the environment, for every command that reads one.
+func TestArchiveS3Refused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		vars map[string]string
+		args []string
+		from string
+	}{
+		{"run flag", nil, []string{"run", "--run-id", "1", "--archive", "s3://backup"}, "--archive"},
+		{"backfill flag", nil, []string{"backfill", "--repo", "o/r", "--source", "archive", "--archive", "s3://backup/ci"}, "--archive"},
+		{"audit flag", nil, []string{"audit", "--repo", "o/r", "--since", "2026-01-01", "--archive", "S3://backup"}, "--archive"},
+		{"run environment", map[string]string{"INGEST_ARCHIVE": "s3://backup"}, []string{"run", "--run-id", "1"}, "--archive (from INGEST_ARCHIVE)"},
+		{"another scheme", nil, []string{"run", "--run-id", "1", "--archive", "https://example.com/x"}, "https:// is not supported"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			vars := map[string]string{"DATABASE_URL": unreachableURL, "GITHUB_TOKEN": "t"}
+			for k, v := range tc.vars {
+				vars[k] = v
+			}
+			r := run(t, vars, tc.args...)
+			requireCode(t, cli.ExitUsage, r)
+			require.Contains(t, r.stderr, tc.from)
+			if tc.name != "another scheme" {
+				require.Contains(t, r.stderr, "s3:// is not supported: the archive is read through Google Cloud Storage's JSON API")
+			}
+		})
+	}
+}
