@@ -367,6 +367,11 @@ func (a *Archive) Download(ctx context.Context, art schema.ArtifactListing, path
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == o.Size {
 		return o.Size, true, nil
 	}
+	if l, ok := a.b.(linker); ok {
+		if n, done, err := a.linkInto(ctx, l, o, art, path); done || err != nil {
+			return n, false, err
+		}
+	}
 	r, err := a.b.open(ctx, o.Name)
 	if err != nil {
 		return 0, false, fmt.Errorf("archive %s: %w", a.url, err)
@@ -419,4 +424,39 @@ func (a *Archive) Download(ctx context.Context, art schema.ArtifactListing, path
 	}
 	done = true
 	return n, false, nil
+}
+
+// linkInto places a local mirror's object at path as a hard link, after
+// checking its size (and its sha256 against GitHub's listing, when the
+// metadata gives one). done is false when the file system cannot link:
+// the object is then copied.
+func (a *Archive) linkInto(ctx context.Context, l linker, o object, art schema.ArtifactListing, path string) (int64, bool, error) {
+	if algo, want, ok := strings.Cut(art.Digest, ":"); ok && strings.EqualFold(algo, "sha256") {
+		r, err := a.b.open(ctx, o.Name)
+		if err != nil {
+			return 0, false, fmt.Errorf("archive %s: %w", a.url, err)
+		}
+		sha := sha256.New()
+		_, err = io.Copy(sha, io.LimitReader(r, o.Size+1))
+		r.Close()
+		if err != nil {
+			return 0, false, fmt.Errorf("archive %s: read %s: %w", a.url, o.Name, err)
+		}
+		if got := hex.EncodeToString(sha.Sum(nil)); !strings.EqualFold(got, want) {
+			return 0, false, &CorruptError{Object: o.Name, Why: fmt.Sprintf("sha256 %s, GitHub's listing says %s", got, want)}
+		}
+	}
+	os.Remove(path) // a file of another size (a partial copy of an older listing)
+	if err := l.link(o.Name, path); err != nil {
+		return 0, false, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, false, fmt.Errorf("cache: %w", err)
+	}
+	if fi.Size() != o.Size {
+		os.Remove(path)
+		return fi.Size(), false, &CorruptError{Object: o.Name, Why: fmt.Sprintf("%d bytes, the listing said %d", fi.Size(), o.Size)}
+	}
+	return o.Size, true, nil
 }

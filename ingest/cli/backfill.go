@@ -238,6 +238,13 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 	if err != nil {
 		return fail(env, "%v", err)
 	}
+	// The whole pass is profiled, fetches included (load and run profile
+	// the ingest only).
+	stopProfile, err := startCPUProfile(env.Getenv("INGEST_CPU_PROFILE"))
+	if err != nil {
+		return fail(env, "INGEST_CPU_PROFILE: %v", err)
+	}
+	defer stopProfile()
 	*common.noMigrate = *common.noMigrate || *dryRun // a dry run writes nothing, not even a migration
 	st, err := openStore(ctx, common, log, !*dryRun)
 	if err != nil {
