@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/fixtures/generate"
+	"github.com/inferencex/ingest/ingest/archive/archivetest"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/schema"
 )
@@ -71,7 +72,7 @@ func (r hResult) String() string {
 // exactly the environment vars.
 func hCLI(ctx context.Context, vars map[string]string, args ...string) hResult {
 	var stdout, stderr hLockedBuffer
-	code := cli.Main(ctx, args, cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return vars[k] }})
+	code := cli.Main(ctx, args, cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: archivetest.Offline(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })})
 	return hResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 

@@ -23,6 +23,10 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
+// Project is the production project's archive: a public bucket that a
+// scheduled job copies every workflow run's artifact zips into.
+const Project = "gs://inferencemax-gha-backup"
+
 // Archive is an opened artifact archive.
 type Archive struct {
 	b      bucket
@@ -61,6 +65,24 @@ type Run struct {
 	Dirs []string
 }
 
+// ErrS3 is the refusal of an s3:// archive.
+var ErrS3 = errors.New("s3:// is not supported: the archive is read through Google Cloud Storage's JSON API with net/http " +
+	"(cloud.google.com/go/storage would push the binary past its 60 MB limit), and S3 would need a client of its own; " +
+	"mirror the bucket to a directory (aws s3 sync s3://BUCKET DIR) and pass DIR")
+
+// CheckScheme refuses the URLs Open does not read: any scheme but gs://
+// and file:// (a plain path is a mirror directory).
+func CheckScheme(rawURL string) error {
+	scheme, _, ok := strings.Cut(rawURL, "://")
+	switch {
+	case !ok || scheme == "gs" || scheme == "file":
+		return nil
+	case strings.EqualFold(scheme, "s3"):
+		return ErrS3
+	}
+	return fmt.Errorf("%s:// is not supported: want gs://BUCKET[/PREFIX] or a local mirror directory", scheme)
+}
+
 // Open opens the archive at rawURL: gs://BUCKET[/PREFIX], or a local
 // directory (a path, or file://PATH) that mirrors one.
 func Open(ctx context.Context, rawURL string, o Options) (*Archive, error) {
@@ -76,7 +98,7 @@ func Open(ctx context.Context, rawURL string, o Options) (*Archive, error) {
 			a.prefix = p + "/"
 		}
 	case strings.Contains(rawURL, "://") && !strings.HasPrefix(rawURL, "file://"):
-		return nil, fmt.Errorf("archive %q: only gs:// buckets and local directories are read", rawURL)
+		return nil, fmt.Errorf("archive %q: %w", rawURL, CheckScheme(rawURL))
 	default:
 		dir := strings.TrimPrefix(rawURL, "file://")
 		info, err := os.Stat(dir)
@@ -345,6 +367,11 @@ func (a *Archive) Download(ctx context.Context, art schema.ArtifactListing, path
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == o.Size {
 		return o.Size, true, nil
 	}
+	if l, ok := a.b.(linker); ok {
+		if n, done, err := a.linkInto(ctx, l, o, art, path); done || err != nil {
+			return n, false, err
+		}
+	}
 	r, err := a.b.open(ctx, o.Name)
 	if err != nil {
 		return 0, false, fmt.Errorf("archive %s: %w", a.url, err)
@@ -397,4 +424,39 @@ func (a *Archive) Download(ctx context.Context, art schema.ArtifactListing, path
 	}
 	done = true
 	return n, false, nil
+}
+
+// linkInto places a local mirror's object at path as a hard link, after
+// checking its size (and its sha256 against GitHub's listing, when the
+// metadata gives one). done is false when the file system cannot link:
+// the object is then copied.
+func (a *Archive) linkInto(ctx context.Context, l linker, o object, art schema.ArtifactListing, path string) (int64, bool, error) {
+	if algo, want, ok := strings.Cut(art.Digest, ":"); ok && strings.EqualFold(algo, "sha256") {
+		r, err := a.b.open(ctx, o.Name)
+		if err != nil {
+			return 0, false, fmt.Errorf("archive %s: %w", a.url, err)
+		}
+		sha := sha256.New()
+		_, err = io.Copy(sha, io.LimitReader(r, o.Size+1))
+		r.Close()
+		if err != nil {
+			return 0, false, fmt.Errorf("archive %s: read %s: %w", a.url, o.Name, err)
+		}
+		if got := hex.EncodeToString(sha.Sum(nil)); !strings.EqualFold(got, want) {
+			return 0, false, &CorruptError{Object: o.Name, Why: fmt.Sprintf("sha256 %s, GitHub's listing says %s", got, want)}
+		}
+	}
+	os.Remove(path) // a file of another size (a partial copy of an older listing)
+	if err := l.link(o.Name, path); err != nil {
+		return 0, false, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, false, fmt.Errorf("cache: %w", err)
+	}
+	if fi.Size() != o.Size {
+		os.Remove(path)
+		return fi.Size(), false, &CorruptError{Object: o.Name, Why: fmt.Sprintf("%d bytes, the listing said %d", fi.Size(), o.Size)}
+	}
+	return o.Size, true, nil
 }

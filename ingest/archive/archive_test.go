@@ -135,6 +135,14 @@ func TestArchiveDownloadVerifies(t *testing.T) {
 			have, err := os.ReadFile(dst)
 			require.NoError(t, err)
 			require.Equal(t, want, have)
+			if backend == "mirror" {
+				// A mirror's object is linked into the cache, not copied.
+				src, err := os.Stat(filepath.Join(root, "2026-02-01/Nightly_28400000102/artifacts/bmk_y_5000000010.zip"))
+				require.NoError(t, err)
+				in, err := os.Stat(dst)
+				require.NoError(t, err)
+				require.True(t, os.SameFile(src, in), "the cache's file is the mirror's")
+			}
 			_, cached, err = a.Download(ctx, got.Uploads[0], dst)
 			require.NoError(t, err)
 			require.True(t, cached, "a verified file in the cache is not read again")
@@ -147,6 +155,17 @@ func TestArchiveDownloadVerifies(t *testing.T) {
 			var ce *archive.CorruptError
 			require.True(t, errors.As(err, &ce), "%v", err)
 			require.NoFileExists(t, dst2)
+
+			// An object rewritten at another size since the listing is
+			// refused, not placed.
+			obj := filepath.Join(root, "2026-02-01/Nightly_28400000102/artifacts/bmk_y_5000000010.zip")
+			require.NoError(t, os.WriteFile(obj, append(want, 0), 0o644))
+			dst3 := filepath.Join(t.TempDir(), "y.zip")
+			_, _, err = a.Download(ctx, got.Uploads[0], dst3)
+			if backend == "mirror" {
+				require.True(t, errors.As(err, &ce), "%v", err)
+				require.NoFileExists(t, dst3)
+			}
 		})
 	}
 }

@@ -77,7 +77,8 @@ type Finding struct {
 	SourceRunID int64  `json:"sourceRunId,omitempty"`
 	Cause       string `json:"cause"`
 	Detail      string `json:"detail,omitempty"`
-	// Command recovers the run ("" when nothing can: purged, expired).
+	// Command recovers the run ("" when nothing can: purged, expired and
+	// not in the archive).
 	Command string `json:"command,omitempty"`
 }
 
@@ -112,6 +113,11 @@ type Deps struct {
 	Purged func(runID int64, attempt int) (string, bool)
 	// Artifacts lists what GitHub still holds of the run.
 	Artifacts func(runID int64) (Artifacts, error)
+	// Archive, when set, is the artifact archive compared too (its URL);
+	// Archived says whether it holds a run. A run whose artifacts GitHub
+	// has expired is then recoverable from the archive.
+	Archive  string
+	Archived func(runID int64) (bool, error)
 }
 
 // Audit matches runs (oldest first) with the ledger's ingests.
@@ -172,6 +178,20 @@ func Audit(runs []Run, ledger []Ingest, d Deps) (Result, error) {
 		}
 		if f.Cause != CauseExpired && f.Cause != CauseNoArtifacts {
 			f.Command = command(d.Repo, r.ID, f.SourceRunID)
+		}
+		// A reused sweep is fetched from GitHub only: the archive cannot
+		// recover it under its merge run.
+		if f.Cause == CauseExpired && d.Archived != nil && f.SourceRunID == 0 {
+			held, err := d.Archived(r.ID)
+			if err != nil {
+				return res, fmt.Errorf("run %d: look it up in the archive %s: %w", r.ID, d.Archive, err)
+			}
+			if held {
+				f.Detail = fmt.Sprintf("all %d artifacts have expired on GitHub; the archive %s holds the run", arts.Listed, d.Archive)
+				f.Command = fmt.Sprintf(archiveCommandFormat, d.Repo, r.ID, d.Archive)
+			} else {
+				f.Detail += "; the archive " + d.Archive + " does not hold the run"
+			}
 		}
 		res.Missed = append(res.Missed, f)
 	}

@@ -260,8 +260,10 @@ func (w *worker) work(ctx context.Context, run schema.BackfillRun, fence func(co
 	if f.Skip != "" {
 		return schema.BackfillOutcome{State: schema.BackfillSkipped, Attempt: f.Attempt, Detail: f.Skip}, nil
 	}
+	// A run interrupted (the pass cancelled) keeps its downloads: the pass
+	// that resumes it reads them from the cache.
 	defer func() {
-		if f.Cleanup != nil {
+		if f.Cleanup != nil && ctx.Err() == nil {
 			if err := f.Cleanup(); err != nil {
 				w.log.Warn("could not clean up after the run", zap.Int64("run_id", run.RunID), zap.Error(err))
 			}

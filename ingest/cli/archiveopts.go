@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/inferencex/ingest/ingest/archive"
 	"github.com/inferencex/ingest/ingest/github"
 )
+
+// noArchive is the --archive value that turns the archive off.
+const noArchive = "none"
 
 // archiveOpts are the options of the commands that can read the
 // project's artifact archive besides GitHub.
@@ -19,10 +21,18 @@ type archiveOpts struct {
 func addArchive(s *settings) *archiveOpts {
 	return &archiveOpts{
 		source: s.enum("source", string(github.SourceAuto), []string{string(github.SourceAuto), string(github.SourceGitHub), string(github.SourceArchive)},
-			"where artifacts come from: auto (GitHub while unexpired, else the archive; the archive alone without a token), github, archive", "INGEST_SOURCE"),
-		url: s.str("archive", "", "the artifact archive: gs://BUCKET[/PREFIX] (application-default credentials when found, else anonymous) or a local mirror directory; "+
-			"the project's is gs://inferencemax-gha-backup", "INGEST_ARCHIVE"),
+			"where artifacts come from: auto (GitHub while unexpired, else the archive), github, archive (the archive alone; no token needed)", "INGEST_SOURCE"),
+		url: s.archiveURL("archive", archive.Project, "the artifact archive: gs://BUCKET[/PREFIX] (anonymous, application-default credentials when refused) "+
+			"or a local mirror directory; \""+noArchive+"\": none", "INGEST_ARCHIVE"),
 	}
+}
+
+// archiveURL is the archive a value names ("" for none).
+func archiveURL(v string) string {
+	if v == noArchive {
+		return ""
+	}
+	return v
 }
 
 // sourceOf is the --source value; with no archive, auto means github.
@@ -31,9 +41,9 @@ func (a *archiveOpts) sourceOf() (github.Source, error) {
 	if err != nil {
 		return "", err
 	}
-	if a.url.String() == "" {
+	if archiveURL(a.url.String()) == "" {
 		if src == github.SourceArchive {
-			return "", errors.New("--source archive needs --archive (or INGEST_ARCHIVE)")
+			return "", fmt.Errorf("--source archive needs an archive: --archive %s turns it off", noArchive)
 		}
 		return github.SourceGitHub, nil
 	}
@@ -41,10 +51,16 @@ func (a *archiveOpts) sourceOf() (github.Source, error) {
 }
 
 // tokenOptional reports whether the command can go on without a GitHub
-// token: an archive is named and the source may be it.
+// token: the source is the archive, chosen with --source archive or by
+// naming an archive (--archive, INGEST_ARCHIVE). The default archive alone
+// does not make the token optional: a user who forgot the token would
+// otherwise be told a recent run is "not in the archive".
 func (a *archiveOpts) tokenOptional() bool {
 	src, err := a.sourceOf()
-	return err == nil && src != github.SourceGitHub
+	if err != nil || src == github.SourceGitHub {
+		return false
+	}
+	return src == github.SourceArchive || a.url.given || a.url.from != ""
 }
 
 // open opens the archive (nil when none is named).
@@ -52,11 +68,11 @@ func (a *archiveOpts) open(ctx context.Context, env Env) (*archive.Archive, erro
 	return openArchive(ctx, env, a.url.String())
 }
 
-// openArchive opens the archive at url (nil when url is empty); a gs://
-// archive goes to the emulator STORAGE_EMULATOR_HOST names, as Google's
-// client libraries do.
+// openArchive opens the archive at url (nil when url is empty or none); a
+// gs:// archive goes to the emulator STORAGE_EMULATOR_HOST names, as
+// Google's client libraries do.
 func openArchive(ctx context.Context, env Env, url string) (*archive.Archive, error) {
-	if url == "" {
+	if archiveURL(url) == "" {
 		return nil, nil
 	}
 	arch, err := archive.Open(ctx, url, archive.Options{Endpoint: env.Getenv("STORAGE_EMULATOR_HOST")})
@@ -64,4 +80,10 @@ func openArchive(ctx context.Context, env Env, url string) (*archive.Archive, er
 		return nil, fmt.Errorf("--archive: %w", err)
 	}
 	return arch, nil
+}
+
+// archiveURL declares an option naming an artifact archive; a scheme the
+// archive cannot read (s3://) is a usage error naming why.
+func (s *settings) archiveURL(name, def, usage string, envs ...string) *setting {
+	return s.add(&setting{name: name, envs: envs, def: def, usage: usage, typ: "URL", check: archive.CheckScheme})
 }

@@ -40,8 +40,8 @@ func (a *app) auditCommand() *cobra.Command {
 	o.changelogPath = s.str("changelog", "perf-changelog.yaml", "the producer's changelog file on the branch, whose entries' PRs are merged sweeps too (\"\": not read)", "INGEST_AUDIT_CHANGELOG")
 	o.overrideFiles = s.str("overrides", "", "comma-separated run-override files (purged runs are never proposed)", "INGEST_OVERRIDES")
 	o.format = s.enum("format", report.FormatText, []string{report.FormatText, report.FormatJSON}, "output format", "INGEST_AUDIT_FORMAT")
-	o.archive = s.str("archive", "", "also compare the artifact archive (gs://BUCKET[/PREFIX] or a local mirror) with the ledger: its runs never ingested, "+
-		"and ingested runs it lacks; without a token only the archive is audited", "INGEST_ARCHIVE")
+	o.archive = s.archiveURL("archive", "", "also compare the artifact archive (gs://BUCKET[/PREFIX] or a local mirror) with the ledger: its runs never ingested, "+
+		"and ingested runs it lacks; without a token only the archive is audited (the project's: "+archive.Project+"; not compared unless named)", "INGEST_ARCHIVE")
 	o.gh = addGitHub(s)
 	run(func(ctx context.Context, _ []string) int { return runAudit(ctx, a.env, o) })
 	return cmd
@@ -85,7 +85,7 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 		}
 	}
 	need := "a token with actions:read, contents:read and pull-requests:read"
-	if o.archive.String() != "" {
+	if archiveURL(o.archive.String()) != "" {
 		need = "" // the archive alone
 	}
 	gopts, err := gh.options(env, repo.String(), need)
@@ -113,13 +113,14 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 	}
 
 	var archived *audit.ArchiveResult
-	if u := o.archive.String(); u != "" {
-		arch, err := openArchive(ctx, env, u)
+	var arch *archive.Archive
+	if u := archiveURL(o.archive.String()); u != "" {
+		arch, err = openArchive(ctx, env, u)
 		if err != nil {
 			return usageErr("%v", err)
 		}
+		defer arch.Close()
 		a, err := auditArchive(ctx, st, arch, repo.String(), filter, ov.RunPurged)
-		arch.Close()
 		if err != nil {
 			return fail(env, "%v", err)
 		}
@@ -142,7 +143,7 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 	if err != nil {
 		return fail(env, "%v", err)
 	}
-	res, err := audit.Audit(runs, ledger, audit.Deps{Repo: repo.String(), Purged: ov.RunPurged,
+	deps := audit.Deps{Repo: repo.String(), Purged: ov.RunPurged,
 		Artifacts: func(id int64) (audit.Artifacts, error) {
 			list, err := client.ListArtifacts(ctx, id)
 			a := audit.Artifacts{Listed: len(list)}
@@ -152,7 +153,15 @@ func runAudit(ctx context.Context, env Env, o *auditOpts) int {
 				}
 			}
 			return a, err
-		}})
+		}}
+	if arch != nil {
+		deps.Archive = arch.String()
+		deps.Archived = func(id int64) (bool, error) {
+			_, ok, err := arch.Find(ctx, id)
+			return ok, err
+		}
+	}
+	res, err := audit.Audit(runs, ledger, deps)
 	if err != nil {
 		return fail(env, "%v", err)
 	}
@@ -203,7 +212,11 @@ func writeAudit(env Env, format string, h auditHeader, res *audit.Result, archiv
 	} else {
 		var b strings.Builder
 		if res != nil {
-			b.WriteString(auditText(*res, h.Repo, h.Workflow, h.Branch, h.Target))
+			url := ""
+			if archived != nil {
+				url = archived.URL
+			}
+			b.WriteString(auditText(*res, h.Repo, h.Workflow, h.Branch, h.Target, url))
 		}
 		if archived != nil {
 			b.WriteString(archiveAuditText(*archived, h.Target))
@@ -286,7 +299,8 @@ func archiveAuditText(r audit.ArchiveResult, target string) string {
 }
 
 // auditText renders an audit for the console.
-func auditText(res audit.Result, repo, workflow, branch, target string) string {
+// archive is the URL of the archive compared too ("" when none).
+func auditText(res audit.Result, repo, workflow, branch, target, archive string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Audit of %s %s on %s against the %s ledger: %d merged sweeps, %d ingested, %d without a successful ingest\n",
 		repo, workflow, branch, target, res.Runs, res.Ingested, len(res.Missed))
@@ -328,6 +342,8 @@ func auditText(res audit.Result, repo, workflow, branch, target string) string {
 			b.WriteString("  not proposed: purged on purpose\n")
 		case f.Cause == audit.CauseInProgress:
 			b.WriteString("  not proposed: audit again once it has finished\n")
+		case f.Cause == audit.CauseExpired && archive != "":
+			fmt.Fprintf(&b, "  not recoverable from GitHub nor from the archive %s\n", archive)
 		default:
 			b.WriteString("  not recoverable from GitHub\n")
 		}

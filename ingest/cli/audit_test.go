@@ -126,6 +126,20 @@ func TestAuditFindsMissedSweeps(t *testing.T) {
 	require.Contains(t, text.stdout, "  recover: "+cmd+"28499999999 --merge-run-id 28500000006\n")
 	require.Contains(t, text.stdout, "run 28500000007 attempt 1 (2026-08-03 16:00, success): purged on purpose — wrong cluster firmware\n  not proposed: purged on purpose\n")
 	require.Contains(t, text.stdout, "artifacts expired — all 2 artifacts have expired: nothing left to ingest\n  not recoverable from GitHub\n")
+
+	// With an archive compared too, the expired run is recoverable from it
+	// when it holds the run, and said to be in neither place otherwise.
+	mirror := writeArchive(t, []archivedRun{{id: expired, date: "2026-08-03"}})
+	withArchive := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-01", "--archive", mirror)
+	requireCode(t, cli.ExitCompletedWithFailures, withArchive)
+	require.Contains(t, withArchive.stdout, "artifacts expired — all 2 artifacts have expired on GitHub; the archive "+mirror+" holds the run\n"+
+		"  recover: ingest run --repo "+runTestRepo+" --run-id 28500000003 --source archive --archive "+mirror+"\n")
+	require.NotContains(t, withArchive.stdout, "not recoverable from GitHub")
+	empty := t.TempDir()
+	without := run(t, vars, "audit", "--repo", runTestRepo, "--since", "2026-08-01", "--archive", empty)
+	requireCode(t, cli.ExitCompletedWithFailures, without)
+	require.Contains(t, without.stdout, "all 2 artifacts have expired: nothing left to ingest; the archive "+empty+" does not hold the run\n"+
+		"  not recoverable from GitHub nor from the archive "+empty+"\n")
 	requireNoSecret(t, []string{text.stdout, text.stderr, r.stderr})
 
 	// Only the ingested run in the window: nothing missed, exit 0.

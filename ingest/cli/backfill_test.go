@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/fixtures/generate"
+	"github.com/inferencex/ingest/ingest/archive/archivetest"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
@@ -49,6 +50,11 @@ func startWorker(t testing.TB, vars map[string]string, args ...string) *worker {
 	t.Helper()
 	w := &worker{cmd: exec.Command(os.Args[0], args...), done: make(chan struct{})}
 	w.cmd.Env = append(os.Environ(), childEnv+"=1", "INGEST_LOG_FORMAT=json")
+	for k, v := range archivetest.OfflineEnv {
+		if _, named := vars[k]; !named {
+			w.cmd.Env = append(w.cmd.Env, k+"="+v)
+		}
+	}
 	for k, v := range vars {
 		w.cmd.Env = append(w.cmd.Env, k+"="+v)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/fixtures/generate"
+	"github.com/inferencex/ingest/ingest/archive/archivetest"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/schema"
 )
@@ -61,9 +62,11 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d\n--- stdout ---\n%s\n--- stderr ---\n%s", r.code, r.stdout, r.stderr)
 }
 
-// fakeEnv is an environment holding exactly vars.
+// fakeEnv is an environment holding vars, offline unless vars name an
+// archive or an emulator (archivetest.Offline): no test reaches Google
+// Cloud Storage.
 func fakeEnv(vars map[string]string) func(string) string {
-	return func(k string) string { return vars[k] }
+	return archivetest.Offline(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 }
 
 // run runs one command line in-process with the given environment.

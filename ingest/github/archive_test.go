@@ -123,30 +123,44 @@ func TestFetchArchiveCorrupt(t *testing.T) {
 	require.True(t, os.IsNotExist(err))
 }
 
-// TestFetchArchiveReupload: of two uploads of one name in the archive
-// (without metadata, so with no creation times), the larger artifact id is
-// taken: the copier's upload times are not GitHub's order.
+// TestFetchArchiveReupload: of two uploads of one name in the archive,
+// the larger artifact id is taken: without metadata there are no creation
+// times, and with metadata whose times say the other upload is newer the
+// ids still decide (the copier's times are not GitHub's order).
 func TestFetchArchiveReupload(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	root := archiveOf(t, e, "run-stats", "results_bmk")
-	dir := filepath.Join(root, "2026-01-05", fmt.Sprintf("Full_Sweep_%d", demoRunID), "artifacts")
-	var stats []byte
-	for _, a := range e.fake.Artifacts(demoRunID) {
-		if a.Name == "run-stats" {
-			stats = a.Data
-		}
+	for _, withMetadata := range []bool{false, true} {
+		t.Run(fmt.Sprintf("metadata %v", withMetadata), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			root := archiveOf(t, e, "run-stats", "results_bmk")
+			dir := filepath.Join(root, "2026-01-05", fmt.Sprintf("Full_Sweep_%d", demoRunID), "artifacts")
+			var stats []byte
+			for _, a := range e.fake.Artifacts(demoRunID) {
+				if a.Name == "run-stats" {
+					stats = a.Data
+				}
+			}
+			older := e.ids["run-stats"]
+			newer := older + 1_000_000
+			require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("run-stats_%d.zip", newer)), stats, 0o644))
+			if withMetadata {
+				meta := fmt.Sprintf(`[{"id":%d,"name":"run-stats","created_at":"2026-01-05T12:00:00Z","workflow_run":{"id":%d,"head_sha":"abc"}},
+				  {"id":%d,"name":"run-stats","created_at":"2026-01-05T08:00:00Z","workflow_run":{"id":%d,"head_sha":"abc"}}]`, older, demoRunID, newer, demoRunID)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, archive.MetadataFile), []byte(meta), 0o644))
+			}
+			c := e.newClient(t, func(o *github.Options) { o.Archive = openArchive(t, root, archive.Options{}) })
+			res, err := c.Fetch(t.Context(), github.Request{SourceRunID: demoRunID, Source: github.SourceArchive})
+			require.NoError(t, err)
+			var picked int64
+			for _, a := range res.Selected {
+				if a.Name == "run-stats" {
+					picked = a.ID
+				}
+			}
+			require.Equal(t, newer, picked, "the larger artifact id")
+			require.Len(t, res.Selected, 2)
+			require.Len(t, res.Listed, 3, "the listing keeps both uploads")
+		})
 	}
-	newer := e.ids["run-stats"] + 1_000_000
-	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("run-stats_%d.zip", newer)), stats, 0o644))
-	c := e.newClient(t, func(o *github.Options) { o.Archive = openArchive(t, root, archive.Options{}) })
-	res, err := c.Fetch(t.Context(), github.Request{SourceRunID: demoRunID, Source: github.SourceArchive})
-	require.NoError(t, err)
-	for _, a := range res.Selected {
-		if a.Name == "run-stats" {
-			require.Equal(t, newer, a.ID)
-		}
-	}
-	require.Len(t, res.Selected, 2)
-	require.Len(t, res.Listed, 3, "the listing keeps both uploads")
 }

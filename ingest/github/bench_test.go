@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferencex/ingest/fixtures/generate"
+	"github.com/inferencex/ingest/ingest/archive/archivetest"
 	"github.com/inferencex/ingest/ingest/cli"
 	"github.com/inferencex/ingest/ingest/internal/fakegithub"
 	"github.com/inferencex/ingest/ingest/store/pgtest"
@@ -59,7 +60,7 @@ func ingestRun(b *testing.B, fake *fakegithub.Server, cache, db string, runID in
 		"DATABASE_URL": db, "INGEST_REPO": testRepo, "INGEST_LOG_LEVEL": "warn"}
 	started := time.Now()
 	code := cli.Main(context.Background(), []string{"run", "--run-id", strconv.FormatInt(runID, 10), "--pr", "1", "--format", "json"},
-		cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return vars[k] }})
+		cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: archivetest.Offline(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })})
 	took := time.Since(started)
 	require.Equal(b, cli.ExitOK, code, stderr.String())
 	return took

@@ -111,13 +111,52 @@ type downloadStats struct {
 	// Unavailable are the artifacts that expired or vanished between the
 	// listing and their download.
 	Unavailable []*UnavailableError
+	// Late are the artifacts that expired or vanished between the listing
+	// and their download and were then read from the archive (auto).
+	Late []*UnavailableError
+}
+
+// lateArchive takes from the archive the artifacts GitHub stops serving
+// between its listing and their download (auto): the archive's listing
+// of the run is read once, at the first such artifact.
+type lateArchive struct {
+	runID   int64
+	once    sync.Once
+	uploads map[int64]bool
+	err     error
+}
+
+// from brings a into the cache from the archive; ok is false when the
+// archive does not hold that upload.
+func (l *lateArchive) from(ctx context.Context, c *Client, a schema.ArtifactListing, budget *byteBudget) (n int64, cached, ok bool, err error) {
+	l.once.Do(func() {
+		arch, err := c.opts.Archive.Contents(ctx, l.runID)
+		if err != nil {
+			l.err = fmt.Errorf("archive %s: run %d: %w", c.opts.Archive, l.runID, err)
+			return
+		}
+		l.uploads = map[int64]bool{}
+		if arch != nil {
+			for _, u := range arch.Uploads {
+				l.uploads[u.ID] = true
+			}
+		}
+	})
+	if l.err != nil {
+		return 0, false, false, l.err
+	}
+	if !l.uploads[a.ID] {
+		return 0, false, false, nil
+	}
+	n, cached, err = c.fromArchive(ctx, a, budget)
+	return n, cached, err == nil, err
 }
 
 // downloadAll brings every artifact into the cache, at most Parallel at a
 // time. The first failure is returned, naming the artifact; an artifact
 // that expired or vanished since the listing is not a failure (see
-// UnavailableError).
-func (c *Client) downloadAll(ctx context.Context, list []schema.ArtifactListing, fromArchive map[int64]bool) (downloadStats, error) {
+// UnavailableError): late, when set, takes it from the archive.
+func (c *Client) downloadAll(ctx context.Context, list []schema.ArtifactListing, fromArchive map[int64]bool, late *lateArchive) (downloadStats, error) {
 	dir := filepath.Join(c.opts.CacheDir, c.owner, c.repo, "artifacts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return downloadStats{}, fmt.Errorf("cache: %w", err)
@@ -160,6 +199,27 @@ func (c *Client) downloadAll(ctx context.Context, list []schema.ArtifactListing,
 				n, cached, err = c.download(ctx, a, budget)
 			}
 			var gone *UnavailableError
+			if errors.As(err, &gone) && gone.Err == nil && late != nil {
+				var ok bool
+				n, cached, ok, err = late.from(ctx, c, a, budget)
+				switch {
+				case ok:
+					c.log.Info("artifact gone from GitHub after the listing: read from the archive", zap.String("artifact", a.Name),
+						zap.Int64("id", a.ID), zap.Int("status", gone.Status))
+					mu.Lock()
+					stats.Late = append(stats.Late, gone)
+					mu.Unlock()
+				case err == nil:
+					err = gone // the archive does not hold it
+				case errors.As(err, new(*UnavailableError)):
+					// The archive's copy is corrupt: the artifact is missing.
+				case ctx.Err() != nil:
+				default:
+					c.log.Warn("artifact gone from GitHub after the listing, and the archive could not be read", zap.String("artifact", a.Name),
+						zap.Int64("id", a.ID), zap.Error(err))
+					err = gone
+				}
+			}
 			if errors.As(err, &gone) {
 				c.log.Warn("artifact no longer downloadable: the ingest reports it", zap.String("artifact", a.Name),
 					zap.Int64("id", a.ID), zap.Int("status", gone.Status))

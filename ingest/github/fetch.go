@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -139,7 +140,7 @@ func (c *Client) fetch(ctx context.Context, req Request, res *Result) error {
 		if fromArchive, err = c.fetchArchive(ctx, req, res); err != nil {
 			return err
 		}
-		return c.finish(ctx, req, res, fromArchive, started)
+		return c.finish(ctx, req, res, fromArchive, nil, started)
 	}
 	if res.Source, err = c.GetRun(ctx, req.SourceRunID); err != nil {
 		res.Source = Run{}
@@ -179,15 +180,30 @@ func (c *Client) fetch(ctx context.Context, req Request, res *Result) error {
 	res.Listed = listed(res.Reused, srcList, res.Selected)
 	c.log.Info("artifacts selected", zap.Int64("source_run", req.SourceRunID), zap.Int64("merge_run", req.MergeRunID),
 		zap.Int("listed", len(srcList)+len(mergeList)), zap.Int("selected", len(res.Selected)))
-	return c.finish(ctx, req, res, fromArchive, started)
+	var late *lateArchive
+	if src == SourceAuto {
+		late = &lateArchive{runID: req.SourceRunID}
+	}
+	return c.finish(ctx, req, res, fromArchive, late, started)
 }
 
 // finish downloads the selection (from GitHub, or from the archive for
-// the ids in fromArchive) and lays out the run tree.
-func (c *Client) finish(ctx context.Context, req Request, res *Result, fromArchive map[int64]bool, started time.Time) error {
-	stats, err := c.downloadAll(ctx, res.Selected, fromArchive)
+// the ids in fromArchive, and with late those GitHub stops serving before
+// their download) and lays out the run tree.
+func (c *Client) finish(ctx context.Context, req Request, res *Result, fromArchive map[int64]bool, late *lateArchive, started time.Time) error {
+	stats, err := c.downloadAll(ctx, res.Selected, fromArchive, late)
 	if err != nil {
 		return err
+	}
+	if len(stats.Late) > 0 {
+		fromArchive = maps.Clone(fromArchive)
+		if fromArchive == nil {
+			fromArchive = map[int64]bool{}
+		}
+		for _, g := range stats.Late {
+			fromArchive[g.Artifact.ID] = true
+			res.Notes = append(res.Notes, g.Error()+": read from the archive "+c.opts.Archive.String())
+		}
 	}
 	res.Downloaded, res.Cached, res.Bytes = stats.Downloaded, stats.Cached, stats.Bytes
 	res.Unavailable = stats.Unavailable

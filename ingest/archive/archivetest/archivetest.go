@@ -87,3 +87,24 @@ func Corrupting(o archive.Options, suffix string) archive.Options {
 type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// OfflineEnv are the variables that keep a command off Google Cloud
+// Storage: the archive is off ("none") and a gs:// archive named anyway
+// goes to a port nobody listens on. Commands default to the project's
+// bucket, so every test that runs one starts from these.
+var OfflineEnv = map[string]string{
+	"INGEST_ARCHIVE":        "none",
+	"STORAGE_EMULATOR_HOST": "127.0.0.1:1",
+}
+
+// Offline is the environment get with OfflineEnv's variables for those
+// it does not hold (a test that names an archive or an emulator keeps
+// its own).
+func Offline(get func(string) (string, bool)) func(string) string {
+	return func(k string) string {
+		if v, ok := get(k); ok {
+			return v
+		}
+		return OfflineEnv[k]
+	}
+}
