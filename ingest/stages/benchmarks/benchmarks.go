@@ -208,25 +208,8 @@ func (s *Stage) fork(covered *coverage, recordOwned bool) *parseWorker {
 
 // merge adds a worker's counters, failures, unmapped values and records.
 func (s *Stage) merge(w *parseWorker) {
-	dst, src := s.tally.Summary(), w.tally.Summary()
-	dst.Rows.Benchmark.Add(src.Rows.Benchmark)
-	dst.Stats.BenchmarkFiles += src.Stats.BenchmarkFiles
-	dst.Stats.RawBenchmarkRows += src.Stats.RawBenchmarkRows
-	dst.Stats.FailedRunRows += src.Stats.FailedRunRows
-	dst.Stats.PurgedPoints += src.Stats.PurgedPoints
-	dst.Details.ArtifactsRead += src.Details.ArtifactsRead
-	dst.Details.FilesRead += src.Details.FilesRead
-	dst.Details.BytesRead += src.Details.BytesRead
-	dst.Details.MissingIdentityRows += src.Details.MissingIdentityRows
-	dst.Details.UnsupportedSchemaRows += src.Details.UnsupportedSchemaRows
-	dst.Details.QuarantinedRows += src.Details.QuarantinedRows
-	dst.Details.ExecutionRecords += src.Details.ExecutionRecords
-	dst.Details.BenchmarkFilesNotRead += src.Details.BenchmarkFilesNotRead
+	s.tally.Summary().AddCounters(w.tally.Summary())
 	s.notRead = append(s.notRead, w.notRead...)
-	dst.Stats.CoveredByPerJobFiles += src.Stats.CoveredByPerJobFiles
-	dst.Details.RetiredGPUPowerPoints += src.Details.RetiredGPUPowerPoints
-	dst.Details.BackfilledPoints += src.Details.BackfilledPoints
-	dst.Details.PointBackfillsWithheld += src.Details.PointBackfillsWithheld
 	s.tally.Merge(w.tally)
 	*s.records = append(*s.records, w.records...)
 	s.staged += w.staged
