@@ -143,7 +143,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	}
 
 	log.Debug("staging benchmark rows")
-	if err := bs.copyTo(ctx, w, d.Normalizer); err != nil {
+	if err := bs.copyTo(ctx, w, d.Normalizer, stage.Winners().Add); err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
 	log.Info("benchmark rows staged", zap.Int64("rows", stage.Staged()), zap.Int64("files", sum.Stats.BenchmarkFiles),
@@ -154,7 +154,8 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	// applies the run.
 	ahead := runstate.EncodeAhead(records)
 	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log,
-		Records: &records, Changelog: cl, AgentX: stage.AgentX(), Quarantine: quarantined}
+		Records: &records, Changelog: cl, AgentX: stage.AgentX(), Points: stage.Winners().Points(), Quarantine: quarantined}
+	ranking := stage.Winners().Result()
 	applyStarted := time.Now()
 	// The eval rows are read (files and configs, no database) while
 	// PostgreSQL applies the benchmark rows; nothing else touches the
@@ -166,7 +167,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		log.Debug("evals read", zap.Duration("took", time.Since(read)))
 		evalRows <- rows
 	}()
-	res, err := w.Apply(ctx, stats)
+	res, err := w.Apply(ctx, stats, ranking.Write)
 	ev := <-evalRows
 	if err != nil {
 		return abortRecorded(ctx, sum, t, d, start, records, err)
@@ -176,7 +177,7 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 		err := fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.Staged())
 		return abortRecorded(ctx, sum, t, d, start, records, err)
 	}
-	applyResult(sum, res)
+	applyResult(sum, res, ranking)
 	d.stageDone("benchmarks", began)
 	for _, s := range laterStages(w, ev) {
 		stageStarted := time.Now()
@@ -297,7 +298,7 @@ func (bs *benchmarkStream) stop() error {
 // COPY ends early. It returns once the parser has finished. A row's
 // metrics map goes back to n once the store asks for the next row (it has
 // encoded the row by then: RunWriter.StageBenchmarks).
-func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter, n *benchmark.Normalizer) error {
+func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter, n *benchmark.Normalizer, seen func(schema.StagedCopy)) error {
 	var prev schema.StagedBenchmark
 	_, copyErr := w.StageBenchmarks(ctx, func() (schema.StagedBenchmark, bool, error) {
 		if n != nil {
@@ -310,7 +311,7 @@ func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter, n *benchmark
 		case <-bs.ctx.Done():
 			return schema.StagedBenchmark{}, false, bs.ctx.Err()
 		}
-	})
+	}, seen)
 	parseErr := bs.stop() // stops the parser if the COPY ended early
 	if copyErr != nil {
 		return copyErr
@@ -321,15 +322,15 @@ func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter, n *benchmark
 	return nil
 }
 
-func applyResult(sum *schema.Summary, r schema.ApplyResult) {
+func applyResult(sum *schema.Summary, r schema.ApplyResult, rk benchmarks.Ranking) {
 	b := &sum.Rows.Benchmark
 	b.New += r.BenchmarkNew
-	b.Duplicate += r.BenchmarkDuplicate
-	b.Skipped += r.Covered + r.StaleAttempt
-	sum.Stats.CoveredByPerJobFiles += r.Covered // rows the pipeline could not attribute itself
+	b.Duplicate += rk.Winners - r.BenchmarkNew
+	b.Skipped += rk.Covered + rk.Stale
+	sum.Stats.CoveredByPerJobFiles += rk.Covered // staged aggregate copies a per-job copy won
 	sum.Stats.RunStatsNew += r.RunStatsNew
 	sum.Stats.RunStatsDuplicate += r.RunStatsDuplicate
-	sum.Details.StaleAttemptRows += r.StaleAttempt
+	sum.Details.StaleAttemptRows += rk.Stale
 	sum.Details.BenchmarkRowsUpdated += r.BenchmarkUpdated
 	sum.Details.ConfigsNew += r.ConfigsNew
 	sum.Details.AvailabilityNew += r.AvailabilityNew

@@ -101,7 +101,9 @@ func ReadShadow(ctx context.Context, cfg Config, tree *source.Tree, d Deps, w Sh
 		return nil, fmt.Errorf("changelog: %w", err)
 	}
 	sh.Winners = winners(sh.Benchmarks)
-	if err := traces.Run(ctx, newShadowTraces(sh, w), env); err != nil {
+	st := newShadowTraces(sh, w)
+	env.Points = st.points
+	if err := traces.Run(ctx, st, env); err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
 	}
 	t.Close()
@@ -171,8 +173,6 @@ func newShadowTraces(sh *Shadow, w ShadowWriter) *shadowTraces {
 	}
 	return st
 }
-
-func (s *shadowTraces) TracePoints() []schema.TracePoint { return s.points }
 
 func (s *shadowTraces) TraceRowLinks(_ context.Context, digests [][]byte, _, _ []string) (map[string]schema.TraceRowLink, error) {
 	out := make(map[string]schema.TraceRowLink, len(digests))

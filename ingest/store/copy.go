@@ -16,8 +16,8 @@ type benchmarkSource struct {
 	next  func() (schema.StagedBenchmark, bool, error)
 	date  string
 	known map[digest]struct{}
-	// winners, when set, ranks the copies of every point as they pass.
-	winners *winners
+	// seen, when set, is told of every copy as it is staged.
+	seen func(schema.StagedCopy)
 	// sets collects the rows' configs and availability.
 	sets *runSets
 	// seq numbers the rows in staging order.
@@ -38,7 +38,7 @@ func (s *benchmarkSource) Next() bool {
 	if !ok {
 		return false
 	}
-	s.values, s.buf, s.stored, s.err = stagingValues(s.values[:0], row, s.seq, s.date, s.known, &s.enc, s.buf, s.stored, s.winners)
+	s.values, s.buf, s.stored, s.err = stagingValues(s.values[:0], row, s.seq, s.date, s.known, &s.enc, s.buf, s.stored, s.seen)
 	s.seq++
 	if s.err == nil {
 		s.sets.add(&row.Point)
@@ -59,7 +59,7 @@ type digest [16]byte
 // The metrics value is buf's bytes, or stored's for a row with
 // StoredMetrics: valid until they are reused.
 func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, enc *metricsEncoder,
-	buf, stored []byte, w *winners) ([]any, []byte, []byte, error) {
+	buf, stored []byte, seen func(schema.StagedCopy)) ([]any, []byte, []byte, error) {
 	p, c := &r.Point, r.Point.Config
 	metrics, err := enc.encode(buf[:0], p.Metrics)
 	if err != nil {
@@ -97,12 +97,11 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 		artifactID = &id
 	}
 	artifact, file := cleanText(r.Source.Artifact), cleanText(r.Source.File)
-	if w != nil {
-		var k digest
-		copy(k[:], keyHash[:16])
-		rank := r.Rank()
-		rank.Artifact, rank.File = artifact, file
-		w.add(k, winner{digest: d, benchmarkType: p.BenchmarkType, rank: rank, seq: seq, unchanged: unchanged, written: serverFrom})
+	if seen != nil {
+		c := schema.StagedCopy{Digest: d, BenchmarkType: p.BenchmarkType, Rank: r.Rank(), Seq: seq, Unchanged: unchanged, Written: serverFrom}
+		copy(c.Point[:], keyHash[:16])
+		c.Rank.Artifact, c.Rank.File = artifact, file
+		seen(c)
 	}
 	return append(values,
 		seq, keyHash[:16], r.IsAggregate, int32(r.AttemptRank),

@@ -71,6 +71,11 @@ SELECT (SELECT count(*) FROM taken), ARRAY(
 
 // qCurveNewLines computes the lines of the runs ($1) from their rows: one per
 // (curve, run, date) of a latest attempt, as benchmark_curve_runs has it.
+//
+// Only a GitHub run's latest attempt makes lines. That filter stays in SQL:
+// it is not about the copies one ingest staged (the benchmark stage's
+// Winners decide those) but about the attempts of a run stored by separate
+// ingests, which only the database holds.
 const qCurveNewLines = `
 INSERT INTO curve_new_lines
 SELECT benchmark_curve_scope(c.model, c.hardware, c.framework, c.precision,

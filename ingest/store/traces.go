@@ -10,13 +10,6 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// TracePoints lists the winning row of every point the run staged, in
-// source order. The points were ranked while they were staged (see
-// winners); no round trip.
-func (t *RunTx) TracePoints() []schema.TracePoint {
-	return t.winners.points()
-}
-
 // TraceRowLinks finds the stored rows of the given winners' content
 // digests with their current trace and server log links, keyed by digest.
 // One round trip.

@@ -47,6 +47,8 @@ type Stage struct {
 	// ids: the staged identities, kept only when the ledger corrects
 	// points of the run.
 	ids *identities
+	// winners ranks the copies the store stages.
+	winners *Winners
 }
 
 // SetQuarantine gives the stage the producer's lists of quarantined rows,
@@ -64,7 +66,7 @@ func (s *Stage) NotRead() []string { return s.notRead }
 // New returns the benchmark stage of a run: it reports into t and appends
 // the records of the artifacts it reads to records.
 func New(d runstate.Deps, run schema.RunIdentity, headSHA string, t *runstate.Tally, records *[]*runstate.Record) *Stage {
-	s := &Stage{deps: d, run: run, headSHA: headSHA, tally: t, records: records, seed: maphash.MakeSeed()}
+	s := &Stage{deps: d, run: run, headSHA: headSHA, tally: t, records: records, seed: maphash.MakeSeed(), winners: NewWinners()}
 	if d.Overrides != nil && d.Overrides.HasPointBackfills(run.SourceRunID) {
 		s.ids = newIdentities()
 	}
@@ -73,6 +75,10 @@ func New(d runstate.Deps, run schema.RunIdentity, headSHA string, t *runstate.Ta
 
 // Staged is how many rows the stage sent to be staged.
 func (s *Stage) Staged() int64 { return s.staged }
+
+// Winners ranks the copies of every point the store stages: its Add is
+// the store's seen.
+func (s *Stage) Winners() *Winners { return s.winners }
 
 // AgentX is what the stage noted of the AgentX rows, for the traces stage.
 func (s *Stage) AgentX() runstate.AgentX { return s.agentx }

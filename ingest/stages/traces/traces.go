@@ -25,9 +25,9 @@ import (
 // The stage costs at most five round trips whatever the run's size: find
 // the rows of the paired points, ask which digests are stored, create the
 // staging table and COPY every new chunk into it, one batch that writes
-// the rest. The run's points come from the benchmark stage's ranking.
+// the rest. The run's points come from the benchmark stage's ranking
+// (Env.Points).
 type Writer interface {
-	TracePoints() []schema.TracePoint
 	TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys, ownedKeys []string) (map[string]schema.TraceRowLink, error)
 	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, texts [][]byte, v schema.TracePayloadVersions,
 		perSource [][]byte) (schema.TraceKnown, error)
@@ -74,7 +74,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	counts := &env.Sum.Rows.Trace
 	counts.Unmapped += rows.Unmapped
 
-	points := w.TracePoints()
+	points := env.Points
 	st := &traceStage{env: env, raws: byName(env.Plan.Artifacts(runstate.KindAgenticRaw)), logs: byName(env.Plan.Artifacts(runstate.KindServerLogs)),
 		sidecars: map[string]*sidecarJob{}, logJobs: map[string]*logJob{}}
 	for _, p := range points {
