@@ -1,13 +1,15 @@
 package store
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/inferencex/ingest/schema"
+)
 
 // Every SQL statement the store runs lives in this file.
 
-const configColumns = `hardware, framework, model, precision, spec_method, disagg, is_multinode,
-	prefill_tp, prefill_ep, prefill_dp_attention, prefill_num_workers,
-	decode_tp, decode_ep, decode_dp_attention, decode_num_workers,
-	num_prefill_gpu, num_decode_gpu`
+// configColumns is the configs natural key (schema.ConfigKeyColumns).
+var configColumns = strings.Join(schema.ConfigKeyColumns(), ", ")
 
 // qWorkMem lets the run's ranking sort in memory rather than on disk.
 const qWorkMem = `SET LOCAL work_mem = '64MB'`
@@ -169,7 +171,7 @@ var stagingColumns = []string{
 }
 
 // qInsertConfigs writes the run's distinct configs (runSets.configArgs).
-const qInsertConfigs = `
+var qInsertConfigs = `
 INSERT INTO configs (` + configColumns + `)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::bool[],
 	$8::smallint[], $9::smallint[], $10::bool[], $11::smallint[],
@@ -180,7 +182,7 @@ ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 // configJoin joins configs c to the 17 config columns of the row alias:
 // the one join on the config's natural key.
 func configJoin(alias string) string {
-	cols := strings.Split(strings.Join(strings.Fields(configColumns), " "), ", ")
+	cols := schema.ConfigKeyColumns()
 	left, right := make([]string, len(cols)), make([]string, len(cols))
 	for i, c := range cols {
 		left[i], right[i] = "c."+c, alias+"."+c

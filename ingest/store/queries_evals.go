@@ -63,7 +63,7 @@ var sampleStagingColumns = []string{
 
 var evalConfigJoin = configJoin("s")
 
-const qInsertEvalConfigs = `
+var qInsertEvalConfigs = `
 INSERT INTO configs (` + configColumns + `)
 SELECT DISTINCT ` + configColumns + ` FROM stage_eval
 ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
