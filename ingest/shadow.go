@@ -97,15 +97,18 @@ func ReadShadow(ctx context.Context, cfg Config, tree *source.Tree, d Deps, w Sh
 	if err := evals.Read(env).Write(ctx, w); err != nil {
 		return nil, fmt.Errorf("evals: %w", err)
 	}
-	if err := changelog.Run(ctx, w, env); err != nil {
+	counts, err := changelog.Run(ctx, w, env)
+	if err != nil {
 		return nil, fmt.Errorf("changelog: %w", err)
 	}
+	sum.AddCounters(counts)
 	sh.Winners = winners(sh.Benchmarks)
 	st := newShadowTraces(sh, w)
 	env.Points = st.points
-	if err := traces.Run(ctx, st, env); err != nil {
+	if counts, err = traces.Run(ctx, st, env); err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
 	}
+	sum.AddCounters(counts)
 	t.Close()
 	return sh, nil
 }

@@ -28,12 +28,25 @@ func (s *Stats) Add(o Stats) { addCounters(reflect.ValueOf(s).Elem(), reflect.Va
 // the other fields are left alone.
 func (d *Details) Add(o Details) { addCounters(reflect.ValueOf(d).Elem(), reflect.ValueOf(o)) }
 
-// AddCounters adds o's rows, stats and details counters to s's: what a
-// worker counted into a summary of its own, merged into the run's.
-func (s *Summary) AddCounters(o *Summary) {
-	s.Rows.Add(o.Rows)
-	s.Stats.Add(o.Stats)
-	s.Details.Add(o.Details)
+// Counters are the counted part of a summary: what a stage or one of its
+// workers counts on its own and returns, added to the run's summary with
+// AddCounters (only the fields that are counters are added).
+type Counters struct {
+	Rows    Rows
+	Stats   Stats
+	Details Details
+}
+
+// Counters are s's rows, stats and details.
+func (s *Summary) Counters() Counters {
+	return Counters{Rows: s.Rows, Stats: s.Stats, Details: s.Details}
+}
+
+// AddCounters adds c's rows, stats and details counters to s's.
+func (s *Summary) AddCounters(c Counters) {
+	s.Rows.Add(c.Rows)
+	s.Stats.Add(c.Stats)
+	s.Details.Add(c.Details)
 }
 
 // ZeroWritten sets every counter tagged "written" to 0.

@@ -48,7 +48,7 @@ func TestAddCounters(t *testing.T) {
 	fill(reflect.ValueOf(&s.Details).Elem(), &n)
 	s.Details.AttemptOrder, s.Details.PurgedRun = "listing", true
 	before := s
-	s.AddCounters(&before)
+	s.AddCounters(before.Counters())
 	check := func(got, was reflect.Value, name string) {
 		for i := range got.NumField() {
 			f, tag := got.Type().Field(i), got.Type().Field(i).Tag.Get(counterTag)

@@ -214,7 +214,7 @@ func (s *Stage) fork(covered *coverage, recordOwned bool) *parseWorker {
 
 // merge adds a worker's counters, failures, unmapped values and records.
 func (s *Stage) merge(w *parseWorker) {
-	s.tally.Summary().AddCounters(w.tally.Summary())
+	s.tally.Summary().AddCounters(w.tally.Summary().Counters())
 	s.notRead = append(s.notRead, w.notRead...)
 	s.tally.Merge(w.tally)
 	*s.records = append(*s.records, w.records...)

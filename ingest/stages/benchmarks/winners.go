@@ -105,3 +105,22 @@ func (w *Winners) Points() []schema.TracePoint {
 	}
 	return ps
 }
+
+// Counts is what the run's benchmark rows count for in the summary, once
+// the store has written the winners (res): each winner new or duplicate,
+// each loser skipped as covered or stale, and the run stats, configs and
+// availability the store wrote.
+func (r Ranking) Counts(res schema.ApplyResult) schema.Counters {
+	var c schema.Counters
+	b := &c.Rows.Benchmark
+	b.New = res.BenchmarkNew
+	b.Duplicate = r.Winners - res.BenchmarkNew
+	b.Skipped = r.Covered + r.Stale
+	c.Stats.CoveredByPerJobFiles = r.Covered // staged aggregate copies a per-job copy won
+	c.Stats.RunStatsNew, c.Stats.RunStatsDuplicate = res.RunStatsNew, res.RunStatsDuplicate
+	c.Details.StaleAttemptRows = r.Stale
+	c.Details.BenchmarkRowsUpdated = res.BenchmarkUpdated
+	c.Details.ConfigsNew, c.Details.AvailabilityNew = res.ConfigsNew, res.AvailabilityNew
+	c.Details.RunStatsRows = res.RunStatsNew + res.RunStatsDuplicate
+	return c
+}
