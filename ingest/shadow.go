@@ -94,10 +94,12 @@ func ReadShadow(ctx context.Context, cfg Config, tree *source.Tree, d Deps, w Sh
 	sh.RunStats = stage.ReadRunStats(p.RunStats)
 	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: d.Log.Named("ingest"),
 		Records: &records, Changelog: cl, AgentX: stage.AgentX(), Quarantine: quarantined}
-	if err := evals.Read(env).Write(ctx, w); err != nil {
+	counts, err := evals.Read(env).Write(ctx, w)
+	if err != nil {
 		return nil, fmt.Errorf("evals: %w", err)
 	}
-	counts, err := changelog.Run(ctx, w, env)
+	sum.AddCounters(counts)
+	counts, err = changelog.Run(ctx, w, env)
 	if err != nil {
 		return nil, fmt.Errorf("changelog: %w", err)
 	}

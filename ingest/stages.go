@@ -26,13 +26,10 @@ type laterStage struct {
 // rows were read while the benchmark rows were applied (ev).
 func laterStages(w RunWriter, ev *evals.Rows) []laterStage {
 	return []laterStage{
-		// evals and telemetry still count into env.Sum themselves.
-		{"evals", func(ctx context.Context, _ *runstate.Env) (schema.Counters, error) {
-			return schema.Counters{}, ev.Write(ctx, w)
-		}},
+		{"evals", func(ctx context.Context, _ *runstate.Env) (schema.Counters, error) { return ev.Write(ctx, w) }},
 		{"traces", func(ctx context.Context, env *runstate.Env) (schema.Counters, error) { return traces.Run(ctx, w, env) }},
 		{"telemetry", func(ctx context.Context, env *runstate.Env) (schema.Counters, error) {
-			return schema.Counters{}, telemetry.Run(ctx, w, env)
+			return telemetry.Run(ctx, w, env)
 		}},
 		{"changelog", func(ctx context.Context, env *runstate.Env) (schema.Counters, error) {
 			return changelog.Run(ctx, w, env)
