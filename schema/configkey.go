@@ -47,3 +47,11 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// KeyFields are pointers to c's fields in key order (ConfigKeyColumns),
+// for a scan of those columns.
+func (c *Config) KeyFields() []any {
+	return []any{&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
+		&c.PrefillTP, &c.PrefillEP, &c.PrefillDPAttention, &c.PrefillNumWorkers,
+		&c.DecodeTP, &c.DecodeEP, &c.DecodeDPAttention, &c.DecodeNumWorkers, &c.NumPrefillGPU, &c.NumDecodeGPU}
+}

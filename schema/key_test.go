@@ -92,3 +92,16 @@ func TestKeyStartsWithTheConfigKey(t *testing.T) {
 	}
 	require.Zero(t, CompareConfigs(c, c))
 }
+
+// TestKeyFieldsAreInKeyOrder: KeyFields points at Config's fields in
+// field order, the order of ConfigKeyColumns.
+func TestKeyFieldsAreInKeyOrder(t *testing.T) {
+	t.Parallel()
+	var c Config
+	v := reflect.ValueOf(&c).Elem()
+	fields := c.KeyFields()
+	require.Len(t, fields, v.NumField())
+	for i, f := range fields {
+		require.Equal(t, v.Field(i).Addr().Interface(), f, ConfigKeyColumns()[i])
+	}
+}

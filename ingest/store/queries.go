@@ -11,6 +11,12 @@ import (
 // configColumns is the configs natural key (schema.ConfigKeyColumns).
 var configColumns = strings.Join(schema.ConfigKeyColumns(), ", ")
 
+// configColumnsOf is the configs natural key as columns of alias, in the
+// order of schema.Config.KeyFields.
+func configColumnsOf(alias string) string {
+	return alias + "." + strings.Join(schema.ConfigKeyColumns(), ", "+alias+".")
+}
+
 // qWorkMem lets the run's ranking sort in memory rather than on disk.
 const qWorkMem = `SET LOCAL work_mem = '64MB'`
 
