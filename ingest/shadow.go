@@ -2,9 +2,8 @@ package ingest
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 
 	"github.com/inferencex/ingest/ingest/runstate"
@@ -36,7 +35,7 @@ type ShadowWriter interface {
 type Shadow struct {
 	Start      schema.RunStart
 	Benchmarks []schema.StagedBenchmark
-	// Winners index Benchmarks, one per point in point-key order; the
+	// Winners index Benchmarks, one per point in point-key-hash order; the
 	// traces batch names the row of Winners[i] as RowID i+1.
 	Winners  []int
 	RunStats []schema.RunStat
@@ -115,24 +114,25 @@ func ReadShadow(ctx context.Context, cfg Config, tree *source.Tree, d Deps, w Sh
 	return sh, nil
 }
 
-// winners picks the winning copy of every point (schema.CompareCopies),
-// keyed as the store keys points, in point-key order.
+// winners picks the winning copy of every point as an ingest does (the
+// benchmark stage's Winners, keyed by the hash of the point key as the
+// store keys points), in point-key-hash order.
 func winners(bs []schema.StagedBenchmark) []int {
-	best := map[string]int{}
+	w := benchmarks.NewWinners()
 	for i := range bs {
 		k := bs[i].Key
 		if k == "" {
 			k = bs[i].Point.Key()
 		}
-		j, ok := best[k]
-		if !ok || schema.CompareCopies(bs[i].Rank(), bs[j].Rank()) < 0 {
-			best[k] = i
-		}
+		h := sha256.Sum256([]byte(k))
+		c := schema.StagedCopy{Rank: bs[i].Rank(), Seq: int32(i)}
+		copy(c.Point[:], h[:16])
+		w.Add(c)
 	}
-	keys := slices.Sorted(maps.Keys(best))
-	out := make([]int, len(keys))
-	for i, k := range keys {
-		out[i] = best[k]
+	write := w.Result().Write
+	out := make([]int, len(write))
+	for i, seq := range write {
+		out[i] = int(seq)
 	}
 	return out
 }
