@@ -29,7 +29,7 @@ type ShadowWriter interface {
 
 // Shadow is a run as an ingest reads it, without a database: the run's
 // identity, every staged copy of every benchmark point, the winning copy
-// of each point as the store ranks them (schema.CompareCopies), the run
+// of each point as an ingest ranks them (benchmarks.Winners), the run
 // stats, and the summary of what was read. Evals, the changelog and the
 // traces stage's batch went to the ShadowWriter.
 type Shadow struct {

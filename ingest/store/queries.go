@@ -208,12 +208,10 @@ const (
 		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3`
 )
 
-// qUpsertBenchmarks writes the winners the store ranked while staging
-// ($4: their seq in point-key order, the order ids are given in; see
-// winners — per-job files before aggregates, newest
-// attempt first, then artifact, file and row order as bytes, never the
-// order rows arrived in), except those staged unchanged (their digest is
-// stored: duplicates). A winner whose digest differs from its stored row
+// qUpsertBenchmarks writes the winners the benchmark stage ranked while
+// they were staged ($4: their seq in point-key order, the order ids are
+// given in; see benchmarks.Winners), except those staged unchanged (their
+// digest is stored: duplicates). A winner whose digest differs from its stored row
 // refreshes it (counted as updated) and keeps its row id. A rerun
 // therefore changes nothing. It returns how many rows were inserted and
 // updated.

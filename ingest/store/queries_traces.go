@@ -4,7 +4,7 @@ package store
 // datasets). See migrations/000003_traces.up.sql.
 
 // qTraceRowLinks finds the run's benchmark rows by content digest (the
-// winners the pipeline ranked while staging), with their current trace and
+// winners the benchmark stage ranked while staging), with their current trace and
 // server log links.
 //
 // With them come the row's config and its numeric metrics among $3, what
