@@ -54,9 +54,12 @@ type ledger interface {
 type RunWriter interface {
 	Run() schema.WrittenRun
 	// StageBenchmarks stages the rows next gives until it reports no
-	// more; a row is not used once next is called again.
-	StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error)
-	Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error)
+	// more, telling seen of each; a row is not used once next is called
+	// again.
+	StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error), seen func(schema.StagedCopy)) (int64, error)
+	// Apply writes what was staged: of the benchmark rows, those whose
+	// seq write lists (the benchmark stage's winners).
+	Apply(ctx context.Context, stats []schema.RunStat, write, adopted []int32) (schema.ApplyResult, error)
 	SetInputDigest(digest, files []byte)
 	// UpdateLatestBenchmarks brings latest_benchmarks up to date with the
 	// run's writes, in its transaction, after the last of them.

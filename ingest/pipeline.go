@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
+	"github.com/inferencex/ingest/ingest/quarantine"
 	"github.com/inferencex/ingest/ingest/runstate"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/stages/benchmarks"
@@ -26,84 +27,39 @@ const recordTimeout = 15 * time.Second
 // Run ingests one run's artifact tree. It always returns a summary; the
 // error is non-nil when the ingest was aborted and rolled back (the summary
 // then says why, and nothing but its ledger row was written).
+//
+// The steps, in order: settle the run's identity (or stop for a purged
+// run), plan its artifacts, read what comes before the benchmark rows,
+// answer an unchanged rerun from the ledger, write the benchmark rows,
+// run the later stages, apply the run overrides and update the curves,
+// judge the impact, and commit.
 func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Summary, error) {
-	log := d.Log.Named("ingest")
-	began := time.Now()
-	started := d.Now()
-	if !cfg.Started.IsZero() {
-		started = cfg.Started
-	}
-	sum := &schema.Summary{SchemaVersion: schema.SummarySchemaVersion, Run: cfg.Run, Target: cfg.Target,
-		DryRun: cfg.DryRun, StartedAt: started, Failures: []schema.Failure{}, Notes: []string{}}
-	t := runstate.NewTally(sum)
-	sum.Links.IngestRun = cfg.IngestRunURL
+	in := newIngestion(cfg, tree, d)
 	if tree.ListingErr != nil {
-		return refuseListing(ctx, cfg, tree, sum, t, d)
+		return refuseListing(ctx, cfg, tree, in.sum, in.t, d)
 	}
-
-	start, err := runStart(cfg, tree, started, t)
-	if err != nil {
-		return abort(sum, t, d, err), err
+	if err := in.identify(); err != nil {
+		return abort(in.sum, in.t, d, err), err
 	}
-	sum.Run = start.Run
-	sum.Links.SourceRun = start.Meta.HTMLURL
-	sum.Links.MergeRun = start.MergeMeta.HTMLURL
-	for _, n := range cfg.SourceNotes {
-		t.Note(n)
+	if reason, purged := d.Overrides.RunPurged(in.start.Run.SourceRunID, in.start.Run.SourceRunAttempt); purged {
+		return ingestPurged(ctx, cfg, in.start, in.sum, in.t, d, reason)
 	}
-	if reason, purged := d.Overrides.RunPurged(start.Run.SourceRunID, start.Run.SourceRunAttempt); purged {
-		return ingestPurged(ctx, cfg, start, sum, t, d, reason)
+	if c, ok := d.Overrides.Conclusion(in.start.Run.SourceRunID); ok {
+		in.start.Meta.Conclusion = c
 	}
-	if c, ok := d.Overrides.Conclusion(start.Run.SourceRunID); ok {
-		start.Meta.Conclusion = c
-	}
-	for _, p := range tree.Problems {
-		t.Fail(schema.CategoryRun, p.Artifact, p.File, p.Reason)
-	}
-	expiredBenchmark, missingBenchmark := noteAbsent(t, tree)
-	p := runstate.NewPlan(tree)
-	if p.Inferred {
-		sum.Details.AttemptOrder = "inferred"
-		t.Note("attempt order was inferred from file modification times: the tree has no artifacts.json listing")
-	} else {
-		sum.Details.AttemptOrder = "listing"
-		if p.Unlisted > 0 {
-			t.Note(fmt.Sprintf("%s not in artifacts.json: ordered after the listed ones", runstate.Plural(p.Unlisted, "benchmark artifact is", "benchmark artifacts are")))
-		}
-	}
-
-	log.Info("ingest started", zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt),
+	p, absent := in.plan()
+	in.log.Info("ingest started", zap.Int64("run_id", in.start.Run.SourceRunID), zap.Int("attempt", in.start.Run.SourceRunAttempt),
 		zap.Int("artifacts", len(tree.Artifacts)), zap.Bool("dry_run", cfg.DryRun))
-	// records are the ledger's artifact records; every stage appends its own.
-	var records []*runstate.Record
-	stage := benchmarks.New(d.stageDeps(), start.Run, start.Meta.HeadSHA, t, &records)
-	cl := changelog.Read(p, start, t, &records)
-	if cl.Log.EvalsOnly() {
-		changelog.SkipForEvalsOnly(&p, t, &records, log)
-	}
-	quarantined, err := runstate.ReadQuarantine(p, &records, &sum.Details)
+	rd, err := in.readFirst(&p)
 	if err != nil {
-		return abortRecorded(ctx, sum, t, d, start, records, err)
+		return in.fail(ctx, err)
 	}
-	stage.SetQuarantine(quarantined)
-	stage.SetEvidence(runstate.VerifyReceipt(tree, t))
 	var inputs *inputDigest
 	if d.Build != nil {
 		inputs = newInputDigest(ctx, cfg, tree, d.Build)
 		defer inputs.tree.Stop() // an ingest that fails never waits for it
-		rs, ok, err := answerUnchanged(ctx, cfg, start, sum, inputs, d)
-		if fe := (fenceError{}); errors.As(err, &fe) {
-			return abort(sum, t, d, fe.err), fe.err
-		}
-		if err != nil {
-			return abortRecorded(ctx, sum, t, d, start, records, err)
-		}
-		if ok {
-			d.stageDone("unchanged", began)
-			log.Info("ingest finished: inputs unchanged", zap.String("status", string(rs.Status)),
-				zap.Int64("ingest_id", rs.IngestID), zap.Int64("unchanged_since", rs.Details.UnchangedSince),
-				zap.Int64("duration_ms", rs.Details.DurationMS))
-			return rs, nil
+		if rs, done, err := in.answerUnchanged(ctx, inputs); done {
+			return rs, err
 		}
 	}
 	// The benchmark files are read from here on, while the run's
@@ -111,50 +67,242 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	// the staging tables): the first rows wait in the stream's buffer.
 	stagingStarted := time.Now()
 	d.stageStart("benchmarks")
-	bs := startBenchmarks(ctx, stage, p)
-	w, err := d.Store.BeginRun(ctx, start)
-	if err != nil {
-		_ = bs.stop() // the abort's cause is BeginRun's error
-		return abortRecorded(ctx, sum, t, d, start, records, err)
+	bs := startBenchmarks(ctx, rd.stage, p)
+	w, rs, err := in.begin(ctx, bs)
+	if w == nil {
+		return rs, err
 	}
 	defer w.Rollback(ctx)
+	b, err := in.writeBenchmarks(ctx, w, bs, rd, p, stagingStarted)
+	if err != nil {
+		return in.fail(ctx, err)
+	}
+	if err := in.runLaterStages(ctx, w, b); err != nil {
+		return in.fail(ctx, err)
+	}
+	in.noteNotRead(rd.stage)
+	// Every file the run reads has been read: the tree's digest is
+	// finished (from the sums taken while reading, and the files no stage
+	// read) while PostgreSQL updates the curves.
+	hashing := inputs.inBackground(ctx)
+	view, err := in.updateCurves(ctx, w, b)
+	if err != nil {
+		return in.fail(ctx, err)
+	}
+	if err := in.judgeImpact(ctx, w, view, rd, b); err != nil {
+		return in.fail(ctx, err)
+	}
+	if !rd.changelog.Log.EvalsOnly() {
+		in.sum.Details.NoBenchmarkData = noBenchmarkData(in.sum.Rows.Benchmark, len(p.Benchmark), absent.expired, absent.missing, tree.ListingName)
+	}
+	finish(in.sum, in.t, d)
+	if err := fence(ctx, cfg); err != nil {
+		return abort(in.sum, in.t, d, err), err
+	}
+	if err := in.setInputDigest(ctx, w, inputs, hashing); err != nil {
+		return in.fail(ctx, err)
+	}
+	if err := in.commit(ctx, w, inputs, b.ahead); err != nil {
+		return in.fail(ctx, err)
+	}
+	return in.sum, nil
+}
+
+// ingestion is one call of Run: what its steps share. Each step returns
+// what the later ones need.
+type ingestion struct {
+	cfg   Config
+	tree  *source.Tree
+	d     Deps
+	log   *zap.Logger
+	began time.Time
+	sum   *schema.Summary
+	t     *runstate.Tally
+	start schema.RunStart
+	// records are the ledger's artifact records; every stage appends its own.
+	records []*runstate.Record
+}
+
+func newIngestion(cfg Config, tree *source.Tree, d Deps) *ingestion {
+	in := &ingestion{cfg: cfg, tree: tree, d: d, log: d.Log.Named("ingest"), began: time.Now()}
+	started := d.Now()
+	if !cfg.Started.IsZero() {
+		started = cfg.Started
+	}
+	in.sum = &schema.Summary{SchemaVersion: schema.SummarySchemaVersion, Run: cfg.Run, Target: cfg.Target,
+		DryRun: cfg.DryRun, StartedAt: started, Failures: []schema.Failure{}, Notes: []string{}}
+	in.t = runstate.NewTally(in.sum)
+	in.sum.Links.IngestRun = cfg.IngestRunURL
+	return in
+}
+
+// fail aborts the ingest and records the abort in the ledger
+// (abortRecorded).
+func (in *ingestion) fail(ctx context.Context, err error) (*schema.Summary, error) {
+	return abortRecorded(ctx, in.sum, in.t, in.d, in.start, in.records, err)
+}
+
+// identify settles the run's identity; an invalid one aborts before the
+// database is touched.
+func (in *ingestion) identify() error {
+	start, err := runStart(in.cfg, in.tree, in.sum.StartedAt, in.t)
+	if err != nil {
+		return err
+	}
+	in.start = start
+	in.sum.Run = start.Run
+	in.sum.Links.SourceRun = start.Meta.HTMLURL
+	in.sum.Links.MergeRun = start.MergeMeta.HTMLURL
+	for _, n := range in.cfg.SourceNotes {
+		in.t.Note(n)
+	}
+	return nil
+}
+
+// absentBenchmarks counts the benchmark artifacts the listing names and
+// the tree lacks: expired, or missing though downloadable.
+type absentBenchmarks struct{ expired, missing int }
+
+// plan lists the tree's problems and absent artifacts and classifies its
+// artifacts, noting how attempts were ordered.
+func (in *ingestion) plan() (runstate.Plan, absentBenchmarks) {
+	for _, p := range in.tree.Problems {
+		in.t.Fail(schema.CategoryRun, p.Artifact, p.File, p.Reason)
+	}
+	var a absentBenchmarks
+	a.expired, a.missing = noteAbsent(in.t, in.tree)
+	p := runstate.NewPlan(in.tree)
+	if p.Inferred {
+		in.sum.Details.AttemptOrder = "inferred"
+		in.t.Note("attempt order was inferred from file modification times: the tree has no artifacts.json listing")
+	} else {
+		in.sum.Details.AttemptOrder = "listing"
+		if p.Unlisted > 0 {
+			in.t.Note(fmt.Sprintf("%s not in artifacts.json: ordered after the listed ones", runstate.Plural(p.Unlisted, "benchmark artifact is", "benchmark artifacts are")))
+		}
+	}
+	return p, a
+}
+
+// firstRead is what is read before the benchmark rows: the benchmark
+// stage set up with the producer's quarantine and the receipt's evidence,
+// and the changelog.
+type firstRead struct {
+	stage       *benchmarks.Stage
+	changelog   *runstate.Changelog
+	quarantined *quarantine.Lists
+}
+
+// readFirst reads the changelog (an evals-only run skips the benchmark
+// stage: p changes), the quarantine lists (unreadable: an abort) and the
+// receipt.
+func (in *ingestion) readFirst(p *runstate.Plan) (firstRead, error) {
+	rd := firstRead{stage: benchmarks.New(in.d.stageDeps(), in.start.Run, in.start.Meta.HeadSHA, in.t, &in.records)}
+	rd.changelog = changelog.Read(*p, in.start, in.t, &in.records)
+	if rd.changelog.Log.EvalsOnly() {
+		changelog.SkipForEvalsOnly(p, in.t, &in.records, in.log)
+	}
+	q, err := runstate.ReadQuarantine(*p, &in.records, &in.sum.Details)
+	if err != nil {
+		return rd, err
+	}
+	rd.quarantined = q
+	rd.stage.SetQuarantine(q)
+	rd.stage.SetEvidence(runstate.VerifyReceipt(in.tree, in.t))
+	return rd, nil
+}
+
+// answerUnchanged answers a rerun of unchanged inputs from the ledger;
+// done is false when the run is to be read in full.
+func (in *ingestion) answerUnchanged(ctx context.Context, inputs *inputDigest) (rs *schema.Summary, done bool, err error) {
+	rs, ok, err := answerUnchanged(ctx, in.cfg, in.start, in.sum, inputs, in.d)
+	if fe := (fenceError{}); errors.As(err, &fe) {
+		return abort(in.sum, in.t, in.d, fe.err), true, fe.err
+	}
+	if err != nil {
+		rs, err = in.fail(ctx, err)
+		return rs, true, err
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	in.d.stageDone("unchanged", in.began)
+	in.log.Info("ingest finished: inputs unchanged", zap.String("status", string(rs.Status)),
+		zap.Int64("ingest_id", rs.IngestID), zap.Int64("unchanged_since", rs.Details.UnchangedSince),
+		zap.Int64("duration_ms", rs.Details.DurationMS))
+	return rs, true, nil
+}
+
+// begin opens the run's transaction and asks the fence, once the run's
+// lock is held. On failure w is nil and the stream is stopped: the
+// summary and error are the ingest's.
+func (in *ingestion) begin(ctx context.Context, bs *benchmarkStream) (w RunWriter, rs *schema.Summary, err error) {
+	w, err = in.d.Store.BeginRun(ctx, in.start)
+	if err != nil {
+		_ = bs.stop() // the abort's cause is BeginRun's error
+		rs, err = in.fail(ctx, err)
+		return nil, rs, err
+	}
 	if w.Run().NoConclusion {
-		noteNoConclusion(t, log, start)
+		noteNoConclusion(in.t, in.log, in.start)
 	}
 	// A caller that may have lost its right to write the run (a backfill
 	// worker's claim) stops before the work, once it holds the run's lock.
-	if err := fence(ctx, cfg); err != nil {
+	if err := fence(ctx, in.cfg); err != nil {
 		_ = bs.stop() // the abort's cause is the fence's refusal
-		return abort(sum, t, d, err), err
+		_ = w.Rollback(ctx)
+		return nil, abort(in.sum, in.t, in.d, err), err
 	}
+	return w, nil, nil
+}
 
+// benchmarksWritten is what writing the benchmark rows leaves for the
+// later steps.
+type benchmarksWritten struct {
+	env *runstate.Env
+	ev  *evals.Rows
+	// ahead encodes the records so far while PostgreSQL works.
+	ahead *runstate.RecordsAhead
+	// overrides: what the point backfills changed, and the run's other
+	// ledger entries, applied after the stages.
+	overrides      schema.OverrideResult
+	laterOverrides schema.OverridePlan
+}
+
+// writeBenchmarks corrects the run's stored points the ledger backfills,
+// stages the benchmark rows, reads the run stats, and applies the run
+// while the eval rows are read.
+func (in *ingestion) writeBenchmarks(ctx context.Context, w RunWriter, bs *benchmarkStream, rd firstRead, p runstate.Plan,
+	stagingStarted time.Time) (benchmarksWritten, error) {
+	var b benchmarksWritten
 	// Stored points of the run the ledger corrects are corrected before
 	// the run's rows are written, so a corrected identity meets no stale
 	// copy of its source.
-	pointFixes, laterOverrides := d.runOverrides(start.Run.SourceRunID).SplitPointBackfills()
-	var ores schema.OverrideResult
+	pointFixes, later := in.d.runOverrides(in.start.Run.SourceRunID).SplitPointBackfills()
+	b.laterOverrides = later
 	if len(pointFixes.PointBackfills) > 0 {
 		r, err := w.ApplyRunOverrides(ctx, pointFixes)
 		if err != nil {
 			_ = bs.stop()
-			return abortRecorded(ctx, sum, t, d, start, records, err)
+			return b, err
 		}
-		ores.Add(r)
+		b.overrides.Add(r)
 	}
-
-	log.Debug("staging benchmark rows")
-	if err := bs.copyTo(ctx, w, d.Normalizer); err != nil {
-		return abortRecorded(ctx, sum, t, d, start, records, err)
+	stage := rd.stage
+	in.log.Debug("staging benchmark rows")
+	if err := bs.copyTo(ctx, w, in.d.Normalizer, stage.Winners().Add); err != nil {
+		return b, err
 	}
-	log.Info("benchmark rows staged", zap.Int64("rows", stage.Staged()), zap.Int64("files", sum.Stats.BenchmarkFiles),
+	in.log.Info("benchmark rows staged", zap.Int64("rows", stage.Staged()), zap.Int64("files", in.sum.Stats.BenchmarkFiles),
 		zap.Duration("took", time.Since(stagingStarted)))
 	stats := stage.ReadRunStats(p.RunStats)
 	// The records so far — the benchmark stage's, thousands on a large
 	// run — are final: their ledger JSON is encoded while PostgreSQL
 	// applies the run.
-	ahead := runstate.EncodeAhead(records)
-	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: log,
-		Records: &records, Changelog: cl, AgentX: stage.AgentX(), Quarantine: quarantined}
+	b.ahead = runstate.EncodeAhead(in.records)
+	b.env = &runstate.Env{Deps: in.d.stageDeps(), Start: in.start, Tree: in.tree, Plan: p, Tally: in.t, Sum: in.sum, Log: in.log,
+		Records: &in.records, Changelog: rd.changelog, AgentX: stage.AgentX(), Points: stage.Winners().Points(), Quarantine: rd.quarantined}
+	ranking := stage.Winners().Result()
 	applyStarted := time.Now()
 	// The eval rows are read (files and configs, no database) while
 	// PostgreSQL applies the benchmark rows; nothing else touches the
@@ -162,108 +310,134 @@ func Run(ctx context.Context, cfg Config, tree *source.Tree, d Deps) (*schema.Su
 	evalRows := make(chan *evals.Rows, 1)
 	go func() {
 		read := time.Now()
-		rows := evals.Read(env)
-		log.Debug("evals read", zap.Duration("took", time.Since(read)))
+		rows := evals.Read(b.env)
+		in.log.Debug("evals read", zap.Duration("took", time.Since(read)))
 		evalRows <- rows
 	}()
-	res, err := w.Apply(ctx, stats)
-	ev := <-evalRows
+	res, err := w.Apply(ctx, stats, ranking.Write, ranking.Adopted)
+	b.ev = <-evalRows
 	if err != nil {
-		return abortRecorded(ctx, sum, t, d, start, records, err)
+		return b, err
 	}
-	log.Info("run applied", zap.Int64("benchmark_new", res.BenchmarkNew), zap.Duration("took", time.Since(applyStarted)))
+	in.log.Info("run applied", zap.Int64("benchmark_new", res.BenchmarkNew), zap.Duration("took", time.Since(applyStarted)))
 	if res.BenchmarkStaged != stage.Staged() {
-		err := fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.Staged())
-		return abortRecorded(ctx, sum, t, d, start, records, err)
+		return b, fmt.Errorf("store staged %d benchmark rows, the pipeline sent %d", res.BenchmarkStaged, stage.Staged())
 	}
-	applyResult(sum, res)
-	d.stageDone("benchmarks", began)
-	for _, s := range laterStages(w, ev) {
+	in.sum.AddCounters(ranking.Counts(res))
+	in.d.stageDone("benchmarks", in.began)
+	return b, nil
+}
+
+// runLaterStages runs the stages after the benchmark rows, in order.
+func (in *ingestion) runLaterStages(ctx context.Context, w RunWriter, b benchmarksWritten) error {
+	for _, s := range laterStages(w, b.ev) {
 		stageStarted := time.Now()
-		d.stageStart(s.name)
-		if err := s.run(ctx, env); err != nil {
-			err = fmt.Errorf("%s: %w", s.name, err)
-			return abortRecorded(ctx, sum, t, d, start, records, err)
+		in.d.stageStart(s.name)
+		counts, err := s.run(ctx, b.env)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		d.stageDone(s.name, stageStarted)
+		in.sum.AddCounters(counts)
+		in.d.stageDone(s.name, stageStarted)
 	}
+	return nil
+}
+
+// noteNotRead notes the benchmark files not read and the rows the
+// producer quarantined.
+func (in *ingestion) noteNotRead(stage *benchmarks.Stage) {
 	if nr := stage.NotRead(); len(nr) > 0 {
-		t.Note(fmt.Sprintf("%s of benchmark artifacts not read: not JSON, so no rows (%s)",
+		in.t.Note(fmt.Sprintf("%s of benchmark artifacts not read: not JSON, so no rows (%s)",
 			runstate.Plural(len(nr), "file", "files"), runstate.ListSome(nr, 3)))
 	}
-	if n := sum.Details.QuarantinedRows + sum.Details.QuarantinedEvalRows; n > 0 {
-		t.Note(fmt.Sprintf("%s the producer quarantined (rejected_rows_*) were skipped: %d benchmark, %d eval",
-			runstate.Plural(int(n), "row", "rows"), sum.Details.QuarantinedRows, sum.Details.QuarantinedEvalRows))
+	if n := in.sum.Details.QuarantinedRows + in.sum.Details.QuarantinedEvalRows; n > 0 {
+		in.t.Note(fmt.Sprintf("%s the producer quarantined (rejected_rows_*) were skipped: %d benchmark, %d eval",
+			runstate.Plural(int(n), "row", "rows"), in.sum.Details.QuarantinedRows, in.sum.Details.QuarantinedEvalRows))
 	}
-	// Every file the run reads has been read: the tree's digest is
-	// finished (from the sums taken while reading, and the files no stage
-	// read) while PostgreSQL updates the curves.
-	hashing := inputs.inBackground(ctx)
-	// The ledger applies to what earlier ingests stored of the run too
-	// (a point purged since, another attempt purged, retired GPU power).
-	later, err := w.ApplyRunOverrides(ctx, laterOverrides)
+}
+
+// updateCurves applies the run's other ledger entries (to what earlier
+// ingests stored of the run too: a point purged since, another attempt
+// purged, retired GPU power) and then brings latest_benchmarks up to
+// date, the overrides' deletions included.
+func (in *ingestion) updateCurves(ctx context.Context, w RunWriter, b benchmarksWritten) (schema.ViewRefresh, error) {
+	later, err := w.ApplyRunOverrides(ctx, b.laterOverrides)
 	if err != nil {
-		return abortRecorded(ctx, sum, t, d, start, records, err)
+		return schema.ViewRefresh{}, err
 	}
+	ores := b.overrides
 	ores.Add(later)
-	noteOverrides(t, sum, ores)
-	curvesStarted := time.Now() // after the overrides: their deletions are part of the update
-	d.stageStart("curves")
+	noteOverrides(in.t, in.sum, ores)
+	curvesStarted := time.Now()
+	in.d.stageStart("curves")
 	view, err := w.UpdateLatestBenchmarks(ctx)
 	if err != nil {
-		return abortRecorded(ctx, sum, t, d, start, records, err)
+		return view, err
 	}
-	if !cfg.DryRun {
-		viewUpdated(sum, view)
+	if !in.cfg.DryRun {
+		viewUpdated(in.sum, view)
 	}
-	d.stageDone("curves", curvesStarted)
+	in.d.stageDone("curves", curvesStarted)
+	return view, nil
+}
+
+// judgeImpact computes the run's impact on the dashboard and applies the
+// coverage guard.
+func (in *ingestion) judgeImpact(ctx context.Context, w RunWriter, view schema.ViewRefresh, rd firstRead, b benchmarksWritten) error {
 	impactStarted := time.Now()
-	d.stageStart("impact")
-	sum.Details.AppendOnly = cl.Log.AppendOnly()
-	accept := append(slices.Clone(cfg.AcceptCoverageLoss), d.Overrides.CoverageLossAccepted(start.Run.SourceRunID)...)
-	if err := noteImpact(ctx, cfg.CoverageGuard, accept, w, view, sum, ev.Evidence()); err != nil {
-		return abortRecorded(ctx, sum, t, d, start, records, err)
+	in.d.stageStart("impact")
+	in.sum.Details.AppendOnly = rd.changelog.Log.AppendOnly()
+	accept := append(slices.Clone(in.cfg.AcceptCoverageLoss), in.d.Overrides.CoverageLossAccepted(in.start.Run.SourceRunID)...)
+	if err := noteImpact(ctx, in.cfg.CoverageGuard, accept, w, view, in.sum, b.ev.Evidence()); err != nil {
+		return err
 	}
-	d.stageDone("impact", impactStarted)
-	if !cl.Log.EvalsOnly() {
-		sum.Details.NoBenchmarkData = noBenchmarkData(sum.Rows.Benchmark, len(p.Benchmark), expiredBenchmark, missingBenchmark, tree.ListingName)
+	in.d.stageDone("impact", impactStarted)
+	return nil
+}
+
+// setInputDigest waits for the inputs' digest and gives it to the
+// ledger row; a digest that could not be taken only costs the next rerun
+// a full read, unless the ingest was cancelled.
+func (in *ingestion) setInputDigest(ctx context.Context, w RunWriter, inputs *inputDigest, hashing <-chan hashed) error {
+	if inputs == nil {
+		return nil
 	}
-	finish(sum, t, d)
-	if err := fence(ctx, cfg); err != nil {
-		return abort(sum, t, d, err), err
+	waited := time.Now()
+	h := <-hashing
+	in.log.Debug("inputs hashed", zap.Duration("waited", time.Since(waited)))
+	if h.err != nil && ctx.Err() != nil {
+		return h.err
 	}
-	if inputs != nil {
-		waited := time.Now()
-		h := <-hashing
-		log.Debug("inputs hashed", zap.Duration("waited", time.Since(waited)))
-		if h.err != nil && ctx.Err() != nil {
-			return abortRecorded(ctx, sum, t, d, start, records, h.err)
-		}
-		if h.err != nil {
-			log.Info("inputs not hashed: a rerun will read the run in full", zap.Error(h.err))
-		}
-		w.SetInputDigest(h.digest, h.index)
+	if h.err != nil {
+		in.log.Info("inputs not hashed: a rerun will read the run in full", zap.Error(h.err))
 	}
-	encoded := ahead.Encode(records)
-	if err := publish(ctx, cfg, inputs, encoded, sum); err != nil {
-		return abortRecorded(ctx, sum, t, d, start, records, err)
+	w.SetInputDigest(h.digest, h.index)
+	return nil
+}
+
+// commit publishes (a staged ingest or promotion), writes the ledger row
+// and commits, or rolls a dry run back.
+func (in *ingestion) commit(ctx context.Context, w RunWriter, inputs *inputDigest, ahead *runstate.RecordsAhead) error {
+	encoded := ahead.Encode(in.records)
+	if err := publish(ctx, in.cfg, inputs, encoded, in.sum); err != nil {
+		return err
 	}
 	commitStarted := time.Now()
-	d.stageStart("commit")
-	if err := w.Finish(ctx, sum, encoded, cfg.DryRun); err != nil {
-		return abortRecorded(ctx, sum, t, d, start, records, err)
+	in.d.stageStart("commit")
+	if err := w.Finish(ctx, in.sum, encoded, in.cfg.DryRun); err != nil {
+		return err
 	}
-	d.stageDone("commit", commitStarted)
+	in.d.stageDone("commit", commitStarted)
 	// A dry run's ledger row was rolled back: its id names nothing.
-	id := zap.Int64("ingest_id", sum.IngestID)
-	if cfg.DryRun {
-		sum.IngestID = 0
+	id := zap.Int64("ingest_id", in.sum.IngestID)
+	if in.cfg.DryRun {
+		in.sum.IngestID = 0
 		id = zap.Bool("dry_run", true)
 	}
-	log.Info("ingest finished", zap.String("status", string(sum.Status)), id,
-		zap.Int64("benchmark_new", sum.Rows.Benchmark.New), zap.Int64("benchmark_duplicate", sum.Rows.Benchmark.Duplicate),
-		zap.Int64("duration_ms", sum.Details.DurationMS))
-	return sum, nil
+	in.log.Info("ingest finished", zap.String("status", string(in.sum.Status)), id,
+		zap.Int64("benchmark_new", in.sum.Rows.Benchmark.New), zap.Int64("benchmark_duplicate", in.sum.Rows.Benchmark.Duplicate),
+		zap.Int64("duration_ms", in.sum.Details.DurationMS))
+	return nil
 }
 
 // benchmarkStream is the benchmark stage's parser running in the
@@ -297,7 +471,7 @@ func (bs *benchmarkStream) stop() error {
 // COPY ends early. It returns once the parser has finished. A row's
 // metrics map goes back to n once the store asks for the next row (it has
 // encoded the row by then: RunWriter.StageBenchmarks).
-func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter, n *benchmark.Normalizer) error {
+func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter, n *benchmark.Normalizer, seen func(schema.StagedCopy)) error {
 	var prev schema.StagedBenchmark
 	_, copyErr := w.StageBenchmarks(ctx, func() (schema.StagedBenchmark, bool, error) {
 		if n != nil {
@@ -310,7 +484,7 @@ func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter, n *benchmark
 		case <-bs.ctx.Done():
 			return schema.StagedBenchmark{}, false, bs.ctx.Err()
 		}
-	})
+	}, seen)
 	parseErr := bs.stop() // stops the parser if the COPY ended early
 	if copyErr != nil {
 		return copyErr
@@ -319,21 +493,6 @@ func (bs *benchmarkStream) copyTo(ctx context.Context, w RunWriter, n *benchmark
 		return fmt.Errorf("read benchmark files: %w", parseErr)
 	}
 	return nil
-}
-
-func applyResult(sum *schema.Summary, r schema.ApplyResult) {
-	b := &sum.Rows.Benchmark
-	b.New += r.BenchmarkNew
-	b.Duplicate += r.BenchmarkDuplicate
-	b.Skipped += r.Covered + r.StaleAttempt
-	sum.Stats.CoveredByPerJobFiles += r.Covered // rows the pipeline could not attribute itself
-	sum.Stats.RunStatsNew += r.RunStatsNew
-	sum.Stats.RunStatsDuplicate += r.RunStatsDuplicate
-	sum.Details.StaleAttemptRows += r.StaleAttempt
-	sum.Details.BenchmarkRowsUpdated += r.BenchmarkUpdated
-	sum.Details.ConfigsNew += r.ConfigsNew
-	sum.Details.AvailabilityNew += r.AvailabilityNew
-	sum.Details.RunStatsRows += r.RunStatsNew + r.RunStatsDuplicate
 }
 
 // fenceTimeout bounds the fence: a claim whose connection hangs must not

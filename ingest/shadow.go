@@ -2,9 +2,8 @@ package ingest
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 
 	"github.com/inferencex/ingest/ingest/runstate"
@@ -30,13 +29,13 @@ type ShadowWriter interface {
 
 // Shadow is a run as an ingest reads it, without a database: the run's
 // identity, every staged copy of every benchmark point, the winning copy
-// of each point as the store ranks them (schema.CompareCopies), the run
+// of each point as an ingest ranks them (benchmarks.Winners), the run
 // stats, and the summary of what was read. Evals, the changelog and the
 // traces stage's batch went to the ShadowWriter.
 type Shadow struct {
 	Start      schema.RunStart
 	Benchmarks []schema.StagedBenchmark
-	// Winners index Benchmarks, one per point in point-key order; the
+	// Winners index Benchmarks, one per point in point-key-hash order; the
 	// traces batch names the row of Winners[i] as RowID i+1.
 	Winners  []int
 	RunStats []schema.RunStat
@@ -94,38 +93,46 @@ func ReadShadow(ctx context.Context, cfg Config, tree *source.Tree, d Deps, w Sh
 	sh.RunStats = stage.ReadRunStats(p.RunStats)
 	env := &runstate.Env{Deps: d.stageDeps(), Start: start, Tree: tree, Plan: p, Tally: t, Sum: sum, Log: d.Log.Named("ingest"),
 		Records: &records, Changelog: cl, AgentX: stage.AgentX(), Quarantine: quarantined}
-	if err := evals.Read(env).Write(ctx, w); err != nil {
+	counts, err := evals.Read(env).Write(ctx, w)
+	if err != nil {
 		return nil, fmt.Errorf("evals: %w", err)
 	}
-	if err := changelog.Run(ctx, w, env); err != nil {
+	sum.AddCounters(counts)
+	counts, err = changelog.Run(ctx, w, env)
+	if err != nil {
 		return nil, fmt.Errorf("changelog: %w", err)
 	}
+	sum.AddCounters(counts)
 	sh.Winners = winners(sh.Benchmarks)
-	if err := traces.Run(ctx, newShadowTraces(sh, w), env); err != nil {
+	st := newShadowTraces(sh, w)
+	env.Points = st.points
+	if counts, err = traces.Run(ctx, st, env); err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
 	}
+	sum.AddCounters(counts)
 	t.Close()
 	return sh, nil
 }
 
-// winners picks the winning copy of every point (schema.CompareCopies),
-// keyed as the store keys points, in point-key order.
+// winners picks the winning copy of every point as an ingest does (the
+// benchmark stage's Winners, keyed by the hash of the point key as the
+// store keys points), in point-key-hash order.
 func winners(bs []schema.StagedBenchmark) []int {
-	best := map[string]int{}
+	w := benchmarks.NewWinners()
 	for i := range bs {
 		k := bs[i].Key
 		if k == "" {
 			k = bs[i].Point.Key()
 		}
-		j, ok := best[k]
-		if !ok || schema.CompareCopies(bs[i].Rank(), bs[j].Rank()) < 0 {
-			best[k] = i
-		}
+		h := sha256.Sum256([]byte(k))
+		c := schema.StagedCopy{Rank: bs[i].Rank(), Seq: int32(i)}
+		copy(c.Point[:], h[:16])
+		w.Add(c)
 	}
-	keys := slices.Sorted(maps.Keys(best))
-	out := make([]int, len(keys))
-	for i, k := range keys {
-		out[i] = best[k]
+	write := w.Result().Write
+	out := make([]int, len(write))
+	for i, seq := range write {
+		out[i] = int(seq)
 	}
 	return out
 }
@@ -171,8 +178,6 @@ func newShadowTraces(sh *Shadow, w ShadowWriter) *shadowTraces {
 	}
 	return st
 }
-
-func (s *shadowTraces) TracePoints() []schema.TracePoint { return s.points }
 
 func (s *shadowTraces) TraceRowLinks(_ context.Context, digests [][]byte, _, _ []string) (map[string]schema.TraceRowLink, error) {
 	out := make(map[string]schema.TraceRowLink, len(digests))

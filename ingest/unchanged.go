@@ -192,10 +192,8 @@ func rerunOf(prior schema.Summary, cur *schema.Summary, priorID int64) *schema.S
 	st, dt := &r.Stats, &r.Details
 	st.RunStatsDuplicate += st.RunStatsNew
 	dt.EvalSamplesDuplicate += st.EvalSamplesNew
-	st.RunStatsNew, st.EvalSamplesNew, st.GPUMetricSamplesNew, st.ChangelogEntriesWritten = 0, 0, 0, 0
-	dt.BenchmarkRowsUpdated, dt.ConfigsNew, dt.AvailabilityNew, dt.EvalRowsUpdated, dt.EvalSampleTextsNew = 0, 0, 0, 0, 0
-	dt.TraceSidecarsNew, dt.TraceBlobsNew, dt.TraceBlobBytesNew, dt.ServerLogsNew, dt.ServerLogRowsLinked = 0, 0, 0, 0, 0
-	dt.ServerMetricRowsUpdated, dt.OverrideRowsDeleted, dt.OverrideRowsRewritten = 0, 0, 0
+	st.ZeroWritten()
+	dt.ZeroWritten()
 	dt.EvalSampleFilesUnchanged = dt.EvalSampleFilesRecorded
 	// Nothing is written, so the view has nothing of this ingest's to
 	// apply: skipped, as the refresh after it says unless another writer's

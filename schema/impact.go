@@ -5,6 +5,8 @@ package schema
 // transaction from the touched curves' rows before and after
 // (CurveImpact).
 
+import "reflect"
+
 // Impact statuses.
 const (
 	// ImpactChanged: at least one point of a curve is gained, replaced or
@@ -238,8 +240,10 @@ type LostFrontierPoint struct {
 	Dominated bool `json:"dominated"`
 }
 
-// PointValues are the values the impact section compares, by metric key;
-// nil where the row has none.
+// PointValues are the values the impact section compares, by metric key
+// (PointValueMetrics); nil where the row has none. Its SQL counterpart is
+// the function benchmark_impact_values (migration 000021), whose columns
+// the store's tests hold to these keys.
 type PointValues struct {
 	TputPerGPU       *float64 `json:"tput_per_gpu"`
 	OutputTputPerGPU *float64 `json:"output_tput_per_gpu"`
@@ -303,4 +307,16 @@ type PublishedScore struct {
 // EvalTask names a model and task whose published scores are looked up.
 type EvalTask struct {
 	Model, Task string
+}
+
+// PointValueMetrics are the metric keys of PointValues, in field order:
+// the columns of benchmark_impact_values and of latest_benchmark_points
+// that keep them.
+func PointValueMetrics() []string {
+	t := reflect.TypeFor[PointValues]()
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		keys[i] = t.Field(i).Tag.Get("json")
+	}
+	return keys
 }

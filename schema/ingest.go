@@ -80,7 +80,8 @@ func (b *StagedBenchmark) Rank() CopyRank {
 // files before aggregates, then the newest upload (AttemptRank 0), then
 // artifact, file and row compared as bytes — never the order rows arrived
 // in, so the winner does not depend on how the parser's workers interleave.
-// The store ranks copies by it, and `ingest compare` picks its winners by it.
+// The benchmark stage ranks copies by it, and `ingest compare` picks its
+// winners by it.
 func CompareCopies(a, b CopyRank) int {
 	if a.Aggregate != b.Aggregate {
 		if a.Aggregate {
@@ -90,6 +91,26 @@ func CompareCopies(a, b CopyRank) int {
 	}
 	return cmp.Or(cmp.Compare(a.AttemptRank, b.AttemptRank), cmp.Compare(a.Artifact, b.Artifact),
 		cmp.Compare(a.File, b.File), cmp.Compare(a.Row, b.Row))
+}
+
+// StagedCopy is what the store reports of one copy of a point as it
+// stages it: the point (the hash of its key), the copy's content digest,
+// its rank, its staging order and whether the run stores that digest
+// already. The benchmark stage decides from these which copies win
+// (CompareCopies) and gives the store the winners to write.
+type StagedCopy struct {
+	Point, Digest [16]byte
+	BenchmarkType string
+	Rank          CopyRank
+	// Seq is the copy's staging order (stage_benchmark.seq).
+	Seq       int32
+	Unchanged bool
+	// Adopted: an adopted row stands for the copy (a rerun of a run an
+	// adopt took over); the row learns the copy's provenance.
+	Adopted bool
+	// Written is what the copy is written with for the traces stage
+	// (TracePoint.Written); nil when unchanged.
+	Written *TraceRowLink
 }
 
 // RunStat is one cluster's job success count from run-stats.
@@ -103,16 +124,13 @@ type RunStat struct {
 
 // ApplyResult is what the store learned while writing a run.
 type ApplyResult struct {
-	BenchmarkStaged    int64
-	BenchmarkNew       int64
-	BenchmarkDuplicate int64
-	BenchmarkUpdated   int64
-	Covered            int64
-	StaleAttempt       int64
-	ConfigsNew         int64
-	AvailabilityNew    int64
-	RunStatsNew        int64
-	RunStatsDuplicate  int64
+	BenchmarkStaged   int64
+	BenchmarkNew      int64
+	BenchmarkUpdated  int64
+	ConfigsNew        int64
+	AvailabilityNew   int64
+	RunStatsNew       int64
+	RunStatsDuplicate int64
 }
 
 // Key is the point identity of a row within its run, as one string:

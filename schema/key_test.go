@@ -2,6 +2,8 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,4 +47,61 @@ func FuzzJSONStringsIsMarshal(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, string(want), jsonStrings(parts))
 	})
+}
+
+// TestKeyStartsWithTheConfigKey: a point's key begins with its config's
+// natural key, column by column in ConfigKeyColumns order, and configs
+// order by that key.
+func TestKeyStartsWithTheConfigKey(t *testing.T) {
+	t.Parallel()
+	var c Config
+	v := reflect.ValueOf(&c).Elem()
+	want := make([]string, v.NumField())
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.String:
+			f.SetString(fmt.Sprintf("s%d", i))
+		case reflect.Int:
+			f.SetInt(int64(i))
+		case reflect.Bool:
+			f.SetBool(i%2 == 0)
+		}
+		want[i] = fmt.Sprint(v.Field(i).Interface())
+	}
+	require.Len(t, ConfigKeyColumns(), len(want))
+	p := BenchmarkPoint{Config: c}
+	var parts []string
+	require.NoError(t, json.Unmarshal([]byte(p.Key()), &parts))
+	require.Equal(t, want, parts[:len(want)])
+	for i := range v.NumField() {
+		lo, hi := c, c
+		fl, fh := reflect.ValueOf(&lo).Elem().Field(i), reflect.ValueOf(&hi).Elem().Field(i)
+		switch fl.Kind() {
+		case reflect.String:
+			fl.SetString("a")
+			fh.SetString("b")
+		case reflect.Int:
+			fl.SetInt(1)
+			fh.SetInt(2)
+		case reflect.Bool:
+			fl.SetBool(false)
+			fh.SetBool(true)
+		}
+		require.Negative(t, CompareConfigs(lo, hi), ConfigKeyColumns()[i])
+		require.Positive(t, CompareConfigs(hi, lo), ConfigKeyColumns()[i])
+	}
+	require.Zero(t, CompareConfigs(c, c))
+}
+
+// TestKeyFieldsAreInKeyOrder: KeyFields points at Config's fields in
+// field order, the order of ConfigKeyColumns.
+func TestKeyFieldsAreInKeyOrder(t *testing.T) {
+	t.Parallel()
+	var c Config
+	v := reflect.ValueOf(&c).Elem()
+	fields := c.KeyFields()
+	require.Len(t, fields, v.NumField())
+	for i, f := range fields {
+		require.Equal(t, v.Field(i).Addr().Interface(), f, ConfigKeyColumns()[i])
+	}
 }

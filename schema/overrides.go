@@ -1,6 +1,9 @@
 package schema
 
-import "slices"
+import (
+	"reflect"
+	"slices"
+)
 
 // OverridePlan is the run-override ledger as the store applies it to data
 // already stored (ingest overrides apply, and every ingest for the run it
@@ -170,30 +173,20 @@ type OverrideAction struct {
 	Rows    int64  `json:"rows"`
 }
 
-// Changed reports whether the plan changed anything.
+// Changed reports whether the plan changed anything: any count above 0.
 func (r OverrideResult) Changed() bool {
-	return r.ConclusionsUpdated+r.WorkflowRunsDeleted+r.BenchmarkRowsDeleted+r.ServerLogsDeleted+r.TraceSidecarsDeleted+
-		r.GPUMetricSeriesDeleted+r.AvailabilityDeleted+r.RunStatsDeleted+r.EvalRowsDeleted+r.ChangelogDeleted+
-		r.RunDatasetsDeleted+r.GPUPowerRowsRewritten+r.TelemetryPowerSeriesRewritten+r.PointBackfillRowsRewritten+r.ChangelogRowsRewritten > 0
+	v := reflect.ValueOf(r)
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Int64 && f.Int() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
-// Add adds o's counts and actions to r's.
+// Add adds o's counts (every int64 field) and actions to r's.
 func (r *OverrideResult) Add(o OverrideResult) {
-	r.ConclusionsUpdated += o.ConclusionsUpdated
-	r.WorkflowRunsDeleted += o.WorkflowRunsDeleted
-	r.BenchmarkRowsDeleted += o.BenchmarkRowsDeleted
-	r.ServerLogsDeleted += o.ServerLogsDeleted
-	r.TraceSidecarsDeleted += o.TraceSidecarsDeleted
-	r.GPUMetricSeriesDeleted += o.GPUMetricSeriesDeleted
-	r.AvailabilityDeleted += o.AvailabilityDeleted
-	r.RunStatsDeleted += o.RunStatsDeleted
-	r.EvalRowsDeleted += o.EvalRowsDeleted
-	r.ChangelogDeleted += o.ChangelogDeleted
-	r.RunDatasetsDeleted += o.RunDatasetsDeleted
-	r.GPUPowerRowsRewritten += o.GPUPowerRowsRewritten
-	r.TelemetryPowerSeriesRewritten += o.TelemetryPowerSeriesRewritten
-	r.PointBackfillRowsRewritten += o.PointBackfillRowsRewritten
-	r.ChangelogRowsRewritten += o.ChangelogRowsRewritten
+	addCounters(reflect.ValueOf(r).Elem(), reflect.ValueOf(o))
 	r.Actions = append(r.Actions, o.Actions...)
 	r.NotFound = append(r.NotFound, o.NotFound...)
 }

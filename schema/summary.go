@@ -66,117 +66,100 @@ type Rows struct {
 	Power     Counts `json:"power"`
 }
 
-// Add adds o's columns to c's.
-func (c *Counts) Add(o Counts) {
-	c.New += o.New
-	c.Duplicate += o.Duplicate
-	c.Skipped += o.Skipped
-	c.Unmapped += o.Unmapped
-	c.Failed += o.Failed
-}
-
-// Add adds every row of o to r's.
-func (r *Rows) Add(o Rows) {
-	r.Benchmark.Add(o.Benchmark)
-	r.Eval.Add(o.Eval)
-	r.Trace.Add(o.Trace)
-	r.Power.Add(o.Power)
-}
-
 // Stats are the eleven counters of the report's stats line, in the order
 // the report prints them.
 type Stats struct {
-	BenchmarkFiles          int64 `json:"benchmarkFiles"`
-	RawBenchmarkRows        int64 `json:"rawBenchmarkRows"`
-	CoveredByPerJobFiles    int64 `json:"coveredByPerJobFiles"`
-	PurgedPoints            int64 `json:"purgedPoints"`
-	FailedRunRows           int64 `json:"failedRunRows"`
-	RunStatsNew             int64 `json:"runStatsNew"`
-	RunStatsDuplicate       int64 `json:"runStatsDuplicate"`
-	EvalSamplesNew          int64 `json:"evalSamplesNew"`
-	GPUMetricSamplesNew     int64 `json:"gpuMetricSamplesNew"`
-	PowerPublicationPoints  int64 `json:"powerPublicationPoints"`
-	ChangelogEntriesWritten int64 `json:"changelogEntriesWritten"`
+	BenchmarkFiles          int64 `json:"benchmarkFiles" counter:"seen"`
+	RawBenchmarkRows        int64 `json:"rawBenchmarkRows" counter:"seen"`
+	CoveredByPerJobFiles    int64 `json:"coveredByPerJobFiles" counter:"seen"`
+	PurgedPoints            int64 `json:"purgedPoints" counter:"seen"`
+	FailedRunRows           int64 `json:"failedRunRows" counter:"seen"`
+	RunStatsNew             int64 `json:"runStatsNew" counter:"written"`
+	RunStatsDuplicate       int64 `json:"runStatsDuplicate" counter:"seen"`
+	EvalSamplesNew          int64 `json:"evalSamplesNew" counter:"written"`
+	GPUMetricSamplesNew     int64 `json:"gpuMetricSamplesNew" counter:"written"`
+	PowerPublicationPoints  int64 `json:"powerPublicationPoints" counter:"seen"`
+	ChangelogEntriesWritten int64 `json:"changelogEntriesWritten" counter:"written"`
 }
 
 // Details are counters beyond the stats line that operators still want to
 // see: they explain the skipped column and what the run cost.
 type Details struct {
 	// StaleAttemptRows: per-job rows whose point a newer attempt owns.
-	StaleAttemptRows int64 `json:"staleAttemptRows"`
+	StaleAttemptRows int64 `json:"staleAttemptRows" counter:"seen"`
 	// MissingIdentityRows: rows without isl/osl (single-turn) that cannot
 	// name their point.
-	MissingIdentityRows int64 `json:"missingIdentityRows"`
+	MissingIdentityRows int64 `json:"missingIdentityRows" counter:"seen"`
 	// BenchmarkRowsUpdated: duplicates whose stored values differed and were
 	// refreshed from the artifact (for example after an alias-table change).
-	BenchmarkRowsUpdated int64 `json:"benchmarkRowsUpdated"`
-	ConfigsNew           int64 `json:"configsNew"`
-	AvailabilityNew      int64 `json:"availabilityNew"`
-	RunStatsRows         int64 `json:"runStatsRows"`
-	ArtifactsRead        int64 `json:"artifactsRead"`
-	FilesRead            int64 `json:"filesRead"`
-	BytesRead            int64 `json:"bytesRead"`
+	BenchmarkRowsUpdated int64 `json:"benchmarkRowsUpdated" counter:"written"`
+	ConfigsNew           int64 `json:"configsNew" counter:"written"`
+	AvailabilityNew      int64 `json:"availabilityNew" counter:"written"`
+	RunStatsRows         int64 `json:"runStatsRows" counter:"seen"`
+	ArtifactsRead        int64 `json:"artifactsRead" counter:"seen"`
+	FilesRead            int64 `json:"filesRead" counter:"seen"`
+	BytesRead            int64 `json:"bytesRead" counter:"seen"`
 	// UnknownMetrics lists numeric metric keys that are not in the catalog's
 	// known metric list; they are stored all the same.
 	UnknownMetrics []string `json:"unknownMetrics"`
 	// EvalRows are the eval items read (the items of the eval row):
 	// per-config task rows, aggregate rows, and unreadable eval files.
-	EvalRows int64 `json:"evalRows,omitempty"`
+	EvalRows int64 `json:"evalRows,omitempty" counter:"seen"`
 	// EvalRowsUpdated: duplicates whose stored values differed and were
 	// refreshed.
-	EvalRowsUpdated int64 `json:"evalRowsUpdated,omitempty"`
+	EvalRowsUpdated int64 `json:"evalRowsUpdated,omitempty" counter:"written"`
 	// EvalSampleFiles / EvalSampleLines: samples files and non-blank lines
 	// read; EvalSampleLinesFailed lines skipped as malformed (listed per
 	// file under failures, category eval_samples); EvalSampleFilesFailed
 	// files that could not be read at all.
-	EvalSampleFiles       int64 `json:"evalSampleFiles,omitempty"`
-	EvalSampleLines       int64 `json:"evalSampleLines,omitempty"`
-	EvalSampleLinesFailed int64 `json:"evalSampleLinesFailed,omitempty"`
-	EvalSampleFilesFailed int64 `json:"evalSampleFilesFailed,omitempty"`
+	EvalSampleFiles       int64 `json:"evalSampleFiles,omitempty" counter:"seen"`
+	EvalSampleLines       int64 `json:"evalSampleLines,omitempty" counter:"seen"`
+	EvalSampleLinesFailed int64 `json:"evalSampleLinesFailed,omitempty" counter:"seen"`
+	EvalSampleFilesFailed int64 `json:"evalSampleFilesFailed,omitempty" counter:"seen"`
 	// EvalSamplesDuplicate: good sample lines read that were already stored
 	// (or repeated within the run); with evalSamplesNew and
 	// evalSampleLinesFailed they add up to evalSampleLines.
-	EvalSamplesDuplicate int64 `json:"evalSamplesDuplicate,omitempty"`
+	EvalSamplesDuplicate int64 `json:"evalSamplesDuplicate,omitempty" counter:"seen"`
 	// EvalSampleFilesUnchanged: samples files an earlier ingest stored
 	// every line of (same sha256): hashed, not parsed again.
-	EvalSampleFilesUnchanged int64 `json:"evalSampleFilesUnchanged,omitempty"`
+	EvalSampleFilesUnchanged int64 `json:"evalSampleFilesUnchanged,omitempty" counter:"seen"`
 	// EvalSampleFilesRecorded: samples files whose digest their eval row
 	// holds after this ingest (the unchanged ones and those stored in
 	// full now): a rerun of the same files hashes them, not parses them.
-	EvalSampleFilesRecorded int64 `json:"evalSampleFilesRecorded,omitempty"`
+	EvalSampleFilesRecorded int64 `json:"evalSampleFilesRecorded,omitempty" counter:"seen"`
 	// EvalSampleTextsNew: distinct documents, prompts and model outputs
 	// stored for the first time.
-	EvalSampleTextsNew int64 `json:"evalSampleTextsNew,omitempty"`
+	EvalSampleTextsNew int64 `json:"evalSampleTextsNew,omitempty" counter:"written"`
 	// EvalsOnlySkippedRows: benchmark rows not written because the
 	// changelog marks the run evals-only.
-	EvalsOnlySkippedRows int64 `json:"evalsOnlySkippedRows,omitempty"`
+	EvalsOnlySkippedRows int64 `json:"evalsOnlySkippedRows,omitempty" counter:"seen"`
 	// PowerSeriesRead counts the telemetry series the run holds (the power
 	// row's items read; a file not opened counts as one).
-	PowerSeriesRead int64 `json:"powerSeriesRead,omitempty"`
+	PowerSeriesRead int64 `json:"powerSeriesRead,omitempty" counter:"seen"`
 	// RetiredGPUPowerPoints: points staged without their GPU power keys
 	// (metrics and workers) because the legacy amd-smi source policy
 	// retires them (ingest/overrides/retired_gpu_power.json).
-	RetiredGPUPowerPoints int64 `json:"retiredGpuPowerPoints,omitempty"`
+	RetiredGPUPowerPoints int64 `json:"retiredGpuPowerPoints,omitempty" counter:"seen"`
 	// CPU-side (Grace) power of multinode power bundles
 	// (power/cpu/samples.csv), read best effort and never a failure: files
 	// read and their valid rows, and files refused (each named in a note).
-	CPUPowerFilesRead    int64 `json:"cpuPowerFilesRead,omitempty"`
-	CPUPowerSampleRows   int64 `json:"cpuPowerSampleRows,omitempty"`
-	CPUPowerFilesRefused int64 `json:"cpuPowerFilesRefused,omitempty"`
+	CPUPowerFilesRead    int64 `json:"cpuPowerFilesRead,omitempty" counter:"seen"`
+	CPUPowerSampleRows   int64 `json:"cpuPowerSampleRows,omitempty" counter:"seen"`
+	CPUPowerFilesRefused int64 `json:"cpuPowerFilesRefused,omitempty" counter:"seen"`
 	// OverrideRowsDeleted / OverrideRowsRewritten: rows of data earlier
 	// ingests stored that the run's override-ledger entries deleted
 	// (benchmark rows and what only they used, run rows) or rewrote
 	// (conclusions, retired GPU power); a note names each entry.
-	OverrideRowsDeleted   int64 `json:"overrideRowsDeleted,omitempty"`
-	OverrideRowsRewritten int64 `json:"overrideRowsRewritten,omitempty"`
+	OverrideRowsDeleted   int64 `json:"overrideRowsDeleted,omitempty" counter:"written"`
+	OverrideRowsRewritten int64 `json:"overrideRowsRewritten,omitempty" counter:"written"`
 	// BackfilledPoints: rows staged with the correction of a point
 	// backfill of the ledger (metrics, offload mode); PointBackfillsWithheld:
 	// rows a backfill names whose metrics no longer carry the audited
 	// values it rests on, staged as read; BackfilledChangelogEntries:
 	// changelog entries written with a changelog backfill's correction.
-	BackfilledPoints           int64 `json:"backfilledPoints,omitempty"`
-	PointBackfillsWithheld     int64 `json:"pointBackfillsWithheld,omitempty"`
-	BackfilledChangelogEntries int64 `json:"backfilledChangelogEntries,omitempty"`
+	BackfilledPoints           int64 `json:"backfilledPoints,omitempty" counter:"seen"`
+	PointBackfillsWithheld     int64 `json:"pointBackfillsWithheld,omitempty" counter:"seen"`
+	BackfilledChangelogEntries int64 `json:"backfilledChangelogEntries,omitempty" counter:"seen"`
 	// PurgedRun is set when the run overrides purge the run: nothing of
 	// it was written but its ledger row (status purged); PurgeReason is
 	// the ledger entry's reason.
@@ -185,16 +168,16 @@ type Details struct {
 	// ExpiredArtifacts: names in the listing (artifacts.json) whose every
 	// upload has expired and that the tree does not hold, so nothing of
 	// them was read (named in a note).
-	ExpiredArtifacts int64 `json:"expiredArtifacts"`
+	ExpiredArtifacts int64 `json:"expiredArtifacts" counter:"seen"`
 	// MissingArtifacts: names in the listing with an upload still
 	// downloadable that the tree does not hold; each is also a run failure.
-	MissingArtifacts int64 `json:"missingArtifacts"`
+	MissingArtifacts int64 `json:"missingArtifacts" counter:"seen"`
 	// FailuresNotListed: failures counted past the bound of the failures
 	// list (10,000), and RunFailuresNotListed those of them that belong to
 	// no row (categories run and eval_samples, which no row's failed cell
 	// counts): the headline's count of failures stays exact.
-	FailuresNotListed    int64 `json:"failuresNotListed,omitempty"`
-	RunFailuresNotListed int64 `json:"runFailuresNotListed,omitempty"`
+	FailuresNotListed    int64 `json:"failuresNotListed,omitempty" counter:"-"`
+	RunFailuresNotListed int64 `json:"runFailuresNotListed,omitempty" counter:"-"`
 	// NoBenchmarkData, when set, says why the run yielded no benchmark
 	// data at all (none present, all expired, all failed): the rest was
 	// written, the status is completed_with_failures, and the headline says
@@ -210,25 +193,25 @@ type Details struct {
 	// AttemptOrder says how retries were ordered: "listing" when the GitHub
 	// artifact listing (artifacts.json) was available, "inferred" otherwise.
 	AttemptOrder string `json:"attemptOrder"`
-	DurationMS   int64  `json:"durationMs"`
+	DurationMS   int64  `json:"durationMs" counter:"-"`
 	// Traces stage: AgentX rows it accounted for (the trace row's items
 	// read), sidecars, blobs and stored bytes it added, server log bundles
 	// stored and rows newly linked to one.
-	TraceRowsRead       int64 `json:"traceRowsRead,omitempty"`
-	TraceSidecarsNew    int64 `json:"traceSidecarsNew,omitempty"`
-	TraceBlobsNew       int64 `json:"traceBlobsNew,omitempty"`
-	TraceBlobBytesNew   int64 `json:"traceBlobBytesNew,omitempty"`
-	ServerLogsNew       int64 `json:"serverLogsNew,omitempty"`
-	ServerLogRowsLinked int64 `json:"serverLogRowsLinked,omitempty"`
+	TraceRowsRead       int64 `json:"traceRowsRead,omitempty" counter:"seen"`
+	TraceSidecarsNew    int64 `json:"traceSidecarsNew,omitempty" counter:"written"`
+	TraceBlobsNew       int64 `json:"traceBlobsNew,omitempty" counter:"written"`
+	TraceBlobBytesNew   int64 `json:"traceBlobBytesNew,omitempty" counter:"written"`
+	ServerLogsNew       int64 `json:"serverLogsNew,omitempty" counter:"written"`
+	ServerLogRowsLinked int64 `json:"serverLogRowsLinked,omitempty" counter:"written"`
 	// UnsupportedSchemaRows: benchmark rows and run-stats entries refused
 	// for a result_schema_version other than 1 (each also a failure).
-	UnsupportedSchemaRows int64 `json:"unsupportedSchemaRows,omitempty"`
+	UnsupportedSchemaRows int64 `json:"unsupportedSchemaRows,omitempty" counter:"seen"`
 	// RejectedRowsListed: entries of the producer's rejected_rows_* lists;
 	// QuarantinedRows and QuarantinedEvalRows: the benchmark and eval rows
 	// of per-config artifacts skipped because a list names them.
-	RejectedRowsListed  int64 `json:"rejectedRowsListed,omitempty"`
-	QuarantinedRows     int64 `json:"quarantinedRows,omitempty"`
-	QuarantinedEvalRows int64 `json:"quarantinedEvalRows,omitempty"`
+	RejectedRowsListed  int64 `json:"rejectedRowsListed,omitempty" counter:"seen"`
+	QuarantinedRows     int64 `json:"quarantinedRows,omitempty" counter:"seen"`
+	QuarantinedEvalRows int64 `json:"quarantinedEvalRows,omitempty" counter:"seen"`
 	// Receipts: measurement receipts read (receipt.json, 0 or 1);
 	// ReceiptMembers: files of its artifacts checked against it (a
 	// mismatch is also a run failure); ExecutionRecords: execution.json
@@ -238,25 +221,25 @@ type Details struct {
 	// EvalIntegrationErrors: eval tasks whose harness reported an
 	// infrastructure failure (inferencex-eval-v1 integration_error or zero
 	// effective samples): failed items, never scores.
-	EvalIntegrationErrors int64 `json:"evalIntegrationErrors,omitempty"`
-	Receipts              int64 `json:"receipts,omitempty"`
-	ReceiptMembers        int64 `json:"receiptMembers,omitempty"`
-	ExecutionRecords      int64 `json:"executionRecords,omitempty"`
-	BenchmarkFilesNotRead int64 `json:"benchmarkFilesNotRead,omitempty"`
+	EvalIntegrationErrors int64 `json:"evalIntegrationErrors,omitempty" counter:"seen"`
+	Receipts              int64 `json:"receipts,omitempty" counter:"seen"`
+	ReceiptMembers        int64 `json:"receiptMembers,omitempty" counter:"seen"`
+	ExecutionRecords      int64 `json:"executionRecords,omitempty" counter:"seen"`
+	BenchmarkFilesNotRead int64 `json:"benchmarkFilesNotRead,omitempty" counter:"seen"`
 	// ServerMetricRows: AgentX rows whose owned server-metric keys were
 	// derived; ServerMetricRowsUpdated those whose stored keys changed;
 	// ServerMetricDisagreements the published values that the derived ones
 	// differ from by more than 5 % (listed as server metric warnings).
-	ServerMetricRows          int64 `json:"serverMetricRows,omitempty"`
-	ServerMetricRowsUpdated   int64 `json:"serverMetricRowsUpdated,omitempty"`
-	ServerMetricDisagreements int64 `json:"serverMetricDisagreements,omitempty"`
+	ServerMetricRows          int64 `json:"serverMetricRows,omitempty" counter:"seen"`
+	ServerMetricRowsUpdated   int64 `json:"serverMetricRowsUpdated,omitempty" counter:"written"`
+	ServerMetricDisagreements int64 `json:"serverMetricDisagreements,omitempty" counter:"seen"`
 	// LatestBenchmarks is the refresh of the latest_benchmarks view after
 	// the commit (absent for dry runs and aborted ingests).
 	LatestBenchmarks *ViewRefresh `json:"latestBenchmarks,omitempty"`
 	// UnchangedSince is set on a rerun answered from the ledger: the id of
 	// the ingest whose inputs (same digest) and data (nothing written
 	// since) it found unchanged, so nothing was read or written again.
-	UnchangedSince int64 `json:"unchangedSince,omitempty"`
+	UnchangedSince int64 `json:"unchangedSince,omitempty" counter:"-"`
 }
 
 // Unmapped lists the values that could not be resolved, by kind. Every list

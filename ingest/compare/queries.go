@@ -1,5 +1,11 @@
 package compare
 
+import (
+	"strings"
+
+	"github.com/inferencex/ingest/schema"
+)
+
 // The compare's reads, one per table, each for both schemas where they
 // differ. $1 is the GitHub run id, $2 the attempt. Column lists are
 // explicit: the two schemas order columns differently.
@@ -18,15 +24,14 @@ const qReferenceLevel = `SELECT coalesce(max(filename), '') FROM schema_migratio
 
 const qRun = `SELECT id, head_sha, html_url, conclusion FROM workflow_runs WHERE github_run_id = $1 AND run_attempt = $2`
 
-const configColumns = `c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
-	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
-	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu`
+// configColumns is the configs natural key, as columns of c.
+var configColumns = "c." + strings.Join(schema.ConfigKeyColumns(), ", c.")
 
 // $1 is workflow_runs.id here and below.
-const qBenchmarks = `SELECT ` + configColumns + `, b.benchmark_type, b.isl, b.osl, b.conc, b.offload_mode, b.image, b.metrics
+var qBenchmarks = `SELECT ` + configColumns + `, b.benchmark_type, b.isl, b.osl, b.conc, b.offload_mode, b.image, b.metrics
 	FROM benchmark_results b JOIN configs c ON c.id = b.config_id WHERE b.workflow_run_id = $1`
 
-const qEvals = `SELECT e.id, ` + configColumns + `, e.task, e.isl, e.osl, e.conc, e.lm_eval_version, e.metrics
+var qEvals = `SELECT e.id, ` + configColumns + `, e.task, e.isl, e.osl, e.conc, e.lm_eval_version, e.metrics
 	FROM eval_results e JOIN configs c ON c.id = e.config_id WHERE e.workflow_run_id = $1`
 
 // Ours keeps the filter in a column; the reference in data.
@@ -49,25 +54,25 @@ const qRunStatsOurs = `SELECT cluster, hardware, n_success, total FROM run_stats
 
 const qRunStatsReference = `SELECT hardware, hardware, n_success, total FROM run_stats WHERE workflow_run_id = $1`
 
-const benchKeyColumns = configColumns + `, b.benchmark_type, b.isl, b.osl, b.conc, b.offload_mode`
+var benchKeyColumns = configColumns + `, b.benchmark_type, b.isl, b.osl, b.conc, b.offload_mode`
 
 // Traces: the trace each row links to. Ours holds digests of the
 // uncompressed files; the reference the files themselves (the profile and
 // server-metrics JSON gzipped, the CSV raw), hashed by the compare.
-const qTracesOurs = `SELECT ` + benchKeyColumns + `, t.profile_export_digest, t.profile_export_size,
+var qTracesOurs = `SELECT ` + benchKeyColumns + `, t.profile_export_digest, t.profile_export_size,
 	t.server_metrics_json_digest, t.server_metrics_json_size, t.server_metrics_csv_digest, t.server_metrics_csv_size,
 	t.profile_aiperf_digest, t.layout
 	FROM benchmark_results b JOIN configs c ON c.id = b.config_id JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
 	WHERE b.workflow_run_id = $1`
 
-const qTracesReference = `SELECT ` + benchKeyColumns + `, t.profile_export_jsonl_gz, t.profile_export_uncompressed_size,
+var qTracesReference = `SELECT ` + benchKeyColumns + `, t.profile_export_jsonl_gz, t.profile_export_uncompressed_size,
 	t.server_metrics_json_gz, t.server_metrics_json_uncompressed_size, sha256(t.server_metrics_csv), t.server_metrics_csv_size
 	FROM benchmark_results b JOIN configs c ON c.id = b.config_id JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
 	WHERE b.workflow_run_id = $1`
 
 // Server logs: each file of the log a row links to, its text as stored
 // hashed (UTF-8 bytes) and measured on the server.
-const qLogsOurs = `SELECT ` + benchKeyColumns + `, f.file_name, f.file_name = s.primary_file,
+var qLogsOurs = `SELECT ` + benchKeyColumns + `, f.file_name, f.file_name = s.primary_file,
 	sha256(convert_to(x.content, 'UTF8')), octet_length(x.content)
 	FROM benchmark_results b JOIN configs c ON c.id = b.config_id JOIN server_logs s ON s.id = b.server_log_id
 	JOIN server_log_files f ON f.server_log_id = s.id JOIN server_log_texts x ON x.digest = f.text_digest
@@ -75,12 +80,12 @@ const qLogsOurs = `SELECT ` + benchKeyColumns + `, f.file_name, f.file_name = s.
 
 // Before 013 the reference keeps the primary file's text alone, unnamed
 // (its name is then taken from ours).
-const qLogsReference010 = `SELECT ` + benchKeyColumns + `, '', true,
+var qLogsReference010 = `SELECT ` + benchKeyColumns + `, '', true,
 	sha256(convert_to(s.server_log, 'UTF8')), octet_length(s.server_log)
 	FROM benchmark_results b JOIN configs c ON c.id = b.config_id JOIN server_logs s ON s.id = b.server_log_id
 	WHERE b.workflow_run_id = $1`
 
-const qLogsReference = `SELECT ` + benchKeyColumns + `, s.file_name, true,
+var qLogsReference = `SELECT ` + benchKeyColumns + `, s.file_name, true,
 	sha256(convert_to(s.server_log, 'UTF8')), octet_length(s.server_log)
 	FROM benchmark_results b JOIN configs c ON c.id = b.config_id JOIN server_logs s ON s.id = b.server_log_id
 	WHERE b.workflow_run_id = $1

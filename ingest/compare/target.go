@@ -126,12 +126,6 @@ func readTarget(ctx context.Context, conn *pgx.Conn, runID int64, attempt int) (
 
 func runKey(id int64, attempt int) string { return fmt.Sprintf("run %d attempt %d", id, attempt) }
 
-func scanConfig(c *schema.Config) []any {
-	return []any{&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
-		&c.PrefillTP, &c.PrefillEP, &c.PrefillDPAttention, &c.PrefillNumWorkers,
-		&c.DecodeTP, &c.DecodeEP, &c.DecodeDPAttention, &c.DecodeNumWorkers, &c.NumPrefillGPU, &c.NumDecodeGPU}
-}
-
 func (t *target) scanBenchmark(rows pgx.Rows) error {
 	var c schema.Config
 	var btype, offload string
@@ -139,7 +133,7 @@ func (t *target) scanBenchmark(rows pgx.Rows) error {
 	var conc int
 	var image *string
 	var metrics map[string]any
-	if err := rows.Scan(append(scanConfig(&c), &btype, &isl, &osl, &conc, &offload, &image, &metrics)...); err != nil {
+	if err := rows.Scan(append(c.KeyFields(), &btype, &isl, &osl, &conc, &offload, &image, &metrics)...); err != nil {
 		return err
 	}
 	v := map[string]any{"image": strOrNil(image)}
@@ -156,7 +150,7 @@ func (t *target) scanEval(rows pgx.Rows) error {
 	var isl, osl, conc *int
 	var version *string
 	var metrics map[string]any
-	if err := rows.Scan(append(append([]any{&id}, scanConfig(&c)...), &task, &isl, &osl, &conc, &version, &metrics)...); err != nil {
+	if err := rows.Scan(append(append([]any{&id}, c.KeyFields()...), &task, &isl, &osl, &conc, &version, &metrics)...); err != nil {
 		return err
 	}
 	k := evalKey(c, task, isl, osl, conc)
@@ -227,7 +221,7 @@ func scanBenchKey(rows pgx.Rows, more ...any) (string, error) {
 	var btype, offload string
 	var isl, osl *int
 	var conc int
-	if err := rows.Scan(append(append(scanConfig(&c), &btype, &isl, &osl, &conc, &offload), more...)...); err != nil {
+	if err := rows.Scan(append(append(c.KeyFields(), &btype, &isl, &osl, &conc, &offload), more...)...); err != nil {
 		return "", err
 	}
 	return benchmarkKey(c, btype, isl, osl, conc, offload), nil

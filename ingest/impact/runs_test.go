@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"os"
 	"path/filepath"
 	"testing"
@@ -92,15 +93,16 @@ func ingestRun(t *testing.T, st *store.Store, r genRun) *schema.Impact {
 		rows[i] = schema.StagedBenchmark{Point: p.row(), Source: schema.Provenance{Artifact: "bmk", File: fmt.Sprintf("r%d.json", i)}}
 	}
 	i := 0
+	win := benchmarks.NewWinners()
 	_, err = tx.StageBenchmarks(ctx, func() (schema.StagedBenchmark, bool, error) {
 		if i == len(rows) {
 			return schema.StagedBenchmark{}, false, nil
 		}
 		i++
 		return rows[i-1], true, nil
-	})
+	}, win.Add)
 	require.NoError(t, err)
-	_, err = tx.Apply(ctx, nil)
+	_, err = tx.Apply(ctx, nil, win.Result().Write, nil)
 	require.NoError(t, err)
 	_, _, err = tx.WriteChangelog(ctx, []schema.ChangelogRow{{MergeRunID: r.id, MergeRunAttempt: 1, BaseRef: "a", HeadRef: "b",
 		ConfigKeys: []string{"k"}, Description: "d", AppendOnly: r.appendOnly}})

@@ -9,19 +9,14 @@ import (
 )
 
 // describe fills the curve's naming fields from its benchmark_curve_scope
-// (a JSON array: model, hardware, framework, precision, benchmark type,
-// isl, osl, spec method, disagg, offload mode) and its Key.
+// (schema.CurveScope) and its Key.
 func describe(c *schema.CurveChange, scope string) error {
-	var f []json.RawMessage
-	if err := json.Unmarshal([]byte(scope), &f); err != nil || len(f) != 10 {
-		return fmt.Errorf("curve scope %s: not the ten fields of benchmark_curve_scope", scope)
+	var sc schema.CurveScope
+	if err := json.Unmarshal([]byte(scope), &sc); err != nil {
+		return err
 	}
-	for i, dst := range []any{&c.Model, &c.Hardware, &c.Framework, &c.Precision, &c.BenchmarkType,
-		&c.ISL, &c.OSL, &c.SpecMethod, &c.Disagg, &c.OffloadMode} {
-		if err := json.Unmarshal(f[i], dst); err != nil {
-			return fmt.Errorf("curve scope %s: field %d: %w", scope, i+1, err)
-		}
-	}
+	c.Model, c.Hardware, c.Framework, c.Precision, c.BenchmarkType = sc.Model, sc.Hardware, sc.Framework, sc.Precision, sc.BenchmarkType
+	c.ISL, c.OSL, c.SpecMethod, c.Disagg, c.OffloadMode = sc.ISL, sc.OSL, sc.SpecMethod, sc.Disagg, sc.OffloadMode
 	c.Key = curveKey(c)
 	return nil
 }

@@ -50,6 +50,9 @@ type Env struct {
 	Records *[]*Record
 	// AgentX is what the benchmark stage noted of the AgentX rows.
 	AgentX AgentX
+	// Points are the winning copy of every benchmark point the run
+	// staged, in source order (the benchmark stage's ranking).
+	Points []schema.TracePoint
 	// Changelog is the run's changelog, read before the benchmark stage.
 	Changelog *Changelog
 	// Quarantine lists the rows the producer quarantined (never nil).

@@ -35,40 +35,65 @@ const (
 	KindPowerAudit    // power_audit_<RF>
 	KindPowerManifest // required-power-sweep-manifest
 	KindRejectedRows  // rejected_rows_<p>, rejected_rows_eval_<p>: the producer's quarantined rows
+	// numKinds follows the last kind: a test checks each has a rule.
+	numKinds
 )
+
+// kindRule recognises the artifacts of one kind by name: an exact name,
+// a prefix, or a test of its own.
+type kindRule struct {
+	kind     Kind
+	names    []string
+	prefixes []string
+	match    func(name string) bool
+}
+
+func (r kindRule) matches(name string) bool {
+	if r.match != nil && r.match(name) {
+		return true
+	}
+	for _, n := range r.names {
+		if name == n {
+			return true
+		}
+	}
+	for _, p := range r.prefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// kindRules is where artifact kinds are listed: the first rule that
+// matches an artifact's name gives its kind (so a narrower prefix comes
+// before a wider one); an artifact no rule matches is KindOther. A new
+// kind is a constant above and one rule here; its stage asks the plan for
+// its artifacts (Plan.Artifacts).
+var kindRules = []kindRule{
+	{kind: KindRejectedRows, match: quarantine.IsList},
+	{kind: KindPerJob, prefixes: []string{"bmk_"}},
+	{kind: KindAggregate, prefixes: []string{"results_"}},
+	{kind: KindRunStats, names: []string{"run-stats", "run_stats"}, prefixes: []string{"run-stats_", "run_stats_"}},
+	{kind: KindEvalAggregate, prefixes: []string{"eval_results_"}},
+	// They cover an eval job, not a point: not ingested.
+	{kind: KindOther, prefixes: []string{"eval_server_logs_", "eval_gpu_metrics_"}},
+	{kind: KindEval, prefixes: []string{"eval_"}},
+	{kind: KindChangelog, names: []string{"changelog-metadata"}},
+	{kind: KindReuse, names: []string{"reused-ingest-metadata"}},
+	{kind: KindAgenticRaw, prefixes: []string{"agentic_"}},
+	{kind: KindServerLogs, prefixes: []string{"server_logs_", "multinode_server_logs_"}},
+	{kind: KindGPUMetrics, prefixes: []string{"gpu_metrics_"}},
+	{kind: KindPowerAudit, prefixes: []string{"power_audit_"}},
+	{kind: KindPowerManifest, names: []string{"required-power-sweep-manifest"}},
+}
 
 // Classify says what the pipeline does with an artifact, by its name.
 func Classify(name string) Kind {
-	switch {
-	case quarantine.IsList(name):
-		return KindRejectedRows
-	case strings.HasPrefix(name, "bmk_"):
-		return KindPerJob
-	case strings.HasPrefix(name, "results_"):
-		return KindAggregate
-	case name == "run-stats" || name == "run_stats" ||
-		strings.HasPrefix(name, "run-stats_") || strings.HasPrefix(name, "run_stats_"):
-		return KindRunStats
-	case strings.HasPrefix(name, "eval_results_"):
-		return KindEvalAggregate
-	case strings.HasPrefix(name, "eval_server_logs_"), strings.HasPrefix(name, "eval_gpu_metrics_"):
-		return KindOther // they cover an eval job, not a point: not ingested
-	case strings.HasPrefix(name, "eval_"):
-		return KindEval
-	case name == "changelog-metadata":
-		return KindChangelog
-	case name == "reused-ingest-metadata":
-		return KindReuse
-	case strings.HasPrefix(name, "agentic_"):
-		return KindAgenticRaw
-	case strings.HasPrefix(name, "server_logs_"), strings.HasPrefix(name, "multinode_server_logs_"):
-		return KindServerLogs
-	case strings.HasPrefix(name, "gpu_metrics_"):
-		return KindGPUMetrics
-	case strings.HasPrefix(name, "power_audit_"):
-		return KindPowerAudit
-	case name == "required-power-sweep-manifest":
-		return KindPowerManifest
+	for _, r := range kindRules {
+		if r.matches(name) {
+			return r.kind
+		}
 	}
 	return KindOther
 }

@@ -18,8 +18,8 @@ type benchmarkSource struct {
 	known map[digest]struct{}
 	// adopted finds the rows an adopt took over from the reference.
 	adopted adoptedPoints
-	// winners, when set, ranks the copies of every point as they pass.
-	winners *winners
+	// seen, when set, is told of every copy as it is staged.
+	seen func(schema.StagedCopy)
 	// sets collects the rows' configs and availability.
 	sets *runSets
 	// seq numbers the rows in staging order.
@@ -41,7 +41,7 @@ func (s *benchmarkSource) Next() bool {
 		return false
 	}
 	var adopted bool
-	s.values, s.buf, s.stored, adopted, s.err = stagingValues(s.values[:0], row, s.seq, s.date, s.known, s.adopted, &s.enc, s.buf, s.stored, s.winners)
+	s.values, s.buf, s.stored, adopted, s.err = stagingValues(s.values[:0], row, s.seq, s.date, s.known, s.adopted, &s.enc, s.buf, s.stored, s.seen)
 	s.seq++
 	// An adopted row keeps its config: ours for the point (another GPU
 	// count) is not written for it.
@@ -67,7 +67,7 @@ type digest [16]byte
 // stages find it. The metrics value is buf's bytes, or stored's for a row with
 // StoredMetrics: valid until they are reused.
 func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date string, known map[digest]struct{}, adopted adoptedPoints,
-	enc *metricsEncoder, buf, stored []byte, w *winners) (_ []any, _, _ []byte, isAdopted bool, _ error) {
+	enc *metricsEncoder, buf, stored []byte, seen func(schema.StagedCopy)) (_ []any, _, _ []byte, isAdopted bool, _ error) {
 	p, c := &r.Point, r.Point.Config
 	metrics, err := enc.encode(buf[:0], p.Metrics)
 	if err != nil {
@@ -110,13 +110,12 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 		artifactID = &id
 	}
 	artifact, file := cleanText(r.Source.Artifact), cleanText(r.Source.File)
-	if w != nil {
-		var k digest
-		copy(k[:], keyHash[:16])
-		rank := r.Rank()
-		rank.Artifact, rank.File = artifact, file
-		w.add(k, winner{digest: d, benchmarkType: p.BenchmarkType, rank: rank, seq: seq, unchanged: unchanged, adopted: isAdopted,
-			written: serverFrom})
+	if seen != nil {
+		c := schema.StagedCopy{Digest: d, BenchmarkType: p.BenchmarkType, Rank: r.Rank(), Seq: seq, Unchanged: unchanged, Adopted: isAdopted,
+			Written: serverFrom}
+		copy(c.Point[:], keyHash[:16])
+		c.Rank.Artifact, c.Rank.File = artifact, file
+		seen(c)
 	}
 	return append(values,
 		seq, keyHash[:16], r.IsAggregate, int32(r.AttemptRank),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -115,9 +116,10 @@ func curveIngest(t *testing.T, st *store.Store, r curveRun, finish string, look 
 		rows[i] = schema.StagedBenchmark{Point: p.point(float64(r.id%1000) + float64(i)/10),
 			Source: schema.Provenance{Artifact: "bmk", File: fmt.Sprintf("r%d.json", i)}}
 	}
-	_, err = tx.StageBenchmarks(ctx, iterate(rows))
+	win := benchmarks.NewWinners()
+	_, err = tx.StageBenchmarks(ctx, iterate(rows), win.Add)
 	require.NoError(t, err)
-	_, err = tx.Apply(ctx, nil)
+	_, err = tx.Apply(ctx, nil, win.Result().Write, nil)
 	require.NoError(t, err)
 	_, _, err = tx.WriteChangelog(ctx, []schema.ChangelogRow{{MergeRunID: r.id, MergeRunAttempt: 1, BaseRef: "a", HeadRef: "b",
 		ConfigKeys: []string{"k"}, Description: "d", AppendOnly: r.appendOnly}})
@@ -685,9 +687,10 @@ func TestCurvePointValuesTakenAtInsert(t *testing.T) {
 		p.Metrics = m
 		rows[i] = schema.StagedBenchmark{Point: p, Source: schema.Provenance{Artifact: "bmk", File: fmt.Sprintf("r%d.json", i)}}
 	}
-	_, err = tx.StageBenchmarks(ctx, iterate(rows))
+	win := benchmarks.NewWinners()
+	_, err = tx.StageBenchmarks(ctx, iterate(rows), win.Add)
 	require.NoError(t, err)
-	_, err = tx.Apply(ctx, nil)
+	_, err = tx.Apply(ctx, nil, win.Result().Write, nil)
 	require.NoError(t, err)
 	kept, err := tx.QueryIntInRun(ctx, `SELECT count(*) FROM written_point_values`)
 	require.NoError(t, err)

@@ -152,19 +152,13 @@ func (t *RunTx) StoredEvalSamples(ctx context.Context) (map[schema.EvalKey]schem
 	for rows.Next() {
 		var e schema.EvalResult
 		c := &e.Config
-		var ptp, pep, pw, dtp, dep, dw, pg, dg int16
 		var isl, osl, conc *int32
 		var file string
 		var digest []byte
 		var lines int32
-		if err := rows.Scan(&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
-			&ptp, &pep, &c.PrefillDPAttention, &pw, &dtp, &dep, &c.DecodeDPAttention, &dw, &pg, &dg,
-			&e.Task, &isl, &osl, &conc, &file, &digest, &lines); err != nil {
+		if err := rows.Scan(append(c.KeyFields(), &e.Task, &isl, &osl, &conc, &file, &digest, &lines)...); err != nil {
 			return nil, t.explain("read stored samples files", err)
 		}
-		c.PrefillTP, c.PrefillEP, c.PrefillNumWorkers = int(ptp), int(pep), int(pw)
-		c.DecodeTP, c.DecodeEP, c.DecodeNumWorkers = int(dtp), int(dep), int(dw)
-		c.NumPrefillGPU, c.NumDecodeGPU = int(pg), int(dg)
 		e.ISL, e.OSL, e.Conc = intPtr(isl), intPtr(osl), intPtr(conc)
 		f := schema.EvalSamplesFile{Eval: e.KeyHash(), File: file, Lines: int(lines)}
 		copy(f.Digest[:], digest)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"sync"
 	"testing"
 	"time"
@@ -42,10 +43,11 @@ func TestApplyOverridesRacingIngestOfTheRun(t *testing.T) {
 			return err
 		}
 		defer tx.Rollback(ctx)
-		if _, err := tx.StageBenchmarks(ctx, iterate(rows)); err != nil {
+		win := benchmarks.NewWinners()
+		if _, err := tx.StageBenchmarks(ctx, iterate(rows), win.Add); err != nil {
 			return err
 		}
-		if _, err := tx.Apply(ctx, nil); err != nil {
+		if _, err := tx.Apply(ctx, nil, win.Result().Write, nil); err != nil {
 			return err
 		}
 		if _, err := tx.ApplyRunOverrides(ctx, plan); err != nil {

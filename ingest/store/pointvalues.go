@@ -1,11 +1,15 @@
 package store
 
-import "math"
+import (
+	"math"
+
+	"github.com/inferencex/ingest/schema"
+)
 
 // impactMetrics are the five metrics latest_benchmark_points keeps of a
 // shown row (migration 000021), in the column order of the SQL function
-// benchmark_impact_values.
-var impactMetrics = [5]string{"tput_per_gpu", "output_tput_per_gpu", "median_intvty", "p90_e2el", "median_ttft"}
+// benchmark_impact_values: schema.PointValues' keys.
+var impactMetrics = [5]string(schema.PointValueMetrics())
 
 // impactValues reads, from the metrics a row is written with, the five
 // values benchmark_impact_values would read from the stored jsonb: a

@@ -1,13 +1,21 @@
 package store
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/inferencex/ingest/schema"
+)
 
 // Every SQL statement the store runs lives in this file.
 
-const configColumns = `hardware, framework, model, precision, spec_method, disagg, is_multinode,
-	prefill_tp, prefill_ep, prefill_dp_attention, prefill_num_workers,
-	decode_tp, decode_ep, decode_dp_attention, decode_num_workers,
-	num_prefill_gpu, num_decode_gpu`
+// configColumns is the configs natural key (schema.ConfigKeyColumns).
+var configColumns = strings.Join(schema.ConfigKeyColumns(), ", ")
+
+// configColumnsOf is the configs natural key as columns of alias, in the
+// order of schema.Config.KeyFields.
+func configColumnsOf(alias string) string {
+	return alias + "." + strings.Join(schema.ConfigKeyColumns(), ", "+alias+".")
+}
 
 // qWorkMem lets the run's ranking sort in memory rather than on disk.
 const qWorkMem = `SET LOCAL work_mem = '64MB'`
@@ -196,7 +204,7 @@ var stagingColumns = []string{
 }
 
 // qInsertConfigs writes the run's distinct configs (runSets.configArgs).
-const qInsertConfigs = `
+var qInsertConfigs = `
 INSERT INTO configs (` + configColumns + `)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::bool[],
 	$8::smallint[], $9::smallint[], $10::bool[], $11::smallint[],
@@ -207,7 +215,7 @@ ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
 // configJoin joins configs c to the 17 config columns of the row alias:
 // the one join on the config's natural key.
 func configJoin(alias string) string {
-	cols := strings.Split(strings.Join(strings.Fields(configColumns), " "), ", ")
+	cols := schema.ConfigKeyColumns()
 	left, right := make([]string, len(cols)), make([]string, len(cols))
 	for i, c := range cols {
 		left[i], right[i] = "c."+c, alias+"."+c
@@ -227,12 +235,10 @@ const (
 		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3`
 )
 
-// qUpsertBenchmarks writes the winners the store ranked while staging
-// ($4: their seq in point-key order, the order ids are given in; see
-// winners — per-job files before aggregates, newest
-// attempt first, then artifact, file and row order as bytes, never the
-// order rows arrived in), except those staged unchanged (their digest is
-// stored: duplicates). A winner whose digest differs from its stored row
+// qUpsertBenchmarks writes the winners the benchmark stage ranked while
+// they were staged ($4: their seq in point-key order, the order ids are
+// given in; see benchmarks.Winners), except those staged unchanged (their
+// digest is stored: duplicates). A winner whose digest differs from its stored row
 // refreshes it (counted as updated) and keeps its row id. A rerun
 // therefore changes nothing. It returns how many rows were inserted and
 // updated.

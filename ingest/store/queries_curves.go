@@ -1,5 +1,21 @@
 package store
 
+import (
+	"strconv"
+
+	"github.com/inferencex/ingest/schema"
+)
+
+// scopeField is the SQL text of field i (a schema.Scope* position) of the
+// curve_scope column of alias ("": unqualified).
+func scopeField(alias string, i int) string {
+	col := "curve_scope"
+	if alias != "" {
+		col = alias + "." + col
+	}
+	return col + "->>" + strconv.Itoa(i)
+}
+
 // The statements that keep latest_benchmarks per curve (migration 000013,
 // curves.go). They run in one batch, in the transaction that changed the
 // rows, in this order.
@@ -71,6 +87,11 @@ SELECT (SELECT count(*) FROM taken), ARRAY(
 
 // qCurveNewLines computes the lines of the runs ($1) from their rows: one per
 // (curve, run, date) of a latest attempt, as benchmark_curve_runs has it.
+//
+// Only a GitHub run's latest attempt makes lines. That filter stays in SQL:
+// it is not about the copies one ingest staged (the benchmark stage's
+// Winners decide those) but about the attempts of a run stored by separate
+// ingests, which only the database holds.
 const qCurveNewLines = `
 INSERT INTO curve_new_lines
 SELECT benchmark_curve_scope(c.model, c.hardware, c.framework, c.precision,
@@ -111,11 +132,11 @@ SELECT count(pg_advisory_xact_lock(k.key)) FROM (
 ) k`
 
 // qCurveAddCurves names the new curves and gives every touched curve its id.
-const (
+var (
 	qCurveAddCurves = `
 INSERT INTO benchmark_curves (curve_scope, model, hardware, framework, precision, benchmark_type, spec_method, disagg)
 SELECT DISTINCT ON (curve_scope) curve_scope, model, hardware, framework, precision, benchmark_type,
-	curve_scope->>7, (curve_scope->>8)::boolean
+	` + scopeField("", schema.ScopeSpecMethod) + `, (` + scopeField("", schema.ScopeDisagg) + `)::boolean
 FROM curve_new_lines
 ON CONFLICT (curve_scope) DO NOTHING`
 	qCurveIDs = `UPDATE curve_touched t SET curve_id = k.id FROM benchmark_curves k WHERE k.curve_scope = t.curve_scope`
@@ -150,7 +171,7 @@ WHERE NOT EXISTS (SELECT 1 FROM benchmark_curve_lines l
 // (configs' model and hardware index) and benchmark_results' natural key
 // (run, config, type), and checking the exact scope: the work grows with
 // the touched curves' points, not with the runs stored.
-const qCurveAfter = `
+var qCurveAfter = `
 INSERT INTO curve_after
 WITH RECURSIVE chain AS (
 	SELECT t.curve_id, l.workflow_run_id, l.date, l.run_started_at, l.append_only, l.image, l.image_count,
@@ -198,8 +219,8 @@ WITH RECURSIVE chain AS (
 			AND b.error IS NULL
 			-- the rest of the exact scope (benchmark_curve_scope), column by column: lengths and,
 			-- but for AgentX curves, the offload mode
-			AND b.isl IS NOT DISTINCT FROM (k.curve_scope->>5)::int AND b.osl IS NOT DISTINCT FROM (k.curve_scope->>6)::int
-			AND (k.benchmark_type = 'agentic_traces' OR coalesce(b.offload_mode, 'off') = k.curve_scope->>9)
+			AND b.isl IS NOT DISTINCT FROM (` + scopeField("k", schema.ScopeISL) + `)::int AND b.osl IS NOT DISTINCT FROM (` + scopeField("k", schema.ScopeOSL) + `)::int
+			AND (k.benchmark_type = 'agentic_traces' OR coalesce(b.offload_mode, 'off') = ` + scopeField("k", schema.ScopeOffloadMode) + `)
 	) br
 	ORDER BY br.config_id, br.conc, br.isl, br.osl, br.benchmark_type COLLATE "C", br.offload_mode COLLATE "C",
 		br.recipe_fingerprint COLLATE "C", ch.run_rank

@@ -63,7 +63,7 @@ var sampleStagingColumns = []string{
 
 var evalConfigJoin = configJoin("s")
 
-const qInsertEvalConfigs = `
+var qInsertEvalConfigs = `
 INSERT INTO configs (` + configColumns + `)
 SELECT DISTINCT ` + configColumns + ` FROM stage_eval
 ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
@@ -229,10 +229,8 @@ WHERE e.id = i.id AND (e.samples_file, e.samples_digest, e.samples_lines) IS DIS
 
 // qStoredSamplesFiles lists the samples files the run's eval rows already
 // hold ($1 workflow run), with the rows' natural keys.
-const qStoredSamplesFiles = `
-SELECT c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
-	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
-	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
+var qStoredSamplesFiles = `
+SELECT ` + configColumnsOf("c") + `,
 	e.task, e.isl, e.osl, e.conc, e.samples_file, e.samples_digest, e.samples_lines
 FROM eval_results e JOIN configs c ON c.id = e.config_id
 WHERE e.workflow_run_id = $1 AND e.samples_digest IS NOT NULL`

@@ -6,17 +6,15 @@ import "strings"
 // datasets). See migrations/000003_traces.up.sql.
 
 // qTraceRowLinks finds the run's benchmark rows by content digest (the
-// winners the pipeline ranked while staging), with their current trace and
+// winners the benchmark stage ranked while staging), with their current trace and
 // server log links.
 //
 // With them come the row's config and its numeric metrics among $3, what
 // the owned server-metric keys of an AgentX row derive from, and whether
 // its trace is an adopted one (layout 'adopted', store.Adopt).
-const qTraceRowLinks = `
+var qTraceRowLinks = `
 SELECT b.content_digest, b.id, t.digest, l.digest, coalesce(t.layout = 'adopted', false),
-	c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
-	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
-	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
+	` + configColumnsOf("c") + `,
 	x.metrics, x.owned_other
 FROM benchmark_results b
 -- one pass over the metrics document: the numbers among $3, and whether a key of $4 holds

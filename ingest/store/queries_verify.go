@@ -52,10 +52,8 @@ ORDER BY l.id`
 // the hashed input), rows linked to a trace replay or server log (the
 // traces stage adds derived keys to their metrics) or rows whose digest a
 // migration cleared. The last column counts the rows left out.
-const qVerifyContent = `
-SELECT c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
-	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
-	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
+var qVerifyContent = `
+SELECT ` + configColumnsOf("c") + `,
 	b.benchmark_type, b.isl, b.osl, b.conc, b.offload_mode, b.recipe_fingerprint, to_char(b.date, 'YYYY-MM-DD'),
 	b.image, b.metrics::text, b.workers::text, b.power_invalid_reasons::text, b.power_audit::text, b.content_digest
 FROM benchmark_results b

@@ -25,10 +25,8 @@ type RunTx struct {
 	known map[digest]struct{}
 	// adopted are the run's rows an adopt took over, read when it has rows.
 	adopted adoptedPoints
-	// winners ranks the staged benchmark rows (StageBenchmarks); staged
-	// is how many rows PostgreSQL received.
-	winners *winners
-	staged  int64
+	// staged is how many benchmark rows PostgreSQL received.
+	staged int64
 	// sets are the staged rows' distinct configs and availability.
 	sets *runSets
 	// evalsStaged is set once the eval staging tables exist.
@@ -165,9 +163,10 @@ func (t *RunTx) Run() schema.WrittenRun { return t.run }
 // called until it reports no more rows; parsing can therefore run while
 // PostgreSQL receives earlier rows, and memory stays flat however large the
 // run. A row is encoded before next is called again, and not used after.
-// It returns how many rows were staged.
-func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error)) (int64, error) {
-	t.winners = newWinners()
+// seen (when set) is told of each row as it is staged, with its digests,
+// for the caller to decide which copy of each point wins. It returns how
+// many rows were staged.
+func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedBenchmark, bool, error), seen func(schema.StagedCopy)) (int64, error) {
 	t.sets = newRunSets()
 	if len(t.known) > 0 && t.adopted == nil {
 		a, err := t.loadAdoptedPoints(ctx)
@@ -176,7 +175,7 @@ func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedB
 		}
 		t.adopted = a
 	}
-	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known, adopted: t.adopted, winners: t.winners, sets: t.sets}
+	src := &benchmarkSource{next: next, date: t.run.Date, known: t.known, adopted: t.adopted, seen: seen, sets: t.sets}
 	n, err := t.tx.CopyFrom(ctx, pgx.Identifier{"stage_benchmark"}, stagingColumns, src)
 	t.staged = n
 	if err != nil {
@@ -185,9 +184,10 @@ func (t *RunTx) StageBenchmarks(ctx context.Context, next func() (schema.StagedB
 	return n, nil
 }
 
-// Apply writes everything staged: configs, benchmark results (one winner
-// per point), availability and run stats, in one round trip.
-func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.ApplyResult, error) {
+// Apply writes everything staged: configs, the benchmark results staged
+// as write (their seq, one winner per point in point-key order, as the
+// caller ranked them), availability and run stats, in one round trip.
+func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat, write, adopted []int32) (schema.ApplyResult, error) {
 	var r schema.ApplyResult
 	b := &pgx.Batch{}
 	sets := t.sets
@@ -197,16 +197,20 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 	if len(sets.configs) > 0 {
 		b.Queue(qInsertConfigs, sets.configArgs()...)
 	}
-	rk := t.winners.result()
-	switch {
-	case len(rk.write) == 0:
-	case len(t.known) == 0:
-		b.Queue(qInsertBenchmarks, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rankBySeq(rk.write, t.staged), int32(len(rk.write)))
-	default:
-		b.Queue(qUpsertBenchmarks, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rk.write)
+	for _, seq := range write {
+		if seq < 0 || int64(seq) >= t.staged {
+			return r, fmt.Errorf("write benchmark results: row %d was not staged (%d rows)", seq, t.staged)
+		}
 	}
-	if len(rk.adopted) > 0 {
-		b.Queue(qAdoptedProvenance, t.run.WorkflowRunID, rk.adopted)
+	switch {
+	case len(write) == 0:
+	case len(t.known) == 0:
+		b.Queue(qInsertBenchmarks, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rankBySeq(write, t.staged), int32(len(write)))
+	default:
+		b.Queue(qUpsertBenchmarks, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, write)
+	}
+	if len(adopted) > 0 {
+		b.Queue(qAdoptedProvenance, t.run.WorkflowRunID, adopted)
 	}
 	if len(sets.avail) > 0 {
 		b.Queue(qInsertAvailability, append([]any{t.run.Date}, sets.availabilityArgs()...)...)
@@ -229,14 +233,13 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 		}
 		r.ConfigsNew = tag.RowsAffected()
 	}
-	if len(rk.write) > 0 {
+	if len(write) > 0 {
 		if err := res.QueryRow().Scan(&r.BenchmarkNew, &r.BenchmarkUpdated); err != nil {
 			return r, t.explain("write benchmark results", err)
 		}
 	}
-	r.BenchmarkStaged, r.Covered, r.StaleAttempt = t.staged, rk.covered, rk.stale
-	r.BenchmarkDuplicate = rk.winners - r.BenchmarkNew
-	if len(rk.adopted) > 0 {
+	r.BenchmarkStaged = t.staged
+	if len(adopted) > 0 {
 		if _, err := res.Exec(); err != nil {
 			return r, t.explain("record the provenance of adopted rows", err)
 		}

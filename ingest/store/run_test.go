@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"slices"
 	"testing"
 	"time"
@@ -50,19 +51,32 @@ func iterate[T any](rows []T) func() (T, bool, error) {
 	}
 }
 
-func ingestOnce(t *testing.T, st *store.Store, rows []schema.StagedBenchmark, stats []schema.RunStat) schema.ApplyResult {
+// applied is what the store wrote of a run and how the benchmark stage
+// ranked its copies.
+type applied struct {
+	schema.ApplyResult
+	rank benchmarks.Ranking
+}
+
+// duplicate is how many winners the store had already.
+func (a applied) duplicate() int64 { return a.rank.Winners - a.BenchmarkNew }
+
+func ingestOnce(t *testing.T, st *store.Store, rows []schema.StagedBenchmark, stats []schema.RunStat) applied {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := st.BeginRun(ctx, start(42))
 	require.NoError(t, err)
-	n, err := tx.StageBenchmarks(ctx, iterate(rows))
+	win := benchmarks.NewWinners()
+	n, err := tx.StageBenchmarks(ctx, iterate(rows), win.Add)
 	require.NoError(t, err)
 	require.EqualValues(t, len(rows), n)
-	res, err := tx.Apply(ctx, stats)
+	rank := win.Result()
+	res, err := tx.Apply(ctx, stats, rank.Write, rank.Adopted)
 	require.NoError(t, err)
 	sum := &schema.Summary{Status: schema.StatusSucceeded, FinishedAt: time.Now()}
 	require.NoError(t, tx.Finish(ctx, sum, json.RawMessage(`[]`), false))
-	return res
+	rank.Write = nil
+	return applied{res, rank}
 }
 
 func TestApplyRanksPointsAndIsIdempotent(t *testing.T) {
@@ -82,8 +96,9 @@ func TestApplyRanksPointsAndIsIdempotent(t *testing.T) {
 	}
 	stats := []schema.RunStat{{Cluster: "b200-dgxc", Hardware: "b200", NSuccess: 3, Total: 4, Source: src("run-stats")}}
 	res := ingestOnce(t, st, rows, stats)
-	require.Equal(t, schema.ApplyResult{BenchmarkStaged: 4, BenchmarkNew: 2, Covered: 1, StaleAttempt: 1,
-		ConfigsNew: 1, AvailabilityNew: 1, RunStatsNew: 1}, res)
+	require.Equal(t, schema.ApplyResult{BenchmarkStaged: 4, BenchmarkNew: 2,
+		ConfigsNew: 1, AvailabilityNew: 1, RunStatsNew: 1}, res.ApplyResult)
+	require.Equal(t, benchmarks.Ranking{Staged: 4, Winners: 2, Covered: 1, Stale: 1}, res.rank)
 
 	var tput float64
 	var artifact string
@@ -93,13 +108,14 @@ func TestApplyRanksPointsAndIsIdempotent(t *testing.T) {
 	require.Equal(t, "bmk_new", artifact)
 
 	again := ingestOnce(t, st, rows, stats)
-	require.Equal(t, schema.ApplyResult{BenchmarkStaged: 4, BenchmarkDuplicate: 2, Covered: 1, StaleAttempt: 1,
-		RunStatsDuplicate: 1}, again)
+	require.Equal(t, schema.ApplyResult{BenchmarkStaged: 4, RunStatsDuplicate: 1}, again.ApplyResult)
+	require.Equal(t, benchmarks.Ranking{Staged: 4, Winners: 2, Covered: 1, Stale: 1}, again.rank)
+	require.EqualValues(t, 2, again.duplicate())
 
 	// A changed value for an existing point is a duplicate that is refreshed.
 	rows[1].Point.Metrics = map[string]any{"tput_per_gpu": 2.5}
 	changed := ingestOnce(t, st, rows, stats)
-	require.EqualValues(t, 2, changed.BenchmarkDuplicate)
+	require.EqualValues(t, 2, changed.duplicate())
 	require.EqualValues(t, 1, changed.BenchmarkUpdated)
 }
 
@@ -135,7 +151,8 @@ func TestFirstIngestWritesIDsInPointKeyOrder(t *testing.T) {
 	rows = append([]schema.StagedBenchmark{stale}, rows...)
 
 	res := ingestOnce(t, st, rows, nil)
-	require.Equal(t, schema.ApplyResult{BenchmarkStaged: 21, BenchmarkNew: 20, StaleAttempt: 1, ConfigsNew: 2, AvailabilityNew: 4}, res)
+	require.Equal(t, schema.ApplyResult{BenchmarkStaged: 21, BenchmarkNew: 20, ConfigsNew: 2, AvailabilityNew: 4}, res.ApplyResult)
+	require.EqualValues(t, 1, res.rank.Stale)
 
 	want := make([]schema.StagedBenchmark, len(rows)-1)
 	copy(want, rows[1:])

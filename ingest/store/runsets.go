@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/inferencex/ingest/schema"
@@ -12,19 +11,8 @@ import (
 // from Go-side arrays rather than by scanning the staging table (tens of
 // megabytes on a large run) once for each.
 type runSets struct {
-	configs map[stagedConfig]struct{}
+	configs map[schema.Config]struct{}
 	avail   map[availabilityKey]struct{}
-}
-
-// stagedConfig is a config as staged: its counts as smallint.
-type stagedConfig struct {
-	hardware, framework, model, precision, specMethod string
-	disagg, multinode                                 bool
-	prefillTP, prefillEP                              int16
-	prefillDPA                                        bool
-	prefillWorkers, decodeTP, decodeEP                int16
-	decodeDPA                                         bool
-	decodeWorkers, prefillGPU, decodeGPU              int16
 }
 
 // availabilityKey is an availability row but its date (the run's).
@@ -36,20 +24,13 @@ type availabilityKey struct {
 }
 
 func newRunSets() *runSets {
-	return &runSets{configs: map[stagedConfig]struct{}{}, avail: map[availabilityKey]struct{}{}}
-}
-
-func stagedConfigOf(c schema.Config) stagedConfig {
-	return stagedConfig{c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod, c.Disagg, c.IsMultinode,
-		int16(c.PrefillTP), int16(c.PrefillEP), c.PrefillDPAttention, int16(c.PrefillNumWorkers),
-		int16(c.DecodeTP), int16(c.DecodeEP), c.DecodeDPAttention, int16(c.DecodeNumWorkers),
-		int16(c.NumPrefillGPU), int16(c.NumDecodeGPU)}
+	return &runSets{configs: map[schema.Config]struct{}{}, avail: map[availabilityKey]struct{}{}}
 }
 
 // add notes a staged row's config and availability.
 func (s *runSets) add(p *schema.BenchmarkPoint) {
 	c := p.Config
-	s.configs[stagedConfigOf(c)] = struct{}{}
+	s.configs[c] = struct{}{}
 	k := availabilityKey{model: c.Model, precision: c.Precision, hardware: c.Hardware, framework: c.Framework,
 		specMethod: c.SpecMethod, benchmarkType: p.BenchmarkType, disagg: c.Disagg}
 	if p.ISL != nil {
@@ -64,29 +45,21 @@ func (s *runSets) add(p *schema.BenchmarkPoint) {
 // configArgs are the configs as the 17 arrays of qInsertConfigs, in a
 // fixed order (new configs get their ids in it).
 func (s *runSets) configArgs() []any {
-	cs := make([]stagedConfig, 0, len(s.configs))
+	cs := make([]schema.Config, 0, len(s.configs))
 	for c := range s.configs {
 		cs = append(cs, c)
 	}
-	slices.SortFunc(cs, func(a, b stagedConfig) int {
-		return cmp.Or(cmp.Compare(a.hardware, b.hardware), cmp.Compare(a.framework, b.framework),
-			cmp.Compare(a.model, b.model), cmp.Compare(a.precision, b.precision), cmp.Compare(a.specMethod, b.specMethod),
-			compareBool(a.disagg, b.disagg), compareBool(a.multinode, b.multinode),
-			cmp.Compare(a.prefillTP, b.prefillTP), cmp.Compare(a.prefillEP, b.prefillEP), compareBool(a.prefillDPA, b.prefillDPA),
-			cmp.Compare(a.prefillWorkers, b.prefillWorkers), cmp.Compare(a.decodeTP, b.decodeTP), cmp.Compare(a.decodeEP, b.decodeEP),
-			compareBool(a.decodeDPA, b.decodeDPA), cmp.Compare(a.decodeWorkers, b.decodeWorkers),
-			cmp.Compare(a.prefillGPU, b.prefillGPU), cmp.Compare(a.decodeGPU, b.decodeGPU))
-	})
+	slices.SortFunc(cs, schema.CompareConfigs)
 	n := len(cs)
 	hw, fw, model, prec, spec := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	disagg, multi, pDPA, dDPA := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
 	pTP, pEP, pW, dTP, dEP, dW, pGPU, dGPU := make([]int16, n), make([]int16, n), make([]int16, n), make([]int16, n),
 		make([]int16, n), make([]int16, n), make([]int16, n), make([]int16, n)
 	for i, c := range cs {
-		hw[i], fw[i], model[i], prec[i], spec[i] = c.hardware, c.framework, c.model, c.precision, c.specMethod
-		disagg[i], multi[i], pDPA[i], dDPA[i] = c.disagg, c.multinode, c.prefillDPA, c.decodeDPA
-		pTP[i], pEP[i], pW[i], dTP[i], dEP[i], dW[i], pGPU[i], dGPU[i] = c.prefillTP, c.prefillEP, c.prefillWorkers,
-			c.decodeTP, c.decodeEP, c.decodeWorkers, c.prefillGPU, c.decodeGPU
+		hw[i], fw[i], model[i], prec[i], spec[i] = c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod
+		disagg[i], multi[i], pDPA[i], dDPA[i] = c.Disagg, c.IsMultinode, c.PrefillDPAttention, c.DecodeDPAttention
+		pTP[i], pEP[i], pW[i], dTP[i], dEP[i], dW[i], pGPU[i], dGPU[i] = int16(c.PrefillTP), int16(c.PrefillEP), int16(c.PrefillNumWorkers),
+			int16(c.DecodeTP), int16(c.DecodeEP), int16(c.DecodeNumWorkers), int16(c.NumPrefillGPU), int16(c.NumDecodeGPU)
 	}
 	return []any{hw, fw, model, prec, spec, disagg, multi, pTP, pEP, pDPA, pW, dTP, dEP, dDPA, dW, pGPU, dGPU}
 }
@@ -110,14 +83,4 @@ func optInt32(v int32, set bool) *int32 {
 		return nil
 	}
 	return &v
-}
-
-func compareBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }

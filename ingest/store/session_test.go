@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"testing"
 	"time"
 
@@ -131,9 +132,10 @@ func TestRunLockWaitThenProceed(t *testing.T) {
 	defer tx.Rollback(ctx)
 	require.Len(t, logs.FilterMessageSnippet("waiting for the advisory lock of run 42 (held by pid ").All(), 1)
 	require.Len(t, logs.FilterMessage("got the advisory lock of run 42").All(), 1)
-	_, err = tx.StageBenchmarks(ctx, iterate([]schema.StagedBenchmark{{Point: testPoint(4, 1), Source: schema.Provenance{Artifact: "a", File: "f"}}}))
+	win := benchmarks.NewWinners()
+	_, err = tx.StageBenchmarks(ctx, iterate([]schema.StagedBenchmark{{Point: testPoint(4, 1), Source: schema.Provenance{Artifact: "a", File: "f"}}}), win.Add)
 	require.NoError(t, err)
-	res, err := tx.Apply(ctx, nil)
+	res, err := tx.Apply(ctx, nil, win.Result().Write, nil)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, res.BenchmarkNew)
 	require.NoError(t, tx.Finish(ctx, &schema.Summary{Status: schema.StatusSucceeded, FinishedAt: time.Now()}, nil, false))
@@ -229,9 +231,10 @@ func TestRunLockWaitAcrossSlices(t *testing.T) {
 			require.NoError(t, err)
 			defer tx.Rollback(ctx)
 			require.GreaterOrEqual(t, took, tt.releaseAt)
-			_, err = tx.StageBenchmarks(ctx, iterate([]schema.StagedBenchmark{{Point: testPoint(4, 1), Source: schema.Provenance{Artifact: "a", File: "f"}}}))
+			win := benchmarks.NewWinners()
+			_, err = tx.StageBenchmarks(ctx, iterate([]schema.StagedBenchmark{{Point: testPoint(4, 1), Source: schema.Provenance{Artifact: "a", File: "f"}}}), win.Add)
 			require.NoError(t, err)
-			_, err = tx.Apply(ctx, nil)
+			_, err = tx.Apply(ctx, nil, win.Result().Write, nil)
 			require.NoError(t, err)
 			require.NoError(t, tx.Finish(ctx, &schema.Summary{Status: schema.StatusSucceeded, FinishedAt: time.Now()}, nil, false))
 			require.EqualValues(t, 1, count(t, st, "benchmark_results"))

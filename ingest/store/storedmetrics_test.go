@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func TestStoredMetricsAreWrittenButNotDigested(t *testing.T) {
 	require.Equal(t, map[string]any{"tput_per_gpu": 1.0, "owned": 2.0, "marker": 1.0}, read())
 
 	again := ingestOnce(t, st, row(map[string]any{"tput_per_gpu": 1.0, "owned": 3.0}), nil)
-	require.EqualValues(t, 1, again.BenchmarkDuplicate)
+	require.EqualValues(t, 1, again.duplicate())
 	require.Zero(t, again.BenchmarkUpdated)
 	require.Equal(t, map[string]any{"tput_per_gpu": 1.0, "owned": 2.0, "marker": 1.0}, read(), "the stored values stay")
 
@@ -53,11 +54,12 @@ func TestStoredMetricsAreWrittenButNotDigested(t *testing.T) {
 		require.NoError(t, err)
 		tx, err := st.BeginRun(ctx, start(42))
 		require.NoError(t, err)
-		_, err = tx.StageBenchmarks(ctx, iterate(row(nil)))
+		win := benchmarks.NewWinners()
+		_, err = tx.StageBenchmarks(ctx, iterate(row(nil)), win.Add)
 		require.NoError(t, err)
-		_, err = tx.Apply(ctx, nil)
+		_, err = tx.Apply(ctx, nil, win.Result().Write, nil)
 		require.NoError(t, err)
-		points := tx.TracePoints()
+		points := win.Points()
 		require.Len(t, points, 1)
 		links, err := tx.TraceRowLinks(ctx, [][]byte{points[0].Digest}, []string{"owned", "marker"}, []string{"owned", "marker"})
 		require.NoError(t, err)

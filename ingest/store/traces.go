@@ -10,13 +10,6 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// TracePoints lists the winning row of every point the run staged, in
-// source order. The points were ranked while they were staged (see
-// winners); no round trip.
-func (t *RunTx) TracePoints() []schema.TracePoint {
-	return t.winners.points()
-}
-
 // TraceRowLinks finds the stored rows of the given winners' content
 // digests with their current trace and server log links, keyed by digest.
 // One round trip.
@@ -37,11 +30,8 @@ func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys,
 		var d []byte
 		var l schema.TraceRowLink
 		c := &l.Config
-		if err := rows.Scan(&d, &l.RowID, &l.TraceDigest, &l.ServerLogDigest, &l.TraceAdopted,
-			&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
-			&c.PrefillTP, &c.PrefillEP, &c.PrefillDPAttention, &c.PrefillNumWorkers,
-			&c.DecodeTP, &c.DecodeEP, &c.DecodeDPAttention, &c.DecodeNumWorkers, &c.NumPrefillGPU, &c.NumDecodeGPU,
-			&l.Metrics, &l.OwnedOther); err != nil {
+		dst := append([]any{&d, &l.RowID, &l.TraceDigest, &l.ServerLogDigest, &l.TraceAdopted}, c.KeyFields()...)
+		if err := rows.Scan(append(dst, &l.Metrics, &l.OwnedOther)...); err != nil {
 			return nil, t.explain("find trace rows", err)
 		}
 		out[string(d)] = l

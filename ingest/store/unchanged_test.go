@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"testing"
 	"time"
 
@@ -27,9 +28,10 @@ func TestPriorIngestSeesWritesDuringTheRun(t *testing.T) {
 		t.Helper()
 		tx, err := st.BeginRun(ctx, start(runID))
 		require.NoError(t, err)
-		_, err = tx.StageBenchmarks(ctx, iterate[schema.StagedBenchmark](nil))
+		win := benchmarks.NewWinners()
+		_, err = tx.StageBenchmarks(ctx, iterate[schema.StagedBenchmark](nil), win.Add)
 		require.NoError(t, err)
-		_, err = tx.Apply(ctx, nil)
+		_, err = tx.Apply(ctx, nil, win.Result().Write, nil)
 		require.NoError(t, err)
 		if during != nil {
 			during()
@@ -71,9 +73,10 @@ func TestRerunFileIndexIsNotStoredTwice(t *testing.T) {
 	require.NoError(t, err)
 	tx, err := st.BeginRun(ctx, start(42))
 	require.NoError(t, err)
-	_, err = tx.StageBenchmarks(ctx, iterate[schema.StagedBenchmark](nil))
+	win := benchmarks.NewWinners()
+	_, err = tx.StageBenchmarks(ctx, iterate[schema.StagedBenchmark](nil), win.Add)
 	require.NoError(t, err)
-	_, err = tx.Apply(ctx, nil)
+	_, err = tx.Apply(ctx, nil, win.Result().Write, nil)
 	require.NoError(t, err)
 	tx.SetInputDigest([]byte("digest"), []byte("index-1"))
 	require.NoError(t, tx.Finish(ctx, &schema.Summary{Status: schema.StatusSucceeded, FinishedAt: time.Now()}, json.RawMessage(`[]`), false))
@@ -130,9 +133,10 @@ func TestStoredSummaryOfUnknownVersion(t *testing.T) {
 	} {
 		tx, err := st.BeginRun(ctx, start(tc.run))
 		require.NoError(t, err)
-		_, err = tx.StageBenchmarks(ctx, iterate[schema.StagedBenchmark](nil))
+		win := benchmarks.NewWinners()
+		_, err = tx.StageBenchmarks(ctx, iterate[schema.StagedBenchmark](nil), win.Add)
 		require.NoError(t, err)
-		_, err = tx.Apply(ctx, nil)
+		_, err = tx.Apply(ctx, nil, win.Result().Write, nil)
 		require.NoError(t, err)
 		tx.SetInputDigest([]byte("digest"), nil)
 		sum := &schema.Summary{SchemaVersion: tc.version, Status: schema.StatusSucceeded, FinishedAt: time.Now()}

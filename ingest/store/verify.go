@@ -140,11 +140,8 @@ func (s *Store) readBackContent(ctx context.Context, tx pgx.Tx, repo string, run
 	for rows.Next() {
 		p = schema.BenchmarkPoint{}
 		workers, reasons, audit = nil, nil, nil
-		if err := rows.Scan(&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
-			&c.PrefillTP, &c.PrefillEP, &c.PrefillDPAttention, &c.PrefillNumWorkers,
-			&c.DecodeTP, &c.DecodeEP, &c.DecodeDPAttention, &c.DecodeNumWorkers, &c.NumPrefillGPU, &c.NumDecodeGPU,
-			&p.BenchmarkType, &p.ISL, &p.OSL, &p.Conc, &p.OffloadMode, &p.RecipeFingerprint, &date,
-			&p.Image, &metrics, &workers, &reasons, &audit, &stored); err != nil {
+		if err := rows.Scan(append(c.KeyFields(), &p.BenchmarkType, &p.ISL, &p.OSL, &p.Conc, &p.OffloadMode, &p.RecipeFingerprint, &date,
+			&p.Image, &metrics, &workers, &reasons, &audit, &stored)...); err != nil {
 			return out, s.opts.explain("read the run's benchmark rows", err)
 		}
 		out.Checked++

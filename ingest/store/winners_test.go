@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"testing"
 	"time"
 
@@ -40,12 +41,13 @@ func TestTracePointsAreTheWrittenWinners(t *testing.T) {
 		tx, err := st.BeginRun(ctx, start(77))
 		require.NoError(t, err)
 		defer func() { _ = tx.Rollback(ctx) }()
-		_, err = tx.StageBenchmarks(ctx, iterate(rows))
+		win := benchmarks.NewWinners()
+		_, err = tx.StageBenchmarks(ctx, iterate(rows), win.Add)
 		require.NoError(t, err)
-		_, err = tx.Apply(ctx, nil)
+		_, err = tx.Apply(ctx, nil, win.Result().Write, nil)
 		require.NoError(t, err)
 
-		points := tx.TracePoints()
+		points := win.Points()
 		got := map[string]schema.TracePoint{}
 		var digests [][]byte
 		for _, p := range points {

@@ -106,12 +106,14 @@ func Open(t *testing.T, o generate.Options) *Run {
 	if err != nil {
 		t.Fatalf("stagetest: stage benchmark rows: %v", err)
 	}
-	res, err := w.Apply(ctx, stage.ReadRunStats(p.RunStats))
+	ranking := stage.Winners().Result()
+	res, err := w.Apply(ctx, stage.ReadRunStats(p.RunStats), ranking.Write, ranking.Adopted)
 	if err != nil {
 		t.Fatalf("stagetest: apply benchmark rows: %v", err)
 	}
+	sum.AddCounters(ranking.Counts(res))
 	env := &runstate.Env{Deps: deps, Start: start, Tree: tree, Plan: p, Tally: tally, Sum: sum, Log: log,
-		Records: &records, Changelog: cl, AgentX: stage.AgentX(), Quarantine: quarantined}
+		Records: &records, Changelog: cl, AgentX: stage.AgentX(), Points: stage.Winners().Points(), Quarantine: quarantined}
 	return &Run{Env: env, W: w, Manifest: m, Applied: res, Staged: staged}
 }
 
@@ -126,7 +128,7 @@ func stageBenchmarks(ctx context.Context, stage *benchmarks.Stage, p runstate.Pl
 	n, copyErr := w.StageBenchmarks(ctx, func() (schema.StagedBenchmark, bool, error) {
 		r, ok := <-rows
 		return r, ok, nil
-	})
+	}, stage.Winners().Add)
 	cancel()
 	for range rows {
 	}

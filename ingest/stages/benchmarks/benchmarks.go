@@ -47,6 +47,8 @@ type Stage struct {
 	// ids: the staged identities, kept only when the ledger corrects
 	// points of the run.
 	ids *identities
+	// winners ranks the copies the store stages.
+	winners *Winners
 }
 
 // SetQuarantine gives the stage the producer's lists of quarantined rows,
@@ -64,7 +66,7 @@ func (s *Stage) NotRead() []string { return s.notRead }
 // New returns the benchmark stage of a run: it reports into t and appends
 // the records of the artifacts it reads to records.
 func New(d runstate.Deps, run schema.RunIdentity, headSHA string, t *runstate.Tally, records *[]*runstate.Record) *Stage {
-	s := &Stage{deps: d, run: run, headSHA: headSHA, tally: t, records: records, seed: maphash.MakeSeed()}
+	s := &Stage{deps: d, run: run, headSHA: headSHA, tally: t, records: records, seed: maphash.MakeSeed(), winners: NewWinners()}
 	if d.Overrides != nil && d.Overrides.HasPointBackfills(run.SourceRunID) {
 		s.ids = newIdentities()
 	}
@@ -73,6 +75,10 @@ func New(d runstate.Deps, run schema.RunIdentity, headSHA string, t *runstate.Ta
 
 // Staged is how many rows the stage sent to be staged.
 func (s *Stage) Staged() int64 { return s.staged }
+
+// Winners ranks the copies of every point the store stages: its Add is
+// the store's seen.
+func (s *Stage) Winners() *Winners { return s.winners }
 
 // AgentX is what the stage noted of the AgentX rows, for the traces stage.
 func (s *Stage) AgentX() runstate.AgentX { return s.agentx }
@@ -208,25 +214,8 @@ func (s *Stage) fork(covered *coverage, recordOwned bool) *parseWorker {
 
 // merge adds a worker's counters, failures, unmapped values and records.
 func (s *Stage) merge(w *parseWorker) {
-	dst, src := s.tally.Summary(), w.tally.Summary()
-	dst.Rows.Benchmark.Add(src.Rows.Benchmark)
-	dst.Stats.BenchmarkFiles += src.Stats.BenchmarkFiles
-	dst.Stats.RawBenchmarkRows += src.Stats.RawBenchmarkRows
-	dst.Stats.FailedRunRows += src.Stats.FailedRunRows
-	dst.Stats.PurgedPoints += src.Stats.PurgedPoints
-	dst.Details.ArtifactsRead += src.Details.ArtifactsRead
-	dst.Details.FilesRead += src.Details.FilesRead
-	dst.Details.BytesRead += src.Details.BytesRead
-	dst.Details.MissingIdentityRows += src.Details.MissingIdentityRows
-	dst.Details.UnsupportedSchemaRows += src.Details.UnsupportedSchemaRows
-	dst.Details.QuarantinedRows += src.Details.QuarantinedRows
-	dst.Details.ExecutionRecords += src.Details.ExecutionRecords
-	dst.Details.BenchmarkFilesNotRead += src.Details.BenchmarkFilesNotRead
+	s.tally.Summary().AddCounters(w.tally.Summary().Counters())
 	s.notRead = append(s.notRead, w.notRead...)
-	dst.Stats.CoveredByPerJobFiles += src.Stats.CoveredByPerJobFiles
-	dst.Details.RetiredGPUPowerPoints += src.Details.RetiredGPUPowerPoints
-	dst.Details.BackfilledPoints += src.Details.BackfilledPoints
-	dst.Details.PointBackfillsWithheld += src.Details.PointBackfillsWithheld
 	s.tally.Merge(w.tally)
 	*s.records = append(*s.records, w.records...)
 	s.staged += w.staged

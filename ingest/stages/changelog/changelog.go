@@ -146,11 +146,13 @@ func SkipForEvalsOnly(p *runstate.Plan, t *runstate.Tally, records *[]*runstate.
 
 // Run is the changelog stage, the last one: every entry of the run's
 // changelog (or its fallback entry), under the run's workflow row, named by
-// the merge run it belongs to.
-func Run(ctx context.Context, w Writer, env *runstate.Env) error {
+// the merge run it belongs to. It returns what it counted, for the
+// summary.
+func Run(ctx context.Context, w Writer, env *runstate.Env) (schema.Counters, error) {
+	var c schema.Counters
 	cl := env.Changelog
 	if cl == nil {
-		return nil
+		return c, nil
 	}
 	m := env.Start.MergeMeta
 	rows := make([]schema.ChangelogRow, len(cl.Log.Entries))
@@ -163,18 +165,18 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	}
 	if b, ok := env.Deps.Overrides.ChangelogBackfill(env.Start.Run.SourceRunID, env.Start.Run.SourceRunAttempt, cl.Log.BaseRef, cl.Log.HeadRef); ok {
 		if n := b.ApplyTo(rows); n > 0 {
-			env.Sum.Details.BackfilledChangelogEntries += int64(n)
+			c.Details.BackfilledChangelogEntries += int64(n)
 			env.Tally.WriteNote(fmt.Sprintf("changelog backfill %s corrected %s (%s)", b.ID,
 				runstate.Plural(n, "changelog entry", "changelog entries"), b.Reason))
 		}
 	}
 	written, removed, err := w.WriteChangelog(ctx, rows)
 	if err != nil {
-		return err
+		return c, err
 	}
-	env.Sum.Stats.ChangelogEntriesWritten += written
+	c.Stats.ChangelogEntriesWritten += written
 	if removed > 0 {
 		env.Tally.WriteNote(runstate.Plural(int(removed), "changelog entry", "changelog entries") + runstate.NoteChangelogRemoved)
 	}
-	return nil
+	return c, nil
 }

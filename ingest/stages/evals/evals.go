@@ -57,7 +57,7 @@ type evalCandidate struct {
 // Read is the stage's first half, which needs no database: it reads the
 // eval rows of the per-config directories and the aggregate, resolves their
 // configs and counts them. The pipeline runs it while the benchmark rows
-// are applied; it touches only the eval counters, the failures, the
+// are applied; it touches only its own counters, the failures, the
 // unmapped values and the ledger records of the run.
 func Read(env *runstate.Env) *Rows {
 	dirs, aggs := env.Plan.Artifacts(runstate.KindEval), env.Plan.Artifacts(runstate.KindEvalAggregate)
@@ -81,12 +81,18 @@ func Read(env *runstate.Env) *Rows {
 type Rows struct{ s *evalStage }
 
 // Write is the stage's second half: it stages the eval rows read, streams
-// their samples files into COPY and applies both.
-func (r *Rows) Write(ctx context.Context, w Writer) error {
+// their samples files into COPY and applies both. It returns what the
+// stage counted, both halves, for the summary.
+func (r *Rows) Write(ctx context.Context, w Writer) (schema.Counters, error) {
 	s := r.s
 	if s == nil {
-		return nil
+		return schema.Counters{}, nil
 	}
+	err := s.write(ctx, w)
+	return s.counts, err
+}
+
+func (s *evalStage) write(ctx context.Context, w Writer) error {
 	env := s.env
 	if err := w.StageEvals(ctx, s.staged); err != nil {
 		return err
@@ -101,7 +107,7 @@ func (r *Rows) Write(ctx context.Context, w Writer) error {
 		return err
 	}
 	env.Log.Info("eval samples staged", zap.Int("eval_rows", len(s.staged)), zap.Int("samples_files", len(s.samples)),
-		zap.Int64("lines", env.Sum.Details.EvalSampleLines), zap.Duration("took", time.Since(started)))
+		zap.Int64("lines", s.counts.Details.EvalSampleLines), zap.Duration("took", time.Since(started)))
 	started = time.Now()
 	res, err := w.ApplyEvals(ctx, s.complete)
 	if err != nil {
@@ -110,13 +116,13 @@ func (r *Rows) Write(ctx context.Context, w Writer) error {
 	if res.Staged != int64(len(s.staged)) {
 		return fmt.Errorf("store wrote %d eval rows, the pipeline staged %d", res.Staged, len(s.staged))
 	}
-	c := &env.Sum.Rows.Eval
+	c := &s.counts.Rows.Eval
 	c.New += res.New
 	c.Duplicate += res.Duplicate
-	env.Sum.Stats.EvalSamplesNew += res.SamplesNew
-	env.Sum.Details.EvalRowsUpdated += res.Updated
-	env.Sum.Details.EvalSampleTextsNew += res.SampleTextsNew
-	d := &env.Sum.Details
+	s.counts.Stats.EvalSamplesNew += res.SamplesNew
+	s.counts.Details.EvalRowsUpdated += res.Updated
+	s.counts.Details.EvalSampleTextsNew += res.SampleTextsNew
+	d := &s.counts.Details
 	d.EvalSamplesDuplicate += d.EvalSampleLines - d.EvalSampleLinesFailed - res.SamplesNew
 	if res.SamplesReplaced > 0 {
 		env.Tally.WriteNote(runstate.Plural(int(res.SamplesReplaced), "eval sample", "eval samples") + runstate.NoteSamplesReplaced)
@@ -127,7 +133,9 @@ func (r *Rows) Write(ctx context.Context, w Writer) error {
 }
 
 type evalStage struct {
-	env     *runstate.Env
+	env *runstate.Env
+	// counts are the stage's counters, returned by Rows.Write.
+	counts  schema.Counters
 	staged  []schema.StagedEval
 	samples []*evalCandidate // staged per-config rows with a samples file
 	seen    map[schema.EvalKey]bool
@@ -141,8 +149,8 @@ type evalStage struct {
 
 // failItem counts one eval item that could not be read.
 func (s *evalStage) failItem(artifact, file, reason string) {
-	s.env.Sum.Details.EvalRows++
-	s.env.Sum.Rows.Eval.Failed++
+	s.counts.Details.EvalRows++
+	s.counts.Rows.Eval.Failed++
 	s.env.Tally.Fail(schema.CategoryEval, artifact, file, reason)
 }
 
@@ -152,7 +160,7 @@ func (s *evalStage) open(a *source.Artifact) (fs.FS, *runstate.Record, bool) {
 	fsys, err := a.FS()
 	rec := runstate.NewRecord(a)
 	*s.env.Records = append(*s.env.Records, rec)
-	s.env.Sum.Details.ArtifactsRead++
+	s.counts.Details.ArtifactsRead++
 	for _, p := range a.Problems {
 		s.failItem(a.Name, p.File, p.Reason)
 	}
@@ -169,11 +177,11 @@ func (s *evalStage) readDir(a *source.Artifact) {
 		return
 	}
 	defer a.Release()
-	res := eval.ReadDir(runstate.OpenRecorded(fsys, rec, &s.env.Sum.Details), a.Name, a.Files)
+	res := eval.ReadDir(runstate.OpenRecorded(fsys, rec, &s.counts.Details), a.Name, a.Files)
 	for _, f := range res.Failures {
 		s.failItem(a.Name, f.File, f.Reason)
 		if f.Integration {
-			s.env.Sum.Details.EvalIntegrationErrors++
+			s.counts.Details.EvalIntegrationErrors++
 			s.evidence = append(s.evidence, schema.EvalEvidence{Task: f.Task, Conc: f.Conc, IntegrationError: f.Reason,
 				Artifact: a.Name, File: f.File, Published: []schema.PublishedScore{}})
 		}
@@ -181,9 +189,9 @@ func (s *evalStage) readDir(a *source.Artifact) {
 	for _, r := range res.Rows {
 		if q := s.env.Quarantine; q != nil && q.EvalTask(a.Name+"/"+r.File, r.Task) {
 			// The producer quarantined this task (rejected_rows_eval_*).
-			s.env.Sum.Details.EvalRows++
-			s.env.Sum.Rows.Eval.Skipped++
-			s.env.Sum.Details.QuarantinedEvalRows++
+			s.counts.Details.EvalRows++
+			s.counts.Rows.Eval.Skipped++
+			s.counts.Details.QuarantinedEvalRows++
 			s.env.Log.Info("skipped an eval task the producer quarantined", zap.String("artifact", a.Name),
 				zap.String("file", r.File), zap.String("task", r.Task))
 			continue
@@ -198,7 +206,7 @@ func (s *evalStage) readAggregate(a *source.Artifact) {
 		return
 	}
 	defer a.Release()
-	open := runstate.OpenRecorded(fsys, rec, &s.env.Sum.Details)
+	open := runstate.OpenRecorded(fsys, rec, &s.counts.Details)
 	for _, file := range runstate.JSONFiles(a) {
 		f, err := open(file)
 		if err != nil {
@@ -210,7 +218,7 @@ func (s *evalStage) readAggregate(a *source.Artifact) {
 			func(b eval.BadRow) {
 				s.failItem(a.Name, file, b.Reason)
 				if b.Integration {
-					s.env.Sum.Details.EvalIntegrationErrors++
+					s.counts.Details.EvalIntegrationErrors++
 					s.evidence = append(s.evidence, schema.EvalEvidence{IntegrationError: b.Reason, Artifact: a.Name,
 						File: file, Published: []schema.PublishedScore{}})
 				}
@@ -225,7 +233,7 @@ func (s *evalStage) readAggregate(a *source.Artifact) {
 // add counts one eval item and stages it when it is the first description
 // of its key.
 func (s *evalStage) add(c *evalCandidate) {
-	sum, r := s.env.Sum, c.row
+	sum, r := &s.counts, c.row
 	counts := &sum.Rows.Eval
 	sum.Details.EvalRows++
 	if r.SkipReason != "" {
@@ -364,7 +372,7 @@ func (s *evalStage) stageSamples(ctx context.Context, w Writer) error {
 			byFile[r.c] = r
 		}
 	}
-	d := &s.env.Sum.Details
+	d := &s.counts.Details
 	for _, c := range s.samples {
 		r := byFile[c]
 		if r == nil {

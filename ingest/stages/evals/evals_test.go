@@ -16,7 +16,9 @@ import (
 func TestStageWritesEvalsAndSamples(t *testing.T) {
 	r := stagetest.Open(t, generate.Options{Points: 6, Seed: 5, RunID: 920201, Evals: 3, EvalDocs: 7})
 	m, sum := r.Manifest, r.Env.Sum
-	require.NoError(t, evals.Read(r.Env).Write(t.Context(), r.W))
+	c, err := evals.Read(r.Env).Write(t.Context(), r.W)
+	require.NoError(t, err)
+	sum.AddCounters(c)
 	require.Empty(t, sum.Failures)
 	require.Equal(t, m.Rows(false).Eval, sum.Rows.Eval)
 	require.Equal(t, int64(m.EvalRows), sum.Details.EvalRows)
@@ -28,7 +30,9 @@ func TestStageWritesEvalsAndSamples(t *testing.T) {
 // A run without evals writes none and counts none.
 func TestStageWithoutEvals(t *testing.T) {
 	r := stagetest.Open(t, generate.Options{Points: 2, Seed: 6, RunID: 920202})
-	require.NoError(t, evals.Read(r.Env).Write(t.Context(), r.W))
+	c, err := evals.Read(r.Env).Write(t.Context(), r.W)
+	require.NoError(t, err)
+	r.Env.Sum.AddCounters(c)
 	require.Zero(t, r.Env.Sum.Rows.Eval)
 	require.Zero(t, r.Env.Sum.Stats.EvalSamplesNew)
 }

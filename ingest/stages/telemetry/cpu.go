@@ -42,7 +42,7 @@ func (st *telemetryStage) planCPU(a *source.Artifact) {
 // power run never fails because of them. A file refused, or without its
 // cpu_manifest.json object, is named in a note.
 func (st *telemetryStage) cpuSide() {
-	d := &st.env.Sum.Details
+	d := &st.counts.Details
 	for _, c := range st.cpu {
 		a := c.artifact
 		rec := st.record(a)

@@ -69,7 +69,9 @@ func (j *seriesJob) items() int64 {
 }
 
 type telemetryStage struct {
-	env    *runstate.Env
+	env *runstate.Env
+	// counts are the stage's counters, returned by Run.
+	counts *schema.Counters
 	state  tel.RunState
 	points map[string][]tel.RunPoint // by source artifact
 	stored map[string][]tel.StoredSeries
@@ -95,8 +97,8 @@ type telemetryStage struct {
 	warnings []schema.PowerWarning
 }
 
-func newTelemetryStage(env *runstate.Env, state tel.RunState) *telemetryStage {
-	st := &telemetryStage{env: env, state: state, points: map[string][]tel.RunPoint{},
+func newTelemetryStage(env *runstate.Env, state tel.RunState, counts *schema.Counters) *telemetryStage {
+	st := &telemetryStage{env: env, counts: counts, state: state, points: map[string][]tel.RunPoint{},
 		stored: map[string][]tel.StoredSeries{}, bmk: map[string]*source.Artifact{},
 		open: map[*source.Artifact]bool{}, recs: map[*source.Artifact]*runstate.Record{}, measured: map[int64]bool{},
 		unchangedSeries: map[string][]tel.StoredSeries{}}
@@ -117,7 +119,7 @@ func newTelemetryStage(env *runstate.Env, state tel.RunState) *telemetryStage {
 }
 
 func (st *telemetryStage) fail(artifact, file, reason string, items int64) {
-	st.env.Sum.Rows.Power.Failed += items
+	st.counts.Rows.Power.Failed += items
 	st.env.Tally.Fail(schema.CategoryPower, artifact, file, reason)
 }
 
@@ -127,7 +129,7 @@ func (st *telemetryStage) record(a *source.Artifact) *runstate.Record {
 		r = runstate.NewRecord(a)
 		st.recs[a] = r
 		*st.env.Records = append(*st.env.Records, r)
-		st.env.Sum.Details.ArtifactsRead++
+		st.counts.Details.ArtifactsRead++
 	}
 	return r
 }
@@ -180,11 +182,11 @@ func (st *telemetryStage) plan(src *telemetrySource) {
 		points = append(points, st.points[n]...)
 	}
 	notWritten := func() {
-		st.env.Sum.Details.PowerSeriesRead++
+		st.counts.Details.PowerSeriesRead++
 		if st.pointUnmapped(bmkNames) {
-			st.env.Sum.Rows.Power.Unmapped++
+			st.counts.Rows.Power.Unmapped++
 		} else {
-			st.env.Sum.Rows.Power.Skipped++
+			st.counts.Rows.Power.Skipped++
 		}
 	}
 	if len(points) == 0 && src.kind != runstate.KindAgenticRaw {
@@ -194,7 +196,7 @@ func (st *telemetryStage) plan(src *telemetrySource) {
 	if err := a.Load(); err != nil {
 		if src.kind != runstate.KindAgenticRaw { // the trace stage reports an agentic_ artifact it cannot open
 			st.record(a)
-			st.env.Sum.Details.PowerSeriesRead++
+			st.counts.Details.PowerSeriesRead++
 			st.fail(a.Name, "", err.Error(), 1)
 		}
 		return
@@ -297,19 +299,19 @@ feed:
 		a := j.src.artifact
 		if j.readErr != "" {
 			st.record(a)
-			st.env.Sum.Details.PowerSeriesRead++
+			st.counts.Details.PowerSeriesRead++
 			st.fail(a.Name, j.file.path, j.readErr, 1)
 			continue
 		}
 		rec := st.record(a)
-		st.env.Sum.Details.PowerSeriesRead += j.items()
+		st.counts.Details.PowerSeriesRead += j.items()
 		if !j.zipKnown { // a zip's CSV is identified by the zip's digest, not read here
 			rec.AddFile(j.file.path, j.fileSum, j.size)
-			st.env.Sum.Details.FilesRead++
-			st.env.Sum.Details.BytesRead += j.size
+			st.counts.Details.FilesRead++
+			st.counts.Details.BytesRead += j.size
 		}
 		if st.unchanged(j) {
-			st.env.Sum.Rows.Power.Duplicate += int64(len(j.stored))
+			st.counts.Rows.Power.Duplicate += int64(len(j.stored))
 			st.unchangedSeries[a.Name] = append(st.unchangedSeries[a.Name], j.stored...)
 			for _, s := range j.stored {
 				for _, p := range j.points {
@@ -909,7 +911,7 @@ func round(v float64, digits int) float64 {
 func (st *telemetryStage) publication() {
 	for _, p := range st.state.Points {
 		if st.measured[p.ID] && p.PowerValid != nil && *p.PowerValid == 1 {
-			st.env.Sum.Stats.PowerPublicationPoints++
+			st.counts.Stats.PowerPublicationPoints++
 		}
 	}
 }

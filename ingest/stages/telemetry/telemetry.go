@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferencex/ingest/ingest/runstate"
 	tel "github.com/inferencex/ingest/ingest/telemetry"
+	"github.com/inferencex/ingest/schema"
 )
 
 // Writer is what the telemetry stage needs from the run's transaction.
@@ -34,8 +35,15 @@ type Writer interface {
 // unless an identical series is stored already, and checked against the
 // power the point publishes. Round trips are constant per run: one read
 // of the run's state, one id reservation, one COPY of every new sample,
-// one write of series rows and links.
-func Run(ctx context.Context, w Writer, env *runstate.Env) error {
+// one write of series rows and links. It returns what it counted, for the
+// summary.
+func Run(ctx context.Context, w Writer, env *runstate.Env) (schema.Counters, error) {
+	var c schema.Counters
+	err := run(ctx, w, env, &c)
+	return c, err
+}
+
+func run(ctx context.Context, w Writer, env *runstate.Env, c *schema.Counters) error {
 	started := time.Now()
 	sources := telemetrySources(env)
 	manifests := env.Plan.Artifacts(runstate.KindPowerManifest)
@@ -52,7 +60,7 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	if err != nil {
 		return err
 	}
-	st := newTelemetryStage(env, state)
+	st := newTelemetryStage(env, state, c)
 	defer st.releaseArtifacts()
 	for _, src := range sources {
 		st.plan(src)
@@ -87,14 +95,14 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	if copied != st.samples {
 		return fmt.Errorf("copied %d samples, the series hold %d", copied, st.samples)
 	}
-	env.Sum.Rows.Power.New += int64(len(st.rows))
-	env.Sum.Stats.GPUMetricSamplesNew += copied
+	c.Rows.Power.New += int64(len(st.rows))
+	c.Stats.GPUMetricSamplesNew += copied
 	st.publication()
 	for _, m := range manifests {
 		st.requiredPower(m)
 	}
 	st.finishSummary()
-	env.Log.Info("telemetry stored", zap.Int("series_new", len(st.rows)), zap.Int64("series_duplicate", env.Sum.Rows.Power.Duplicate),
+	env.Log.Info("telemetry stored", zap.Int("series_new", len(st.rows)), zap.Int64("series_duplicate", c.Rows.Power.Duplicate),
 		zap.Int64("samples_new", copied), zap.Int64("links_new", res.LinksInserted), zap.Duration("took", time.Since(started)))
 	return nil
 }

@@ -91,10 +91,9 @@ func (s *traceStage) serverMetrics(a *schema.TraceApply) error {
 		a.ServerMetrics = append(a.ServerMetrics, schema.RowServerMetrics{RowID: p.RowID, Metrics: out})
 	}
 	a.ServerMetricsReplaced = replaced
-	sum := s.env.Sum
-	sum.Details.ServerMetricRows += int64(derivedRows)
-	sum.Details.ServerMetricDisagreements += int64(len(warnings))
-	sum.ServerMetricWarnings = append(sum.ServerMetricWarnings, warnings...)
+	s.counts.Details.ServerMetricRows += int64(derivedRows)
+	s.counts.Details.ServerMetricDisagreements += int64(len(warnings))
+	s.env.Sum.ServerMetricWarnings = append(s.env.Sum.ServerMetricWarnings, warnings...)
 	if n := len(warnings); n > 0 {
 		s.env.Tally.Note(fmt.Sprintf("%s the value derived from the raw server metrics by more than %.0f %% (see server metric warnings)",
 			runstate.Plural(n, "published AgentX server metric disagrees with", "published AgentX server metrics disagree with"), serverMetricTolerance*100))

@@ -25,9 +25,9 @@ import (
 // The stage costs at most five round trips whatever the run's size: find
 // the rows of the paired points, ask which digests are stored, create the
 // staging table and COPY every new chunk into it, one batch that writes
-// the rest. The run's points come from the benchmark stage's ranking.
+// the rest. The run's points come from the benchmark stage's ranking
+// (Env.Points).
 type Writer interface {
-	TracePoints() []schema.TracePoint
 	TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys, ownedKeys []string) (map[string]schema.TraceRowLink, error)
 	KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, texts [][]byte, v schema.TracePayloadVersions,
 		perSource [][]byte) (schema.TraceKnown, error)
@@ -50,8 +50,16 @@ const maxTraceWorkers = 2
 // agentic_<suffix>, stores each distinct trace once (content digest) with
 // its derived payloads, links rows to traces and to their server logs,
 // writes trace-derived metrics back, and records the run's dataset. Report
-// unit: one AgentX row.
-func Run(ctx context.Context, w Writer, env *runstate.Env) error {
+// unit: one AgentX row. It returns what it counted, for the summary.
+func Run(ctx context.Context, w Writer, env *runstate.Env) (schema.Counters, error) {
+	st := &traceStage{env: env, raws: byName(env.Plan.Artifacts(runstate.KindAgenticRaw)), logs: byName(env.Plan.Artifacts(runstate.KindServerLogs)),
+		sidecars: map[string]*sidecarJob{}, logJobs: map[string]*logJob{}}
+	err := st.run(ctx, w)
+	return st.counts, err
+}
+
+func (st *traceStage) run(ctx context.Context, w Writer) error {
+	env := st.env
 	started := time.Now()
 	rows := env.AgentX
 	dataset, err := rows.Dataset(env.Start.Run.SourceRunID)
@@ -71,13 +79,10 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 				Description: d.Description, HFURL: d.HFURL(), License: d.License}
 		}
 	}
-	counts := &env.Sum.Rows.Trace
+	counts := &st.counts.Rows.Trace
 	counts.Unmapped += rows.Unmapped
 
-	points := w.TracePoints()
-	st := &traceStage{env: env, raws: byName(env.Plan.Artifacts(runstate.KindAgenticRaw)), logs: byName(env.Plan.Artifacts(runstate.KindServerLogs)),
-		sidecars: map[string]*sidecarJob{}, logJobs: map[string]*logJob{}}
-	for _, p := range points {
+	for _, p := range env.Points {
 		st.pair(p)
 	}
 	st.noteSkipped()
@@ -147,8 +152,8 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 	}
 	env.Log.Debug("traces applied", zap.Duration("took", time.Since(passStarted)))
 	st.count(counts)
-	env.Sum.Details.TraceRowsRead += int64(len(st.items)) + rows.Unmapped
-	d := &env.Sum.Details
+	d := &st.counts.Details
+	d.TraceRowsRead += int64(len(st.items)) + rows.Unmapped
 	d.TraceSidecarsNew += res.SidecarsNew
 	if res.SidecarsRefreshed > 0 {
 		env.Tally.WriteNote(fmt.Sprintf("%d stored trace(s) held derived payloads of an older build: recomputed (aggregate_stats v%d, chart_series v%d, request_timeline v%d)",
@@ -171,7 +176,9 @@ func Run(ctx context.Context, w Writer, env *runstate.Env) error {
 
 // traceStage holds the work of one run's traces stage.
 type traceStage struct {
-	env          *runstate.Env
+	env *runstate.Env
+	// counts are the stage's counters, returned by Run.
+	counts       schema.Counters
 	raws, logs   map[string]*source.Artifact
 	sidecars     map[string]*sidecarJob
 	sidecarOrder []*sidecarJob
@@ -369,7 +376,7 @@ func (s *traceStage) firstPass() {
 			byArt[a] = g
 			groups = append(groups, g)
 			*s.env.Records = append(*s.env.Records, g.rec)
-			s.env.Sum.Details.ArtifactsRead++
+			s.counts.Details.ArtifactsRead++
 		}
 		g.jobs = append(g.jobs, job)
 	}
@@ -402,8 +409,8 @@ func (s *traceStage) firstPass() {
 	close(work)
 	wg.Wait()
 	for _, g := range groups {
-		s.env.Sum.Details.FilesRead += int64(g.rec.FilesRead)
-		s.env.Sum.Details.BytesRead += g.rec.BytesRead
+		s.counts.Details.FilesRead += int64(g.rec.FilesRead)
+		s.counts.Details.BytesRead += g.rec.BytesRead
 	}
 }
 

@@ -15,7 +15,9 @@ import (
 func TestStageWritesTracesAndServerLogs(t *testing.T) {
 	r := stagetest.Open(t, generate.Options{Points: 4, Seed: 7, RunID: 920301, AgentX: 3})
 	m, sum := r.Manifest, r.Env.Sum
-	require.NoError(t, traces.Run(t.Context(), r.W, r.Env))
+	c, err := traces.Run(t.Context(), r.W, r.Env)
+	require.NoError(t, err)
+	sum.AddCounters(c)
 	require.Empty(t, sum.Failures)
 	require.Equal(t, m.Rows(false).Trace, sum.Rows.Trace)
 	require.Equal(t, int64(m.AgenticPoints), sum.Details.TraceRowsRead)
