@@ -12,13 +12,13 @@ import (
 
 // Compute tells what the update of latest_benchmarks (view, the outcome
 // of RunTx.UpdateLatestBenchmarks) did to the curves it touched (curves,
-// from RunTx.CurveImpact). An update that failed, or a schema without the
-// per-curve view, has no known impact; one that was skipped (the run
-// changed nothing the view shows) changes nothing.
+// from RunTx.CurveImpact). An update that failed has no known impact; one
+// that was skipped (the run changed nothing the view shows) changes
+// nothing.
 func Compute(curves []schema.CurveImpact, view schema.ViewRefresh) (*schema.Impact, error) {
 	imp := &schema.Impact{Status: schema.ImpactUnchanged, Curves: []schema.CurveChange{}}
 	switch view.Status {
-	case schema.RefreshFailed, schema.RefreshAbsent:
+	case schema.RefreshFailed:
 		imp.Status = schema.ImpactUnknown
 		return imp, nil
 	case schema.RefreshSkipped:

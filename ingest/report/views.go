@@ -57,8 +57,9 @@ func viewRefreshLine(v schema.ViewRefresh) string {
 		return fmt.Sprintf("%s refreshed in %d ms (%s)", v.View, v.DurationMS, what)
 	case schema.RefreshSkipped:
 		return v.View + " unchanged: refresh skipped"
-	case schema.RefreshAbsent:
-		return v.View + " not in this database (migration 000006 not applied): not refreshed"
+	case schema.RefreshFailed:
+		return v.View + " refresh FAILED: the view is stale until the next ingest or `ingest refresh` (" + plainInline(v.Error) + ")"
 	}
-	return v.View + " refresh FAILED: the view is stale until the next ingest or `ingest refresh` (" + plainInline(v.Error) + ")"
+	// An outcome of an older build (a summary read back from the ledger).
+	return v.View + " not refreshed (" + plainInline(v.Status) + ")"
 }
