@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -148,7 +149,7 @@ func updateOwnCurves(ctx context.Context, tx pgx.Tx, log *zap.Logger, explain fu
 		}
 	}
 	if err != nil {
-		r.Status, r.Error, r.DurationMS = schema.RefreshFailed, oneLineError(err), time.Since(began).Milliseconds()
+		r.Status, r.Error, r.DurationMS = schema.RefreshFailed, wording.OneLine(err.Error(), 0), time.Since(began).Milliseconds()
 		if ctx.Err() != nil {
 			return r, false, err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -59,7 +60,7 @@ func (s *Store) RefreshLatestBenchmarks(ctx context.Context, force bool) (schema
 func (s *Store) refreshFailed(ctx context.Context, r schema.ViewRefresh, took time.Duration, cause error) (schema.ViewRefresh, error) {
 	r.Status = schema.RefreshFailed
 	r.DurationMS = took.Milliseconds()
-	r.Error = oneLineError(cause)
+	r.Error = wording.OneLine(cause.Error(), 0)
 	// Recorded even when ctx was cancelled: the state must say why the view
 	// is stale.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
@@ -89,24 +90,6 @@ func (s *Store) LatestBenchmarksState(ctx context.Context) (v schema.ViewState, 
 	}
 	v.Stale = v.PendingChanges > 0
 	return v, true, nil
-}
-
-func oneLineError(err error) string {
-	s := err.Error()
-	out := make([]rune, 0, len(s))
-	space := false
-	for _, c := range s {
-		if c == '\n' || c == '\r' || c == '\t' || c == ' ' {
-			if !space && len(out) > 0 {
-				out = append(out, ' ')
-			}
-			space = true
-			continue
-		}
-		space = false
-		out = append(out, c)
-	}
-	return string(out)
 }
 
 // RecordRefresh stores the summary of a committed ingest again, with the
