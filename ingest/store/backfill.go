@@ -86,16 +86,12 @@ func (s *Store) EnqueueBackfill(ctx context.Context, passID int64, runs []schema
 	if err != nil {
 		return nil, fmt.Errorf("queue %d runs in backfill pass %d: %w", len(runs), passID, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var state string
-		if err := rows.Scan(&state); err != nil {
-			return nil, fmt.Errorf("queue %d runs in backfill pass %d: %w", len(runs), passID, err)
-		}
-		added[schema.BackfillState(state)]++
-	}
-	if err := rows.Err(); err != nil {
+	queued, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		return nil, fmt.Errorf("queue %d runs in backfill pass %d: %w", len(runs), passID, err)
+	}
+	for _, state := range queued {
+		added[schema.BackfillState(state)]++
 	}
 	return added, nil
 }
@@ -299,17 +295,14 @@ func (s *Store) RecentIngests(ctx context.Context, limit int, runID int64) ([]sc
 	if err != nil {
 		return nil, fmt.Errorf("read the ledger: %w", schemaHint(err))
 	}
-	defer rows.Close()
-	var out []schema.IngestRecord
-	for rows.Next() {
-		var r schema.IngestRecord
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (r schema.IngestRecord, err error) {
 		var status string
 		var finished *time.Time
 		var ms int64
 		var summary []byte
-		if err := rows.Scan(&r.ID, &r.Repo, &r.RunID, &r.Attempt, &r.MergeRunID, &r.MergeRunAttempt, &status, &r.Target,
+		if err := row.Scan(&r.ID, &r.Repo, &r.RunID, &r.Attempt, &r.MergeRunID, &r.MergeRunAttempt, &status, &r.Target,
 			&r.StartedAt, &finished, &ms, &r.Error, &r.ToolVersion, &summary, &r.BackfillID); err != nil {
-			return nil, fmt.Errorf("read the ledger: %w", err)
+			return r, fmt.Errorf("read the ledger: %w", err)
 		}
 		r.Status, r.Duration, r.StartedAt = schema.Status(status), time.Duration(ms)*time.Millisecond, r.StartedAt.UTC()
 		if finished != nil {
@@ -318,16 +311,12 @@ func (s *Store) RecentIngests(ctx context.Context, limit int, runID int64) ([]sc
 		if len(summary) > 0 {
 			var sum schema.Summary
 			if err := json.Unmarshal(summary, &sum); err != nil {
-				return nil, fmt.Errorf("ingest %d: decode the stored summary: %w", r.ID, err)
+				return r, fmt.Errorf("ingest %d: decode the stored summary: %w", r.ID, err)
 			}
 			r.Summary = &sum
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the ledger: %w", err)
-	}
-	return out, nil
+		return r, nil
+	})
 }
 
 // RecentBackfills lists up to limit passes with their counts: unfinished

@@ -108,20 +108,15 @@ func (t *RunTx) begin(ctx context.Context) error {
 	if err != nil {
 		return t.explain("read stored digests", err)
 	}
-	t.known = map[digest]struct{}{}
-	for rows.Next() {
-		var d []byte
-		if err := rows.Scan(&d); err != nil {
-			rows.Close()
-			return t.explain("read stored digests", err)
-		}
+	stored, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return t.explain("read stored digests", err)
+	}
+	t.known = make(map[digest]struct{}, len(stored))
+	for _, d := range stored {
 		var k digest
 		copy(k[:], d)
 		t.known[k] = struct{}{}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return t.explain("read stored digests", err)
 	}
 	if err := res.QueryRow().Scan(&t.dataSnapshot); err != nil {
 		return t.explain("take the data snapshot", err)
