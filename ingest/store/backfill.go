@@ -225,10 +225,7 @@ func (s *Store) settled(ctx context.Context, passID int64, query string, args ..
 	if err != nil {
 		return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
 	}
-	defer rows.Close()
-	var out []schema.BackfillSettled
-	for rows.Next() {
-		var r schema.BackfillSettled
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (r schema.BackfillSettled, err error) {
 		var state, status string
 		var ms int64
 		var finished, created *time.Time
@@ -236,8 +233,8 @@ func (s *Store) settled(ctx context.Context, passID int64, query string, args ..
 		if query == qBackfillRuns {
 			dest = append(dest, &created)
 		}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
+		if err := row.Scan(dest...); err != nil {
+			return r, err
 		}
 		if created != nil {
 			r.CreatedAt = created.UTC()
@@ -246,9 +243,9 @@ func (s *Store) settled(ctx context.Context, passID int64, query string, args ..
 		if finished != nil {
 			r.FinishedAt = finished.UTC()
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		return r, nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
 	}
 	return out, nil
@@ -262,21 +259,17 @@ func (s *Store) LedgerHits(ctx context.Context, repo string, runIDs []int64, aft
 	if err != nil {
 		return nil, fmt.Errorf("read the ledger: %w", err)
 	}
-	defer rows.Close()
 	hits := map[int64]map[int]schema.LedgerHit{}
-	for rows.Next() {
-		var h schema.LedgerHit
-		var status string
-		if err := rows.Scan(&h.RunID, &h.Attempt, &h.IngestID, &status); err != nil {
-			return nil, fmt.Errorf("read the ledger: %w", err)
-		}
+	var h schema.LedgerHit
+	var status string
+	if _, err := pgx.ForEachRow(rows, []any{&h.RunID, &h.Attempt, &h.IngestID, &status}, func() error {
 		h.Status = schema.Status(status)
 		if hits[h.RunID] == nil {
 			hits[h.RunID] = map[int]schema.LedgerHit{}
 		}
 		hits[h.RunID][h.Attempt] = h
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("read the ledger: %w", err)
 	}
 	return hits, nil
@@ -329,23 +322,20 @@ func (s *Store) RecentBackfills(ctx context.Context, limit int) ([]schema.Backfi
 	if err != nil {
 		return nil, fmt.Errorf("read backfill passes: %w", schemaHint(err))
 	}
-	defer rows.Close()
-	var out []schema.BackfillInfo
-	for rows.Next() {
-		var b schema.BackfillInfo
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (b schema.BackfillInfo, err error) {
 		var finished *time.Time
 		c := &b.Counts
-		if err := rows.Scan(&b.Pass.ID, &b.Pass.Key, &b.Pass.Repo, &b.Pass.Reingest, &b.Pass.LedgerMark, &b.Pass.StartedAt, &finished,
+		if err := row.Scan(&b.Pass.ID, &b.Pass.Key, &b.Pass.Repo, &b.Pass.Reingest, &b.Pass.LedgerMark, &b.Pass.StartedAt, &finished,
 			&c.Total, &c.Pending, &c.Ingested, &c.Skipped, &c.Failed, &c.Worked); err != nil {
-			return nil, fmt.Errorf("read backfill passes: %w", err)
+			return b, err
 		}
 		b.Pass.StartedAt = b.Pass.StartedAt.UTC()
 		if finished != nil {
 			b.Pass.FinishedAt = finished.UTC()
 		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
+		return b, nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read backfill passes: %w", err)
 	}
 	return out, nil
