@@ -23,6 +23,12 @@ import (
 // Store is what the pipeline needs from the database.
 type Store interface {
 	BeginRun(ctx context.Context, start schema.RunStart) (RunWriter, error)
+	outsideRun
+}
+
+// outsideRun is what the pipeline writes outside a run's transaction: the
+// ledger rows of aborted, purged and unchanged runs, and the overrides.
+type outsideRun interface {
 	RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error)
 	RecordPurged(ctx context.Context, start schema.RunStart, sum *schema.Summary) (int64, error)
 	ledger
@@ -205,47 +211,20 @@ type Config struct {
 // Beginner is a store whose BeginRun returns its own concrete writer type.
 type Beginner[W RunWriter] interface {
 	BeginRun(ctx context.Context, start schema.RunStart) (W, error)
-	RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error)
-	RecordPurged(ctx context.Context, start schema.RunStart, sum *schema.Summary) (int64, error)
-	ledger
-	overrideApplier
+	outsideRun
 }
 
-// AdaptStore presents a store with a concrete writer type as a Store.
+// AdaptStore presents a store with a concrete writer type as a Store: Go
+// has no covariant results, so only BeginRun is wrapped; the other methods
+// are the store's own.
 func AdaptStore[W RunWriter](s Beginner[W]) Store { return adapted[W]{s} }
 
-type adapted[W RunWriter] struct{ s Beginner[W] }
+type adapted[W RunWriter] struct{ Beginner[W] }
 
 func (a adapted[W]) BeginRun(ctx context.Context, start schema.RunStart) (RunWriter, error) {
-	w, err := a.s.BeginRun(ctx, start)
+	w, err := a.Beginner.BeginRun(ctx, start)
 	if err != nil {
-		return nil, err
+		return nil, err // not a nil W in a non-nil RunWriter
 	}
 	return w, nil
-}
-
-func (a adapted[W]) RecordAborted(ctx context.Context, start schema.RunStart, sum *schema.Summary, artifacts json.RawMessage, cause error) (int64, error) {
-	return a.s.RecordAborted(ctx, start, sum, artifacts, cause)
-}
-
-func (a adapted[W]) RecordPurged(ctx context.Context, start schema.RunStart, sum *schema.Summary) (int64, error) {
-	return a.s.RecordPurged(ctx, start, sum)
-}
-
-func (a adapted[W]) ApplyOverridesJudged(ctx context.Context, plan schema.OverridePlan, dryRun bool, toolVersion string,
-	judge func(ctx context.Context, view schema.ViewRefresh, curves []schema.CurveImpact) error) (schema.OverrideResult, schema.ViewRefresh, int64, error) {
-	return a.s.ApplyOverridesJudged(ctx, plan, dryRun, toolVersion, judge)
-}
-
-func (a adapted[W]) PriorIngest(ctx context.Context, run schema.RunIdentity) (schema.PriorIngest, error) {
-	return a.s.PriorIngest(ctx, run)
-}
-
-func (a adapted[W]) PublishedEvalScores(ctx context.Context, runID int64, tasks []schema.EvalTask) (map[schema.EvalTask][]schema.PublishedScore, error) {
-	return a.s.PublishedEvalScores(ctx, runID, tasks)
-}
-
-func (a adapted[W]) RecordUnchanged(ctx context.Context, start schema.RunStart, p schema.PriorIngest, digest, files []byte,
-	sum *schema.Summary, dryRun bool, beforeCommit func(context.Context) error) (bool, error) {
-	return a.s.RecordUnchanged(ctx, start, p, digest, files, sum, dryRun, beforeCommit)
 }

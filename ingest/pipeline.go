@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -17,6 +16,7 @@ import (
 	"github.com/inferencex/ingest/ingest/stages/benchmarks"
 	"github.com/inferencex/ingest/ingest/stages/changelog"
 	"github.com/inferencex/ingest/ingest/stages/evals"
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -591,7 +591,7 @@ func abort(sum *schema.Summary, t *runstate.Tally, d Deps, cause error) *schema.
 		sum.Details = schema.Details{AttemptOrder: sum.Details.AttemptOrder, UnknownMetrics: sum.Details.UnknownMetrics}
 	}
 	sum.Status = schema.StatusAborted
-	sum.AbortReason = oneLine(cause.Error())
+	sum.AbortReason = wording.OneLine(cause.Error(), maxReasonRunes)
 	sum.FinishedAt = d.Now()
 	sum.Details.DurationMS = sum.FinishedAt.Sub(sum.StartedAt).Milliseconds()
 	return sum
@@ -624,11 +624,3 @@ func abortRecorded(ctx context.Context, sum *schema.Summary, t *runstate.Tally, 
 // maxReasonRunes bounds an abort reason as the ledger and the JSON summary
 // keep it: long enough for any reason the ingest writes whole.
 const maxReasonRunes = 2000
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > maxReasonRunes {
-		s = string(r[:maxReasonRunes]) + "…"
-	}
-	return s
-}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/ptr"
 	"github.com/inferencex/ingest/ingest/source"
 	"github.com/inferencex/ingest/ingest/strictjson"
 )
@@ -186,15 +187,8 @@ func readReuseFile(a *source.Artifact, file string) (*reuseInfo, error) {
 	if raw.SourcePRNumber.set && raw.SourcePRNumber.value > 0 {
 		info.SourcePRNumber = raw.SourcePRNumber.value
 	}
-	info.SourceRunURL, info.SourceHeadSHA, info.IngestRunURL = deref(raw.SourceRunURL), deref(raw.SourceHeadSHA), deref(raw.IngestRunURL)
+	info.SourceRunURL, info.SourceHeadSHA, info.IngestRunURL = strings.TrimSpace(ptr.Deref(raw.SourceRunURL)), strings.TrimSpace(ptr.Deref(raw.SourceHeadSHA)), strings.TrimSpace(ptr.Deref(raw.IngestRunURL))
 	return info, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return strings.TrimSpace(*s)
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -25,11 +25,10 @@ type ViewRefresher interface {
 // made into its summary. A failed update is a failure of the ingest
 // (category run): the run's rows are committed, but the dashboard does not
 // show them until a refresh succeeds — RefreshAfterIngest retries at once.
-// An update with nothing to do (skipped), or a schema without the
-// per-curve tables (absent), leaves the outcome to the refresh after the
-// commit.
+// An update with nothing to do (skipped) leaves the outcome to the refresh
+// after the commit.
 func viewUpdated(sum *schema.Summary, r schema.ViewRefresh) {
-	if r.Status == schema.RefreshAbsent || r.Status == schema.RefreshSkipped {
+	if r.Status == schema.RefreshSkipped {
 		return // the refresh after the commit says so
 	}
 	sum.Details.LatestBenchmarks = &r

@@ -14,9 +14,6 @@ const (
 	// RefreshFailed: the refresh failed; the view is stale until the next
 	// ingest or `ingest refresh` succeeds.
 	RefreshFailed = "failed"
-	// RefreshAbsent: the database predates the view (migration 000006 not
-	// applied: a command run with --no-migrate).
-	RefreshAbsent = "absent"
 )
 
 // ViewRefresh is what one refresh of latest_benchmarks did.

@@ -8,8 +8,9 @@ package audit
 
 import (
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/inferencex/ingest/ingest/wording"
 )
 
 // Run is one merged sweep: a completed run of the sweep workflow.
@@ -168,7 +169,7 @@ func Audit(runs []Run, ledger []Ingest, d Deps) (Result, error) {
 			f.Cause, f.Detail = CauseNoArtifacts, "the run uploaded no artifact"
 		case len(aborted) > 0:
 			f.Cause = CauseAborted
-			f.Detail = fmt.Sprintf("%d %s, the last: %s", len(aborted), plural(len(aborted), "time", "times"), oneLine(aborted[len(aborted)-1].Error))
+			f.Detail = fmt.Sprintf("%s, the last: %s", wording.Plural(len(aborted), "time", "times"), wording.OneLine(aborted[len(aborted)-1].Error, 200))
 		case r.Conclusion == "cancelled":
 			f.Cause, f.Detail = CauseRunCancelled, "its results may be partial"
 		case r.Conclusion != "success":
@@ -229,20 +230,4 @@ func command(repo string, runID, source int64) string {
 		return fmt.Sprintf("ingest run --repo %s --run-id %d --merge-run-id %d", repo, source, runID)
 	}
 	return fmt.Sprintf("ingest run --repo %s --run-id %d", repo, runID)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// oneLine keeps the first line of an error, at most 200 bytes.
-func oneLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }

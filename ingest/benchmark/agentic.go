@@ -1,5 +1,7 @@
 package benchmark
 
+import "github.com/inferencex/ingest/schema"
+
 // AgentX (agentic-traces) rows: the v3 nested layout and the interactivity
 // rules that keep one definition of *_itl / *_intvty across harness versions.
 
@@ -133,7 +135,7 @@ func preferFullResponse(metrics map[string]any) {
 	for _, st := range interactivityStats {
 		delete(metrics, st+"_itl")
 		delete(metrics, st+"_intvty")
-		if itl, ok := metrics[st+"_full_response_itl"].(float64); ok && finite(itl) && itl > 0 {
+		if itl, ok := metrics[st+"_full_response_itl"].(float64); ok && schema.Finite(itl) && itl > 0 {
 			metrics[st+"_itl"] = itl
 			metrics[st+"_intvty"] = 1 / itl
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/schema"
 )
 
 // Repairs of legacy rows, applied by the pipeline to a decoded row before
@@ -73,7 +74,7 @@ func RepairLegacyTPURow(runID int64, row map[string]any) bool {
 		return false
 	}
 	for _, key := range []string{"tput_per_gpu", "input_tput_per_gpu", "output_tput_per_gpu"} {
-		if v, ok := jsonNumber(row[key]); ok && finite(v) {
+		if v, ok := jsonNumber(row[key]); ok && schema.Finite(v) {
 			row[key] = v / float64(dp)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/schema"
 )
 
 // capturedMetrics is the numeric content of a row.
@@ -49,7 +50,7 @@ func captureMetrics(cat *catalog.Catalog, row map[string]any, values map[string]
 			}
 			continue
 		}
-		if !finite(f) {
+		if !schema.Finite(f) {
 			if cat.IsKnownMetric(key) {
 				if c.nonFinite == nil {
 					c.nonFinite = map[string]bool{}
@@ -78,7 +79,7 @@ func mayBeNegative(key string) bool { return strings.HasSuffix(key, "_temp_c") }
 // (mayBeNegative). "" when f is a value.
 func quantityFault(key string, f float64) string {
 	switch {
-	case !finite(f):
+	case !schema.Finite(f):
 		return "non-finite value"
 	case f < 0 && !mayBeNegative(key):
 		return "negative value " + strconv.FormatFloat(f, 'g', -1, 64)

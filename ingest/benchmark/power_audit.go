@@ -3,6 +3,8 @@ package benchmark
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 // Limits of power_invalid_reasons.
@@ -87,7 +89,7 @@ func extractPowerAudit(v any) json.RawMessage {
 		"window_end_unix":   &a.WindowEndUnix,
 		"max_sample_gap_s":  &a.MaxSampleGapS,
 	} {
-		if f, ok := jsonNumber(m[key]); ok && finite(f) {
+		if f, ok := jsonNumber(m[key]); ok && schema.Finite(f) {
 			*dst = &f
 			fields++
 		}

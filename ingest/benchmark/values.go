@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 // Raw row values come from ReadRows (json.Number for numbers) but plain Go
@@ -38,7 +40,7 @@ func jsonNumber(v any) (float64, bool) {
 // numeric string.
 func FiniteJSONNumber(v any) (float64, bool) {
 	f, ok := jsonNumber(v)
-	return f, ok && finite(f)
+	return f, ok && schema.Finite(f)
 }
 
 // numericValue returns the value of a JSON number or of a numeric string
@@ -69,13 +71,11 @@ func isRangeErr(err error) bool {
 	return ok && ne.Err == strconv.ErrRange
 }
 
-func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-
 // integerValue returns the value of a number or numeric string that is a
 // finite integer ("8192", 8192, 8192.0).
 func integerValue(v any) (int64, bool) {
 	f, ok := numericValue(v)
-	if !ok || !finite(f) || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+	if !ok || !schema.Finite(f) || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 		return 0, false
 	}
 	return int64(f), true

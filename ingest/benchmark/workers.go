@@ -1,6 +1,10 @@
 package benchmark
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/inferencex/ingest/schema"
+)
 
 // worker is one entry of the per-worker power breakdown of multinode rows.
 type worker struct {
@@ -63,7 +67,7 @@ func extractWorkers(v any) (json.RawMessage, *Outcome) {
 
 func finiteNumber(v any) (float64, bool) {
 	f, ok := numericValue(v)
-	return f, ok && finite(f)
+	return f, ok && schema.Finite(f)
 }
 
 func optionalFinite(v any) *float64 {

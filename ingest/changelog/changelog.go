@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/ptr"
 	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
@@ -121,7 +122,7 @@ func Parse(r io.Reader) (Changelog, []Problem, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return Changelog{}, nil, fmt.Errorf("not a changelog object: %v", err)
 	}
-	c := Changelog{BaseRef: clean(deref(f.BaseRef)), HeadRef: clean(deref(f.HeadRef))}
+	c := Changelog{BaseRef: clean(ptr.Deref(f.BaseRef)), HeadRef: clean(ptr.Deref(f.HeadRef))}
 	if c.BaseRef == "" || c.HeadRef == "" {
 		return Changelog{}, nil, ErrUnusable{Reason: "changelog has no base_ref/head_ref"}
 	}
@@ -216,13 +217,6 @@ func Fallback(run RunInfo) Changelog {
 	}
 	return Changelog{BaseRef: "unknown", HeadRef: head, Fallback: true,
 		Entries: []Entry{{ConfigKeys: []string{}, Description: desc}}}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // clean trims a value and drops NUL characters, which PostgreSQL text

@@ -25,6 +25,13 @@ import (
 func migratedBefore5(t *testing.T) string {
 	t.Helper()
 	db := pgtest.New(t)
+	migrateBefore5(t, db)
+	return db
+}
+
+// migrateBefore5 takes the database at db down to migration 4.
+func migrateBefore5(t *testing.T, db string) {
+	t.Helper()
 	// Down past every migration from 5 on (later ones are numbered higher).
 	steps := 0
 	for _, v := range migrationVersions(t) {
@@ -32,21 +39,24 @@ func migratedBefore5(t *testing.T) string {
 			steps++
 		}
 	}
-	requireCode(t, cli.ExitOK, run(t, map[string]string{"DATABASE_URL": db}, "migrate", "down", fmt.Sprint(steps)))
+	requireCode(t, cli.ExitOK, run(t, map[string]string{"DATABASE_URL": db}, "migrate", "down", fmt.Sprint(steps), "--yes"))
 	require.False(t, tableExists(t, db, "backfill_runs"), "the test starts before migration 5")
 	require.True(t, tableExists(t, db, "ingests"))
-	return db
 }
 
 // TestStatusBeforeBackfillMigration: `ingest status` never migrates (it is read-only), so it reads
 // a ledger whose schema predates migration 000005_backfill: without the backfill tables it lists
-// the ingests and no pass.
+// the ingests and no pass. A write with --no-migrate refuses that schema.
 func TestStatusBeforeBackfillMigration(t *testing.T) {
-	db := migratedBefore5(t)
+	db := pgtest.New(t)
 	dir, _ := genTree(t, generate.Options{Points: 3, Seed: 1, RunID: 28400000011})
-	vars := map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production", "INGEST_NO_MIGRATE": "1"}
+	vars := map[string]string{"DATABASE_URL": db, "INGEST_REPO": runTestRepo, "INGEST_TARGET": "production"}
+	requireCode(t, cli.ExitOK, run(t, vars, "load", dir))
+	migrateBefore5(t, db)
 	r := run(t, vars, "load", "--no-migrate", dir)
-	requireCode(t, cli.ExitOK, r)
+	requireCode(t, cli.ExitUsage, r)
+	require.Contains(t, r.stderr, `(schema version 4, this binary needs `)
+	require.Contains(t, r.stderr, `run "ingest migrate up" first`)
 	require.False(t, tableExists(t, db, "backfill_runs"))
 
 	for _, args := range [][]string{{"status"}, {"status", "--run-id", "28400000011"}, {"status", "--format", "json"}} {

@@ -297,44 +297,21 @@ func (a *app) usageError(cmd *cobra.Command, err error) {
 	fmt.Fprintf(w, "Run '%s --help' for usage.\n", cmd.CommandPath())
 }
 
-// closestFlag is the visible flag of cmd nearest to typed (at most two
-// edits away, or a prefix of it), "" when none is.
+// closestFlag is a visible flag of cmd close to typed, "" when none is:
+// cobra suggests flags as it suggests commands (within two edits, or typed
+// is a prefix), so the flags are given to it as the commands of a scratch
+// command.
 func closestFlag(cmd *cobra.Command, typed string) string {
-	best, bestD := "", 3
+	flags := &cobra.Command{SuggestionsMinimumDistance: 2}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Hidden {
-			return
-		}
-		d := editDistance(typed, f.Name)
-		if strings.HasPrefix(f.Name, typed) && len(typed) >= 3 {
-			d = min(d, 1)
-		}
-		if d < bestD {
-			best, bestD = f.Name, d
+		if !f.Hidden {
+			flags.AddCommand(&cobra.Command{Use: f.Name, Run: func(*cobra.Command, []string) {}})
 		}
 	})
-	return best
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	if s := flags.SuggestionsFor(typed); len(s) > 0 {
+		return s[0]
 	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // oldFlag is a long flag written with one dash (-run-id, -format=json),

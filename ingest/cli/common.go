@@ -236,10 +236,11 @@ func readFiles(list string) ([]io.Reader, func(), error) {
 }
 
 // failOpen reports why the database could not be opened for a command. A
-// target that is production's database, or one
-// whose schema this program does not own is refused as a usage error
-// (ExitUsage): the command names the wrong database, or one to adopt
-// first; nothing was written to it.
+// target that is production's database, one whose schema this program does
+// not own, or one not migrated to the newest schema (a write with
+// --no-migrate) is refused as a usage error (ExitUsage): the command names
+// the wrong database, or one to adopt or migrate first; nothing was
+// written to it.
 func failOpen(env Env, err error) int {
 	var same *sameDatabaseError
 	if errors.As(err, &same) {
@@ -247,7 +248,7 @@ func failOpen(env Env, err error) int {
 		return ExitUsage
 	}
 	code := fail(env, "%v", err)
-	if errors.Is(err, store.ErrForeignSchema) || errors.Is(err, store.ErrNoSchema) {
+	if errors.Is(err, store.ErrForeignSchema) || errors.Is(err, store.ErrNoSchema) || errors.Is(err, store.ErrNotMigrated) {
 		return ExitUsage
 	}
 	return code

@@ -60,7 +60,8 @@ func TestMigrateDownDefaultsToOneStep(t *testing.T) {
 }
 
 // TestNoMigrate: database commands apply pending migrations first unless
-// --no-migrate or INGEST_NO_MIGRATE says not to.
+// --no-migrate or INGEST_NO_MIGRATE says not to; a write then refuses the
+// older schema (a usage error) naming both versions and the fix.
 func TestNoMigrate(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -69,8 +70,8 @@ func TestNoMigrate(t *testing.T) {
 		vars     map[string]string
 		wantCode int
 	}{
-		{"--no-migrate", []string{"--no-migrate"}, nil, cli.ExitAborted},
-		{"INGEST_NO_MIGRATE=1", nil, map[string]string{"INGEST_NO_MIGRATE": "1"}, cli.ExitAborted},
+		{"--no-migrate", []string{"--no-migrate"}, nil, cli.ExitUsage},
+		{"INGEST_NO_MIGRATE=1", nil, map[string]string{"INGEST_NO_MIGRATE": "1"}, cli.ExitUsage},
 		{"--no-migrate=false beats INGEST_NO_MIGRATE", []string{"--no-migrate=false"}, map[string]string{"INGEST_NO_MIGRATE": "true"}, cli.ExitOK},
 		{"migrations applied by default", nil, nil, cli.ExitOK},
 	}
@@ -88,7 +89,8 @@ func TestNoMigrate(t *testing.T) {
 				require.Equal(t, int64(12), count(t, db, "benchmark_results"))
 				return
 			}
-			require.Contains(t, r.stderr, "ingest: aborted: ")
+			require.Contains(t, r.stderr, fmt.Sprintf(`ingest: the database is not migrated (schema version 0, this binary needs %d): `+
+				`every write needs the newest schema; run "ingest migrate up" first`, slices.Max(migrationVersions(t))))
 			require.False(t, tableExists(t, db, "benchmark_results"), "the schema was left alone")
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/inferencex/ingest/ingest/ptr"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -236,8 +237,8 @@ func (t *target) scanTrace(rows pgx.Rows) error {
 		if err != nil {
 			return err
 		}
-		t.rows.put(TableTraces, k, &row{layout: layout, values: traceValues(profile, deref(profileSize), metricsJSON, deref(jsonSize),
-			csv, deref(csvSize), aiperf, layout)})
+		t.rows.put(TableTraces, k, &row{layout: layout, values: traceValues(profile, ptr.Deref(profileSize), metricsJSON, ptr.Deref(jsonSize),
+			csv, ptr.Deref(csvSize), aiperf, layout)})
 		return nil
 	}
 	var profileGz, jsonGz, csv []byte
@@ -254,7 +255,7 @@ func (t *target) scanTrace(rows pgx.Rows) error {
 	if err != nil {
 		return fmt.Errorf("trace of %s: server_metrics_json_gz: %w", k, err)
 	}
-	v := traceValues(profile, deref(profileSize), metricsJSON, deref(jsonSize), csv, deref(csvSize), nil, "")
+	v := traceValues(profile, ptr.Deref(profileSize), metricsJSON, ptr.Deref(jsonSize), csv, ptr.Deref(csvSize), nil, "")
 	t.rows.put(TableTraces, k, &row{values: v})
 	return nil
 }
@@ -292,11 +293,4 @@ func gunzipDigest(gz []byte) ([]byte, error) {
 		return nil, err
 	}
 	return h.Sum(nil), r.Close()
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }

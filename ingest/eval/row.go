@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/catalog"
+	"github.com/inferencex/ingest/schema"
 )
 
 // Row is one eval_results row as read from an artifact, before its
@@ -78,7 +79,7 @@ func floatValue(v any) (float64, bool) {
 	default:
 		return 0, false
 	}
-	return f, !math.IsNaN(f) && !math.IsInf(f, 0)
+	return f, schema.Finite(f)
 }
 
 // optPositive is v when it is positive, else nil (0 is the AgentX

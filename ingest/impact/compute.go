@@ -2,23 +2,23 @@ package impact
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/ptr"
 	"github.com/inferencex/ingest/schema"
 )
 
 // Compute tells what the update of latest_benchmarks (view, the outcome
 // of RunTx.UpdateLatestBenchmarks) did to the curves it touched (curves,
-// from RunTx.CurveImpact). An update that failed, or a schema without the
-// per-curve view, has no known impact; one that was skipped (the run
-// changed nothing the view shows) changes nothing.
+// from RunTx.CurveImpact). An update that failed has no known impact; one
+// that was skipped (the run changed nothing the view shows) changes
+// nothing.
 func Compute(curves []schema.CurveImpact, view schema.ViewRefresh) (*schema.Impact, error) {
 	imp := &schema.Impact{Status: schema.ImpactUnchanged, Curves: []schema.CurveChange{}}
 	switch view.Status {
-	case schema.RefreshFailed, schema.RefreshAbsent:
+	case schema.RefreshFailed:
 		imp.Status = schema.ImpactUnknown
 		return imp, nil
 	case schema.RefreshSkipped:
@@ -184,7 +184,7 @@ func groupGained(pts []schema.CurvePoint, armOf func(schema.CurvePoint) string) 
 	at := map[groupKey]int{}
 	for _, p := range pts {
 		g := schema.GainedPoints{Arm: armOf(p), Recipe: p.RecipeFingerprint, RunID: p.GitHubRunID, Attempt: p.RunAttempt}
-		key := groupKey{g.Arm, g.Recipe != nil, deref(g.Recipe), g.RunID, g.Attempt}
+		key := groupKey{g.Arm, g.Recipe != nil, ptr.Deref(g.Recipe), g.RunID, g.Attempt}
 		i, ok := at[key]
 		if !ok {
 			i = len(out)
@@ -197,17 +197,10 @@ func groupGained(pts []schema.CurvePoint, armOf func(schema.CurvePoint) string) 
 		slices.Sort(out[i].Concs)
 	}
 	slices.SortStableFunc(out, func(a, b schema.GainedPoints) int {
-		return cmp.Or(strings.Compare(a.Arm, b.Arm), strings.Compare(deref(a.Recipe), deref(b.Recipe)),
+		return cmp.Or(strings.Compare(a.Arm, b.Arm), strings.Compare(ptr.Deref(a.Recipe), ptr.Deref(b.Recipe)),
 			cmp.Compare(a.RunID, b.RunID), cmp.Compare(a.Attempt, b.Attempt))
 	})
 	return out
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // magnitude orders relative changes: the largest first, none last.
@@ -310,11 +303,4 @@ func frontierLine(pts []schema.CurvePoint, idx []int, ch chart) []schema.Frontie
 		return cmp.Compare(a.X, b.X)
 	})
 	return line
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

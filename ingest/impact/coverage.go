@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -73,7 +74,7 @@ func coverageLoss(c schema.CurveChange, before, after []schema.CurvePoint, point
 			names[i] = schema.FrontierPoint{Conc: p.Conc, Arm: p.Arm}
 		}
 		out = append(out, fmt.Sprintf("%s no longer shown, with no re-measurement at the same concurrency and arm: %s",
-			plural(len(lost), "point", "points"), listPoints(names)))
+			wording.Plural(len(lost), "point", "points"), listPoints(names)))
 	}
 	if len(a.Arms) < len(b.Arms) {
 		var gone []string
@@ -102,7 +103,7 @@ func coverageLoss(c schema.CurveChange, before, after []schema.CurvePoint, point
 		}
 		if len(unreached) > 0 {
 			out = append(out, fmt.Sprintf("%s frontier: %s that no point after reaches within %s (x) and %s (throughput): %s",
-				ch.name, plural(len(unreached), "point", "points"), percent(tol.x(ch)), percent(tol.tput), listPoints(unreached)))
+				ch.name, wording.Plural(len(unreached), "point", "points"), percent(tol.x(ch)), percent(tol.tput), listPoints(unreached)))
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/ptr"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -81,7 +82,7 @@ func frontier(pts []schema.CurvePoint, ch chart, point func(schema.CurvePoint) s
 			return 1
 		}
 		return cmp.Or(strings.Compare(a.id.Arm, b.id.Arm), cmp.Compare(a.id.Conc, b.id.Conc),
-			strings.Compare(deref(pts[a.i].RecipeFingerprint), deref(pts[b.i].RecipeFingerprint)), a.i-b.i)
+			strings.Compare(ptr.Deref(pts[a.i].RecipeFingerprint), ptr.Deref(pts[b.i].RecipeFingerprint)), a.i-b.i)
 	})
 	var out []int
 	best := math.Inf(-1)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/ptr"
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -89,7 +91,7 @@ func Guard(imp *schema.Impact, mode string, accept []string) []string {
 func RefusalReason(keys []string) string {
 	return fmt.Sprintf("the coverage guard refused the run: it would shrink %s (listed in the report); "+
 		"to replace them deliberately, rerun with --accept-coverage-loss %s (or %s) or add a coverageLossAccepted entry to the run overrides",
-		plural(len(keys), "published curve", "published curves"), LossToken(keys), AcceptAll)
+		wording.Plural(len(keys), "published curve", "published curves"), LossToken(keys), AcceptAll)
 }
 
 // CheckAppendOnly records in imp what an append-only run did to the
@@ -103,7 +105,7 @@ func CheckAppendOnly(imp *schema.Impact) []schema.TouchedPoint {
 			how := schema.TouchedReplaced
 			if r.MatchedBy == schema.MatchedByConcurrency && r.Previous.Conc == r.New.Conc && r.Previous.Arm == r.New.Arm {
 				how = schema.TouchedRerun
-				if deref(r.Previous.Recipe) != deref(r.New.Recipe) {
+				if ptr.Deref(r.Previous.Recipe) != ptr.Deref(r.New.Recipe) {
 					how = schema.TouchedRecipeChanged
 				}
 			}
@@ -121,5 +123,5 @@ func CheckAppendOnly(imp *schema.Impact) []schema.TouchedPoint {
 // guard refused because it touched published points.
 func AppendOnlyRefusalReason(touched []schema.TouchedPoint) string {
 	return fmt.Sprintf("the coverage guard refused the run: it is marked append-only but touches %s "+
-		"(listed in the report); an append-only run may only add points", plural(len(touched), "published point", "published points"))
+		"(listed in the report); an append-only run may only add points", wording.Plural(len(touched), "published point", "published points"))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -63,7 +64,7 @@ func actionsOf(s *schema.Summary, esc func(string) string) []action {
 	if n := appendOnlyTouched(imp); n > 0 {
 		out = append(out, action{true, fmt.Sprintf("**Append-only broken: %s touched** (%s). An append-only run may only add points: "+
 			"move these re-measurements to a run that is not append-only, or drop `append-only` from its changelog entry.",
-			plural(n, "published point", "published points"), esc(touchedList(imp.AppendOnly.Touched, 5)))})
+			wording.Plural(n, "published point", "published points"), esc(touchedList(imp.AppendOnly.Touched, 5)))})
 	}
 	if n := openCoverageLoss(imp); n > 0 {
 		verb := "If the replacement is deliberate, acknowledge it"
@@ -71,17 +72,17 @@ func actionsOf(s *schema.Summary, esc func(string) string) []action {
 			verb = "If the replacement is deliberate, rerun " + rerun
 		}
 		out = append(out, action{refused, fmt.Sprintf("**Coverage loss on %s** (table below). %s with %s, "+
-			"or a `coverageLossAccepted` entry of the run overrides.", plural(n, "published curve", "published curves"), verb, acceptHint(imp))})
+			"or a `coverageLossAccepted` entry of the run overrides.", wording.Plural(n, "published curve", "published curves"), verb, acceptHint(imp))})
 	}
 	if n := failureTotal(s); n > 0 && s.Status != schema.StatusAborted {
 		out = append(out, action{true, fmt.Sprintf("**%s** (listed below): fix the artifacts or files named, then rerun %s; the rest is written.",
-			plural64(n, "failure", "failures"), rerun)})
+			wording.Plural(n, "failure", "failures"), rerun)})
 	}
 	if n := unmappedValueCount(s.Unmapped); n > 0 {
 		rows := s.Rows.Benchmark.Unmapped + s.Rows.Eval.Unmapped
 		out = append(out, action{false, fmt.Sprintf("**%s** kept %s out: add them to the alias tables "+
-			"(docs/operations.md, Extending the reference data), then rerun %s.", plural(n, "unmapped value", "unmapped values"),
-			plural64(rows, "row", "rows"), rerun)})
+			"(docs/operations.md, Extending the reference data), then rerun %s.", wording.Plural(n, "unmapped value", "unmapped values"),
+			wording.Plural(rows, "row", "rows"), rerun)})
 	}
 	if s.Details.NoConclusion && s.Status != schema.StatusAborted {
 		out = append(out, action{false, "**Hidden from the dashboard:** the run has no conclusion, and the dashboard shows only runs with one. " +
@@ -90,10 +91,10 @@ func actionsOf(s *schema.Summary, esc func(string) string) []action {
 	if below, errs := evalProblems(imp); below > 0 || errs > 0 {
 		var parts []string
 		if below > 0 {
-			parts = append(parts, plural(below, "eval below its threshold", "evals below their threshold"))
+			parts = append(parts, wording.Plural(below, "eval below its threshold", "evals below their threshold"))
 		}
 		if errs > 0 {
-			parts = append(parts, plural(errs, "eval integration error", "eval integration errors"))
+			parts = append(parts, wording.Plural(errs, "eval integration error", "eval integration errors"))
 		}
 		out = append(out, action{false, fmt.Sprintf("**%s** (eval evidence below): review the scores; a run that should not "+
 			"be published is purged with a `purge` entry of the run overrides.", strings.Join(parts, ", "))})

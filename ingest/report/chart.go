@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -100,7 +101,7 @@ func writeMarkdownCharts(b *strings.Builder, imp *schema.Impact) {
 	}
 	slices.SortStableFunc(ms, func(x, y moved) int { return cmp.Compare(y.move, x.move) })
 	ms = ms[:min(chartCurves, len(ms))]
-	fmt.Fprintf(b, "\n<details open><summary>Frontier moved most: %s</summary>\n", plural(len(ms), "curve", "curves"))
+	fmt.Fprintf(b, "\n<details open><summary>Frontier moved most: %s</summary>\n", wording.Plural(len(ms), "curve", "curves"))
 	for _, m := range ms {
 		before, after := chartLines(m.c)
 		grid := chartGridOf(before, after)

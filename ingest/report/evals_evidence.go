@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -27,13 +28,13 @@ func evalEvidenceHeadline(ev []schema.EvalEvidence) string {
 			failed++
 		}
 	}
-	s := "Eval evidence: " + plural(len(ev), "task", "tasks")
+	s := "Eval evidence: " + wording.Plural(len(ev), "task", "tasks")
 	var parts []string
 	if below > 0 {
 		parts = append(parts, fmt.Sprintf("%d below threshold", below))
 	}
 	if failed > 0 {
-		parts = append(parts, fmt.Sprintf("❌ %s", plural(failed, "integration error", "integration errors")))
+		parts = append(parts, fmt.Sprintf("❌ %s", wording.Plural(failed, "integration error", "integration errors")))
 	}
 	if len(parts) > 0 {
 		s += " — " + strings.Join(parts, ", ")
@@ -159,7 +160,7 @@ func publishedLines(ev []schema.EvalEvidence) []string {
 		}
 		n := ps[0]
 		out = append(out, fmt.Sprintf("%s: %s–%s over %s (newest %s: %s %s %s, run %d, %s)", name,
-			strconv.FormatFloat(lo, 'f', 4, 64), strconv.FormatFloat(hi, 'f', 4, 64), plural(len(ps), "score", "scores"),
+			strconv.FormatFloat(lo, 'f', 4, 64), strconv.FormatFloat(hi, 'f', 4, 64), wording.Plural(len(ps), "score", "scores"),
 			strconv.FormatFloat(n.Score, 'f', 4, 64), n.Hardware, n.Framework, n.Precision, n.RunID, n.Date))
 	}
 	return out
@@ -185,7 +186,7 @@ func writeMarkdownEvalEvidence(b *strings.Builder, s *schema.Summary, caps listC
 	for i, e := range ev {
 		if i == caps.evals {
 			below, _ := evalProblems(&schema.Impact{Evals: ev[i:]})
-			more := plural(len(ev)-i, "more task", "more tasks")
+			more := wording.Plural(len(ev)-i, "more task", "more tasks")
 			if below > 0 {
 				more += fmt.Sprintf(", %d of them below threshold,", below)
 			}

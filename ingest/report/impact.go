@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -77,10 +78,10 @@ func headingWithImpact(s *schema.Summary, esc func(string) string) (string, stri
 		sentence += " The dashboard will not show this run: it has no conclusion."
 	}
 	if n := openCoverageLoss(s.Impact); n > 0 {
-		sentence += fmt.Sprintf(" Coverage loss on %s.", plural(n, "published curve", "published curves"))
+		sentence += fmt.Sprintf(" Coverage loss on %s.", wording.Plural(n, "published curve", "published curves"))
 	}
 	if touched := appendOnlyTouched(s.Impact); touched > 0 {
-		sentence += fmt.Sprintf(" The append-only run touches %s.", plural(touched, "published point", "published points"))
+		sentence += fmt.Sprintf(" The append-only run touches %s.", wording.Plural(touched, "published point", "published points"))
 	}
 	if emoji == "✅" && len(actionsOf(s, esc)) > 0 {
 		emoji = "⚠️"
@@ -127,15 +128,15 @@ func impactHeadline(imp *schema.Impact) string {
 	case schema.ImpactUnchanged:
 		if imp.CurvesTouched > 0 {
 			return fmt.Sprintf("Dashboard impact: nothing changes (%s touched, every point as before).",
-				plural(imp.CurvesTouched, "curve", "curves"))
+				wording.Plural(imp.CurvesTouched, "curve", "curves"))
 		}
 		return "Dashboard impact: nothing changes."
 	}
 	s := fmt.Sprintf("Dashboard impact: %s of %d touched change — %d gained, %d replaced, %d dropped, %d kept",
-		plural(imp.CurvesChanged, "curve", "curves"), imp.CurvesTouched, imp.PointsGained, imp.PointsReplaced,
+		wording.Plural(imp.CurvesChanged, "curve", "curves"), imp.CurvesTouched, imp.PointsGained, imp.PointsReplaced,
 		imp.PointsDropped, imp.PointsKept)
 	if imp.CoverageLossCurves > 0 {
-		s += fmt.Sprintf("; coverage loss on %s", plural(imp.CoverageLossCurves, "curve", "curves"))
+		s += fmt.Sprintf("; coverage loss on %s", wording.Plural(imp.CoverageLossCurves, "curve", "curves"))
 		if len(imp.Accepted) > 0 {
 			s += fmt.Sprintf(" (%d acknowledged)", len(imp.Accepted))
 		}
@@ -175,7 +176,7 @@ func writeMarkdownImpact(b *strings.Builder, s *schema.Summary, caps listCaps) {
 		return
 	}
 	if imp.AppendOnly != nil && len(imp.AppendOnly.Touched) == 0 {
-		fmt.Fprintf(b, "\nAppend-only: %s added, 0 existing points touched.\n", plural(imp.AppendOnly.Added, "point", "points"))
+		fmt.Fprintf(b, "\nAppend-only: %s added, 0 existing points touched.\n", wording.Plural(imp.AppendOnly.Added, "point", "points"))
 	}
 	if imp.Status != schema.ImpactChanged {
 		fmt.Fprintf(b, "\n%s\n", impactHeadline(imp))
@@ -187,7 +188,7 @@ func writeMarkdownImpact(b *strings.Builder, s *schema.Summary, caps listCaps) {
 	fmt.Fprintf(b, "\n<details><summary>%s</summary>\n", impactHeadline(imp))
 	for i, c := range imp.Curves {
 		if i == caps.curves {
-			fmt.Fprintf(b, "\n… and %s %s.\n", plural(len(imp.Curves)-i, "more changed curve", "more changed curves"), fullList(s.Run.SourceRunID))
+			fmt.Fprintf(b, "\n… and %s %s.\n", wording.Plural(len(imp.Curves)-i, "more changed curve", "more changed curves"), fullList(s.Run.SourceRunID))
 			break
 		}
 		writeMarkdownCurve(b, c, caps.replaced)
@@ -209,7 +210,7 @@ func writeMarkdownLossTable(b *strings.Builder, s *schema.Summary, caps listCaps
 	b.WriteString("\n\n| curve | what is lost |\n|---|---|\n")
 	for i, c := range loss {
 		if i == caps.lossCurves {
-			fmt.Fprintf(b, "\n… and %s %s.\n", plural(len(loss)-i, "more curve", "more curves"), fullList(s.Run.SourceRunID))
+			fmt.Fprintf(b, "\n… and %s %s.\n", wording.Plural(len(loss)-i, "more curve", "more curves"), fullList(s.Run.SourceRunID))
 			break
 		}
 		mark := ""
@@ -232,10 +233,10 @@ func writeMarkdownTouched(b *strings.Builder, s *schema.Summary, caps listCaps) 
 	}
 	touched := s.Impact.AppendOnly.Touched
 	fmt.Fprintf(b, "\n**Append-only run touches %s** (%s added)\n\n| curve | conc | arm | what happened |\n|---|---|---|---|\n",
-		plural(len(touched), "published point", "published points"), plural(s.Impact.AppendOnly.Added, "point", "points"))
+		wording.Plural(len(touched), "published point", "published points"), wording.Plural(s.Impact.AppendOnly.Added, "point", "points"))
 	for i, p := range touched {
 		if i == caps.lossCurves {
-			fmt.Fprintf(b, "\n… and %s %s.\n", plural(len(touched)-i, "more point", "more points"), fullList(s.Run.SourceRunID))
+			fmt.Fprintf(b, "\n… and %s %s.\n", wording.Plural(len(touched)-i, "more point", "more points"), fullList(s.Run.SourceRunID))
 			break
 		}
 		fmt.Fprintf(b, "| `%s` | %d | %s | %s |\n", p.Curve, p.Conc, mdInline(p.Arm), p.How)
@@ -296,7 +297,7 @@ func lossSummary(c schema.CurveChange) string {
 	}
 	var parts []string
 	if lost := lostPoints(c); len(lost) > 0 {
-		p := plural(len(lost), "point", "points") + " (" + pointList(lost[:min(3, len(lost))])
+		p := wording.Plural(len(lost), "point", "points") + " (" + pointList(lost[:min(3, len(lost))])
 		if len(lost) > 3 {
 			p += fmt.Sprintf(", +%d", len(lost)-3)
 		}
@@ -343,7 +344,7 @@ func writeMarkdownCurve(b *strings.Builder, c schema.CurveChange, replacedCap in
 	b.WriteString("\n|---|---|" + strings.Repeat("---:|", len(impactMetrics())) + "\n")
 	for i, r := range c.Replaced {
 		if i == replacedCap {
-			fmt.Fprintf(b, "\n… and %s.\n", plural(len(c.Replaced)-i, "more replaced point", "more replaced points"))
+			fmt.Fprintf(b, "\n… and %s.\n", wording.Plural(len(c.Replaced)-i, "more replaced point", "more replaced points"))
 			break
 		}
 		fmt.Fprintf(b, "| %s | %s |", concCell(r), mdInline(armPair(r)))
@@ -536,7 +537,7 @@ func writeTextImpact(b *strings.Builder, s *schema.Summary) {
 	for i, c := range imp.Curves {
 		if i == impactCurveLimit {
 			fmt.Fprintf(b, "  … and %s (the JSON summary lists every curve)\n",
-				plural(len(imp.Curves)-i, "more changed curve", "more changed curves"))
+				wording.Plural(len(imp.Curves)-i, "more changed curve", "more changed curves"))
 			break
 		}
 		fmt.Fprintf(b, "  %s: %s\n", c.Key, curveSummary(c))
@@ -550,7 +551,7 @@ func writeTextImpact(b *strings.Builder, s *schema.Summary) {
 		}
 		for j, r := range c.Replaced {
 			if j == impactReplacementLimit {
-				fmt.Fprintf(b, "    … and %s\n", plural(len(c.Replaced)-j, "more replaced point", "more replaced points"))
+				fmt.Fprintf(b, "    … and %s\n", wording.Plural(len(c.Replaced)-j, "more replaced point", "more replaced points"))
 				break
 			}
 			var vals []string
@@ -571,7 +572,7 @@ func writeTextImpact(b *strings.Builder, s *schema.Summary) {
 			imp.LossToken)
 	}
 	if imp.AppendOnly != nil {
-		fmt.Fprintf(b, "  append-only: %s added, %s touched\n", plural(imp.AppendOnly.Added, "point", "points"),
-			plural(len(imp.AppendOnly.Touched), "existing point", "existing points"))
+		fmt.Fprintf(b, "  append-only: %s added, %s touched\n", wording.Plural(imp.AppendOnly.Added, "point", "points"),
+			wording.Plural(len(imp.AppendOnly.Touched), "existing point", "existing points"))
 	}
 }

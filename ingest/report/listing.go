@@ -81,19 +81,3 @@ func failureLine(f schema.Failure, esc func(string) string) string {
 	}
 	return strings.Join(where, " / ") + ": " + reason
 }
-
-// plural is "1 failure" or "N failures".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// plural64 is plural for a count that may pass an int's range on 32 bits.
-func plural64(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -138,7 +139,7 @@ func writeCutNote(b *strings.Builder, s *schema.Summary, limit int, bud *budget)
 		{listServerMetricWarnings, "server metric warning", "server metric warnings"},
 	} {
 		if n := bud.omitted[k.kind]; n > 0 {
-			parts = append(parts, plural(n, k.one, k.many))
+			parts = append(parts, wording.Plural(n, k.one, k.many))
 		}
 	}
 	where := "the job summary of the ingest workflow run, "
@@ -249,10 +250,10 @@ func writeMarkdownDetails(b *strings.Builder, s *schema.Summary, bud *budget) {
 	}
 	var summary []string
 	if nUnmapped > 0 {
-		summary = append(summary, plural(nUnmapped, "unmapped value", "unmapped values"))
+		summary = append(summary, wording.Plural(nUnmapped, "unmapped value", "unmapped values"))
 	}
 	if nFailures > 0 {
-		summary = append(summary, plural64(nFailures, "failure", "failures"))
+		summary = append(summary, wording.Plural(nFailures, "failure", "failures"))
 	}
 	fmt.Fprintf(b, "\n<details><summary>%s</summary>\n", strings.Join(summary, ", "))
 

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -73,7 +74,7 @@ func RunHistory(w io.Writer, runID int64, ingests []schema.IngestRecord) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	fmt.Fprintf(&b, "Run %d: %s, newest first\n", runID, plural(len(ingests), "ingest", "ingests"))
+	fmt.Fprintf(&b, "Run %d: %s, newest first\n", runID, wording.Plural(len(ingests), "ingest", "ingests"))
 	for _, r := range ingests {
 		fmt.Fprintf(&b, "\n#%d  %s attempt %d  %s  started %s  took %s  into %s", r.ID, plainInline(r.Repo), r.Attempt, r.Status,
 			stamp(r.StartedAt), duration(r), plainInline(r.Target))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -17,12 +18,12 @@ func ViewStatus(w io.Writer, views []schema.ViewState) error {
 	for _, v := range views {
 		state := "fresh"
 		if v.Stale {
-			state = fmt.Sprintf("STALE: %s not shown yet", plural(int(v.PendingChanges), "change", "changes"))
+			state = fmt.Sprintf("STALE: %s not shown yet", wording.Plural(int(v.PendingChanges), "change", "changes"))
 			if v.StaleSince != nil {
 				state += " (since " + stamp(*v.StaleSince) + " UTC)"
 			}
 		}
-		fmt.Fprintf(&b, "%s  %s, %s", v.View, state, plural(int(v.Rows), "row", "rows"))
+		fmt.Fprintf(&b, "%s  %s, %s", v.View, state, wording.Plural(int(v.Rows), "row", "rows"))
 		if v.RefreshedAt != nil {
 			fmt.Fprintf(&b, ", refreshed %s UTC", stamp(*v.RefreshedAt))
 		}
@@ -50,15 +51,16 @@ func stampPtr(t *time.Time) string {
 func viewRefreshLine(v schema.ViewRefresh) string {
 	switch v.Status {
 	case schema.RefreshRefreshed:
-		what := plural(int(v.Changes), "change", "changes")
+		what := wording.Plural(int(v.Changes), "change", "changes")
 		if v.Curves > 0 {
-			what += ", " + plural(int(v.Curves), "curve", "curves")
+			what += ", " + wording.Plural(int(v.Curves), "curve", "curves")
 		}
 		return fmt.Sprintf("%s refreshed in %d ms (%s)", v.View, v.DurationMS, what)
 	case schema.RefreshSkipped:
 		return v.View + " unchanged: refresh skipped"
-	case schema.RefreshAbsent:
-		return v.View + " not in this database (migration 000006 not applied): not refreshed"
+	case schema.RefreshFailed:
+		return v.View + " refresh FAILED: the view is stale until the next ingest or `ingest refresh` (" + plainInline(v.Error) + ")"
 	}
-	return v.View + " refresh FAILED: the view is stale until the next ingest or `ingest refresh` (" + plainInline(v.Error) + ")"
+	// An outcome of an older build (a summary read back from the ledger).
+	return v.View + " not refreshed (" + plainInline(v.Status) + ")"
 }

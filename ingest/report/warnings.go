@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/inferencex/ingest/ingest/wording"
 )
 
 // writeMarkdownWarnings writes a collapsible list of warnings, when there is
@@ -14,7 +16,7 @@ func writeMarkdownWarnings[W any](b *strings.Builder, ws []W, one, many string, 
 	if n == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n<details><summary>%s</summary>\n\n", plural(n, one, many))
+	fmt.Fprintf(b, "\n<details><summary>%s</summary>\n\n", wording.Plural(n, one, many))
 	shown := ws[:min(bud.items, n)]
 	listed := 0
 	for i, w := range shown {

@@ -86,16 +86,12 @@ func (s *Store) EnqueueBackfill(ctx context.Context, passID int64, runs []schema
 	if err != nil {
 		return nil, fmt.Errorf("queue %d runs in backfill pass %d: %w", len(runs), passID, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var state string
-		if err := rows.Scan(&state); err != nil {
-			return nil, fmt.Errorf("queue %d runs in backfill pass %d: %w", len(runs), passID, err)
-		}
-		added[schema.BackfillState(state)]++
-	}
-	if err := rows.Err(); err != nil {
+	queued, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		return nil, fmt.Errorf("queue %d runs in backfill pass %d: %w", len(runs), passID, err)
+	}
+	for _, state := range queued {
+		added[schema.BackfillState(state)]++
 	}
 	return added, nil
 }
@@ -229,10 +225,7 @@ func (s *Store) settled(ctx context.Context, passID int64, query string, args ..
 	if err != nil {
 		return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
 	}
-	defer rows.Close()
-	var out []schema.BackfillSettled
-	for rows.Next() {
-		var r schema.BackfillSettled
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (r schema.BackfillSettled, err error) {
 		var state, status string
 		var ms int64
 		var finished, created *time.Time
@@ -240,8 +233,8 @@ func (s *Store) settled(ctx context.Context, passID int64, query string, args ..
 		if query == qBackfillRuns {
 			dest = append(dest, &created)
 		}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
+		if err := row.Scan(dest...); err != nil {
+			return r, err
 		}
 		if created != nil {
 			r.CreatedAt = created.UTC()
@@ -250,9 +243,9 @@ func (s *Store) settled(ctx context.Context, passID int64, query string, args ..
 		if finished != nil {
 			r.FinishedAt = finished.UTC()
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		return r, nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list backfill pass %d: %w", passID, err)
 	}
 	return out, nil
@@ -266,21 +259,17 @@ func (s *Store) LedgerHits(ctx context.Context, repo string, runIDs []int64, aft
 	if err != nil {
 		return nil, fmt.Errorf("read the ledger: %w", err)
 	}
-	defer rows.Close()
 	hits := map[int64]map[int]schema.LedgerHit{}
-	for rows.Next() {
-		var h schema.LedgerHit
-		var status string
-		if err := rows.Scan(&h.RunID, &h.Attempt, &h.IngestID, &status); err != nil {
-			return nil, fmt.Errorf("read the ledger: %w", err)
-		}
+	var h schema.LedgerHit
+	var status string
+	if _, err := pgx.ForEachRow(rows, []any{&h.RunID, &h.Attempt, &h.IngestID, &status}, func() error {
 		h.Status = schema.Status(status)
 		if hits[h.RunID] == nil {
 			hits[h.RunID] = map[int]schema.LedgerHit{}
 		}
 		hits[h.RunID][h.Attempt] = h
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("read the ledger: %w", err)
 	}
 	return hits, nil
@@ -299,17 +288,14 @@ func (s *Store) RecentIngests(ctx context.Context, limit int, runID int64) ([]sc
 	if err != nil {
 		return nil, fmt.Errorf("read the ledger: %w", schemaHint(err))
 	}
-	defer rows.Close()
-	var out []schema.IngestRecord
-	for rows.Next() {
-		var r schema.IngestRecord
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (r schema.IngestRecord, err error) {
 		var status string
 		var finished *time.Time
 		var ms int64
 		var summary []byte
-		if err := rows.Scan(&r.ID, &r.Repo, &r.RunID, &r.Attempt, &r.MergeRunID, &r.MergeRunAttempt, &status, &r.Target,
+		if err := row.Scan(&r.ID, &r.Repo, &r.RunID, &r.Attempt, &r.MergeRunID, &r.MergeRunAttempt, &status, &r.Target,
 			&r.StartedAt, &finished, &ms, &r.Error, &r.ToolVersion, &summary, &r.BackfillID); err != nil {
-			return nil, fmt.Errorf("read the ledger: %w", err)
+			return r, fmt.Errorf("read the ledger: %w", err)
 		}
 		r.Status, r.Duration, r.StartedAt = schema.Status(status), time.Duration(ms)*time.Millisecond, r.StartedAt.UTC()
 		if finished != nil {
@@ -318,16 +304,12 @@ func (s *Store) RecentIngests(ctx context.Context, limit int, runID int64) ([]sc
 		if len(summary) > 0 {
 			var sum schema.Summary
 			if err := json.Unmarshal(summary, &sum); err != nil {
-				return nil, fmt.Errorf("ingest %d: decode the stored summary: %w", r.ID, err)
+				return r, fmt.Errorf("ingest %d: decode the stored summary: %w", r.ID, err)
 			}
 			r.Summary = &sum
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the ledger: %w", err)
-	}
-	return out, nil
+		return r, nil
+	})
 }
 
 // RecentBackfills lists up to limit passes with their counts: unfinished
@@ -340,23 +322,20 @@ func (s *Store) RecentBackfills(ctx context.Context, limit int) ([]schema.Backfi
 	if err != nil {
 		return nil, fmt.Errorf("read backfill passes: %w", schemaHint(err))
 	}
-	defer rows.Close()
-	var out []schema.BackfillInfo
-	for rows.Next() {
-		var b schema.BackfillInfo
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (b schema.BackfillInfo, err error) {
 		var finished *time.Time
 		c := &b.Counts
-		if err := rows.Scan(&b.Pass.ID, &b.Pass.Key, &b.Pass.Repo, &b.Pass.Reingest, &b.Pass.LedgerMark, &b.Pass.StartedAt, &finished,
+		if err := row.Scan(&b.Pass.ID, &b.Pass.Key, &b.Pass.Repo, &b.Pass.Reingest, &b.Pass.LedgerMark, &b.Pass.StartedAt, &finished,
 			&c.Total, &c.Pending, &c.Ingested, &c.Skipped, &c.Failed, &c.Worked); err != nil {
-			return nil, fmt.Errorf("read backfill passes: %w", err)
+			return b, err
 		}
 		b.Pass.StartedAt = b.Pass.StartedAt.UTC()
 		if finished != nil {
 			b.Pass.FinishedAt = finished.UTC()
 		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
+		return b, nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read backfill passes: %w", err)
 	}
 	return out, nil

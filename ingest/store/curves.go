@@ -13,13 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
-
-// errCurveValuesMissing: the schema keeps latest_benchmarks per curve
-// (000013) but not yet the points' kept values the update writes (000021,
-// 000022), as under --no-migrate.
-var errCurveValuesMissing = errors.New("latest_benchmarks needs migrations 000021 and 000022 (the points' kept values): run ingest migrate up")
 
 // latest_benchmarks is kept per curve (migration 000013): a transaction
 // that changed benchmark rows or runs finds its change marks (inserted by
@@ -117,9 +113,7 @@ func (o curveOutcome) refresh(took time.Duration) schema.ViewRefresh {
 // work is undone, the transaction's change marks stay and commit with the
 // run (the view is stale until the next refresh retries), and the outcome
 // says failed. The error is returned only when the transaction itself is
-// no longer usable. A schema without the per-curve tables (before
-// migration 000013) answers absent: RefreshLatestBenchmarks refreshes its
-// materialized view after the commit.
+// no longer usable.
 //
 // Call it once, after the run's last write; CurveImpact then tells what it
 // did to each curve.
@@ -135,21 +129,6 @@ func (t *RunTx) UpdateLatestBenchmarks(ctx context.Context) (schema.ViewRefresh,
 // curveImpact can read the scratch tables.
 func updateOwnCurves(ctx context.Context, tx pgx.Tx, log *zap.Logger, explain func(string, error) error) (schema.ViewRefresh, bool, error) {
 	r := schema.ViewRefresh{View: LatestBenchmarksView}
-	var present, values bool
-	if err := tx.QueryRow(ctx, qCurvePresent).Scan(&present, &values); err != nil {
-		return r, false, explain("latest_benchmarks: look up its tables", err)
-	}
-	if !present {
-		r.Status = schema.RefreshAbsent
-		return r, false, nil
-	}
-	if !values {
-		// A schema between 000013 and 000021 (--no-migrate): the rows are
-		// written, the view stays as it was until the schema is migrated.
-		r.Status, r.Error = schema.RefreshFailed, errCurveValuesMissing.Error()
-		log.Error("latest_benchmarks not updated: the view is stale until the next refresh", zap.String("reason", r.Error))
-		return r, false, nil
-	}
 	var pending bool
 	if err := tx.QueryRow(ctx, qCurveOwnMarks).Scan(&pending); err != nil {
 		return r, false, explain("latest_benchmarks: look up the run's changes", err)
@@ -170,7 +149,7 @@ func updateOwnCurves(ctx context.Context, tx pgx.Tx, log *zap.Logger, explain fu
 		}
 	}
 	if err != nil {
-		r.Status, r.Error, r.DurationMS = schema.RefreshFailed, oneLineError(err), time.Since(began).Milliseconds()
+		r.Status, r.Error, r.DurationMS = schema.RefreshFailed, wording.OneLine(err.Error(), 0), time.Since(began).Milliseconds()
 		if ctx.Err() != nil {
 			return r, false, err
 		}

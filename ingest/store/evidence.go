@@ -38,20 +38,16 @@ func publishedEvalScores(ctx context.Context, q interface {
 	if err != nil {
 		return nil, fmt.Errorf("published eval scores: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			k    schema.EvalTask
-			p    schema.PublishedScore
-			conc *int32
-		)
-		if err := rows.Scan(&k.Model, &k.Task, &p.RunID, &p.Date, &p.Hardware, &p.Framework, &p.Precision, &conc, &p.Score); err != nil {
-			return nil, fmt.Errorf("published eval scores: %w", err)
-		}
+	var (
+		k    schema.EvalTask
+		p    schema.PublishedScore
+		conc *int32
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&k.Model, &k.Task, &p.RunID, &p.Date, &p.Hardware, &p.Framework, &p.Precision, &conc, &p.Score}, func() error {
 		p.Conc = intOf(conc)
 		out[k] = append(out[k], p)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("published eval scores: %w", err)
 	}
 	return out, nil

@@ -37,17 +37,12 @@ func (s *Store) ExportTelemetry(ctx context.Context, runID int64, attempt int, e
 	if err != nil {
 		return att, fmt.Errorf("export telemetry: series: %w", err)
 	}
-	for rows.Next() {
-		var id int64
-		var m meta
-		if err := rows.Scan(&id, &m.artifact, &m.file, &m.host); err != nil {
-			rows.Close()
-			return att, fmt.Errorf("export telemetry: series: %w", err)
-		}
+	var id int64
+	var m meta
+	if _, err := pgx.ForEachRow(rows, []any{&id, &m.artifact, &m.file, &m.host}, func() error {
 		series[id] = m
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return att, fmt.Errorf("export telemetry: series: %w", err)
 	}
 	rows, err = tx.Query(ctx, qExportChunks, runID, att)

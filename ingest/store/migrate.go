@@ -104,6 +104,12 @@ func (s *Store) MigrateUp(ctx context.Context) (from, to uint, err error) {
 // than the binary, or (without migrating first) older.
 var ErrSchema = errors.New("schema not writable by this binary")
 
+// ErrNotMigrated marks a schema older than the binary's newest migration
+// (also ErrSchema): every write needs the newest schema, so a command run
+// with --no-migrate refuses it and says to run "ingest migrate up".
+// Its text is ErrSchema's.
+var ErrNotMigrated = fmt.Errorf("%w", ErrSchema)
+
 // Problem says why this binary must not write to a database at v, and
 // what to do; nil when v is the binary's newest version, not dirty.
 func (v MigrationStatus) Problem() error {
@@ -116,19 +122,19 @@ func (v MigrationStatus) Problem() error {
 		return fmt.Errorf("the database schema is at version %d, newer than this binary's %d: a newer ingest migrated it, "+
 			"and this binary does not write to it (use that ingest or a newer one): %w", v.Version, v.Latest, ErrSchema)
 	case v.Version < v.Latest:
-		return fmt.Errorf("the database is not migrated (schema version %d, this binary needs %d): "+
-			"run \"ingest migrate up\" first: %w", v.Version, v.Latest, ErrSchema)
+		return fmt.Errorf("the database is not migrated (schema version %d, this binary needs %d): every write needs "+
+			"the newest schema; run \"ingest migrate up\" first: %w", v.Version, v.Latest, ErrNotMigrated)
 	}
 	return nil
 }
 
 // CheckWritable refuses, with Problem's message, a database this binary
 // must not write to: one whose schema it does not own (ErrForeignSchema),
-// a dirty schema, or one newer than the binary; it moves our version
-// table of earlier builds (claim). Every
-// write path asks it after migrating (or instead of migrating, with
-// --no-migrate, which may still write to an older schema: what it lacks
-// fails on its own).
+// a dirty schema, one newer than the binary, or one older than it
+// (ErrNotMigrated: every write assumes the newest schema, so there is one
+// code path per write); it moves our version table of earlier builds
+// (claim). Every write path asks it after migrating, or instead of
+// migrating with --no-migrate.
 func (s *Store) CheckWritable(ctx context.Context) error {
 	lay, err := s.claim(ctx)
 	if err != nil {
@@ -138,10 +144,7 @@ func (s *Store) CheckWritable(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if v.Dirty || v.Version > v.Latest {
-		return v.Problem()
-	}
-	return nil
+	return v.Problem()
 }
 
 // MigrateForce records version v as the schema's, clean, without running

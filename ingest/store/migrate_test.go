@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -52,7 +54,8 @@ func TestMigrateUpAtTheNewestVersion(t *testing.T) {
 
 // TestSchemaGuard: a database this binary must not write to is refused
 // with a message saying what to do — dirty (then "ingest migrate force N"
-// clears it) or newer than the binary.
+// clears it), newer than the binary, or older (every write needs the
+// newest schema: "ingest migrate up").
 func TestSchemaGuard(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
@@ -66,24 +69,23 @@ func TestSchemaGuard(t *testing.T) {
 		sql     string
 		wantErr string
 		up      string // MigrateUp's error ("" none)
+		older   bool
 	}{
 		{"newer than the binary", `UPDATE ingest_schema_migrations SET version = version + 1`,
-			"newer than this binary's", "newer than this binary's"},
+			"newer than this binary's", "newer than this binary's", false},
 		{"dirty", `UPDATE ingest_schema_migrations SET dirty = true`,
-			`then record the version the schema is really at with "ingest migrate force N"`, "is dirty at version"},
-		{"older (--no-migrate may write to it)", `UPDATE ingest_schema_migrations SET version = version - 1`, "", ""},
+			`then record the version the schema is really at with "ingest migrate force N"`, "is dirty at version", false},
+		{"older than the binary", `UPDATE ingest_schema_migrations SET version = version - 1`,
+			fmt.Sprintf(`schema version %d, this binary needs %d): every write needs the newest schema; run "ingest migrate up" first`,
+				latest-1, latest), "", true},
 	}
 	for _, tt := range tests {
 		_, err := st.Pool().Exec(ctx, tt.sql)
 		require.NoError(t, err, tt.name)
 		err = st.CheckWritable(ctx)
-		if tt.wantErr == "" {
-			require.NoError(t, err, tt.name)
-			require.NoError(t, st.MigrateForce(ctx, latest), tt.name)
-			continue
-		}
 		require.ErrorContains(t, err, tt.wantErr, tt.name)
 		require.ErrorIs(t, err, store.ErrSchema, tt.name)
+		require.Equal(t, tt.older, errors.Is(err, store.ErrNotMigrated), tt.name)
 		if tt.up != "" {
 			_, _, err = st.MigrateUp(ctx)
 			require.ErrorContains(t, err, tt.up, tt.name)

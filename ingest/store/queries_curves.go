@@ -20,11 +20,6 @@ func scopeField(alias string, i int) string {
 // curves.go). They run in one batch, in the transaction that changed the
 // rows, in this order.
 
-// qCurvePresent tells whether the schema keeps latest_benchmarks per curve
-// (migration 000013) rather than as a materialized view.
-const qCurvePresent = `SELECT to_regclass('public.latest_benchmark_points') IS NOT NULL,
-	to_regprocedure('public.latest_benchmark_points_deleted()') IS NOT NULL`
-
 // qCurveOwnMarks tells whether this transaction changed anything
 // latest_benchmarks shows.
 const qCurveOwnMarks = `SELECT EXISTS (SELECT 1 FROM materialized_view_marks

@@ -241,5 +241,3 @@ const qInsertDataset = `
 INSERT INTO datasets (id, slug, label, variant, description, hf_url, license)
 VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6, NULLIF($7, ''))
 ON CONFLICT DO NOTHING`
-
-const qHasDatasets = `SELECT to_regclass('public.datasets') IS NOT NULL`

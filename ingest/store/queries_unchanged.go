@@ -71,15 +71,6 @@ FROM (` + priorFinished + `) p
 WHERE p.id = $14 AND p.input_digest = $13 AND ` + dataUnchangedSince + `
 RETURNING id`
 
-// qHasDataChanges: whether migration 10 made the change notes.
-const qHasDataChanges = `SELECT to_regclass('public.data_changes') IS NOT NULL`
-
-// qFinishLedgerWithoutInputs closes the ledger row in a schema without
-// input digests (before migration 10).
-const qFinishLedgerWithoutInputs = `
-UPDATE ingests SET status = $2, finished_at = $3, duration_ms = $4, summary = $5, artifacts = $6, error = $7
-WHERE id = $1`
-
 // qDataSnapshot is the snapshot a run's outcome is computed against,
 // taken once its lock is held (as text: pgx has no pg_snapshot type).
 const qDataSnapshot = `SELECT pg_current_snapshot()::text`

@@ -1,11 +1,10 @@
 package store
 
-// The statements of the refresh of latest_benchmarks: per curve since
-// migration 000013 (queries_curves.go), a materialized view before it
-// (migration 000006).
+// The statements of the refresh of latest_benchmarks, kept per curve
+// (queries_curves.go), and of its state.
 
-// qViewPresent tells whether the schema has the view's bookkeeping (a
-// database migrated before 000006 by a command that never migrates).
+// qViewPresent tells whether the schema has the view's bookkeeping: the
+// read-only `ingest status` reads a database migrated before 000006.
 const qViewPresent = `SELECT to_regclass('public.materialized_view_marks') IS NOT NULL`
 
 // qViewPending counts the changes the view does not show yet.
@@ -15,35 +14,6 @@ const qViewPending = `SELECT count(*) FROM materialized_view_marks WHERE view_na
 const qViewRefreshedCurves = `
 UPDATE materialized_view_state
 SET refreshed_at = clock_timestamp(), last_attempt_at = clock_timestamp(), last_duration_ms = $1, last_error = NULL
-WHERE view_name = 'latest_benchmarks'`
-
-// qViewMarks lists the marks of latest_benchmarks: the changes the view
-// does not show yet.
-const qViewMarks = `SELECT id FROM materialized_view_marks WHERE view_name = 'latest_benchmarks' ORDER BY id`
-
-const qRefreshLatestBenchmarks = `REFRESH MATERIALIZED VIEW CONCURRENTLY latest_benchmarks`
-
-// qViewPopulated tells whether latest_benchmarks has been populated (a
-// view created WITH NO DATA has not, and cannot be read or refreshed
-// concurrently).
-const qViewPopulated = `SELECT ispopulated FROM pg_matviews WHERE schemaname = 'public' AND matviewname = 'latest_benchmarks'`
-
-// qViewHasRows tells whether the populated view shows any row.
-const qViewHasRows = `SELECT EXISTS (SELECT 1 FROM latest_benchmarks)`
-
-// qRefreshLatestBenchmarksPlain refreshes an empty or never populated view:
-// nobody reads rows it does not have, so the brief exclusive lock costs no
-// reader anything, and it spares the concurrent refresh's diff against the
-// old contents, most of a first load's refresh.
-const qRefreshLatestBenchmarksPlain = `REFRESH MATERIALIZED VIEW latest_benchmarks`
-
-// qViewRefreshed clears the marks the refresh saw and records its success.
-const qViewRefreshed = `
-WITH cleared AS (
-	DELETE FROM materialized_view_marks WHERE id = ANY($1::bigint[])
-)
-UPDATE materialized_view_state
-SET refreshed_at = now(), last_attempt_at = now(), last_duration_ms = $2, last_error = NULL
 WHERE view_name = 'latest_benchmarks'`
 
 // qViewRefreshFailed records a failed refresh; the marks stay.

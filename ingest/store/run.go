@@ -33,12 +33,9 @@ type RunTx struct {
 	evalsStaged bool
 	opts        Options
 	// inputDigest is recorded in the ledger row (SetInputDigest), with
-	// the data stamps, when the schema has their columns (recordInputs).
-	inputDigest  []byte
-	inputFiles   []byte
-	recordInputs bool
-	// hasDatasets: the schema has the datasets table (migration 17).
-	hasDatasets bool
+	// the data stamps.
+	inputDigest []byte
+	inputFiles  []byte
 	// dataSnapshot is the snapshot taken once the run's lock is held,
 	// before anything is read: what the run's outcome may depend on. The
 	// ledger records it, so a transaction committed after it — even while
@@ -67,14 +64,6 @@ func (s *Store) BeginRun(ctx context.Context, start schema.RunStart) (*RunTx, er
 	}
 	t := &RunTx{tx: tx, start: start, opts: s.opts,
 		log: s.log.With(zap.Int64("run_id", start.Run.SourceRunID), zap.Int("attempt", start.Run.SourceRunAttempt))}
-	if t.recordInputs, err = s.recordsInputs(ctx); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	if t.hasDatasets, err = s.hasDatasets(ctx); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return nil, err
-	}
 	if err := t.begin(ctx); err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, err
@@ -101,9 +90,7 @@ func (t *RunTx) begin(ctx context.Context) error {
 		b.Queue(q)
 	}
 	b.Queue(qRunDigests, st.Run.SourceRunID, st.Run.SourceRunAttempt)
-	if t.recordInputs {
-		b.Queue(qDataSnapshot)
-	}
+	b.Queue(qDataSnapshot)
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
 	if err := res.QueryRow().Scan(&t.run.WorkflowRunID, &t.run.Date, &t.run.NoConclusion); err != nil {
@@ -121,25 +108,18 @@ func (t *RunTx) begin(ctx context.Context) error {
 	if err != nil {
 		return t.explain("read stored digests", err)
 	}
-	t.known = map[digest]struct{}{}
-	for rows.Next() {
-		var d []byte
-		if err := rows.Scan(&d); err != nil {
-			rows.Close()
-			return t.explain("read stored digests", err)
-		}
+	stored, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return t.explain("read stored digests", err)
+	}
+	t.known = make(map[digest]struct{}, len(stored))
+	for _, d := range stored {
 		var k digest
 		copy(k[:], d)
 		t.known[k] = struct{}{}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return t.explain("read stored digests", err)
-	}
-	if t.recordInputs {
-		if err := res.QueryRow().Scan(&t.dataSnapshot); err != nil {
-			return t.explain("take the data snapshot", err)
-		}
+	if err := res.QueryRow().Scan(&t.dataSnapshot); err != nil {
+		return t.explain("take the data snapshot", err)
 	}
 	if err := res.Close(); err != nil {
 		return t.explain("begin run", err)
@@ -277,13 +257,8 @@ func (t *RunTx) Finish(ctx context.Context, s *schema.Summary, artifacts json.Ra
 	}
 	b := &pgx.Batch{}
 	b.Queue(qGenericPlan)
-	if t.recordInputs {
-		b.Queue(qFinishLedger, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
-			s.Details.DurationMS, sum, []byte(artifacts), nil, t.inputDigest, t.inputFiles, t.dataSnapshot)
-	} else {
-		b.Queue(qFinishLedgerWithoutInputs, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
-			s.Details.DurationMS, sum, []byte(artifacts), nil)
-	}
+	b.Queue(qFinishLedger, t.run.IngestID, string(s.Status), s.FinishedAt.UTC(),
+		s.Details.DurationMS, sum, []byte(artifacts), nil, t.inputDigest, t.inputFiles, t.dataSnapshot)
 	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
 		return t.explain("close ledger row", err)
 	}

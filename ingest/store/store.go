@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,12 +19,6 @@ type Store struct {
 	url  string
 	log  *zap.Logger
 	opts Options
-	// unchanged caches whether the schema records input digests (migration
-	// 10): 0 not asked yet, 1 yes, 2 no (a database run --no-migrate).
-	unchanged atomic.Int32
-	// datasets caches whether the schema has the datasets table (migration
-	// 17), the same way.
-	datasets atomic.Int32
 }
 
 // Open connects to the database at url with the default options and

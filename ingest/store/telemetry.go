@@ -48,19 +48,14 @@ func (t *RunTx) TelemetryState(ctx context.Context) (telemetry.RunState, error) 
 	if err != nil {
 		return st, t.explain("read run points", err)
 	}
-	for rows.Next() {
-		var p telemetry.RunPoint
-		if err := rows.Scan(&p.ID, &p.SourceArtifact, &p.SourceFile, &p.BenchmarkType, &p.ISL, &p.OSL, &p.Conc,
+	st.Points, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (p telemetry.RunPoint, err error) {
+		err = row.Scan(&p.ID, &p.SourceArtifact, &p.SourceFile, &p.BenchmarkType, &p.ISL, &p.OSL, &p.Conc,
 			&p.RecipeFingerprint, &p.Hardware, &p.Model, &p.Framework, &p.Precision,
 			&p.PowerValid, &p.PowerSchemaVersion, &p.AvgPowerW, &p.AvgTotalGPUPowerW, &p.TotalGPUEnergyJ,
-			&p.JoulesPerOutputTok, &p.AuditWindowStart, &p.AuditWindowEnd, &p.AuditSampleCount, &p.AuditObservedGPUs); err != nil {
-			rows.Close()
-			return st, t.explain("read run points", err)
-		}
-		st.Points = append(st.Points, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+			&p.JoulesPerOutputTok, &p.AuditWindowStart, &p.AuditWindowEnd, &p.AuditSampleCount, &p.AuditObservedGPUs)
+		return p, err
+	})
+	if err != nil {
 		return st, t.explain("read run points", err)
 	}
 	return st, res.Close()

@@ -188,9 +188,6 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 			fd, fn, fb, fs = append(fd, x.Digest), append(fn, f.Name), append(fb, f.Text), append(fs, f.Size)
 		}
 	}
-	// Bundles (and their texts) need migration 000017; a run without new
-	// ones does not name its tables, so --no-migrate on an older schema
-	// still works for it.
 	if nl > 0 {
 		b.Queue(qInsertServerLogs, gd, gp, gn, gs, gk, ga)
 		b.Queue(qInsertServerLogFiles, nonNil(fd), nonNilS(fn), nonNil(fb), nonNilI(fs))
@@ -212,7 +209,7 @@ func (t *RunTx) ApplyTraces(ctx context.Context, a schema.TraceApply) (schema.Tr
 	if a.Dataset != "" {
 		b.Queue(qUpsertRunDataset, t.run.WorkflowRunID, a.Dataset, t.run.IngestID)
 	}
-	writeDataset := a.DatasetRow != nil && t.hasDatasets
+	writeDataset := a.DatasetRow != nil
 	if d := a.DatasetRow; writeDataset {
 		b.Queue(qInsertDataset, d.ID, d.Slug, d.Label, d.Variant, d.Description, d.HFURL, d.License)
 	}

@@ -22,9 +22,6 @@ func (s *Store) PriorIngest(ctx context.Context, run schema.RunIdentity) (schema
 		p   schema.PriorIngest
 		raw []byte
 	)
-	if ok, err := s.recordsInputs(ctx); err != nil || !ok {
-		return p, err
-	}
 	err := s.pool.QueryRow(ctx, qPriorIngest, run.Repo, run.SourceRunID, run.SourceRunAttempt).
 		Scan(&p.IngestID, &p.InputDigest, &p.DataUnchanged, &raw, &p.InputFiles)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -113,49 +110,4 @@ func (s *Store) RecordUnchanged(ctx context.Context, start schema.RunStart, p sc
 	}
 	sum.IngestID = id
 	return true, nil
-}
-
-// recordsInputs says whether the schema has the ledger columns and the
-// change notes of unchanged reruns (migration 10). A database used with
-// --no-migrate may predate them: its ingests record no digest and every
-// rerun reads in full.
-func (s *Store) recordsInputs(ctx context.Context) (bool, error) {
-	switch s.unchanged.Load() {
-	case 1:
-		return true, nil
-	case 2:
-		return false, nil
-	}
-	var ok bool
-	if err := s.pool.QueryRow(ctx, qHasDataChanges).Scan(&ok); err != nil {
-		return false, s.opts.explain("look for the data_changes table", err)
-	}
-	known := int32(2)
-	if ok {
-		known = 1
-	}
-	s.unchanged.Store(known)
-	return ok, nil
-}
-
-// hasDatasets says whether the schema has the dashboard's datasets table
-// (migration 17). A database used with --no-migrate may predate it: its
-// runs record their dataset slug but no catalogue row.
-func (s *Store) hasDatasets(ctx context.Context) (bool, error) {
-	switch s.datasets.Load() {
-	case 1:
-		return true, nil
-	case 2:
-		return false, nil
-	}
-	var ok bool
-	if err := s.pool.QueryRow(ctx, qHasDatasets).Scan(&ok); err != nil {
-		return false, s.opts.explain("look for the datasets table", err)
-	}
-	known := int32(2)
-	if ok {
-		known = 1
-	}
-	s.datasets.Store(known)
-	return ok, nil
 }

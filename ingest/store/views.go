@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/inferencex/ingest/ingest/wording"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -22,20 +23,9 @@ const LatestBenchmarksView = schema.LatestBenchmarksView
 // commits (RunTx.UpdateLatestBenchmarks), so after an ingest this is
 // normally skipped. A failure is recorded in materialized_view_state and
 // returned both in the result and as the error; the marks stay, so the
-// view reads as stale and the next refresh retries. A schema before
-// migration 000013 has the materialized view instead, refreshed whole.
+// view reads as stale and the next refresh retries.
 func (s *Store) RefreshLatestBenchmarks(ctx context.Context, force bool) (schema.ViewRefresh, error) {
 	r := schema.ViewRefresh{View: LatestBenchmarksView}
-	var perCurve, values bool
-	if err := s.pool.QueryRow(ctx, qCurvePresent).Scan(&perCurve, &values); err != nil {
-		return s.refreshFailed(ctx, r, 0, fmt.Errorf("look up the view: %w", err))
-	}
-	if !perCurve {
-		return s.refreshMaterialized(ctx, force)
-	}
-	if !values {
-		return s.refreshFailed(ctx, r, 0, errCurveValuesMissing)
-	}
 	if err := s.pool.QueryRow(ctx, qViewPending).Scan(&r.Changes); err != nil {
 		return s.refreshFailed(ctx, r, 0, fmt.Errorf("read change marks: %w", err))
 	}
@@ -67,87 +57,10 @@ func (s *Store) RefreshLatestBenchmarks(ctx context.Context, force bool) (schema
 	return r, nil
 }
 
-// refreshMaterialized refreshes the materialized view of a schema before
-// migration 000013 (a command run with --no-migrate) when changes are
-// pending, or always with force.
-func (s *Store) refreshMaterialized(ctx context.Context, force bool) (schema.ViewRefresh, error) {
-	r := schema.ViewRefresh{View: LatestBenchmarksView}
-	var present bool
-	if err := s.pool.QueryRow(ctx, qViewPresent).Scan(&present); err != nil {
-		return s.refreshFailed(ctx, r, 0, fmt.Errorf("look up the view: %w", err))
-	}
-	if !present {
-		r.Status = schema.RefreshAbsent
-		return r, nil
-	}
-	rows, err := s.pool.Query(ctx, qViewMarks)
-	if err != nil {
-		return s.refreshFailed(ctx, r, 0, fmt.Errorf("read change marks: %w", err))
-	}
-	var marks []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return s.refreshFailed(ctx, r, 0, fmt.Errorf("read change marks: %w", err))
-		}
-		marks = append(marks, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return s.refreshFailed(ctx, r, 0, fmt.Errorf("read change marks: %w", err))
-	}
-	r.Changes = int64(len(marks))
-	if len(marks) == 0 && !force {
-		r.Status = schema.RefreshSkipped
-		return r, nil
-	}
-	refresh, err := s.refreshStatement(ctx)
-	if err != nil {
-		return s.refreshFailed(ctx, r, 0, err)
-	}
-	began := time.Now()
-	if _, err := s.pool.Exec(ctx, refresh); err != nil {
-		return s.refreshFailed(ctx, r, time.Since(began), err)
-	}
-	took := time.Since(began)
-	r.DurationMS = took.Milliseconds()
-	if _, err := s.pool.Exec(ctx, qViewRefreshed, marks, r.DurationMS); err != nil {
-		// The view is fresh but its marks stay: the next ingest refreshes
-		// once more, which is harmless.
-		return s.refreshFailed(ctx, r, took, fmt.Errorf("record the refresh: %w", err))
-	}
-	r.Status = schema.RefreshRefreshed
-	s.log.Info("latest_benchmarks refreshed", zap.Int64("changes", r.Changes), zap.Duration("took", took))
-	return r, nil
-}
-
-// refreshStatement picks the refresh: concurrent (readers keep the old
-// rows until it is done) when the view shows rows, plain when it is empty
-// or was never populated — nothing reads rows that are not there, and a
-// view that was never populated cannot be refreshed concurrently.
-func (s *Store) refreshStatement(ctx context.Context) (string, error) {
-	var populated bool
-	if err := s.pool.QueryRow(ctx, qViewPopulated).Scan(&populated); err != nil {
-		return "", fmt.Errorf("look up whether the view is populated: %w", err)
-	}
-	if !populated {
-		return qRefreshLatestBenchmarksPlain, nil
-	}
-	var hasRows bool
-	if err := s.pool.QueryRow(ctx, qViewHasRows).Scan(&hasRows); err != nil {
-		return "", fmt.Errorf("look up whether the view has rows: %w", err)
-	}
-	if !hasRows {
-		return qRefreshLatestBenchmarksPlain, nil
-	}
-	return qRefreshLatestBenchmarks, nil
-}
-
 func (s *Store) refreshFailed(ctx context.Context, r schema.ViewRefresh, took time.Duration, cause error) (schema.ViewRefresh, error) {
 	r.Status = schema.RefreshFailed
 	r.DurationMS = took.Milliseconds()
-	r.Error = oneLineError(cause)
+	r.Error = wording.OneLine(cause.Error(), 0)
 	// Recorded even when ctx was cancelled: the state must say why the view
 	// is stale.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
@@ -177,24 +90,6 @@ func (s *Store) LatestBenchmarksState(ctx context.Context) (v schema.ViewState, 
 	}
 	v.Stale = v.PendingChanges > 0
 	return v, true, nil
-}
-
-func oneLineError(err error) string {
-	s := err.Error()
-	out := make([]rune, 0, len(s))
-	space := false
-	for _, c := range s {
-		if c == '\n' || c == '\r' || c == '\t' || c == ' ' {
-			if !space && len(out) > 0 {
-				out = append(out, ' ')
-			}
-			space = true
-			continue
-		}
-		space = false
-		out = append(out, c)
-	}
-	return string(out)
 }
 
 // RecordRefresh stores the summary of a committed ingest again, with the

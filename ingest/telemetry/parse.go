@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 // DefaultChunk is the number of samples per record batch of a GPU.
@@ -352,7 +354,7 @@ func (c *converter) addDCGM(rec []string, line int64) error {
 		return err
 	}
 	ts := c.num[l.time]
-	if c.null[l.time] || !finite(ts) || ts <= 1e9 {
+	if c.null[l.time] || !schema.Finite(ts) || ts <= 1e9 {
 		return parseErr(line, "invalid timestamp_unix")
 	}
 	if ts >= 1e12 { // past year 33000: not seconds, and no microsecond count

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 type cellState int
@@ -47,7 +49,7 @@ const MaxPowerW = 5000
 // checkPower returns why a parsed power value is impossible, or "".
 func checkPower(v float64) string {
 	switch {
-	case !finite(v):
+	case !schema.Finite(v):
 		return fmt.Sprintf("non-finite power %v", v)
 	case v < 0:
 		return fmt.Sprintf("impossible power %v W (negative)", v)
@@ -107,12 +109,12 @@ func parseUnitFloat(s string) (float64, cellState) {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if errors.Is(err, strconv.ErrRange) {
-		if finite(v) {
+		if schema.Finite(v) {
 			return v, cellOK // an underflow: 0
 		}
 		return v, cellNonFinite
 	}
-	if err == nil && !finite(v) {
+	if err == nil && !schema.Finite(v) {
 		return v, cellNonFinite
 	}
 	if err != nil {
@@ -135,7 +137,7 @@ func parseGPUIndex(s string) (int16, bool) {
 }
 
 func floatGPUIndex(v float64) (int16, bool) {
-	if !finite(v) || v < 0 || v > math.MaxInt16 || v != math.Trunc(v) {
+	if !schema.Finite(v) || v < 0 || v > math.MaxInt16 || v != math.Trunc(v) {
 		return 0, false
 	}
 	return int16(v), true
@@ -183,7 +185,7 @@ func parseNVIDIATime(s string) (int64, bool) {
 func parseEpochOrISO(s string, offset time.Duration) (int64, bool) {
 	s = strings.TrimSpace(s)
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		if !finite(v) || v <= 1e9 || v >= 1e15 { // 1e15 ms is year 33658
+		if !schema.Finite(v) || v <= 1e9 || v >= 1e15 { // 1e15 ms is year 33658
 			return 0, false
 		}
 		if v > 1e12 {
@@ -260,11 +262,9 @@ func ParseUTCOffset(s string) (time.Duration, bool) {
 	return d, true
 }
 
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
 // fitsReal reports whether v can be stored in a PostgreSQL real column
 // as the number it is: finite and within float32's range.
-func fitsReal(v float64) bool { return finite(v) && math.Abs(v) <= math.MaxFloat32 }
+func fitsReal(v float64) bool { return schema.Finite(v) && math.Abs(v) <= math.MaxFloat32 }
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 

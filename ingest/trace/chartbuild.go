@@ -1,6 +1,10 @@
 package trace
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/inferencex/ingest/ingest/ptr"
+)
 
 // Metric fallbacks: the first name of each list with any series is read.
 var (
@@ -151,7 +155,7 @@ func trtKVSeries(m *metricsMap, pc PointContext) []*rawSeries {
 	if pc.adapter() == adapterTRTLLM {
 		for _, s := range m.series["dynamo_component_gpu_cache_usage_percent"] {
 			cp := *s
-			cp.labels = labelsWith(s.labels, [2]string{"metric_endpoint", deref(s.endpoint)})
+			cp.labels = labelsWith(s.labels, [2]string{"metric_endpoint", ptr.Deref(s.endpoint)})
 			if s.endpoint != nil {
 				ranked[*s.endpoint] = true
 			} else {

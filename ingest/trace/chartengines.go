@@ -10,6 +10,9 @@ import (
 
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
+
+	"github.com/inferencex/ingest/ingest/ptr"
+	"github.com/inferencex/ingest/schema"
 )
 
 // shardLabels name ranks that shard one engine (they share its KV pool), so
@@ -24,7 +27,7 @@ func identityKey(s *rawSeries) string {
 	if k := labelKey(s.labels, shardLabels); k != "" {
 		return k
 	}
-	return "@" + deref(s.endpoint)
+	return "@" + ptr.Deref(s.endpoint)
 }
 
 // labelKey is a label set, less the skipped names, as one comparable string
@@ -58,13 +61,6 @@ func labelsWith(labels map[string]string, set ...[2]string) map[string]string {
 		out[kv[0]] = kv[1]
 	}
 	return out
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // compareUTF16 orders strings as JavaScript's < does: by UTF-16 code units.
@@ -295,7 +291,7 @@ func resolveComponents(ss []*rawSeries, tOf func(float64) float64, gauge bool) [
 			groups[key] = g
 			order = append(order, key)
 		}
-		ep := deref(s.endpoint)
+		ep := ptr.Deref(s.endpoint)
 		sc := g.byEndpoint[ep]
 		if sc == nil {
 			sc = newScrapes()
@@ -303,7 +299,7 @@ func resolveComponents(ss []*rawSeries, tOf func(float64) float64, gauge bool) [
 			g.endpoints = append(g.endpoints, ep)
 		}
 		for _, x := range s.samples {
-			if finite(x.start) {
+			if schema.Finite(x.start) {
 				sc.add(x.start, x.value)
 			}
 		}
@@ -374,7 +370,7 @@ func compareComponents(col *collate.Collator, a, b component) int {
 		}
 		return 1
 	}
-	if d := col.CompareString(deref(a.disc), deref(b.disc)); d != 0 {
+	if d := col.CompareString(ptr.Deref(a.disc), ptr.Deref(b.disc)); d != 0 {
 		return d
 	}
 	return a.order - b.order
@@ -559,7 +555,7 @@ func (g grid) sum(comps [][]Point) []Point {
 			first, last = min(first, ps[0].T), max(last, ps[len(ps)-1].T)
 		}
 	}
-	if len(active) == 0 || !finite(first) || !finite(last) {
+	if len(active) == 0 || !schema.Finite(first) || !schema.Finite(last) {
 		return []Point{}
 	}
 	var timeline []float64

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 // ChartSeriesVersion is the version of the chart series payload
@@ -175,7 +177,7 @@ func newRawSeries(name string, s *seriesIn, labels map[string]string, keep bool)
 				}
 			}
 		}
-		if v.set && finite(v.v) {
+		if v.set && schema.Finite(v.v) {
 			rs.samples = append(rs.samples, sample{start: t.StartNs.v, value: v.v})
 		}
 	}
@@ -403,7 +405,7 @@ func (c *chartCollector) build() *ChartSeries {
 			}
 		}
 	}
-	if !finite(start) {
+	if !schema.Finite(start) {
 		start = 0
 	}
 	cs := seriesFrom(m, c.point, start)

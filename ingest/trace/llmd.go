@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/inferencex/ingest/ingest/ptr"
 )
 
 // inputConfig is the part of the export's input_config the llm-d adapter
@@ -128,16 +130,16 @@ func normalizeLLMD(got map[string][]*rawSeries, ic inputConfig, disagg bool) {
 		}
 		direct := map[string]bool{}
 		for _, s := range ss {
-			if explicit[deref(s.endpoint)] && s.slices > 0 {
+			if explicit[ptr.Deref(s.endpoint)] && s.slices > 0 {
 				direct[labelKey(s.labels, nil)] = true
 			}
 		}
 		kept := ss[:0:0]
 		for _, s := range ss {
-			if w, ok := parseWebURL(deref(s.endpoint)); ok && !explicit[w.href] && frontends[w.origin] && direct[labelKey(s.labels, nil)] {
+			if w, ok := parseWebURL(ptr.Deref(s.endpoint)); ok && !explicit[w.href] && frontends[w.origin] && direct[labelKey(s.labels, nil)] {
 				continue
 			}
-			set := [][2]string{{"worker_id", deref(s.endpoint)}}
+			set := [][2]string{{"worker_id", ptr.Deref(s.endpoint)}}
 			if !disagg {
 				set = append(set, [2]string{"engine_type", "combined"})
 			} else if r, ok := s.labels["llm-d.ai/role"]; ok {

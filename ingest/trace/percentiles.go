@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 // Percentiles is the dashboard's distribution summary of one metric
@@ -29,7 +31,7 @@ type Percentiles struct {
 func percentilesOf(vals []float64) *Percentiles {
 	clean := vals[:0]
 	for _, v := range vals {
-		if finite(v) {
+		if schema.Finite(v) {
 			// +0 turns −0 into 0: a percentile that is a −0 sample is
 			// written 0, as JSON.stringify writes it, not -0.
 			clean = append(clean, v+0)
@@ -66,7 +68,7 @@ func quantile(sorted []float64, q float64) float64 {
 // to 1e21, an exponent outside; a non-finite value is null (as
 // JSON.stringify writes it).
 func appendNum(b []byte, f float64) []byte {
-	if !finite(f) {
+	if !schema.Finite(f) {
 		return append(b, "null"...)
 	}
 	if f == 0 {

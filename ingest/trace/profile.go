@@ -13,6 +13,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/inferencex/ingest/ingest/strictjson"
+	"github.com/inferencex/ingest/schema"
 )
 
 // maxLine bounds one profile record; a longer line is an error, not an
@@ -171,7 +172,7 @@ func (t *nanos) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || !finite(f) {
+	if err != nil || !schema.Finite(f) {
 		return fmt.Errorf("timestamp %s is not a number", s)
 	}
 	*t = nanos{ns: int64(f), f: f, set: true}
@@ -264,7 +265,7 @@ func val(n *number) (float64, bool) {
 		return 0, false
 	}
 	v := float64(*n)
-	return v, finite(v)
+	return v, schema.Finite(v)
 }
 
 // ReadProfile reads profile_export.jsonl in one pass. Blank lines are

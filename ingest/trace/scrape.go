@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 // Scrape is AIPerf's server_metrics_export.csv: one row per scraped
@@ -67,7 +69,7 @@ func ReadScrape(r io.Reader) (Scrape, error) {
 				continue
 			}
 			if statColumn.MatchString(col) {
-				if v, err := strconv.ParseFloat(strings.TrimSpace(cells[i]), 64); err == nil && finite(v) {
+				if v, err := strconv.ParseFloat(strings.TrimSpace(cells[i]), 64); err == nil && schema.Finite(v) {
 					s.Stats[col] = v
 				}
 				continue

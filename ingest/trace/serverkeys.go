@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 // ServerMetricKeys are the metric keys the ingest owns on AgentX rows: it
@@ -283,7 +285,7 @@ func rolePool(e engine, in ServerMetricsInput, s Scrape, role Role) (int64, stri
 func DeriveServerMetrics(in ServerMetricsInput) DerivedServerMetrics {
 	out := DerivedServerMetrics{Values: map[string]float64{}}
 	set := func(k string, v optional) {
-		if v.ok && finite(v.v) {
+		if v.ok && schema.Finite(v.v) {
 			out.Values[k] = v.v
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/strictjson"
+	"github.com/inferencex/ingest/schema"
 )
 
 // maxSlices bounds the per-second series (one week of 1-s timeslices): a
@@ -64,20 +65,20 @@ type metric struct {
 
 // counterValue is the increase within a slice; gaugeValue its level.
 func (t timeslice) counterValue() (float64, bool) {
-	if t.Total != nil && finite(*t.Total) {
+	if t.Total != nil && schema.Finite(*t.Total) {
 		return *t.Total, true
 	}
-	if t.Rate != nil && finite(*t.Rate) && t.EndNs > t.StartNs {
+	if t.Rate != nil && schema.Finite(*t.Rate) && t.EndNs > t.StartNs {
 		return *t.Rate * float64(t.EndNs-t.StartNs) / 1e9, true
 	}
 	return 0, false
 }
 
 func (t timeslice) gaugeValue() (float64, bool) {
-	if t.Avg != nil && finite(*t.Avg) {
+	if t.Avg != nil && schema.Finite(*t.Avg) {
 		return *t.Avg, true
 	}
-	if t.Value != nil && finite(*t.Value) {
+	if t.Value != nil && schema.Finite(*t.Value) {
 		return *t.Value, true
 	}
 	return 0, false

@@ -1,6 +1,10 @@
 package trace
 
-import "math"
+import (
+	"math"
+
+	"github.com/inferencex/ingest/schema"
+)
 
 // Token length sketch constants: the layout version and the number of
 // linear bins each power-of-two interval [2^e, 2^(e+1)) is cut into, so a
@@ -39,7 +43,7 @@ func tokenLengthSketchOf(samples []float64) *TokenLengthSketch {
 	bins := map[int]int{}
 	lo, hi := math.MaxInt, math.MinInt
 	for _, v := range samples {
-		if !finite(v) || v < 0 {
+		if !schema.Finite(v) || v < 0 {
 			continue
 		}
 		s.N++

@@ -6,6 +6,8 @@ import (
 
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
+
+	"github.com/inferencex/ingest/ingest/ptr"
 )
 
 // PointContext is what the chart series of a trace depend on beyond its
@@ -138,9 +140,9 @@ func identifySource(adapter string, endpoint *string, labels map[string]string) 
 		}
 	}
 	if adapter == adapterLLMD {
-		s.ID = adapter + "|" + deref(endpoint)
+		s.ID = adapter + "|" + ptr.Deref(endpoint)
 	} else {
-		s.ID = adapter + "|" + s.Role + "|" + deref(idPart)
+		s.ID = adapter + "|" + s.Role + "|" + ptr.Deref(idPart)
 	}
 	return s
 }
@@ -206,7 +208,7 @@ func metricSources(m *metricsMap, pc PointContext, origin float64) []MetricSourc
 		if d := roleOrder[a.Source.Role] - roleOrder[b.Source.Role]; d != 0 {
 			return d
 		}
-		if d := col.CompareString(deref(a.Source.EndpointURL), deref(b.Source.EndpointURL)); d != 0 {
+		if d := col.CompareString(ptr.Deref(a.Source.EndpointURL), ptr.Deref(b.Source.EndpointURL)); d != 0 {
 			return d
 		}
 		return col.CompareString(a.Source.ID, b.Source.ID)

@@ -3,6 +3,8 @@ package trace
 import (
 	"math"
 	"sort"
+
+	"github.com/inferencex/ingest/schema"
 )
 
 // Block is a distribution summary. Percentiles interpolate linearly between
@@ -75,10 +77,8 @@ func pstdev(vals []float64) float64 {
 // round keeps 9 significant decimals so derived payloads are stable across
 // platforms and compact.
 func round(v float64) float64 {
-	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+	if v == 0 || !schema.Finite(v) {
 		return 0
 	}
 	return math.Round(v*1e9) / 1e9
 }
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -256,13 +256,11 @@ func TestKVCapacityFromServerMetrics(t *testing.T) {
 	got["4 with a duplicated worker"] = v
 
 	// A value that changes over time, or replicas that disagree: unknown.
-	m.Series[1].Timeslices = append(m.Series[1].Timeslices, timeslice{StartNs: 1e9, EndNs: 2e9, Avg: ptr(1.0)})
+	m.Series[1].Timeslices = append(m.Series[1].Timeslices, timeslice{StartNs: 1e9, EndNs: 2e9, Avg: new(1.0)})
 	b, _ = json.Marshal(m)
 	require.Nil(t, capOf(map[string]json.RawMessage{"sglang:max_total_num_tokens": b}))
 	golden(t, "kv_capacity.golden.json", got)
 }
-
-func ptr(v float64) *float64 { return &v }
 
 func TestKVCapacityFromServerLogs(t *testing.T) {
 	scan := func(lines ...string) *int64 {

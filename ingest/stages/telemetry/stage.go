@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
 	"github.com/inferencex/ingest/ingest/runstate"
@@ -658,44 +659,31 @@ const parseWorkers = 2
 const parseBudgetBytes = 32 << 20
 
 // parseBudget admits files to the parse workers: at most parseWorkers at a
-// time, and more than one only within parseBudgetBytes. One goroutine
-// acquires, the sender releases.
+// time, and more than one only within parseBudgetBytes (a file weighs its
+// size, at most the whole budget, so a larger one runs alone). One
+// goroutine acquires, the sender releases.
 type parseBudget struct {
-	mu       sync.Mutex
-	files    int
-	inflight int64
-	wake     chan struct{}
+	files, bytes *semaphore.Weighted
 }
 
-func newParseBudget() *parseBudget { return &parseBudget{wake: make(chan struct{}, 1)} }
+func newParseBudget() *parseBudget {
+	return &parseBudget{files: semaphore.NewWeighted(parseWorkers), bytes: semaphore.NewWeighted(parseBudgetBytes)}
+}
 
 func (b *parseBudget) acquire(ctx context.Context, size int64) error {
-	for {
-		b.mu.Lock()
-		if b.files == 0 || b.files < parseWorkers && b.inflight+size <= parseBudgetBytes {
-			b.files++
-			b.inflight += size
-			b.mu.Unlock()
-			return nil
-		}
-		b.mu.Unlock()
-		select {
-		case <-b.wake:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := b.files.Acquire(ctx, 1); err != nil {
+		return err
 	}
+	if err := b.bytes.Acquire(ctx, min(size, parseBudgetBytes)); err != nil {
+		b.files.Release(1)
+		return err
+	}
+	return nil
 }
 
 func (b *parseBudget) release(size int64) {
-	b.mu.Lock()
-	b.files--
-	b.inflight -= size
-	b.mu.Unlock()
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
+	b.bytes.Release(min(size, parseBudgetBytes))
+	b.files.Release(1)
 }
 
 // inputSize is the size of a job's file: as the hash pass read it, else
