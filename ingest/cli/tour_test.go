@@ -31,7 +31,7 @@ var tourStep = regexp.MustCompile(`(?s)<!-- tour step (\d+) -->\n.*?<!-- /tour s
 // columns it sits in.
 var (
 	tourTime     = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\b`)
-	tourDuration = regexp.MustCompile(`\b\d+(?:\.\d+)?( ?)(?:ns|µs|ms|s)\b`)
+	tourDuration = regexp.MustCompile(`\b\d+(?:\.\d+)?( ?)(?:ns|µs|ms|s)\b( *)`)
 )
 
 // TestTourGolden runs the tour of docs/tour.md (linked from the README)
@@ -62,10 +62,16 @@ func TestTourGolden(t *testing.T) {
 		got := strings.ReplaceAll(r.stdout, out, "/tmp/samples.parquet")
 		got = tourTime.ReplaceAllString(got, "2026-12-01 09:00:00")
 		got = tourDuration.ReplaceAllStringFunc(got, func(d string) string {
-			if strings.Contains(d, " ") {
-				return "12 ms" // the refresh times: "refreshed in 107 ms"
+			v := strings.TrimRight(d, " ")
+			if strings.Contains(v, " ") {
+				return "12 ms" + d[len(v):] // the refresh times: "refreshed in 107 ms"
 			}
-			return "1.2s"
+			// In a table the value and its padding keep their width, so
+			// the columns after it do not move with the real duration.
+			if pad := len(d) - len("1.2s"); len(d)-len(v) >= 2 && pad > 0 { // a column: two spaces or more
+				return "1.2s" + strings.Repeat(" ", pad)
+			}
+			return "1.2s" + d[len(v):]
 		})
 		if i > 0 {
 			golden.WriteString("\n")
