@@ -6,6 +6,9 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
+// adoptedSource is the source_artifact of the rows an adopt took over.
+const adoptedSource = "adopted"
+
 // adoptedPoint is what finds a point of ours among the rows an adopt took
 // over from the reference ingest (source_artifact 'adopted'): the point's
 // key without what the reference stored otherwise. It kept no recipe

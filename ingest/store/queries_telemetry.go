@@ -11,9 +11,11 @@ FROM gpu_metric_series
 WHERE workflow_run_id = $1`
 
 // qTelemetryRunPoints lists the run's benchmark rows with their identity
-// and published power (a value that is not a JSON number reads as NULL).
+// and published power (a value that is not a JSON number reads as NULL),
+// and their content digest, by which an adopted row finds the artifact
+// this ingest read it from (RunTx.TelemetryState).
 var qTelemetryRunPoints = `
-SELECT b.id, b.source_artifact, b.source_file, b.benchmark_type, b.isl, b.osl, b.conc,
+SELECT b.id, b.content_digest, b.source_artifact, b.source_file, b.benchmark_type, b.isl, b.osl, b.conc,
 	COALESCE(b.recipe_fingerprint, ''), c.hardware, c.model, c.framework, c.precision,
 	` + jsonNum("b.metrics->'power_valid'") + `, ` + jsonNum("b.metrics->'power_metric_schema_version'") + `,
 	` + jsonNum("b.metrics->'avg_power_w'") + `, ` + jsonNum("b.metrics->'avg_total_gpu_power_w'") + `,

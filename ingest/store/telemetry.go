@@ -12,8 +12,16 @@ import (
 
 // TelemetryState reads, in one round trip, the series the run already has
 // and its benchmark rows with their published power.
+//
+// A row an adopt took over (source_artifact 'adopted') names no artifact,
+// yet the telemetry stage finds a point's files by its benchmark artifact.
+// When this ingest staged a copy of the row (the copy took the adopted
+// row's digest, stagingValues), the point is given the artifact and file
+// of the winning copy: the rerun of an adopted run then reads the
+// telemetry of the points it kept, and keeps the adopted series.
 func (t *RunTx) TelemetryState(ctx context.Context) (telemetry.RunState, error) {
 	var st telemetry.RunState
+	readFrom := t.winners.sources()
 	b := &pgx.Batch{}
 	b.Queue(qTelemetryStoredSeries, t.run.WorkflowRunID)
 	b.Queue(qTelemetryRunPoints, t.run.WorkflowRunID)
@@ -50,12 +58,20 @@ func (t *RunTx) TelemetryState(ctx context.Context) (telemetry.RunState, error) 
 	}
 	for rows.Next() {
 		var p telemetry.RunPoint
-		if err := rows.Scan(&p.ID, &p.SourceArtifact, &p.SourceFile, &p.BenchmarkType, &p.ISL, &p.OSL, &p.Conc,
+		var d []byte
+		if err := rows.Scan(&p.ID, &d, &p.SourceArtifact, &p.SourceFile, &p.BenchmarkType, &p.ISL, &p.OSL, &p.Conc,
 			&p.RecipeFingerprint, &p.Hardware, &p.Model, &p.Framework, &p.Precision,
 			&p.PowerValid, &p.PowerSchemaVersion, &p.AvgPowerW, &p.AvgTotalGPUPowerW, &p.TotalGPUEnergyJ,
 			&p.JoulesPerOutputTok, &p.AuditWindowStart, &p.AuditWindowEnd, &p.AuditSampleCount, &p.AuditObservedGPUs); err != nil {
 			rows.Close()
 			return st, t.explain("read run points", err)
+		}
+		if p.SourceArtifact == adoptedSource {
+			var k digest
+			copy(k[:], d)
+			if src, ok := readFrom[k]; ok {
+				p.SourceArtifact, p.SourceFile = src.Artifact, src.File
+			}
 		}
 		st.Points = append(st.Points, p)
 	}

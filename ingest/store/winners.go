@@ -89,6 +89,22 @@ func (w *winners) result() ranking {
 	return r
 }
 
+// sources gives, by content digest, the artifact and file of each winner
+// this ingest staged (none before the benchmark stage). Two winners with
+// one digest (points an adopted row stands for together) give the first
+// in source order.
+func (w *winners) sources() map[digest]schema.Provenance {
+	out := map[digest]schema.Provenance{}
+	for _, p := range w.points() {
+		var k digest
+		copy(k[:], p.Digest)
+		if _, ok := out[k]; !ok {
+			out[k] = schema.Provenance{Artifact: p.Artifact, File: p.File}
+		}
+	}
+	return out
+}
+
 // points lists the winners in source order (artifact, file, row).
 func (w *winners) points() []schema.TracePoint {
 	if w == nil {
