@@ -114,7 +114,7 @@ CREATE TEMP TABLE stage_benchmark (
 	content_digest bytea NOT NULL, unchanged boolean NOT NULL,
 	source_artifact text NOT NULL, source_artifact_id bigint, source_file text NOT NULL, source_row integer NOT NULL,
 	values_known boolean NOT NULL, tput_per_gpu float8, output_tput_per_gpu float8, median_intvty float8,
-	p90_e2el float8, median_ttft float8
+	p90_e2el float8, median_ttft float8, kv_transfer_lib text
 ) ON COMMIT DROP`
 
 // qCreatePointValues creates the table the benchmark inserts fill with the
@@ -180,6 +180,7 @@ var stagingColumns = []string{
 	"content_digest", "unchanged",
 	"source_artifact", "source_artifact_id", "source_file", "source_row",
 	"values_known", "tput_per_gpu", "output_tput_per_gpu", "median_intvty", "p90_e2el", "median_ttft",
+	"kv_transfer_lib",
 }
 
 // qInsertConfigs writes the run's distinct configs (runSets.configArgs).
@@ -208,10 +209,10 @@ func configJoin(alias string) string {
 const (
 	benchmarkWriteColumns = `workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
 		recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, content_digest,
-		source_artifact, source_artifact_id, source_file, source_row, ingest_id`
+		source_artifact, source_artifact_id, source_file, source_row, ingest_id, kv_transfer_lib`
 	benchmarkWriteValues = `$1, c.id, r.benchmark_type, $2::date, r.isl, r.osl, r.conc, r.offload_mode,
 		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit, r.content_digest,
-		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3`
+		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3, r.kv_transfer_lib`
 )
 
 // qUpsertBenchmarks writes the winners the store ranked while staging
@@ -236,7 +237,8 @@ WITH ins AS (
 		workers = EXCLUDED.workers, power_invalid_reasons = EXCLUDED.power_invalid_reasons,
 		power_audit = EXCLUDED.power_audit, content_digest = EXCLUDED.content_digest,
 		source_artifact = EXCLUDED.source_artifact, source_artifact_id = EXCLUDED.source_artifact_id,
-		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id
+		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id,
+		kv_transfer_lib = EXCLUDED.kv_transfer_lib
 	WHERE b.content_digest <> EXCLUDED.content_digest
 	RETURNING b.id, b.ctid, b.content_digest, (xmax = 0) AS inserted
 ), winners AS (
