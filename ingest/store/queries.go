@@ -205,15 +205,31 @@ func configJoin(alias string) string {
 
 // benchmarkWriteColumns and benchmarkWriteValues are what both benchmark
 // inserts write of a staged row r with its config c ($1 workflow run, $2
-// date, $3 ingest).
+// date, $3 ingest). {kv_col}, {kv_val} and {kv_set} stand for
+// kv_transfer_lib (withKVTransferLib).
 const (
 	benchmarkWriteColumns = `workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
 		recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, content_digest,
-		source_artifact, source_artifact_id, source_file, source_row, ingest_id, kv_transfer_lib`
+		source_artifact, source_artifact_id, source_file, source_row, ingest_id{kv_col}`
 	benchmarkWriteValues = `$1, c.id, r.benchmark_type, $2::date, r.isl, r.osl, r.conc, r.offload_mode,
 		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit, r.content_digest,
-		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3, r.kv_transfer_lib`
+		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3{kv_val}`
 )
+
+// withKVTransferLib gives a benchmark write with the kv_transfer_lib
+// column (migration 000026) or, for a schema before it (--no-migrate on
+// an older database), without.
+func withKVTransferLib(sql string, column bool) string {
+	if !column {
+		return strings.NewReplacer("{kv_col}", "", "{kv_val}", "", "{kv_set}", "").Replace(sql)
+	}
+	return strings.NewReplacer("{kv_col}", ", kv_transfer_lib", "{kv_val}", ", r.kv_transfer_lib",
+		"{kv_set}", ",\n\t\tkv_transfer_lib = EXCLUDED.kv_transfer_lib").Replace(sql)
+}
+
+// qHasKVTransferLib tells whether benchmark_results has kv_transfer_lib.
+const qHasKVTransferLib = `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'public.benchmark_results'::regclass
+	AND attname = 'kv_transfer_lib' AND NOT attisdropped)`
 
 // qUpsertBenchmarks writes the winners the store ranked while staging
 // ($4: their seq in point-key order, the order ids are given in; see
@@ -237,8 +253,7 @@ WITH ins AS (
 		workers = EXCLUDED.workers, power_invalid_reasons = EXCLUDED.power_invalid_reasons,
 		power_audit = EXCLUDED.power_audit, content_digest = EXCLUDED.content_digest,
 		source_artifact = EXCLUDED.source_artifact, source_artifact_id = EXCLUDED.source_artifact_id,
-		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id,
-		kv_transfer_lib = EXCLUDED.kv_transfer_lib
+		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id{kv_set}
 	WHERE b.content_digest <> EXCLUDED.content_digest
 	RETURNING b.id, b.ctid, b.content_digest, (xmax = 0) AS inserted
 ), winners AS (

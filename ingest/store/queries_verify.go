@@ -57,7 +57,7 @@ SELECT c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c
 	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers, c.num_prefill_gpu, c.num_decode_gpu,
 	b.benchmark_type, b.isl, b.osl, b.conc, b.offload_mode, b.recipe_fingerprint, to_char(b.date, 'YYYY-MM-DD'),
 	b.image, b.metrics::text, b.workers::text, b.power_invalid_reasons::text, b.power_audit::text, b.content_digest,
-	b.kv_transfer_lib
+	to_jsonb(b) ->> 'kv_transfer_lib'
 FROM benchmark_results b
 JOIN workflow_runs w ON w.id = b.workflow_run_id
 JOIN configs c ON c.id = b.config_id

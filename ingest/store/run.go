@@ -41,6 +41,8 @@ type RunTx struct {
 	recordInputs bool
 	// hasDatasets: the schema has the datasets table (migration 17).
 	hasDatasets bool
+	// hasKVTransferLib: benchmark_results has kv_transfer_lib (migration 26).
+	hasKVTransferLib bool
 	// dataSnapshot is the snapshot taken once the run's lock is held,
 	// before anything is read: what the run's outcome may depend on. The
 	// ledger records it, so a transaction committed after it — even while
@@ -74,6 +76,10 @@ func (s *Store) BeginRun(ctx context.Context, start schema.RunStart) (*RunTx, er
 		return nil, err
 	}
 	if t.hasDatasets, err = s.hasDatasets(ctx); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if t.hasKVTransferLib, err = s.hasKVTransferLib(ctx); err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -201,9 +207,9 @@ func (t *RunTx) Apply(ctx context.Context, stats []schema.RunStat) (schema.Apply
 	switch {
 	case len(rk.write) == 0:
 	case len(t.known) == 0:
-		b.Queue(qInsertBenchmarks, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rankBySeq(rk.write, t.staged), int32(len(rk.write)))
+		b.Queue(withKVTransferLib(qInsertBenchmarks, t.hasKVTransferLib), t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rankBySeq(rk.write, t.staged), int32(len(rk.write)))
 	default:
-		b.Queue(qUpsertBenchmarks, t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rk.write)
+		b.Queue(withKVTransferLib(qUpsertBenchmarks, t.hasKVTransferLib), t.run.WorkflowRunID, t.run.Date, t.run.IngestID, rk.write)
 	}
 	if len(sets.avail) > 0 {
 		b.Queue(qInsertAvailability, append([]any{t.run.Date}, sets.availabilityArgs()...)...)

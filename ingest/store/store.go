@@ -26,6 +26,9 @@ type Store struct {
 	// datasets caches whether the schema has the datasets table (migration
 	// 17), the same way.
 	datasets atomic.Int32
+	// kvLib caches whether benchmark_results has kv_transfer_lib
+	// (migration 26): 0 unknown, 1 yes, 2 no.
+	kvLib atomic.Int32
 }
 
 // Open connects to the database at url with the default options and

@@ -138,6 +138,28 @@ func (s *Store) recordsInputs(ctx context.Context) (bool, error) {
 	return ok, nil
 }
 
+// hasKVTransferLib says whether benchmark_results has kv_transfer_lib
+// (migration 26). A database used with --no-migrate may predate it: its
+// rows are written without the library.
+func (s *Store) hasKVTransferLib(ctx context.Context) (bool, error) {
+	switch s.kvLib.Load() {
+	case 1:
+		return true, nil
+	case 2:
+		return false, nil
+	}
+	var ok bool
+	if err := s.pool.QueryRow(ctx, qHasKVTransferLib).Scan(&ok); err != nil {
+		return false, s.opts.explain("look for benchmark_results.kv_transfer_lib", err)
+	}
+	known := int32(2)
+	if ok {
+		known = 1
+	}
+	s.kvLib.Store(known)
+	return ok, nil
+}
+
 // hasDatasets says whether the schema has the dashboard's datasets table
 // (migration 17). A database used with --no-migrate may predate it: its
 // runs record their dataset slug but no catalogue row.
