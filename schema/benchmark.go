@@ -42,6 +42,9 @@ type BenchmarkPoint struct {
 	OffloadMode       string  `json:"offload_mode"`
 	RecipeFingerprint *string `json:"recipe_fingerprint"`
 	Image             *string `json:"image"`
+	// KVTransferLib is the KV-cache transfer library a disaggregated point
+	// names (lower case): a value of the row, not part of its identity.
+	KVTransferLib *string `json:"kv_transfer_lib,omitempty"`
 	// Metrics holds numeric metrics (float64) and a few runtime metadata
 	// strings (router_name, kv_offloading, …).
 	Metrics             map[string]any  `json:"metrics"`

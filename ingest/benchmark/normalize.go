@@ -88,6 +88,7 @@ func (n *Normalizer) Normalize(row map[string]any) (schema.BenchmarkPoint, Outco
 		OffloadMode:       offloadMode(row),
 		RecipeFingerprint: recipeFingerprint(row),
 		Image:             image(row),
+		KVTransferLib:     kvTransferLib(row),
 		DatasetSlug:       datasetSlug(row),
 	}
 	metrics, withholdWorkers, o := n.metrics(row, point, id.agentic)

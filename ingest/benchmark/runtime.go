@@ -86,6 +86,18 @@ func recipeFingerprint(row map[string]any) *string {
 	return &s
 }
 
+// kvTransferLib reads kv_transfer_lib, the KV-cache transfer library the
+// producer names on a disaggregated row (mooncake, nixl, …), in lower case
+// as the dashboard keeps it; an empty value names none.
+func kvTransferLib(row map[string]any) *string {
+	s, ok := nonEmptyString(row["kv_transfer_lib"])
+	if !ok {
+		return nil
+	}
+	s = strings.ToLower(s)
+	return &s
+}
+
 // datasetSlug names the AgentX dataset a point replayed, when the row says.
 func datasetSlug(row map[string]any) string {
 	ds, ok := object(row["dataset"])

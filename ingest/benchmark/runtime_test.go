@@ -41,3 +41,22 @@ func TestRuntimeMetadata(t *testing.T) {
 		})
 	}
 }
+
+// kv_transfer_lib is read trimmed and in lower case; an empty or
+// non-string value names no library.
+func TestKVTransferLib(t *testing.T) {
+	for _, tc := range []struct {
+		row  string
+		want *string
+	}{
+		{`{"kv_transfer_lib": " NIXL "}`, func() *string { s := "nixl"; return &s }()},
+		{`{"kv_transfer_lib": "mooncake"}`, func() *string { s := "mooncake"; return &s }()},
+		{`{"kv_transfer_lib": ""}`, nil},
+		{`{"kv_transfer_lib": 3}`, nil},
+		{`{}`, nil},
+	} {
+		var row map[string]any
+		require.NoError(t, json.Unmarshal([]byte(tc.row), &row))
+		require.Equal(t, tc.want, kvTransferLib(row), tc.row)
+	}
+}

@@ -89,6 +89,9 @@ func printAdoptPlan(w io.Writer, p store.AdoptPlan, dryRun bool) {
 	for _, t := range p.Kept {
 		fmt.Fprintf(w, "  %-30s %12d rows %12s\n", t.Name, t.Rows, mebibytes(t.Bytes))
 	}
+	if p.KVTransferLibValues > 0 {
+		fmt.Fprintf(w, "%d benchmark_results name their kv_transfer_lib: kept on the rows\n", p.KVTransferLibValues)
+	}
 	if p.EvalMerges > 0 {
 		fmt.Fprintf(w, "%d eval_results share a key (isl, osl or conc NULL) with a newer row: merged into it, with the documents only they hold\n", p.EvalMerges)
 	}

@@ -109,6 +109,8 @@ type AdoptPlan struct {
 	// 016 measurement_snapshots.
 	AppendOnly, Fingerprint, LogFiles, Power, GPU, GPUStatsVersion bool
 	KVTransferLib, Snapshots                                       bool
+	// KVTransferLibValues counts the rows with a kv_transfer_lib (copied).
+	KVTransferLibValues int64
 	// Tables are the reference's tables converted and moved to
 	// reference_archive; Kept the site's, left in public.
 	Tables []AdoptTable
@@ -275,11 +277,8 @@ func (s *Store) adoptChecks(ctx context.Context, p *AdoptPlan) error {
 		return fmt.Errorf("count the reference's eval rows sharing a key: %w", err)
 	}
 	if p.KVTransferLib {
-		if err := s.pool.QueryRow(ctx, qAdoptKVTransferLib).Scan(&n); err != nil {
+		if err := s.pool.QueryRow(ctx, qAdoptKVTransferLib).Scan(&p.KVTransferLibValues); err != nil {
 			return fmt.Errorf("count the reference's kv_transfer_lib values: %w", err)
-		}
-		if n > 0 {
-			p.Refusals = append(p.Refusals, fmt.Sprintf("%d benchmark_results with a kv_transfer_lib: the site reads it and this program does not store it", n))
 		}
 	}
 	var present []string
@@ -433,6 +432,7 @@ FROM public.server_log_files`
 		"{br_fingerprint}", pick(a.p.Fingerprint, "r.recipe_fingerprint", "NULL::text"),
 		"{br_reasons}", pick(a.p.Power, "r.power_invalid_reasons", "NULL::jsonb"),
 		"{br_audit}", pick(a.p.Power, "r.power_audit", "NULL::jsonb"),
+		"{br_kv_transfer_lib}", pick(a.p.KVTransferLib, "r.kv_transfer_lib", "NULL::text"),
 		"{log_primary}", pick(a.p.LogFiles, "file_name", "'server.log'::text"),
 		"{gs_stats_version}", pick(a.p.GPUStatsVersion, "s.stats_version", "0"),
 		"{log_files_of}", pick(a.p.LogFiles, "UNION ALL SELECT file_name, log_text FROM public.server_log_files WHERE server_log_id = $1", ""),

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -182,10 +183,10 @@ func TestAdoptKilled(t *testing.T) {
 }
 
 // The reference's branch files are levels adopt knows: with
-// 008_benchmark_results_kv_transfer_lib.sql (no value set) and
-// 016_measurement_snapshots.sql recorded, it converts, moving the receipt
-// table and its rows to reference_archive unconverted; a kv_transfer_lib
-// value, which the site reads and we have no place for, refuses.
+// 008_benchmark_results_kv_transfer_lib.sql and 016_measurement_snapshots.sql
+// recorded, it converts, moving the receipt table and its rows to
+// reference_archive unconverted, and keeping each row's kv_transfer_lib,
+// which the site reads from benchmark_results and latest_benchmarks.
 func TestAdoptBranchFiles(t *testing.T) {
 	ctx := context.Background()
 	db, stats := refDatabase(t, refdb.Level017)
@@ -196,24 +197,30 @@ func TestAdoptBranchFiles(t *testing.T) {
 	_, err = conn.Exec(ctx, `INSERT INTO measurement_snapshots (source_repo, source_run_id, source_attempt, receipt_id,
 		bundle_digest, receipt, state) VALUES ('SemiAnalysisAI/InferenceX', 21000000000, 1, repeat('a', 64), repeat('b', 64), '{}', 'complete')`)
 	require.NoError(t, err)
+	// Two rows name their library, one of them shown by the latest chart.
+	var shown int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT min(id) FROM latest_benchmarks`).Scan(&shown))
+	_, err = conn.Exec(ctx, `UPDATE benchmark_results SET kv_transfer_lib = CASE WHEN id = $1 THEN 'nixl' ELSE 'mooncake' END
+		WHERE id IN ($1, (SELECT min(id) FROM benchmark_results WHERE id <> $1))`, shown)
+	require.NoError(t, err)
+	const siteReads = `SELECT (SELECT jsonb_object_agg(br.id, to_jsonb(br) ->> 'kv_transfer_lib') FROM benchmark_results br
+			WHERE to_jsonb(br) ->> 'kv_transfer_lib' IS NOT NULL),
+		(SELECT jsonb_object_agg(lb.id, to_jsonb(lb) ->> 'kv_transfer_lib') FROM latest_benchmarks lb
+			WHERE to_jsonb(lb) ->> 'kv_transfer_lib' IS NOT NULL)`
+	// (The fixture's materialized view predates the column: the rows'
+	// values are read before, the chart's after.)
+	var rowsBefore, latestBefore map[string]any
+	require.NoError(t, conn.QueryRow(ctx, siteReads).Scan(&rowsBefore, &latestBefore))
+	require.Len(t, rowsBefore, 2)
+
 	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	defer st.Close()
-
-	_, err = conn.Exec(ctx, `UPDATE benchmark_results SET kv_transfer_lib = 'nixl' WHERE id IN (1, 2)`)
-	require.NoError(t, err)
 	plan, err := st.PlanAdopt(ctx)
 	require.NoError(t, err)
 	require.True(t, plan.KVTransferLib)
 	require.True(t, plan.Snapshots)
-	require.Equal(t, []string{"2 benchmark_results with a kv_transfer_lib: the site reads it and this program does not store it"}, plan.Refusals)
-	_, err = st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r"})
-	require.ErrorIs(t, err, store.ErrAdoptRefused)
-
-	_, err = conn.Exec(ctx, `UPDATE benchmark_results SET kv_transfer_lib = NULL`)
-	require.NoError(t, err)
-	plan, err = st.PlanAdopt(ctx)
-	require.NoError(t, err)
+	require.Equal(t, int64(2), plan.KVTransferLibValues)
 	require.Empty(t, plan.Refusals)
 	require.Contains(t, plan.Files, "008_benchmark_results_kv_transfer_lib.sql")
 	require.Contains(t, plan.Files, "016_measurement_snapshots.sql")
@@ -229,6 +236,14 @@ func TestAdoptBranchFiles(t *testing.T) {
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM reference_archive.measurement_snapshots`).Scan(&snapshots))
 	require.Equal(t, int64(1), snapshots)
 	require.NoError(t, st.CheckWritable(ctx))
+
+	// The site's reads, as the reader role resolves them.
+	_, err = conn.Exec(ctx, `SET search_path = dashboard, public`)
+	require.NoError(t, err)
+	var rowsAfter, latestAfter map[string]any
+	require.NoError(t, conn.QueryRow(ctx, siteReads).Scan(&rowsAfter, &latestAfter))
+	require.Equal(t, rowsBefore, rowsAfter)
+	require.Equal(t, map[string]any{strconv.FormatInt(shown, 10): "nixl"}, latestAfter)
 }
 
 // powerxReads are the site's PowerX reads (docs/dashboard-schema.md,

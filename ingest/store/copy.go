@@ -77,10 +77,10 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 	if key == "" {
 		key = p.Key()
 	}
-	image, fingerprint := cleanOptText(p.Image), cleanOptText(p.RecipeFingerprint)
+	image, fingerprint, kvLib := cleanOptText(p.Image), cleanOptText(p.RecipeFingerprint), cleanOptText(p.KVTransferLib)
 	workers, reasons, audit := rawOrNil(p.Workers), rawOrNil(p.PowerInvalidReasons), rawOrNil(p.PowerAudit)
 	keyHash := sha256.Sum256([]byte(key))
-	d := contentDigest(keyHash[:], date, image, metrics, workers, reasons, audit)
+	d := contentDigest(keyHash[:], date, image, kvLib, metrics, workers, reasons, audit)
 	_, unchanged := known[d]
 	if !unchanged {
 		if ad, ok := adopted.match(p, fingerprint); ok {
@@ -128,12 +128,14 @@ func stagingValues(values []any, r schema.StagedBenchmark, seq int32, date strin
 		d[:], unchanged,
 		artifact, artifactID, file, int32(r.Source.Row),
 		valuesKnown, vals[0], vals[1], vals[2], vals[3], vals[4],
+		kvLib,
 	), metrics, stored, isAdopted, nil
 }
 
 // contentDigest hashes the point (its key's hash) and every value written
-// for it.
-func contentDigest(keyHash []byte, date string, image *string, metrics, workers, reasons, audit []byte) digest {
+// for it. A row without a kv_transfer_lib hashes as before the column
+// existed, so the rows of earlier builds keep their digests.
+func contentDigest(keyHash []byte, date string, image, kvLib *string, metrics, workers, reasons, audit []byte) digest {
 	h := sha256.New()
 	field := func(b []byte) {
 		var n [8]byte
@@ -152,6 +154,9 @@ func contentDigest(keyHash []byte, date string, image *string, metrics, workers,
 	field(workers)
 	field(reasons)
 	field(audit)
+	if kvLib != nil {
+		field([]byte("k" + *kvLib))
+	}
 	var d digest
 	copy(d[:], h.Sum(nil))
 	return d

@@ -311,8 +311,8 @@ func TestCurvesAgentXScope(t *testing.T) {
 
 // TestCurvesColumnsAndPower: latest_benchmarks has the reference's columns
 // — benchmark_results' own, then snapshot_date and
-// snapshot_workflow_run_id — with their types, and shows a row's power
-// provenance as stored.
+// snapshot_workflow_run_id, then kv_transfer_lib (the site reads it by
+// name) — with their types, and shows a row's power provenance as stored.
 func TestCurvesColumnsAndPower(t *testing.T) {
 	st := openCurveStore(t)
 	ctx := context.Background()
@@ -329,7 +329,7 @@ func TestCurvesColumnsAndPower(t *testing.T) {
 	require.Equal(t, []string{"id bigint", "workflow_run_id bigint", "config_id integer", "benchmark_type text", "date date",
 		"isl integer", "osl integer", "conc integer", "image text", "metrics jsonb", "error text", "server_log_id bigint",
 		"workers jsonb", "offload_mode text", "trace_replay_id bigint", "recipe_fingerprint text",
-		"power_invalid_reasons jsonb", "power_audit jsonb", "snapshot_date date", "snapshot_workflow_run_id bigint"}, cols)
+		"power_invalid_reasons jsonb", "power_audit jsonb", "snapshot_date date", "snapshot_workflow_run_id bigint", "kv_transfer_lib text"}, cols)
 
 	var reasons, audit *string
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT power_invalid_reasons::text, power_audit::text FROM latest_benchmarks WHERE conc = 1`).

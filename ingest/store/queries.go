@@ -122,7 +122,7 @@ CREATE TEMP TABLE stage_benchmark (
 	content_digest bytea NOT NULL, unchanged boolean NOT NULL,
 	source_artifact text NOT NULL, source_artifact_id bigint, source_file text NOT NULL, source_row integer NOT NULL,
 	values_known boolean NOT NULL, tput_per_gpu float8, output_tput_per_gpu float8, median_intvty float8,
-	p90_e2el float8, median_ttft float8
+	p90_e2el float8, median_ttft float8, kv_transfer_lib text
 ) ON COMMIT DROP`
 
 // qCreatePointValues creates the table the benchmark inserts fill with the
@@ -177,6 +177,14 @@ JOIN configs c ON c.id = b.config_id
 JOIN ingests g ON g.id = b.ingest_id AND g.target = 'adopted'
 WHERE w.github_run_id = $1 AND w.run_attempt = $2`
 
+// adoptedRow is the SQL condition that the benchmark row b (its alias) is
+// one an adopt took over: its ingest is the adopt's ledger row. A rerun
+// that matches it keeps its values and ingest (only its provenance is
+// learned, qAdoptedProvenance), so the condition holds after the rerun.
+func adoptedRow(b string) string {
+	return `EXISTS (SELECT 1 FROM ingests g WHERE g.id = ` + b + `.ingest_id AND g.target = 'adopted')`
+}
+
 // qAdoptedProvenance gives the adopted rows that staged winners matched
 // ($1 workflow run, $2 the winners' seq) the winner's provenance, which
 // the reference did not keep: the telemetry stage finds a run's rows by
@@ -201,6 +209,7 @@ var stagingColumns = []string{
 	"content_digest", "unchanged",
 	"source_artifact", "source_artifact_id", "source_file", "source_row",
 	"values_known", "tput_per_gpu", "output_tput_per_gpu", "median_intvty", "p90_e2el", "median_ttft",
+	"kv_transfer_lib",
 }
 
 // qInsertConfigs writes the run's distinct configs (runSets.configArgs).
@@ -229,10 +238,10 @@ func configJoin(alias string) string {
 const (
 	benchmarkWriteColumns = `workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
 		recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, content_digest,
-		source_artifact, source_artifact_id, source_file, source_row, ingest_id`
+		source_artifact, source_artifact_id, source_file, source_row, ingest_id, kv_transfer_lib`
 	benchmarkWriteValues = `$1, c.id, r.benchmark_type, $2::date, r.isl, r.osl, r.conc, r.offload_mode,
 		r.recipe_fingerprint, r.image, r.metrics, r.workers, r.power_invalid_reasons, r.power_audit, r.content_digest,
-		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3`
+		r.source_artifact, r.source_artifact_id, r.source_file, r.source_row, $3, r.kv_transfer_lib`
 )
 
 // qUpsertBenchmarks writes the winners the benchmark stage ranked while
@@ -255,7 +264,8 @@ WITH ins AS (
 		workers = EXCLUDED.workers, power_invalid_reasons = EXCLUDED.power_invalid_reasons,
 		power_audit = EXCLUDED.power_audit, content_digest = EXCLUDED.content_digest,
 		source_artifact = EXCLUDED.source_artifact, source_artifact_id = EXCLUDED.source_artifact_id,
-		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id
+		source_file = EXCLUDED.source_file, source_row = EXCLUDED.source_row, ingest_id = EXCLUDED.ingest_id,
+		kv_transfer_lib = EXCLUDED.kv_transfer_lib
 	WHERE b.content_digest <> EXCLUDED.content_digest
 	RETURNING b.id, b.ctid, b.content_digest, (xmax = 0) AS inserted
 ), winners AS (

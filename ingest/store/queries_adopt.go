@@ -95,9 +95,8 @@ const qAdoptEvalMerges = `SELECT coalesce(sum(n - 1), 0) FROM (
     SELECT count(*) AS n FROM public.eval_results GROUP BY workflow_run_id, config_id, task, isl, osl, conc) k`
 
 // qAdoptKVTransferLib counts the rows with a kv_transfer_lib (the branch
-// file 008_benchmark_results_kv_transfer_lib.sql): the site reads the
-// column through to_jsonb, and we have no place for it; NULL everywhere,
-// it is dropped with nothing lost.
+// file 008_benchmark_results_kv_transfer_lib.sql), which adopt copies into
+// ours (migration 000026).
 const qAdoptKVTransferLib = `SELECT count(*) FROM public.benchmark_results WHERE kv_transfer_lib IS NOT NULL`
 
 // Creating the scratch schema: the reference's tables are locked against
@@ -495,12 +494,12 @@ SELECT ours, theirs, format('ingest_adopt.%I', relname) FROM (
 var qAdoptBenchmarkResults = `
 INSERT INTO benchmark_results (id, workflow_run_id, config_id, benchmark_type, date, isl, osl, conc, offload_mode,
     recipe_fingerprint, image, metrics, workers, power_invalid_reasons, power_audit, error, content_digest,
-    source_artifact, source_artifact_id, source_file, source_row, ingest_id, trace_replay_id, server_log_id)
+    source_artifact, source_artifact_id, source_file, source_row, ingest_id, trace_replay_id, server_log_id, kv_transfer_lib)
 SELECT r.id, r.workflow_run_id, r.config_id, r.benchmark_type, r.date, r.isl, r.osl, r.conc, r.offload_mode,
     {br_fingerprint}, r.image, m.metrics, r.workers, {br_reasons}, {br_audit}, r.error,
     substring(sha256(convert_to(jsonb_build_array(r.workflow_run_id, r.config_id, r.benchmark_type, r.isl, r.osl, r.conc,
         r.offload_mode, {br_fingerprint}, r.date, r.image, m.metrics, r.workers, {br_reasons}, {br_audit})::text, 'UTF8')) FROM 1 FOR 16),
-    'adopted', NULL, '', 0, i.id, tm.new_id, lm.new_id
+    'adopted', NULL, '', 0, i.id, tm.new_id, lm.new_id, {br_kv_transfer_lib}
 FROM public.benchmark_results r
 JOIN ingests i ON i.workflow_run_id = r.workflow_run_id
 LEFT JOIN adopt_trace_map tm ON tm.old_id = r.trace_replay_id

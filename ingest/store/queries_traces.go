@@ -170,11 +170,17 @@ FROM unnest($1::bytea[], $2::text[], $3::bytea[], $4::bigint[]) AS u(log_digest,
 JOIN server_logs l ON l.digest = u.log_digest
 ON CONFLICT (server_log_id, file_name) DO NOTHING`
 
-const qLinkServerLogs = `
+// qLinkServerLogs points rows at their server log bundle. A row an adopt
+// took over keeps the bundle it was adopted with: at reference levels
+// before server_log_files the reference kept one file of a bundle, so the
+// run's files make another bundle, and the site would show another log
+// for the row.
+var qLinkServerLogs = `
 UPDATE benchmark_results b SET server_log_id = l.id
 FROM unnest($1::bigint[], $2::bytea[]) AS u(id, digest)
 JOIN server_logs l ON l.digest = u.digest
-WHERE b.id = u.id AND b.server_log_id IS DISTINCT FROM l.id`
+WHERE b.id = u.id AND b.server_log_id IS DISTINCT FROM l.id
+	AND NOT (b.server_log_id IS NOT NULL AND ` + adoptedRow("b") + `)`
 
 // derivedMetrics is the SQL of a benchmark row's metrics once the
 // trace-derived ones are written into them (qApplyDerivedMetrics, and
@@ -183,6 +189,13 @@ WHERE b.id = u.id AND b.server_log_id IS DISTINCT FROM l.id`
 // and l its server log bundle (LEFT JOINed). Only derived_* keys are taken
 // from the sidecar, so a published metric is never replaced. The KV-cache
 // pool (sidecar first, then server log) only goes where the row has none.
+//
+// A row an adopt took over is not rewritten (qApplyDerivedMetrics,
+// qApplyServerMetrics): adopt wrote these keys from what the reference
+// kept (store.Adopt), and a rerun of the run keeps an adopted row's values
+// as the benchmark stage does (stagingValues). What the reference did not
+// keep (a bundle's worker logs before its server_log_files) would
+// otherwise change what the site shows on the first ingest after adopt.
 //
 // On AgentX rows the server-side keys are the ingest's own
 // (qApplyServerMetrics): the pool is not filled there, and the sidecar's
@@ -212,6 +225,7 @@ WITH n AS (
 	LEFT JOIN agentic_trace_replay t ON t.id = b.trace_replay_id
 	LEFT JOIN server_logs l ON l.id = b.server_log_id
 	WHERE b.workflow_run_id = $1 AND (b.trace_replay_id IS NOT NULL OR b.server_log_id IS NOT NULL)
+		AND NOT ` + adoptedRow("b") + `
 )
 UPDATE benchmark_results b SET metrics = n.metrics
 FROM n WHERE b.id = n.id AND b.metrics IS DISTINCT FROM n.metrics`
@@ -219,12 +233,14 @@ FROM n WHERE b.id = n.id AND b.metrics IS DISTINCT FROM n.metrics`
 // qApplyServerMetrics replaces the owned server-metric keys of AgentX rows
 // ($3: every owned key, its published_* copy and the marker) with what the
 // traces stage derived ($1 row ids, $2 their keys as JSON objects); rows
-// already holding exactly those are not touched.
-const qApplyServerMetrics = `
+// already holding exactly those, and adopted rows (derivedMetrics), are
+// not touched.
+var qApplyServerMetrics = `
 WITH u AS (
 	SELECT x.id, (b.metrics - $3::text[]) || x.m AS metrics
 	FROM unnest($1::bigint[], $2::jsonb[]) AS x(id, m)
 	JOIN benchmark_results b ON b.id = x.id
+	WHERE NOT ` + adoptedRow("b") + `
 )
 UPDATE benchmark_results b SET metrics = u.metrics
 FROM u WHERE b.id = u.id AND b.metrics IS DISTINCT FROM u.metrics`

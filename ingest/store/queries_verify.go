@@ -55,7 +55,8 @@ ORDER BY l.id`
 var qVerifyContent = `
 SELECT ` + configColumnsOf("c") + `,
 	b.benchmark_type, b.isl, b.osl, b.conc, b.offload_mode, b.recipe_fingerprint, to_char(b.date, 'YYYY-MM-DD'),
-	b.image, b.metrics::text, b.workers::text, b.power_invalid_reasons::text, b.power_audit::text, b.content_digest
+	b.image, b.metrics::text, b.workers::text, b.power_invalid_reasons::text, b.power_audit::text, b.content_digest,
+	to_jsonb(b) ->> 'kv_transfer_lib'
 FROM benchmark_results b
 JOIN workflow_runs w ON w.id = b.workflow_run_id
 JOIN configs c ON c.id = b.config_id

@@ -141,7 +141,7 @@ func (s *Store) readBackContent(ctx context.Context, tx pgx.Tx, repo string, run
 		p = schema.BenchmarkPoint{}
 		workers, reasons, audit = nil, nil, nil
 		if err := rows.Scan(append(c.KeyFields(), &p.BenchmarkType, &p.ISL, &p.OSL, &p.Conc, &p.OffloadMode, &p.RecipeFingerprint, &date,
-			&p.Image, &metrics, &workers, &reasons, &audit, &stored)...); err != nil {
+			&p.Image, &metrics, &workers, &reasons, &audit, &stored, &p.KVTransferLib)...); err != nil {
 			return out, s.opts.explain("read the run's benchmark rows", err)
 		}
 		out.Checked++
@@ -191,7 +191,7 @@ func recomputeDigest(p *schema.BenchmarkPoint, date string, metrics, workers, re
 		return digest{}, docErr
 	}
 	keyHash := sha256.Sum256([]byte(p.Key()))
-	return contentDigest(keyHash[:], date, p.Image, encoded, workers, reasons, audit), ""
+	return contentDigest(keyHash[:], date, p.Image, p.KVTransferLib, encoded, workers, reasons, audit), ""
 }
 
 // readBackSamples counts the samples of the run's eval rows against the
