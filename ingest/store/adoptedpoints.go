@@ -6,9 +6,6 @@ import (
 	"github.com/inferencex/ingest/schema"
 )
 
-// adoptedSource is the source_artifact of the rows an adopt took over.
-const adoptedSource = "adopted"
-
 // adoptedPoint is what finds a point of ours among the rows an adopt took
 // over from the reference ingest (their ingest the adopt's ledger row,
 // target 'adopted'; a rerun gives them its provenance): the point's
