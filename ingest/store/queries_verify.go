@@ -65,7 +65,7 @@ ORDER BY b.id`
 
 // qVerifyContentDerived counts the run's benchmark rows qVerifyContent
 // leaves out.
-const qVerifyContentDerived = `
+var qVerifyContentDerived = `
 SELECT count(*) FROM benchmark_results b
 JOIN workflow_runs w ON w.id = b.workflow_run_id
 WHERE w.repo = $1 AND w.github_run_id = $2 AND NOT (` + contentCovered + `)`
@@ -74,9 +74,9 @@ WHERE w.repo = $1 AND w.github_run_id = $2 AND NOT (` + contentCovered + `)`
 // ones its content digest hashed. A row adopt took over carries a digest
 // of the reference's values by the adopt's own formula (store.Adopt),
 // which is not recomputed here.
-const contentCovered = `b.benchmark_type <> 'agentic_traces' AND b.trace_replay_id IS NULL
+var contentCovered = `b.benchmark_type <> 'agentic_traces' AND b.trace_replay_id IS NULL
 	AND b.server_log_id IS NULL AND length(b.content_digest) > 0
-	AND NOT EXISTS (SELECT 1 FROM ingests g WHERE g.id = b.ingest_id AND g.target = 'adopted')`
+	AND NOT ` + adoptedRow("b")
 
 // qVerifySamples lists, per eval row of the run with a recorded samples
 // file, its key, the samples it holds and the lines its ingest recorded.
