@@ -1,7 +1,6 @@
 package store
 
 import (
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/klauspost/compress/gzip"
 	"go.uber.org/zap"
 
 	"github.com/inferencex/ingest/ingest/trace"
@@ -699,12 +699,6 @@ func (a *adoption) traces(ctx context.Context) error {
 	if err := a.exec(ctx, "", qAdoptServerMetricsTable); err != nil {
 		return err
 	}
-	type traceRow struct {
-		id                 int64
-		profile, json, csv bool
-		profN, jsonN, csvN int64
-		jsonSize           int64 // the reference's record of it, -1 when none
-	}
 	rows, _ := a.tx.Query(ctx, qAdoptTraceRows)
 	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (traceRow, error) {
 		var t traceRow
@@ -714,106 +708,95 @@ func (a *adoption) traces(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("adopt agentic_trace_replay: %w", err)
 	}
-	for _, t := range all {
-		if err := a.step("agentic_trace_replay"); err != nil {
-			return err
-		}
-		pc, err := a.traceContext(ctx, t.id)
-		if err != nil {
-			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
-		}
-		// One pass over each blob: its bytes feed the digest and the trace
-		// code together. The payloads are written only for a new trace.
-		var in payloadInput
-		var scrape trace.Scrape
-		var tags []string
-		var sums [][]byte
-		var digests [3][]byte
-		var sizes [3]int64
-		for i, c := range []struct {
-			col, tag string
-			present  bool
-			n        int64
-		}{{colProfile, "profile_export.jsonl", t.profile, t.profN}, {colJSON, "server_metrics_export.json", t.json, t.jsonN},
-			{colCSV, "server_metrics_export.csv", t.csv, t.csvN}} {
-			if !c.present {
-				continue
-			}
-			var d []byte
-			var size int64
-			switch c.col {
-			case colProfile:
-				d, size, in.profileErr, err = a.gzipBlob(ctx, t.id, c.col, c.n, func(r io.Reader) (err error) {
-					in.profile, err = trace.ReadProfile(r)
-					return err
-				})
-			case colJSON:
-				// ReadServerMetrics needs the export's size before it reads:
-				// the reference's record, checked against the bytes read.
-				d, size, in.metricsErr, err = a.gzipBlob(ctx, t.id, c.col, c.n, func(r io.Reader) (err error) {
-					in.metrics, err = trace.ReadServerMetrics(r, t.jsonSize, pc)
-					return err
-				})
-				if err == nil && size != t.jsonSize {
-					in.metrics, in.metricsErr = a.readServerMetrics(ctx, t.id, c.n, size, pc)
-				}
-			default:
-				// The scrape is what the owned server-metric keys of the
-				// rows derive from; unreadable, they derive without it.
-				var perr error
-				d, size, perr, err = a.rawBlob(ctx, t.id, c.col, c.n, func(r io.Reader) (err error) {
-					scrape, err = trace.ReadScrape(r)
-					return err
-				})
-				if perr != nil {
-					a.s.log.Warn("adopted trace's server metrics CSV unreadable", zap.Int64("trace", t.id), zap.Error(perr))
-					scrape = nil
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("adopt agentic_trace_replay %d %s: %w", t.id, c.col, err)
-			}
-			digests[i], sizes[i] = d, size
-			tags, sums = append(tags, c.tag), append(sums, d)
-		}
-		if !t.profile {
-			in.profileErr = errors.New("no profile export")
-		}
-		bundle := sha256.New()
-		for i, tag := range tags {
-			fmt.Fprintf(bundle, "%s\x00%s\n", tag, hex.EncodeToString(sums[i]))
-		}
-		digest := bundle.Sum(nil)
-		newID := t.id
-		err = a.tx.QueryRow(ctx, qAdoptTraceFind, digest).Scan(&newID)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			newID = t.id
-			if _, err := a.tx.Exec(ctx, qAdoptTraceInsert, t.id, digest, digests[0], sizes[0], digests[1], sizes[1],
-				digests[2], sizes[2]); err != nil {
-				return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
-			}
-			if err := a.payloads(ctx, t.id, digest, in); err != nil {
-				return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
-			}
-			a.res.Rows["agentic_trace_replay"]++
-		case err != nil:
-			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
-		}
-		if _, err := a.tx.Exec(ctx, qAdoptTraceMapRow, t.id, newID); err != nil {
-			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
-		}
-		if !t.profile {
-			// An ingest finds no trace for a point without a profile
-			// export: its rows' server metrics derive without the scrape.
-			scrape = nil
-		}
-		if err := a.serverMetrics(ctx, "r.trace_replay_id = $2", scrape, t.id); err != nil {
-			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
-		}
+	if err := a.readTraces(ctx, all, func(r traceRead) error { return a.trace(ctx, r) }); err != nil {
+		return err
 	}
 	if err := a.serverMetrics(ctx, "r.trace_replay_id IS NULL", nil); err != nil {
 		return fmt.Errorf("adopt AgentX rows without a trace: %w", err)
+	}
+	return nil
+}
+
+// trace writes one reference trace row a reader read: its gzip blobs
+// (copied in the database), its raw CSV (gzipped here), the row keyed by
+// our bundle digest, its payloads when the trace is new, and the owned
+// server-metric keys of the rows it serves.
+func (a *adoption) trace(ctx context.Context, r traceRead) error {
+	if err := a.step("agentic_trace_replay"); err != nil {
+		return err
+	}
+	t := r.row
+	a.res.BlobBytesRead += r.read
+	in := r.in
+	var scrape trace.Scrape
+	var tags []string
+	var sums [][]byte
+	digests := [3][]byte{r.digests[0], r.digests[1]}
+	sizes := [3]int64{r.sizes[0], r.sizes[1]}
+	for i, c := range []struct {
+		col, tag string
+		present  bool
+		n        int64
+	}{{colProfile, "profile_export.jsonl", t.profile, t.profN}, {colJSON, "server_metrics_export.json", t.json, t.jsonN},
+		{colCSV, "server_metrics_export.csv", t.csv, t.csvN}} {
+		if !c.present {
+			continue
+		}
+		var err error
+		if c.col == colCSV {
+			// The scrape is what the owned server-metric keys of the
+			// rows derive from; unreadable, they derive without it.
+			var perr error
+			digests[i], sizes[i], perr, err = a.rawBlob(ctx, t.id, c.col, c.n, func(r io.Reader) (err error) {
+				scrape, err = trace.ReadScrape(r)
+				return err
+			})
+			if perr != nil {
+				a.s.log.Warn("adopted trace's server metrics CSV unreadable", zap.Int64("trace", t.id), zap.Error(perr))
+				scrape = nil
+			}
+		} else {
+			err = a.storeGzipBlob(ctx, t.id, c.col, c.n, digests[i], sizes[i])
+		}
+		if err != nil {
+			return fmt.Errorf("adopt agentic_trace_replay %d %s: %w", t.id, c.col, err)
+		}
+		tags, sums = append(tags, c.tag), append(sums, digests[i])
+	}
+	if !t.profile {
+		in.profileErr = errors.New("no profile export")
+	}
+	bundle := sha256.New()
+	for i, tag := range tags {
+		fmt.Fprintf(bundle, "%s\x00%s\n", tag, hex.EncodeToString(sums[i]))
+	}
+	digest := bundle.Sum(nil)
+	newID := t.id
+	err := a.tx.QueryRow(ctx, qAdoptTraceFind, digest).Scan(&newID)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		newID = t.id
+		if _, err := a.tx.Exec(ctx, qAdoptTraceInsert, t.id, digest, digests[0], sizes[0], digests[1], sizes[1],
+			digests[2], sizes[2]); err != nil {
+			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
+		}
+		if err := a.payloads(ctx, t.id, digest, in); err != nil {
+			return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
+		}
+		a.res.Rows["agentic_trace_replay"]++
+	case err != nil:
+		return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
+	}
+	if _, err := a.tx.Exec(ctx, qAdoptTraceMapRow, t.id, newID); err != nil {
+		return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
+	}
+	if !t.profile {
+		// An ingest finds no trace for a point without a profile
+		// export: its rows' server metrics derive without the scrape.
+		scrape = nil
+	}
+	if err := a.serverMetrics(ctx, "r.trace_replay_id = $2", scrape, t.id); err != nil {
+		return fmt.Errorf("adopt agentic_trace_replay %d: %w", t.id, err)
 	}
 	return nil
 }
@@ -895,9 +878,9 @@ func (a *adoption) startupLines(ctx context.Context, id int64) ([]trace.LogFileL
 // traceContext is the framework and disaggregation of the rows reference
 // trace id serves, as the traces stage decides them: any row with
 // per-source series decides.
-func (a *adoption) traceContext(ctx context.Context, id int64) (trace.PointContext, error) {
+func traceContext(ctx context.Context, q pgx.Tx, id int64) (trace.PointContext, error) {
 	var pc trace.PointContext
-	rows, _ := a.tx.Query(ctx, qAdoptTraceContext, id)
+	rows, _ := q.Query(ctx, qAdoptTraceContext, id)
 	var fw string
 	var disagg bool
 	if _, err := pgx.ForEachRow(rows, []any{&fw, &disagg}, func() error {
@@ -978,51 +961,22 @@ func (a *adoption) keepPayloads(ctx context.Context, id int64) error {
 	return nil
 }
 
-// readServerMetrics reads trace id's server metrics export again, told
-// its size: for an export whose size the reference recorded wrongly (or
-// not at all), which the one pass could not tell ReadServerMetrics.
-func (a *adoption) readServerMetrics(ctx context.Context, id, n, size int64, pc trace.PointContext) (*trace.ServerMetrics, error) {
-	zr, err := gzip.NewReader(a.slices(ctx, id, colJSON, n))
-	if err != nil {
-		return nil, err
-	}
-	return trace.ReadServerMetrics(zr, size, pc)
-}
-
-// gzipBlob stores gzip column col (n bytes) of trace row id as a trace
-// blob, its bytes as stored, and returns its digest (sha256 of the
-// uncompressed bytes) and uncompressed size. The column is read once: the
-// uncompressed bytes go to the digest and to parse, whose error is
-// returned as perr (the rest of the column is read when parse stops
-// early); a read or gzip error is err.
-func (a *adoption) gzipBlob(ctx context.Context, id int64, col string, n int64, parse func(io.Reader) error) (d []byte, size int64, perr, err error) {
-	zr, err := gzip.NewReader(a.slices(ctx, id, col, n))
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	src := &readErr{r: zr}
-	h := sha256.New()
-	tee := io.TeeReader(src, h)
-	perr = parse(tee)
-	if _, err := io.Copy(io.Discard, tee); err != nil {
-		return nil, 0, nil, err
-	}
-	if src.err != nil {
-		return nil, 0, nil, src.err
-	}
-	d, size = h.Sum(nil), src.n
+// storeGzipBlob stores gzip column col (n bytes) of reference trace row id
+// as the trace blob of digest d (size bytes uncompressed): its bytes as
+// stored, copied in the database.
+func (a *adoption) storeGzipBlob(ctx context.Context, id int64, col string, n int64, d []byte, size int64) error {
 	tag, err := a.tx.Exec(ctx, qAdoptBlobInsert, d, size, n, (n+blobChunk-1)/blobChunk)
 	if err != nil || tag.RowsAffected() == 0 {
-		return d, size, perr, err
+		return err
 	}
 	if n > 0 {
 		if _, err := a.tx.Exec(ctx, fmt.Sprintf(qAdoptBlobChunks, col), id, d, blobChunk); err != nil {
-			return nil, 0, nil, err
+			return err
 		}
 	}
 	a.res.Blobs++
 	a.res.BlobBytes += n
-	return d, size, perr, nil
+	return nil
 }
 
 // readErr counts the bytes read from r and keeps its first error other
@@ -1068,7 +1022,7 @@ func (a *adoption) rawBlob(ctx context.Context, id int64, col string, n int64, p
 	if !fresh {
 		sink = io.Discard
 	}
-	src := &readErr{r: a.slices(ctx, id, col, n)}
+	src := &readErr{r: &sliceReader{ctx: ctx, q: a.tx, id: id, col: col, n: n, read: &a.res.BlobBytesRead}}
 	tee := io.TeeReader(src, sink)
 	perr = parse(tee)
 	if _, err := io.Copy(io.Discard, tee); err != nil {
@@ -1095,10 +1049,10 @@ func (a *adoption) rawBlob(ctx context.Context, id int64, col string, n int64, p
 }
 
 // sliceReader reads a bytea column of one reference trace row a slice at
-// a time, adding what it reads to *read.
+// a time through q, adding what it reads to *read.
 type sliceReader struct {
 	ctx  context.Context
-	tx   pgx.Tx
+	q    pgx.Tx
 	id   int64
 	col  string
 	n    int64
@@ -1107,18 +1061,13 @@ type sliceReader struct {
 	read *int64
 }
 
-// slices reads column col (n bytes) of reference trace row id.
-func (a *adoption) slices(ctx context.Context, id int64, col string, n int64) *sliceReader {
-	return &sliceReader{ctx: ctx, tx: a.tx, id: id, col: col, n: n, read: &a.res.BlobBytesRead}
-}
-
 func (r *sliceReader) Read(p []byte) (int, error) {
 	if len(r.buf) == 0 {
 		if r.off >= r.n {
 			return 0, io.EOF
 		}
 		var b []byte
-		if err := r.tx.QueryRow(r.ctx, fmt.Sprintf(qAdoptBlobSlice, r.col), r.id, r.off+1, blobChunk).Scan(&b); err != nil {
+		if err := r.q.QueryRow(r.ctx, fmt.Sprintf(qAdoptBlobSlice, r.col), r.id, r.off+1, blobChunk).Scan(&b); err != nil {
 			return 0, err
 		}
 		if len(b) == 0 {
