@@ -1,6 +1,8 @@
 package store
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/inferencex/ingest/schema"
@@ -198,19 +200,14 @@ WHERE b.workflow_run_id = $1 AND b.content_digest = r.content_digest
 		IS DISTINCT FROM (r.source_artifact, r.source_artifact_id, r.source_file, r.source_row)`
 
 // stagingColumns is the COPY column order of stage_benchmark.
-var stagingColumns = []string{
-	"seq", "point_key", "is_aggregate", "attempt_rank",
-	"hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
-	"prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers",
-	"decode_tp", "decode_ep", "decode_dp_attention", "decode_num_workers",
-	"num_prefill_gpu", "num_decode_gpu",
+var stagingColumns = slices.Concat([]string{"seq", "point_key", "is_aggregate", "attempt_rank"}, schema.ConfigKeyColumns(), []string{
 	"benchmark_type", "isl", "osl", "conc", "offload_mode", "recipe_fingerprint", "image",
 	"metrics", "workers", "power_invalid_reasons", "power_audit",
 	"content_digest", "unchanged",
 	"source_artifact", "source_artifact_id", "source_file", "source_row",
 	"values_known", "tput_per_gpu", "output_tput_per_gpu", "median_intvty", "p90_e2el", "median_ttft",
 	"kv_transfer_lib",
-}
+})
 
 // qInsertConfigs writes the run's distinct configs (runSets.configArgs).
 var qInsertConfigs = `
@@ -220,6 +217,17 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
 	$12::smallint[], $13::smallint[], $14::bool[], $15::smallint[],
 	$16::smallint[], $17::smallint[])
 ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
+
+// configKeyParams is the condition that the natural key of configs c is
+// the parameters $first, $first+1, … in key order (schema.Config.KeyFields).
+func configKeyParams(first int) string {
+	cols := schema.ConfigKeyColumns()
+	params := make([]string, len(cols))
+	for i := range cols {
+		params[i] = fmt.Sprintf("$%d", first+i)
+	}
+	return "(" + configColumnsOf("c") + ") = (" + strings.Join(params, ", ") + ")"
+}
 
 // configJoin joins configs c to the 17 config columns of the row alias:
 // the one join on the config's natural key.

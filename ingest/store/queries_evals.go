@@ -1,5 +1,11 @@
 package store
 
+import (
+	"slices"
+
+	"github.com/inferencex/ingest/schema"
+)
+
 // Every SQL statement of the eval, eval sample and changelog tables lives
 // in this file.
 
@@ -43,15 +49,10 @@ CREATE TEMP TABLE stage_eval_sample (
 ) ON COMMIT DROP`
 
 // evalStagingColumns is the COPY column order of stage_eval.
-var evalStagingColumns = []string{
-	"eval_key",
-	"hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
-	"prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers",
-	"decode_tp", "decode_ep", "decode_dp_attention", "decode_num_workers",
-	"num_prefill_gpu", "num_decode_gpu",
+var evalStagingColumns = slices.Concat([]string{"eval_key"}, schema.ConfigKeyColumns(), []string{
 	"task", "isl", "osl", "conc", "lm_eval_version", "metrics", "content_digest",
 	"source_artifact", "source_artifact_id", "source_file", "source_row",
-}
+})
 
 // sampleStagingColumns is the COPY column order of stage_eval_sample.
 var sampleStagingColumns = []string{
