@@ -168,7 +168,7 @@ WHERE w.github_run_id = $1 AND w.run_attempt = $2`
 // took over from the reference ingest, with what finds a point of ours
 // among them (adoptedPoint): the config but its GPU counts, the point's
 // key, and the recipe fingerprint.
-const qAdoptedPoints = `
+var qAdoptedPoints = `
 SELECT b.content_digest, c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
 	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
 	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
@@ -176,16 +176,18 @@ SELECT b.content_digest, c.hardware, c.framework, c.model, c.precision, c.spec_m
 FROM benchmark_results b
 JOIN workflow_runs w ON w.id = b.workflow_run_id
 JOIN configs c ON c.id = b.config_id
-JOIN ingests g ON g.id = b.ingest_id AND g.target = 'adopted'
-WHERE w.github_run_id = $1 AND w.run_attempt = $2`
+WHERE w.github_run_id = $1 AND w.run_attempt = $2 AND ` + adoptedRow("b")
 
 // adoptedRow is the SQL condition that the benchmark row b (its alias) is
 // one an adopt took over: its ingest is the adopt's ledger row. A rerun
 // that matches it keeps its values and ingest (only its provenance is
 // learned, qAdoptedProvenance), so the condition holds after the rerun.
 func adoptedRow(b string) string {
-	return `EXISTS (SELECT 1 FROM ingests g WHERE g.id = ` + b + `.ingest_id AND g.target = 'adopted')`
+	return `EXISTS (SELECT 1 FROM ingests g WHERE g.id = ` + b + `.ingest_id AND g.target = ` + adoptedTarget + `)`
 }
+
+// adoptedTarget is the ingests.target of an adopt's ledger row, as SQL.
+const adoptedTarget = `'adopted'`
 
 // qAdoptedProvenance gives the adopted rows that staged winners matched
 // ($1 workflow run, $2 the winners' seq) the winner's provenance, which

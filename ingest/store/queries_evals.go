@@ -169,7 +169,7 @@ SELECT i.id, s.doc_id, s.filter, s.doc_digest, s.prompt_digest, s.resps_digest,
 	s.target, s.response, s.passed, s.score, s.metrics, s.filtered_resps, s.data, s.source_file, s.source_line, $1
 FROM stage_eval_sample s JOIN stage_eval_id i ON i.eval_key = s.eval_key
 WHERE NOT EXISTS (SELECT 1 FROM eval_samples a JOIN ingests g ON g.id = a.ingest_id
-	WHERE a.eval_result_id = i.id AND a.doc_id = s.doc_id AND a.filter <> s.filter AND g.target = 'adopted')
+	WHERE a.eval_result_id = i.id AND a.doc_id = s.doc_id AND a.filter <> s.filter AND g.target = ` + adoptedTarget + `)
 ON CONFLICT ON CONSTRAINT eval_samples_natural_key DO NOTHING`
 
 // qWriteChangelog replaces the run's changelog entries with the given ones
