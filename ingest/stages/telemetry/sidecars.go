@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"path"
 	"regexp"
@@ -103,11 +104,7 @@ func nilIfEmpty(m map[string]float64) any {
 // hostIdentity is a DCGM host series' identity: its GPUs' UUIDs in GPU
 // order.
 func hostIdentity(host string, uuids map[int16]string) []any {
-	gpus := make([]int16, 0, len(uuids))
-	for g := range uuids {
-		gpus = append(gpus, g)
-	}
-	slices.Sort(gpus)
+	gpus := slices.Sorted(maps.Keys(uuids))
 	out := make([]any, 0, len(gpus))
 	for _, g := range gpus {
 		out = append(out, map[string]any{"hostname": host, "gpu_index": int(g), "gpu_uuid": uuids[g]})
