@@ -3,6 +3,7 @@ package schema
 import (
 	"cmp"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -54,4 +55,16 @@ func (c *Config) KeyFields() []any {
 	return []any{&c.Hardware, &c.Framework, &c.Model, &c.Precision, &c.SpecMethod, &c.Disagg, &c.IsMultinode,
 		&c.PrefillTP, &c.PrefillEP, &c.PrefillDPAttention, &c.PrefillNumWorkers,
 		&c.DecodeTP, &c.DecodeEP, &c.DecodeDPAttention, &c.DecodeNumWorkers, &c.NumPrefillGPU, &c.NumDecodeGPU}
+}
+
+// keyParts are c's natural key as strings, in key order, followed by more
+// (a row's own key fields), for the row keys' encoding (jsonStrings).
+func (c *Config) keyParts(more ...string) []string {
+	parts := make([]string, 0, 17+len(more))
+	parts = append(parts, c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod,
+		strconv.FormatBool(c.Disagg), strconv.FormatBool(c.IsMultinode),
+		strconv.Itoa(c.PrefillTP), strconv.Itoa(c.PrefillEP), strconv.FormatBool(c.PrefillDPAttention), strconv.Itoa(c.PrefillNumWorkers),
+		strconv.Itoa(c.DecodeTP), strconv.Itoa(c.DecodeEP), strconv.FormatBool(c.DecodeDPAttention), strconv.Itoa(c.DecodeNumWorkers),
+		strconv.Itoa(c.NumPrefillGPU), strconv.Itoa(c.NumDecodeGPU))
+	return append(parts, more...)
 }

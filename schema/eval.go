@@ -2,7 +2,6 @@ package schema
 
 import (
 	"crypto/sha256"
-	"strconv"
 )
 
 // EvalResult is one normalized eval row: a task of one config at one
@@ -21,16 +20,7 @@ type EvalResult struct {
 
 // Key is the natural key of the row within its run, as one string.
 func (e *EvalResult) Key() string {
-	c := e.Config
-	parts := []string{
-		c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod,
-		strconv.FormatBool(c.Disagg), strconv.FormatBool(c.IsMultinode),
-		strconv.Itoa(c.PrefillTP), strconv.Itoa(c.PrefillEP), strconv.FormatBool(c.PrefillDPAttention), strconv.Itoa(c.PrefillNumWorkers),
-		strconv.Itoa(c.DecodeTP), strconv.Itoa(c.DecodeEP), strconv.FormatBool(c.DecodeDPAttention), strconv.Itoa(c.DecodeNumWorkers),
-		strconv.Itoa(c.NumPrefillGPU), strconv.Itoa(c.NumDecodeGPU),
-		e.Task, optInt(e.ISL), optInt(e.OSL), optInt(e.Conc),
-	}
-	return jsonStrings(parts)
+	return jsonStrings(e.Config.keyParts(e.Task, optInt(e.ISL), optInt(e.OSL), optInt(e.Conc)))
 }
 
 // EvalKey identifies an eval row within one ingest (a hash of its Key); its

@@ -137,16 +137,8 @@ type ApplyResult struct {
 // the configs natural key, benchmark type, isl, osl, conc, offload mode and
 // recipe fingerprint (absent values written as null).
 func (p *BenchmarkPoint) Key() string {
-	c := p.Config
-	parts := []string{
-		c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod,
-		strconv.FormatBool(c.Disagg), strconv.FormatBool(c.IsMultinode),
-		strconv.Itoa(c.PrefillTP), strconv.Itoa(c.PrefillEP), strconv.FormatBool(c.PrefillDPAttention), strconv.Itoa(c.PrefillNumWorkers),
-		strconv.Itoa(c.DecodeTP), strconv.Itoa(c.DecodeEP), strconv.FormatBool(c.DecodeDPAttention), strconv.Itoa(c.DecodeNumWorkers),
-		strconv.Itoa(c.NumPrefillGPU), strconv.Itoa(c.NumDecodeGPU),
-		p.BenchmarkType, optInt(p.ISL), optInt(p.OSL), strconv.Itoa(p.Conc), p.OffloadMode, optString(p.RecipeFingerprint),
-	}
-	return jsonStrings(parts)
+	return jsonStrings(p.Config.keyParts(p.BenchmarkType, optInt(p.ISL), optInt(p.OSL), strconv.Itoa(p.Conc), p.OffloadMode,
+		optString(p.RecipeFingerprint)))
 }
 
 // jsonStrings is the JSON array of parts exactly as json.Marshal writes

@@ -2,6 +2,8 @@ package benchmark
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,11 +111,7 @@ func (c capturedMetrics) firstNonFinite() (string, bool) {
 	if len(c.nonFinite) == 0 {
 		return "", false
 	}
-	keys := make([]string, 0, len(c.nonFinite))
-	for k := range c.nonFinite {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(c.nonFinite))
 	return keys[0], true
 }
 
@@ -135,11 +133,7 @@ func (c capturedMetrics) firstWrongType() (string, string, bool) {
 	if len(c.wrongType) == 0 {
 		return "", "", false
 	}
-	keys := make([]string, 0, len(c.wrongType))
-	for k := range c.wrongType {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(c.wrongType))
 	return keys[0], c.wrongType[keys[0]], true
 }
 

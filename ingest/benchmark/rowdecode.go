@@ -295,7 +295,7 @@ func (d *rowDecoder) str(intern bool) (string, bool) {
 			case 't':
 				buf = append(buf, '\t')
 			case 'u':
-				r, ok := hex4(data, i)
+				r, ok := strictjson.Hex4(data, i)
 				if !ok || r == 0 || r >= 0xDC00 && r < 0xE000 {
 					return "", false
 				}
@@ -304,7 +304,7 @@ func (d *rowDecoder) str(intern bool) (string, bool) {
 					if i+1 >= len(data) || data[i] != '\\' || data[i+1] != 'u' {
 						return "", false
 					}
-					lo, ok := hex4(data, i+2)
+					lo, ok := strictjson.Hex4(data, i+2)
 					if !ok || lo < 0xDC00 || lo >= 0xE000 {
 						return "", false
 					}
@@ -449,24 +449,4 @@ func digitsFrom(data []byte, i int) int {
 		return -1
 	}
 	return j
-}
-
-func hex4(data []byte, i int) (rune, bool) {
-	if i+4 > len(data) {
-		return 0, false
-	}
-	var r rune
-	for _, b := range data[i : i+4] {
-		switch {
-		case b >= '0' && b <= '9':
-			r = r<<4 | rune(b-'0')
-		case b >= 'a' && b <= 'f':
-			r = r<<4 | rune(b-'a'+10)
-		case b >= 'A' && b <= 'F':
-			r = r<<4 | rune(b-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

@@ -56,12 +56,6 @@ var knownDatasets = sync.OnceValues(func() (map[string]Dataset, error) {
 	return out, nil
 })
 
-// KnownDataset reports whether a dataset slug is in the embedded list.
-func KnownDataset(slug string) (bool, error) {
-	_, ok, err := LookupDataset(slug)
-	return ok, err
-}
-
 // LookupDataset is the catalogued dataset of a slug.
 func LookupDataset(slug string) (Dataset, bool, error) {
 	m, err := knownDatasets()

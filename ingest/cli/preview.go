@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -107,11 +108,7 @@ func runPreview(ctx context.Context, env Env, id int64, repo, catalogFiles *sett
 
 // leftText lists rows left out, by reason.
 func leftText(kind string, m map[string]int) string {
-	reasons := make([]string, 0, len(m))
-	for r := range m {
-		reasons = append(reasons, r)
-	}
-	sort.Strings(reasons)
+	reasons := slices.Sorted(maps.Keys(m))
 	s := ""
 	for _, r := range reasons {
 		s += fmt.Sprintf("; %d %s rows %s", m[r], kind, r)

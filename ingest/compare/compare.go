@@ -10,7 +10,9 @@ package compare
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -162,11 +164,7 @@ func valueDiffs(table, key string, o, d *row) []Difference {
 	for f := range d.values {
 		fields[f] = true
 	}
-	names := make([]string, 0, len(fields))
-	for f := range fields {
-		names = append(names, f)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(fields))
 	var out []Difference
 	for _, f := range names {
 		ov, oh := o.values[f]

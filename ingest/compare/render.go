@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -55,11 +56,7 @@ func writeText(w io.Writer, r *Result, md bool) error {
 		}
 	}
 	counts := r.ByRule()
-	rules := make([]string, 0, len(counts))
-	for k := range counts {
-		rules = append(rules, k)
-	}
-	sort.Strings(rules)
+	rules := slices.Sorted(maps.Keys(counts))
 	if len(rules) > 0 {
 		if md {
 			b.WriteString("\n| rule | differences |\n|---|---:|\n")

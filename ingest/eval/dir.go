@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -210,11 +212,7 @@ func chooseResults(meta map[string]any, files []string) ([]chosen, string) {
 			newest[c] = f // files are sorted: the last one wins
 		}
 	}
-	ns := make([]int, 0, len(newest))
-	for c := range newest {
-		ns = append(ns, c)
-	}
-	sort.Ints(ns)
+	ns := slices.Sorted(maps.Keys(newest))
 	out := make([]chosen, 0, len(ns))
 	for _, c := range ns {
 		ch := chosen{file: newest[c], conc: &c, batched: true}

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/inferencex/ingest/ingest/catalog"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/inferencex/ingest/ingest/catalog"
 	"github.com/inferencex/ingest/ingest/strictjson"
 )
 
@@ -151,11 +152,7 @@ func readResults(r io.Reader) (version *string, tasks []taskResult, err error) {
 	if len(byTask) == 0 {
 		return nil, nil, fmt.Errorf("results holds no task")
 	}
-	names := make([]string, 0, len(byTask))
-	for name := range byTask {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(byTask))
 	for i, name := range names {
 		task := strings.ToLower(strings.TrimSpace(name))
 		t := taskResult{task: task, index: i, decoding: doc.decoding(name)}
@@ -276,11 +273,7 @@ func metricValue(key string, x any) (f float64, ok bool, bad string) {
 // range is an error naming the field.
 func selectScores(raw map[string]json.RawMessage) (map[string]any, error) {
 	nums := map[string]float64{}
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(raw))
 	numeric := keys[:0]
 	for _, k := range keys {
 		var x any

@@ -12,9 +12,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/strictjson"
@@ -149,11 +150,7 @@ func checkID(data []byte, id string) error {
 func canonical(b *bytes.Buffer, v any) error {
 	switch t := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(t))
 		b.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {

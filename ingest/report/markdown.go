@@ -69,8 +69,9 @@ func renderMarkdown(s *schema.Summary, limit int) string {
 	b.WriteString(head.String())
 	writeMarkdownNotes(&b, s.Notes, bud)
 	writeMarkdownDetails(&b, s, bud)
-	writeMarkdownPowerWarnings(&b, s, bud)
-	writeMarkdownServerMetricWarnings(&b, s, bud)
+	writeMarkdownWarnings(&b, s.PowerWarnings, "power warning", "power warnings", listPowerWarnings, bud, powerWarningLine)
+	writeMarkdownWarnings(&b, s.ServerMetricWarnings, "server metric warning", "server metric warnings", listServerMetricWarnings,
+		bud, serverMetricWarningLine)
 	if bud.cut {
 		writeCutNote(&b, s, limit, bud)
 	}

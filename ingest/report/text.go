@@ -48,8 +48,8 @@ func Text(s *schema.Summary) string {
 			fmt.Fprintf(&b, "  … and %d more\n", more)
 		}
 	}
-	writeTextPowerWarnings(&b, s)
-	writeTextServerMetricWarnings(&b, s)
+	writeTextWarnings(&b, s.PowerWarnings, "power warnings", powerWarningLine)
+	writeTextWarnings(&b, s.ServerMetricWarnings, "server metric warnings", serverMetricWarningLine)
 	for _, n := range s.Notes {
 		if n = plainInline(n); n != "" {
 			fmt.Fprintf(&b, "note: %s\n", n)

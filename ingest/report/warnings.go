@@ -2,9 +2,11 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/wording"
+	"github.com/inferencex/ingest/schema"
 )
 
 // writeMarkdownWarnings writes a collapsible list of warnings, when there is
@@ -48,4 +50,18 @@ func writeTextWarnings[W any](b *strings.Builder, ws []W, title string, line fun
 	if more := n - len(shown); more > 0 {
 		fmt.Fprintf(b, "  … and %d more\n", more)
 	}
+}
+
+// powerWarningLine is "artifact / file: field published P, telemetry M (±D %)".
+func powerWarningLine(w schema.PowerWarning, esc func(string) string) string {
+	return fmt.Sprintf("%s / %s: %s published %s, telemetry %s (%s %%)", esc(w.Artifact), esc(w.File), esc(w.Field),
+		strconv.FormatFloat(w.Published, 'g', 8, 64), strconv.FormatFloat(w.Measured, 'g', 8, 64),
+		strconv.FormatFloat(w.RelDiff*100, 'f', 1, 64))
+}
+
+// serverMetricWarningLine is "artifact / file: field published P, derived D (±X %)".
+func serverMetricWarningLine(w schema.ServerMetricWarning, esc func(string) string) string {
+	return fmt.Sprintf("%s / %s: %s published %s, derived %s (%s %%)", esc(w.Artifact), esc(w.File), esc(w.Field),
+		strconv.FormatFloat(w.Published, 'g', 10, 64), strconv.FormatFloat(w.Derived, 'g', 10, 64),
+		strconv.FormatFloat(w.RelDiff*100, 'f', 1, 64))
 }

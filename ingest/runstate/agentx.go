@@ -2,7 +2,8 @@ package runstate
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // AgentX is what the traces stage needs of the benchmark rows, which
@@ -35,11 +36,7 @@ func (r AgentX) Dataset(runID int64) (string, error) {
 	if len(r.datasets) == 0 {
 		return "", nil
 	}
-	slugs := make([]string, 0, len(r.datasets))
-	for s := range r.datasets {
-		slugs = append(slugs, s)
-	}
-	sort.Strings(slugs)
+	slugs := slices.Sorted(maps.Keys(r.datasets))
 	if len(slugs) > 1 {
 		return "", fmt.Errorf("conflicting dataset provenance in workflow run %d: %q (%s) and %q (%s); one run replays one dataset",
 			runID, slugs[0], r.datasets[slugs[0]], slugs[1], r.datasets[slugs[1]])

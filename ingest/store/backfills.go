@@ -26,10 +26,8 @@ func applyPointBackfills(ctx context.Context, tx pgx.Tx, plan schema.OverridePla
 	for _, b := range plan.PointBackfills {
 		c, p := b.Point.Config, b.Point
 		modes := slices.Compact([]string{p.OffloadMode, b.DesiredOffloadMode()})
-		rows, err := tx.Query(ctx, qBackfillPointRows, b.RunID, b.Attempt, c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod,
-			c.Disagg, c.IsMultinode, c.PrefillTP, c.PrefillEP, c.PrefillDPAttention, c.PrefillNumWorkers,
-			c.DecodeTP, c.DecodeEP, c.DecodeDPAttention, c.DecodeNumWorkers, c.NumPrefillGPU, c.NumDecodeGPU,
-			p.BenchmarkType, p.ISL, p.OSL, p.Conc, modes, p.RecipeFingerprint)
+		rows, err := tx.Query(ctx, qBackfillPointRows, slices.Concat([]any{b.RunID, b.Attempt}, c.KeyFields(),
+			[]any{p.BenchmarkType, p.ISL, p.OSL, p.Conc, modes, p.RecipeFingerprint})...)
 		if err != nil {
 			return fmt.Errorf("point backfill %s: %w", b.ID, err)
 		}

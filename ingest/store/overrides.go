@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -302,10 +303,8 @@ func pointTarget(p *schema.BenchmarkPoint) string {
 
 func pointRows(ctx context.Context, tx pgx.Tx, run int64, attempt int, head string, p *schema.BenchmarkPoint) ([]int64, error) {
 	c := p.Config
-	return ids(ctx, tx, qOverridePointRows, run, attempt, c.Hardware, c.Framework, c.Model, c.Precision, c.SpecMethod,
-		c.Disagg, c.IsMultinode, c.PrefillTP, c.PrefillEP, c.PrefillDPAttention, c.PrefillNumWorkers,
-		c.DecodeTP, c.DecodeEP, c.DecodeDPAttention, c.DecodeNumWorkers, c.NumPrefillGPU, c.NumDecodeGPU,
-		p.BenchmarkType, p.ISL, p.OSL, p.Conc, p.OffloadMode, p.RecipeFingerprint, head)
+	return ids(ctx, tx, qOverridePointRows, slices.Concat([]any{run, attempt}, c.KeyFields(),
+		[]any{p.BenchmarkType, p.ISL, p.OSL, p.Conc, p.OffloadMode, p.RecipeFingerprint, head})...)
 }
 
 func ids(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]int64, error) {

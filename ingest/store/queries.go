@@ -1,6 +1,8 @@
 package store
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/inferencex/ingest/schema"
@@ -166,7 +168,7 @@ WHERE w.github_run_id = $1 AND w.run_attempt = $2`
 // took over from the reference ingest, with what finds a point of ours
 // among them (adoptedPoint): the config but its GPU counts, the point's
 // key, and the recipe fingerprint.
-const qAdoptedPoints = `
+var qAdoptedPoints = `
 SELECT b.content_digest, c.hardware, c.framework, c.model, c.precision, c.spec_method, c.disagg, c.is_multinode,
 	c.prefill_tp, c.prefill_ep, c.prefill_dp_attention, c.prefill_num_workers,
 	c.decode_tp, c.decode_ep, c.decode_dp_attention, c.decode_num_workers,
@@ -174,16 +176,18 @@ SELECT b.content_digest, c.hardware, c.framework, c.model, c.precision, c.spec_m
 FROM benchmark_results b
 JOIN workflow_runs w ON w.id = b.workflow_run_id
 JOIN configs c ON c.id = b.config_id
-JOIN ingests g ON g.id = b.ingest_id AND g.target = 'adopted'
-WHERE w.github_run_id = $1 AND w.run_attempt = $2`
+WHERE w.github_run_id = $1 AND w.run_attempt = $2 AND ` + adoptedRow("b")
 
 // adoptedRow is the SQL condition that the benchmark row b (its alias) is
 // one an adopt took over: its ingest is the adopt's ledger row. A rerun
 // that matches it keeps its values and ingest (only its provenance is
 // learned, qAdoptedProvenance), so the condition holds after the rerun.
 func adoptedRow(b string) string {
-	return `EXISTS (SELECT 1 FROM ingests g WHERE g.id = ` + b + `.ingest_id AND g.target = 'adopted')`
+	return `EXISTS (SELECT 1 FROM ingests g WHERE g.id = ` + b + `.ingest_id AND g.target = ` + adoptedTarget + `)`
 }
+
+// adoptedTarget is the ingests.target of an adopt's ledger row, as SQL.
+const adoptedTarget = `'adopted'`
 
 // qAdoptedProvenance gives the adopted rows that staged winners matched
 // ($1 workflow run, $2 the winners' seq) the winner's provenance, which
@@ -198,19 +202,14 @@ WHERE b.workflow_run_id = $1 AND b.content_digest = r.content_digest
 		IS DISTINCT FROM (r.source_artifact, r.source_artifact_id, r.source_file, r.source_row)`
 
 // stagingColumns is the COPY column order of stage_benchmark.
-var stagingColumns = []string{
-	"seq", "point_key", "is_aggregate", "attempt_rank",
-	"hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
-	"prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers",
-	"decode_tp", "decode_ep", "decode_dp_attention", "decode_num_workers",
-	"num_prefill_gpu", "num_decode_gpu",
+var stagingColumns = slices.Concat([]string{"seq", "point_key", "is_aggregate", "attempt_rank"}, schema.ConfigKeyColumns(), []string{
 	"benchmark_type", "isl", "osl", "conc", "offload_mode", "recipe_fingerprint", "image",
 	"metrics", "workers", "power_invalid_reasons", "power_audit",
 	"content_digest", "unchanged",
 	"source_artifact", "source_artifact_id", "source_file", "source_row",
 	"values_known", "tput_per_gpu", "output_tput_per_gpu", "median_intvty", "p90_e2el", "median_ttft",
 	"kv_transfer_lib",
-}
+})
 
 // qInsertConfigs writes the run's distinct configs (runSets.configArgs).
 var qInsertConfigs = `
@@ -220,6 +219,17 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
 	$12::smallint[], $13::smallint[], $14::bool[], $15::smallint[],
 	$16::smallint[], $17::smallint[])
 ON CONFLICT ON CONSTRAINT configs_natural_key DO NOTHING`
+
+// configKeyParams is the condition that the natural key of configs c is
+// the parameters $first, $first+1, … in key order (schema.Config.KeyFields).
+func configKeyParams(first int) string {
+	cols := schema.ConfigKeyColumns()
+	params := make([]string, len(cols))
+	for i := range cols {
+		params[i] = fmt.Sprintf("$%d", first+i)
+	}
+	return "(" + configColumnsOf("c") + ") = (" + strings.Join(params, ", ") + ")"
+}
 
 // configJoin joins configs c to the 17 config columns of the row alias:
 // the one join on the config's natural key.

@@ -1,5 +1,11 @@
 package store
 
+import (
+	"slices"
+
+	"github.com/inferencex/ingest/schema"
+)
+
 // Every SQL statement of the eval, eval sample and changelog tables lives
 // in this file.
 
@@ -43,15 +49,10 @@ CREATE TEMP TABLE stage_eval_sample (
 ) ON COMMIT DROP`
 
 // evalStagingColumns is the COPY column order of stage_eval.
-var evalStagingColumns = []string{
-	"eval_key",
-	"hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
-	"prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers",
-	"decode_tp", "decode_ep", "decode_dp_attention", "decode_num_workers",
-	"num_prefill_gpu", "num_decode_gpu",
+var evalStagingColumns = slices.Concat([]string{"eval_key"}, schema.ConfigKeyColumns(), []string{
 	"task", "isl", "osl", "conc", "lm_eval_version", "metrics", "content_digest",
 	"source_artifact", "source_artifact_id", "source_file", "source_row",
-}
+})
 
 // sampleStagingColumns is the COPY column order of stage_eval_sample.
 var sampleStagingColumns = []string{
@@ -168,7 +169,7 @@ SELECT i.id, s.doc_id, s.filter, s.doc_digest, s.prompt_digest, s.resps_digest,
 	s.target, s.response, s.passed, s.score, s.metrics, s.filtered_resps, s.data, s.source_file, s.source_line, $1
 FROM stage_eval_sample s JOIN stage_eval_id i ON i.eval_key = s.eval_key
 WHERE NOT EXISTS (SELECT 1 FROM eval_samples a JOIN ingests g ON g.id = a.ingest_id
-	WHERE a.eval_result_id = i.id AND a.doc_id = s.doc_id AND a.filter <> s.filter AND g.target = 'adopted')
+	WHERE a.eval_result_id = i.id AND a.doc_id = s.doc_id AND a.filter <> s.filter AND g.target = ` + adoptedTarget + `)
 ON CONFLICT ON CONSTRAINT eval_samples_natural_key DO NOTHING`
 
 // qWriteChangelog replaces the run's changelog entries with the given ones

@@ -38,16 +38,12 @@ const qOverrideRunResults = `SELECT id FROM benchmark_results WHERE workflow_run
 
 // qOverridePointRows are the stored rows of one point of a run ($2 = 0:
 // every attempt), matched on the full config and point identity.
-const qOverridePointRows = `
+var qOverridePointRows = `
 SELECT b.id FROM benchmark_results b
 JOIN workflow_runs w ON w.id = b.workflow_run_id
 JOIN configs c ON c.id = b.config_id
 WHERE w.github_run_id = $1 AND ($2::int = 0 OR w.run_attempt = $2::int)
-	AND c.hardware = $3 AND c.framework = $4 AND c.model = $5 AND c.precision = $6 AND c.spec_method = $7
-	AND c.disagg = $8 AND c.is_multinode = $9
-	AND c.prefill_tp = $10 AND c.prefill_ep = $11 AND c.prefill_dp_attention = $12 AND c.prefill_num_workers = $13
-	AND c.decode_tp = $14 AND c.decode_ep = $15 AND c.decode_dp_attention = $16 AND c.decode_num_workers = $17
-	AND c.num_prefill_gpu = $18 AND c.num_decode_gpu = $19
+	AND ` + configKeyParams(3) + `
 	AND b.benchmark_type = $20 AND b.isl IS NOT DISTINCT FROM $21::int AND b.osl IS NOT DISTINCT FROM $22::int
 	AND b.conc = $23 AND b.offload_mode = $24 AND b.recipe_fingerprint IS NOT DISTINCT FROM $25::text
 	AND ($26::text = '' OR coalesce(w.head_sha, '') IN ('', $26::text))
@@ -129,16 +125,12 @@ INSERT INTO override_applications (tool_version, plan_digest, changed, result) V
 // qBackfillPointRows are the stored rows of one point of a run attempt
 // under its source or its corrected offload mode ($24: both), with their
 // offload mode and metrics.
-const qBackfillPointRows = `
+var qBackfillPointRows = `
 SELECT b.id, b.offload_mode, b.metrics::text FROM benchmark_results b
 JOIN workflow_runs w ON w.id = b.workflow_run_id
 JOIN configs c ON c.id = b.config_id
 WHERE w.github_run_id = $1 AND w.run_attempt = $2
-	AND c.hardware = $3 AND c.framework = $4 AND c.model = $5 AND c.precision = $6 AND c.spec_method = $7
-	AND c.disagg = $8 AND c.is_multinode = $9
-	AND c.prefill_tp = $10 AND c.prefill_ep = $11 AND c.prefill_dp_attention = $12 AND c.prefill_num_workers = $13
-	AND c.decode_tp = $14 AND c.decode_ep = $15 AND c.decode_dp_attention = $16 AND c.decode_num_workers = $17
-	AND c.num_prefill_gpu = $18 AND c.num_decode_gpu = $19
+	AND ` + configKeyParams(3) + `
 	AND b.benchmark_type = $20 AND b.isl IS NOT DISTINCT FROM $21::int AND b.osl IS NOT DISTINCT FROM $22::int
 	AND b.conc = $23 AND b.offload_mode = ANY($24::text[]) AND b.recipe_fingerprint IS NOT DISTINCT FROM $25::text
 ORDER BY b.id`

@@ -12,7 +12,7 @@ ORDER BY id`
 // qVerifyAdopted says whether the ledger holds the adopt's row of the run
 // (target 'adopted', store.Adopt).
 const qVerifyAdopted = `
-SELECT EXISTS (SELECT 1 FROM ingests WHERE repo = $1 AND github_run_id = $2 AND target = 'adopted' AND status = 'succeeded')`
+SELECT EXISTS (SELECT 1 FROM ingests WHERE repo = $1 AND github_run_id = $2 AND target = ` + adoptedTarget + ` AND status = 'succeeded')`
 
 // qVerifyTable counts, for one table holding a run's rows (%[1]s), the
 // rows of the run, those whose ingest is not a finished ingest of the run,
@@ -23,9 +23,9 @@ SELECT EXISTS (SELECT 1 FROM ingests WHERE repo = $1 AND github_run_id = $2 AND 
 const qVerifyTable = `
 SELECT count(*),
        count(*) FILTER (WHERE i.id IS NULL),
-       count(*) FILTER (WHERE i.id IS NOT NULL AND i.target <> 'adopted' AND NOT EXISTS (
+       count(*) FILTER (WHERE i.id IS NOT NULL AND i.target <> ` + adoptedTarget + ` AND NOT EXISTS (
            SELECT 1 FROM json_array_elements(i.artifacts) a WHERE a->>'name' = t.source_artifact)),
-       count(*) FILTER (WHERE i.target = 'adopted')
+       count(*) FILTER (WHERE i.target = ` + adoptedTarget + `)
 FROM %[1]s t
 JOIN workflow_runs w ON w.id = t.workflow_run_id
 LEFT JOIN ingests i ON i.id = t.ingest_id AND i.repo = w.repo AND i.github_run_id = w.github_run_id

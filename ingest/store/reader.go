@@ -85,20 +85,17 @@ func (s *Store) ApplyReader(ctx context.Context, p ReaderPlan) error {
 		return fmt.Errorf("reader role %s: check privileges: %w", p.Role, err)
 	}
 	var bad []string
-	for rows.Next() {
-		var name string
-		var reads, writes bool
-		if err := rows.Scan(&name, &reads, &writes); err != nil {
-			return fmt.Errorf("reader role %s: check privileges: %w", p.Role, err)
-		}
+	var name string
+	var reads, writes bool
+	if _, err := pgx.ForEachRow(rows, []any{&name, &reads, &writes}, func() error {
 		switch {
 		case writes:
 			bad = append(bad, name+" (can change it: a grant to PUBLIC?)")
 		case !reads:
 			bad = append(bad, name+" (cannot read it)")
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return fmt.Errorf("reader role %s: check privileges: %w", p.Role, err)
 	}
 	if len(bad) > 0 {

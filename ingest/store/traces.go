@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,18 +26,15 @@ func (t *RunTx) TraceRowLinks(ctx context.Context, digests [][]byte, metricKeys,
 	if err != nil {
 		return nil, t.explain("find trace rows", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var d []byte
-		var l schema.TraceRowLink
-		c := &l.Config
-		dst := append([]any{&d, &l.RowID, &l.TraceDigest, &l.ServerLogDigest, &l.TraceAdopted}, c.KeyFields()...)
-		if err := rows.Scan(append(dst, &l.Metrics, &l.OwnedOther)...); err != nil {
-			return nil, t.explain("find trace rows", err)
-		}
+	var d []byte
+	var l schema.TraceRowLink
+	dst := slices.Concat([]any{&d, &l.RowID, &l.TraceDigest, &l.ServerLogDigest, &l.TraceAdopted}, l.Config.KeyFields(),
+		[]any{&l.Metrics, &l.OwnedOther})
+	if _, err := pgx.ForEachRow(rows, dst, func() error {
 		out[string(d)] = l
-	}
-	if err := rows.Err(); err != nil {
+		l = schema.TraceRowLink{}
+		return nil
+	}); err != nil {
 		return nil, t.explain("find trace rows", err)
 	}
 	return out, nil
@@ -56,14 +54,10 @@ func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, te
 	if err != nil {
 		return k, t.explain("read stored trace digests", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var kind string
-		var d []byte
-		var stale bool
-		if err := rows.Scan(&kind, &d, &stale); err != nil {
-			return k, t.explain("read stored trace digests", err)
-		}
+	var kind string
+	var d []byte
+	var stale bool
+	_, err = pgx.ForEachRow(rows, []any{&kind, &d, &stale}, func() error {
 		switch kind {
 		case "s":
 			k.Sidecars[string(d)] = true
@@ -77,8 +71,9 @@ func (t *RunTx) KnownTraceDigests(ctx context.Context, sidecars, logs, blobs, te
 		default:
 			k.Blobs[string(d)] = true
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return k, t.explain("read stored trace digests", err)
 	}
 	return k, nil

@@ -202,18 +202,14 @@ func (s *Store) readBackSamples(ctx context.Context, tx pgx.Tx, repo string, run
 	if err != nil {
 		return out, s.opts.explain("count the run's eval samples", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var model, precision, hardware, framework, task string
-		var conc *int
-		var held, recorded int64
-		if err := rows.Scan(&model, &precision, &hardware, &framework, &task, &conc, &held, &recorded); err != nil {
-			return out, s.opts.explain("count the run's eval samples", err)
-		}
+	var model, precision, hardware, framework, task string
+	var conc *int
+	var held, recorded int64
+	if _, err := pgx.ForEachRow(rows, []any{&model, &precision, &hardware, &framework, &task, &conc, &held, &recorded}, func() error {
 		out.Checked++
 		out.Samples += recorded
 		if held == recorded {
-			continue
+			return nil
 		}
 		out.Mismatched++
 		if len(out.Mismatches) < maxNamed {
@@ -224,8 +220,8 @@ func (s *Store) readBackSamples(ctx context.Context, tx pgx.Tx, repo string, run
 			out.Mismatches = append(out.Mismatches, fmt.Sprintf("%s %s %s %s %s conc %s: %d samples stored, %d recorded",
 				model, precision, hardware, framework, task, at, held, recorded))
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return out, s.opts.explain("count the run's eval samples", err)
 	}
 	return out, nil

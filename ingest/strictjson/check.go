@@ -285,7 +285,7 @@ func scanString(data []byte, i int) (end int, kind Kind, escaped bool) {
 				i += 2
 				continue
 			}
-			r, ok := hex4(data, i+2)
+			r, ok := Hex4(data, i+2)
 			if !ok {
 				return -1, 0, escaped
 			}
@@ -296,7 +296,7 @@ func scanString(data []byte, i int) (end int, kind Kind, escaped bool) {
 			case r >= 0xD800 && r < 0xDC00:
 				lo, ok := rune(0), false
 				if i+1 < n && data[i] == '\\' && data[i+1] == 'u' {
-					lo, ok = hex4(data, i+2)
+					lo, ok = Hex4(data, i+2)
 				}
 				if !ok || lo < 0xDC00 || lo >= 0xE000 {
 					return -1, InvalidUTF8, escaped
@@ -319,7 +319,9 @@ func scanString(data []byte, i int) (end int, kind Kind, escaped bool) {
 	}
 }
 
-func hex4(data []byte, i int) (rune, bool) {
+// Hex4 reads the four hex digits of a \u escape at data[i:]; false when
+// they are not there.
+func Hex4(data []byte, i int) (rune, bool) {
 	if i+4 > len(data) {
 		return 0, false
 	}
@@ -370,10 +372,10 @@ func appendUnescaped(out, s []byte) []byte {
 		case 't':
 			out = append(out, '\t')
 		case 'u':
-			r, _ := hex4(s, i+1)
+			r, _ := Hex4(s, i+1)
 			i += 4
 			if r >= 0xD800 && r < 0xDC00 {
-				lo, _ := hex4(s, i+3)
+				lo, _ := Hex4(s, i+3)
 				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
 				i += 6
 			}

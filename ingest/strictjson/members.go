@@ -247,7 +247,7 @@ func validString(data []byte, i int) (end int, escaped, ok bool) {
 			default:
 				return i, escaped, false
 			}
-			r, ok := hex4(data, i+2)
+			r, ok := Hex4(data, i+2)
 			if !ok || r == 0 || r >= 0xDC00 && r < 0xE000 {
 				return i, escaped, false
 			}
@@ -256,7 +256,7 @@ func validString(data []byte, i int) (end int, escaped, ok bool) {
 				if i+1 >= n || data[i] != '\\' || data[i+1] != 'u' {
 					return i, escaped, false
 				}
-				lo, ok := hex4(data, i+2)
+				lo, ok := Hex4(data, i+2)
 				if !ok || lo < 0xDC00 || lo >= 0xE000 {
 					return i, escaped, false
 				}

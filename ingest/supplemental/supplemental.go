@@ -20,9 +20,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -272,11 +274,7 @@ func liftMetrics(rows []json.RawMessage, objs []map[string]json.RawMessage) ([]b
 				flat[k] = v
 			}
 		}
-		keys := make([]string, 0, len(metrics))
-		for k := range metrics {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(metrics))
 		for _, k := range keys {
 			if _, clash := flat[k]; clash {
 				return nil, fmt.Errorf("row %d: metric %q is also a field of the row", i, k)
@@ -313,7 +311,7 @@ func dates(objs []map[string]json.RawMessage) []string {
 	for d := range set {
 		out = append(out, d)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 

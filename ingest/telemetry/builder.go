@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -176,11 +177,7 @@ func (b *seriesBuilder) release() {
 
 // finish returns the series: its batches GPU by GPU (ascending index).
 func (b *seriesBuilder) finish(l *layout) (*Series, error) {
-	ids := make([]int16, 0, len(b.gpus))
-	for g := range b.gpus {
-		ids = append(ids, g)
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(b.gpus))
 	s := &Series{Format: l.format, Vendor: l.vendor, Host: b.host, GPUUUIDs: b.uuids}
 	for _, g := range ids {
 		t := b.gpus[g]

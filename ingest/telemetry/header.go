@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -90,14 +91,7 @@ func parseHeader(line string) (*layout, error) {
 	for i, n := range names {
 		names[i] = strings.TrimSpace(n)
 	}
-	has := func(n string) bool {
-		for _, x := range names {
-			if x == n {
-				return true
-			}
-		}
-		return false
-	}
+	has := func(n string) bool { return slices.Contains(names, n) }
 	l := &layout{time: -1, gpu: -1, host: -1, hotspot: -1, uuid: -1}
 	var known map[string]column
 	switch {

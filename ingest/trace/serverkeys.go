@@ -89,48 +89,22 @@ const maxStartupLines = 4096
 // and argument tokens the KV-cache pool rules read, each once, in order.
 // Lines longer than 1 MiB are skipped.
 type StartupLines struct {
-	partial []byte
-	skip    bool
-	seen    map[string]bool
-	Lines   []string
+	logLines
+	seen  map[string]bool
+	Lines []string
 }
 
 // NewStartupLines returns an empty collector.
 func NewStartupLines() *StartupLines { return &StartupLines{seen: map[string]bool{}} }
 
 func (s *StartupLines) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			if len(s.partial)+len(p) > maxLogLen {
-				s.partial, s.skip = s.partial[:0], true
-			} else if !s.skip {
-				s.partial = append(s.partial, p...)
-			}
-			break
-		}
-		if !s.skip {
-			if len(s.partial) > 0 {
-				s.partial = append(s.partial, p[:i]...)
-				s.line(s.partial)
-				s.partial = s.partial[:0]
-			} else {
-				s.line(p[:i])
-			}
-		}
-		s.skip = false
-		p = p[i+1:]
-	}
-	return n, nil
+	s.write(p, s.line)
+	return len(p), nil
 }
 
 // Close takes a last line that has no newline.
 func (s *StartupLines) Close() error {
-	if !s.skip && len(s.partial) > 0 {
-		s.line(s.partial)
-	}
-	s.partial = s.partial[:0]
+	s.flush(s.line)
 	return nil
 }
 

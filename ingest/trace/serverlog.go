@@ -29,11 +29,10 @@ var (
 // KVScanner finds the KV-cache capacity in a server log written to it.
 // Lines longer than 1 MiB are skipped.
 type KVScanner struct {
-	partial []byte
+	logLines
 	vllm    map[string]int64 // per EngineCore tag: last value
 	vllmRaw int64            // untagged lines, summed
 	sglang  map[string]int64 // per DP rank ("" without one): last value
-	skip    bool
 }
 
 // NewKVScanner returns an empty scanner.
@@ -42,30 +41,49 @@ func NewKVScanner() *KVScanner {
 }
 
 func (k *KVScanner) Write(p []byte) (int, error) {
-	n := len(p)
+	k.write(p, k.line)
+	return len(p), nil
+}
+
+// logLines splits a log written to it in pieces into lines; a line longer
+// than maxLogLen is skipped.
+type logLines struct {
+	partial []byte
+	skip    bool
+}
+
+// write hands line each whole line of p, keeping a last partial one.
+func (s *logLines) write(p []byte, line func([]byte)) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			if len(k.partial)+len(p) > maxLogLen {
-				k.partial, k.skip = k.partial[:0], true
-			} else if !k.skip {
-				k.partial = append(k.partial, p...)
+			if len(s.partial)+len(p) > maxLogLen {
+				s.partial, s.skip = s.partial[:0], true
+			} else if !s.skip {
+				s.partial = append(s.partial, p...)
 			}
-			break
+			return
 		}
-		if !k.skip {
-			if len(k.partial) > 0 {
-				k.partial = append(k.partial, p[:i]...)
-				k.line(k.partial)
-				k.partial = k.partial[:0]
+		if !s.skip {
+			if len(s.partial) > 0 {
+				s.partial = append(s.partial, p[:i]...)
+				line(s.partial)
+				s.partial = s.partial[:0]
 			} else {
-				k.line(p[:i])
+				line(p[:i])
 			}
 		}
-		k.skip = false
+		s.skip = false
 		p = p[i+1:]
 	}
-	return n, nil
+}
+
+// flush hands line a last line that has no newline.
+func (s *logLines) flush(line func([]byte)) {
+	if !s.skip && len(s.partial) > 0 {
+		line(s.partial)
+	}
+	s.partial = s.partial[:0]
 }
 
 func (k *KVScanner) line(l []byte) {
@@ -104,10 +122,7 @@ func (k *KVScanner) line(l []byte) {
 
 // Tokens is the capacity found so far, nil when the log names none.
 func (k *KVScanner) Tokens() *int64 {
-	if len(k.partial) > 0 && !k.skip {
-		k.line(k.partial)
-		k.partial = k.partial[:0]
-	}
+	k.flush(k.line)
 	var sum int64
 	found := false
 	for _, v := range k.vllm {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,11 +130,7 @@ func zipFolder(dir string) ([]byte, error) {
 // ZipFiles builds an artifact zip from name → content, for tests that
 // make artifacts up.
 func ZipFiles(files map[string]string) []byte {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(files))
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, n := range names {

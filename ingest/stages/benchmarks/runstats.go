@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/inferencex/ingest/ingest/benchmark"
@@ -101,11 +102,7 @@ func (s *Stage) parseRunStatsFile(fsys fs.FS, artifact, file string, rec *runsta
 		}
 		delete(doc, "result_schema_version")
 	}
-	keys := make([]string, 0, len(doc))
-	for k := range doc {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(doc))
 	var out []schema.RunStat
 	for _, key := range keys {
 		st, err := s.runStat(key, doc[key])

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"path"
 	"regexp"
@@ -103,11 +104,7 @@ func nilIfEmpty(m map[string]float64) any {
 // hostIdentity is a DCGM host series' identity: its GPUs' UUIDs in GPU
 // order.
 func hostIdentity(host string, uuids map[int16]string) []any {
-	gpus := make([]int16, 0, len(uuids))
-	for g := range uuids {
-		gpus = append(gpus, g)
-	}
-	slices.Sort(gpus)
+	gpus := slices.Sorted(maps.Keys(uuids))
 	out := make([]any, 0, len(gpus))
 	for _, g := range gpus {
 		out = append(out, map[string]any{"hostname": host, "gpu_index": int(g), "gpu_uuid": uuids[g]})
@@ -162,16 +159,8 @@ func readIdentity(a *source.Artifact, fsys fs.FS, dir string) any {
 			return v
 		}
 	}
-	p := path.Join(dir, "gpu_metrics_identity.csv")
-	if !hasFile(a, p) {
-		return nil
-	}
-	b, err := readSmall(fsys, p)
-	if err != nil {
-		return nil
-	}
-	lines := nonEmptyLines(string(b))
-	if len(lines) <= 1 {
+	lines := csvLines(a, fsys, path.Join(dir, "gpu_metrics_identity.csv"))
+	if lines == nil {
 		return nil
 	}
 	header := strings.Split(lines[0], ",")
@@ -197,15 +186,8 @@ func readIdentity(a *source.Artifact, fsys fs.FS, dir string) any {
 // energyCounters reads a gpu,total_energy_consumption CSV into GPU →
 // joules; nil when absent or without a readable row.
 func energyCounters(a *source.Artifact, fsys fs.FS, p string) map[string]float64 {
-	if !hasFile(a, p) {
-		return nil
-	}
-	b, err := readSmall(fsys, p)
-	if err != nil {
-		return nil
-	}
-	lines := nonEmptyLines(string(b))
-	if len(lines) <= 1 {
+	lines := csvLines(a, fsys, p)
+	if lines == nil {
 		return nil
 	}
 	out := map[string]float64{}
@@ -223,13 +205,24 @@ func energyCounters(a *source.Artifact, fsys fs.FS, p string) map[string]float64
 	return out
 }
 
-// nonEmptyLines splits text into trimmed lines, leaving out blank ones.
-func nonEmptyLines(s string) []string {
+// csvLines are the trimmed non-blank lines of the small CSV p of a; nil
+// when it is absent, unreadable or holds no line below its header.
+func csvLines(a *source.Artifact, fsys fs.FS, p string) []string {
+	if !hasFile(a, p) {
+		return nil
+	}
+	b, err := readSmall(fsys, p)
+	if err != nil {
+		return nil
+	}
 	var out []string
-	for _, l := range strings.Split(s, "\n") {
+	for _, l := range strings.Split(string(b), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			out = append(out, l)
 		}
+	}
+	if len(out) <= 1 {
+		return nil
 	}
 	return out
 }

@@ -80,69 +80,39 @@ func (c *chunker) flush() error {
 	return nil
 }
 
-// blobWriter compresses what is written to it into a new stream and hashes
-// the uncompressed bytes.
-type blobWriter struct {
+// fileWriter streams a file into a new stream through enc (gzip for a
+// blob, trace.LogText for a log's text) and hashes the file's bytes.
+type fileWriter struct {
 	c    *chunker
-	gz   *gzip.Writer
+	enc  io.WriteCloser
 	h    hash.Hash
 	size int64
 }
 
-func (s *streamer) newBlob() *blobWriter {
+func (s *streamer) newBlob() *fileWriter {
 	c := s.newChunker()
 	if s.gz == nil {
 		s.gz, _ = gzip.NewWriterLevel(c, gzip.BestSpeed)
 	} else {
 		s.gz.Reset(c)
 	}
-	return &blobWriter{c: c, gz: s.gz, h: sha256.New()}
+	return &fileWriter{c: c, enc: s.gz, h: sha256.New()}
 }
 
-func (b *blobWriter) Write(p []byte) (int, error) {
-	b.h.Write(p)
-	b.size += int64(len(p))
-	return b.gz.Write(p)
-}
-
-// close finishes the stream and describes the blob.
-func (b *blobWriter) close(d *fileDigest) error {
-	if err := b.gz.Close(); err != nil {
-		return err
-	}
-	if err := b.c.flush(); err != nil {
-		return err
-	}
-	d.stream, d.stored, d.chunks, d.send = b.c.stream, b.c.total, b.c.seq, true
-	if !bytes.Equal(b.h.Sum(nil), d.sha) || b.size != d.size {
-		return fmt.Errorf("changed while being read (%d bytes, digest differs from the first read)", b.size)
-	}
-	return nil
-}
-
-// textWriter streams a log file's text (trace.LogText) into a new stream
-// and hashes the file's bytes.
-type textWriter struct {
-	c    *chunker
-	t    *trace.LogText
-	h    hash.Hash
-	size int64
-}
-
-func (s *streamer) newText() *textWriter {
+func (s *streamer) newText() *fileWriter {
 	c := s.newChunker()
-	return &textWriter{c: c, t: trace.NewLogText(c), h: sha256.New()}
+	return &fileWriter{c: c, enc: trace.NewLogText(c), h: sha256.New()}
 }
 
-func (w *textWriter) Write(p []byte) (int, error) {
+func (w *fileWriter) Write(p []byte) (int, error) {
 	w.h.Write(p)
 	w.size += int64(len(p))
-	return w.t.Write(p)
+	return w.enc.Write(p)
 }
 
-// close finishes the stream and describes the text.
-func (w *textWriter) close(d *fileDigest) error {
-	if err := w.t.Close(); err != nil {
+// close finishes the stream and describes the file's blob or text.
+func (w *fileWriter) close(d *fileDigest) error {
+	if err := w.enc.Close(); err != nil {
 		return err
 	}
 	if err := w.c.flush(); err != nil {

@@ -158,47 +158,31 @@ func Main(ctx context.Context, args []string, env Env) int {
 		defer stop()
 	}
 	res, err := Run(ctx, cfg)
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
-		return ExitFailed
-	}
-	if err := Render(env.Stdout, res, format); err != nil {
-		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
-		return ExitFailed
-	}
-	if len(res.Problems) > 0 {
-		return ExitFailed
-	}
-	return ExitOK
+	return finish(env, err, func() ([]string, error) { return res.Problems, Render(env.Stdout, res, format) })
 }
 
 func runProcesses(ctx context.Context, cfg ProcessConfig, format string, env Env) int {
 	res, err := RunProcesses(ctx, cfg)
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
-		return ExitFailed
-	}
-	if err := RenderProcesses(env.Stdout, res, format); err != nil {
-		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
-		return ExitFailed
-	}
-	if len(res.Problems) > 0 {
-		return ExitFailed
-	}
-	return ExitOK
+	return finish(env, err, func() ([]string, error) { return res.Problems, RenderProcesses(env.Stdout, res, format) })
 }
 
 func runHistory(ctx context.Context, cfg HistoryConfig, format string, env Env) int {
 	res, err := RunHistory(ctx, cfg)
+	return finish(env, err, func() ([]string, error) { return res.Problems, RenderHistory(env.Stdout, res, format) })
+}
+
+// finish renders a bench's result when the bench ran (err nil) and says
+// how the command ends: failed on an error or on any failed check.
+func finish(env Env, err error, render func() (problems []string, err error)) int {
+	var problems []string
+	if err == nil {
+		problems, err = render()
+	}
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
 		return ExitFailed
 	}
-	if err := RenderHistory(env.Stdout, res, format); err != nil {
-		fmt.Fprintln(env.Stderr, "ingest-bench:", err)
-		return ExitFailed
-	}
-	if len(res.Problems) > 0 {
+	if len(problems) > 0 {
 		return ExitFailed
 	}
 	return ExitOK
