@@ -183,7 +183,8 @@ func TestETAIgnoresRunsQueuedSettled(t *testing.T) {
 // (common on managed PostgreSQL) does not end it, since the claim turns the timeout off for its
 // own transaction.
 func TestClaimSurvivesIdleInTransactionTimeout(t *testing.T) {
-	t.Parallel()
+	// Not parallel: an idle-in-transaction timeout of milliseconds must
+	// not be reached by the claim's own statements on a busy machine.
 	db := pgtest.New(t)
 	conn, err := pgx.Connect(t.Context(), db)
 	require.NoError(t, err)

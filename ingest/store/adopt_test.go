@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -24,15 +25,20 @@ import (
 // with SmallOptions rows, and returns its URL and the fill's counts.
 func refDatabase(t *testing.T, level string) (string, refdb.Stats) {
 	t.Helper()
-	ctx := context.Background()
-	db := pgtest.NewEmpty(t)
-	conn, err := pgx.Connect(ctx, db)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	require.NoError(t, refdb.Create(ctx, conn, level))
-	stats, err := refdb.Fill(ctx, conn, refdb.SmallOptions(7))
-	require.NoError(t, err)
-	return db, stats
+	// The filled reference is the same for every test of a level: built
+	// once per level (named by its number, "017"), copied for each test.
+	number, _, _ := strings.Cut(level, "_")
+	return pgtest.NewFrom(t, "ref"+number, func(ctx context.Context, db string) (refdb.Stats, error) {
+		conn, err := pgx.Connect(ctx, db)
+		if err != nil {
+			return refdb.Stats{}, err
+		}
+		defer conn.Close(ctx)
+		if err := refdb.Create(ctx, conn, level); err != nil {
+			return refdb.Stats{}, err
+		}
+		return refdb.Fill(ctx, conn, refdb.SmallOptions(7))
+	})
 }
 
 // Adopt converts a reference database at each level: every row lands in
