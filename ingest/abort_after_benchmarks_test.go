@@ -36,6 +36,7 @@ func setDataset(t *testing.T, dir, artifact, from, to string) {
 // the ledger's summary of the aborted attempt claims nothing was read or
 // written, and a clean ingest afterwards lands the whole run.
 func TestAbortAfterBenchmarksLeavesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := demoTree(t)
 	const slug, other = "semianalysisai/cc-traces-weka-062126", "semianalysisai/cc-traces-other-010126"
@@ -69,6 +70,7 @@ func TestAbortAfterBenchmarksLeavesNothing(t *testing.T) {
 // an aggregate row naming another dataset than the AgentX files aborts
 // the ingest, naming where each slug was read.
 func TestDatasetConflictInTheAggregateAborts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := demoTree(t)
 	files, err := filepath.Glob(filepath.Join(dir, conc32Agentic, "*.json"))

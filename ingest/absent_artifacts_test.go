@@ -90,6 +90,7 @@ const (
 // and as a run failure. An older expired upload of an artifact the tree
 // holds is neither.
 func TestListedArtifactsAbsentFromTheTree(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := demoTree(t)
 	expire(t, dir, demoMetrics16, demoMetrics32)
@@ -128,6 +129,7 @@ func TestListedArtifactsAbsentFromTheTree(t *testing.T) {
 // in its headline (issue 12). An evals-only run is exempt: it has no
 // throughput results by design.
 func TestNoBenchmarkData(t *testing.T) {
+	t.Parallel()
 	onlyPerJob := func(rows ...string) func(t *testing.T) string {
 		return func(t *testing.T) string {
 			dir := t.TempDir()
@@ -271,6 +273,7 @@ func TestNoBenchmarkData(t *testing.T) {
 // A valid listing still orders the run: nothing here regresses the
 // demo (a sanity check that the stricter parser accepts the real shape).
 func TestDemoListingIsValid(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(demoTree(t), "artifacts.json"))
 	require.NoError(t, err)
 	require.True(t, bytes.Contains(raw, []byte(`"digest"`)))

@@ -53,6 +53,7 @@ func csvStat(t *testing.T, csv, metric, stat string) float64 {
 // are the engines' counters. Underivable keys are absent, the producer's
 // values stay as published_<key>, and a rerun derives nothing new.
 func TestAgentXServerMetricsForTRTLLMAndATOM(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := agentxTree(t, []generate.AgentXOptions{
 		{Layout: generate.AgentXSingleNode, Conc: 8, Framework: "trt"},

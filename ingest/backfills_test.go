@@ -129,6 +129,7 @@ func storedPoint(t *testing.T, e *env, conc int) (offload string, metrics map[st
 // changelog entry and the run are append-only; a second apply rewrites
 // nothing; a re-ingest stores the same corrected rows and no stale copy.
 func TestOverridesApplyPointAndChangelogBackfills(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	dir := backfillTree(t)
@@ -195,6 +196,7 @@ func TestOverridesApplyPointAndChangelogBackfills(t *testing.T) {
 // points in its transaction first (counted as rewritten) so no stale copy
 // remains; a third ingest rewrites nothing.
 func TestIngestAppliesBackfillsToItsRun(t *testing.T) {
+	t.Parallel()
 	t.Run("ledger first", func(t *testing.T) {
 		seed := newEnv(t)
 		seed.mustIngest(backfillTree(t), backfillConfig())
@@ -239,6 +241,7 @@ func TestIngestAppliesBackfillsToItsRun(t *testing.T) {
 // stored point whose audited measurement changed is refused, while an
 // ingest stores such a point as read (counted as withheld).
 func TestPointBackfillCollisionsAreRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	e.mustIngest(backfillTree(t), backfillConfig())

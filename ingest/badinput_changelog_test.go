@@ -16,6 +16,7 @@ import (
 // more entries than the bound fails whole and the run gets its fallback
 // entry. The benchmark rows land either way.
 func TestBadChangelogIsReportedAndTheRestLands(t *testing.T) {
+	t.Parallel()
 	const file = "changelog_metadata.json"
 	for _, c := range []struct {
 		name     string
@@ -58,6 +59,7 @@ func TestBadChangelogIsReportedAndTheRestLands(t *testing.T) {
 // written whole: the bound keeps the one jsonb document the rows travel in
 // within PostgreSQL's limits.
 func TestChangelogAtTheEntryBoundIsWritten(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	perJob(t, dir, "good4", benchRow(4, nil))

@@ -15,6 +15,7 @@ import (
 // Reuse metadata without attempts does not force attempt 1: the source
 // run's attempt comes from artifacts.json (docs: 1 only when nothing says).
 func TestReuseWithoutAttemptKeepsTheTreeAttempt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const source, merge = int64(25763435778), int64(25800000000)
 	dir, m := evalTree(t, generate.Options{Points: 4, Seed: 21, RunID: source, Attempt: 2})
@@ -34,6 +35,7 @@ func TestReuseWithoutAttemptKeepsTheTreeAttempt(t *testing.T) {
 // The reuse file and its legacy copy must agree: when they name different
 // runs the ingest aborts naming both, and nothing is written.
 func TestReuseFilesThatDisagreeAbort(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const source, merge = int64(25763435778), int64(25800000000)
 	dir, _ := evalTree(t, generate.Options{Points: 3, Seed: 22, RunID: source, Attempt: 2})

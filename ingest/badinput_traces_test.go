@@ -48,6 +48,7 @@ func writeTarGz(t *testing.T, path string, entries ...string) {
 // naming artifact and file; the AgentX rows, their traces and the other
 // server logs land, and the run is not aborted.
 func TestServerLogNamesThatAreNotUTF8(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := agentxTree(t, []generate.AgentXOptions{
 		{Layout: generate.AgentXSingleNode, Conc: 4},
@@ -91,6 +92,7 @@ func TestServerLogNamesThatAreNotUTF8(t *testing.T) {
 // (counted new) and stored without server-side series. Empty profile
 // records fail their trace, naming the line.
 func TestBadServerMetricsAndProfileRecords(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := agentxTree(t, []generate.AgentXOptions{
 		{Layout: generate.AgentXSingleNode, Conc: 4},

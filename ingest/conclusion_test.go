@@ -16,6 +16,7 @@ import (
 // list and availability read conclusion IS NOT NULL): the report says so
 // and how to set it, and says nothing once one is stored.
 func TestRunWithoutConclusionIsNoted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := demoTree(t)
 	require.NoError(t, os.Remove(filepath.Join(dir, "artifacts.json")))

@@ -19,6 +19,7 @@ import (
 // refused. A run that measures only part of the plan again drops points
 // the curves showed: the guard refuses it and writes nothing.
 func TestCoverageGuardRerunsAndLosses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	plan := generate.Options{Points: 120, Seed: 31, AgentX: 6, RunID: 7_000_000}
 	write := func(o generate.Options) string {

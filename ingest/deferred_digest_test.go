@@ -20,6 +20,7 @@ import (
 // stage would otherwise be recorded, and a rerun's file index would carry
 // it on unnoticed.
 func TestFirstIngestDigestIsTheTreesDigest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, zip := range []bool{false, true} {
 		name := "folders"

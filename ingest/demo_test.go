@@ -26,6 +26,7 @@ const (
 // The demo run is designed to produce exact counts (fixtures/DEMO.md); a
 // rerun finds every row and changes nothing.
 func TestDemoRunFirstIngestAndRerun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := demoTree(t)
 
@@ -104,6 +105,7 @@ func TestDemoRunFirstIngestAndRerun(t *testing.T) {
 
 // The report of the demo run, rendered from its summary, is stable.
 func TestDemoRunReportGolden(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := demoTree(t)
 	e.mustIngest(dir, ingest.Config{Target: "production"})
@@ -124,6 +126,7 @@ func TestDemoRunReportGolden(t *testing.T) {
 
 // A dry run reports exactly what a real ingest would, and leaves no trace.
 func TestDryRunLeavesNoTrace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := demoTree(t)
 	all := append([]string{"ingests"}, dataTables...)

@@ -42,6 +42,7 @@ func vendorResult(adapter, task string, score float64, original, effective int, 
 // details.evalIntegrationErrors, never a score of 0. An unknown
 // result_format is refused.
 func TestProducerEvalHarnesses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	eval := func(name, model, prefix string, conc int, file string, result any) {

@@ -22,6 +22,7 @@ import (
 // file without tasks — is reported per artifact and file and counted; the
 // rest of the run lands and every count adds up (report.CheckInvariant).
 func TestBadEvalInputIsReportedAndTheRestLands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir, m := evalTree(t, generate.Options{Points: 8, Seed: 21, Evals: 5, EvalDocs: 6})
 	dirs, err := filepath.Glob(filepath.Join(dir, "eval_*_conc*"))

@@ -35,6 +35,7 @@ func samplesFiles(t *testing.T, dir string) []string {
 
 // A generated run's evals land as designed; the rerun stores nothing twice.
 func TestGeneratedEvalsFirstIngestAndRerun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir, m := evalTree(t, generate.Options{Points: 20, Seed: 11, Evals: 5, EvalDocs: 12})
 	first := e.mustIngest(dir, ingest.Config{})
@@ -61,6 +62,7 @@ func TestGeneratedEvalsFirstIngestAndRerun(t *testing.T) {
 // Bad sample lines (truncated, not JSON, missing doc_id, NUL bytes) are
 // counted and reported per file; every good line of the file still lands.
 func TestBadSampleLinesAreCountedAndTheRestLands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir, m := evalTree(t, generate.Options{Points: 5, Seed: 12, Evals: 2, EvalDocs: 6})
 	files := samplesFiles(t, dir)
@@ -129,6 +131,7 @@ func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 // changelog under the merge run's metadata; the run's date is the merge
 // run's.
 func TestReusedRunAttribution(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const source, merge = int64(25763435778), int64(25800000000)
 	dir, m := evalTree(t, generate.Options{Points: 12, Seed: 13, Evals: 2, EvalDocs: 4, RunID: source, Attempt: 2})
@@ -189,6 +192,7 @@ func TestReusedRunAttribution(t *testing.T) {
 // Without reuse metadata, a caller whose merge run differs from the source
 // run gets the same attribution.
 func TestCallerMergeRunDiffersFromSource(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const source, merge = int64(31000000001), int64(31000000009)
 	dir, _ := evalTree(t, generate.Options{Points: 6, Seed: 14, Evals: 1, EvalDocs: 2, RunID: source})
@@ -203,6 +207,7 @@ func TestCallerMergeRunDiffersFromSource(t *testing.T) {
 // Reuse metadata that names other runs, or cannot be read, aborts before
 // anything is written.
 func TestBadReuseMetadataAborts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir, _ := evalTree(t, generate.Options{Points: 3, Seed: 15})
 	for _, tc := range []struct{ body, want string }{
@@ -227,6 +232,7 @@ func TestBadReuseMetadataAborts(t *testing.T) {
 // A purged source run is not written at all, also when it is reused; the
 // report says why.
 func TestPurgedReusedRunWritesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const source, merge = int64(25763435778), int64(25800000000)
 	dir, _ := evalTree(t, generate.Options{Points: 4, Seed: 16, Evals: 1, EvalDocs: 2, RunID: source, Attempt: 2})
@@ -248,6 +254,7 @@ func TestPurgedReusedRunWritesNothing(t *testing.T) {
 // An evals-only changelog skips the benchmark and run-stats stages: their
 // rows are counted as skipped, evals and the changelog still land.
 func TestEvalsOnlyRunSkipsBenchmarks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir, m := evalTree(t, generate.Options{Points: 8, Seed: 17, Evals: 2, EvalDocs: 3})
 	writeFile(t, filepath.Join(dir, "changelog-metadata", "changelog_metadata.json"), `{"base_ref": "a", "head_ref": "b",
@@ -269,6 +276,7 @@ func TestEvalsOnlyRunSkipsBenchmarks(t *testing.T) {
 // A run without changelog-metadata gets one fallback entry described from
 // its metadata; a later ingest that has the real changelog replaces it.
 func TestChangelogFallbackThenReal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir, _ := evalTree(t, generate.Options{Points: 4, Seed: 18, Evals: 1, EvalDocs: 2})
 	real, err := os.ReadFile(filepath.Join(dir, "changelog-metadata", "changelog_metadata.json"))
@@ -291,6 +299,7 @@ func TestChangelogFallbackThenReal(t *testing.T) {
 // stored samples: a row's samples are always those of its latest complete
 // file.
 func TestChangedSamplesFileReplacesSamples(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir, m := evalTree(t, generate.Options{Points: 3, Seed: 19, Evals: 1, EvalDocs: 3})
 	e.mustIngest(dir, ingest.Config{})
@@ -312,6 +321,7 @@ func TestChangedSamplesFileReplacesSamples(t *testing.T) {
 // Long values (sample texts, staged rows) are compressed with lz4 where the
 // server has it, pglz being several times slower; both read the same.
 func TestLongValuesAreCompressedWithLZ4(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if e.count(`SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)`) == 0 {
 		t.Skip("this server has no lz4")

@@ -84,6 +84,7 @@ func requirePublishedKept(t *testing.T, bare, got map[string]any, conc int) {
 // every other published key is exactly as published; the values derived
 // from the traces are stored next to them as derived_*.
 func TestAgentXPublishedMetricsAreKept(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sum := e.mustIngest(demoTree(t), ingest.Config{})
 	withTraces := agentxMetrics(t, e)
@@ -147,6 +148,7 @@ func TestAgentXPublishedMetricsAreKept(t *testing.T) {
 // A published metric named derived_* fails its row: the prefix belongs to
 // what the ingest derives.
 func TestPublishedDerivedPrefixFailsTheRow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	perJob(t, dir, "good4", benchRow(4, nil))
@@ -173,6 +175,7 @@ FROM agentic_trace_replay t WHERE t.id = b.trace_replay_id`
 // the run restores the published values (counted as updated) and ends
 // where a fresh ingest does. The down migration restores the older layout.
 func TestMigrationDerivedMetricsRepairsOlderRows(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	up, err := os.ReadFile("../migrations/000008_derived_metrics.up.sql")
 	require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 // reason, counted as a failed row (never stale, duplicate or skipped); the
 // other rows land. A plain decimal string is the integer it spells.
 func TestInputIsNeverRewritten(t *testing.T) {
+	t.Parallel()
 	good := func(t *testing.T, dir string) {
 		perJob(t, dir, "good4", benchRow(4, nil))
 		perJob(t, dir, "good8", benchRow(8, nil))
@@ -78,6 +79,7 @@ func TestInputIsNeverRewritten(t *testing.T) {
 // "conc": "16" is stored as the integer 16, the same point as 16: a rerun
 // of the run with the number finds it a duplicate.
 func TestDecimalStringIdentityIsTheInteger(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	perJob(t, dir, "s16", benchRow(16, map[string]any{"conc": "16", "isl": "8192", "tp": "8"}))

@@ -19,6 +19,7 @@ import (
 // artifact, file, line and field, counted as a failed power item; the good
 // series lands and no sample holds ±Infinity or NaN (issue 12).
 func TestTelemetryValueOutOfRangeFailsItsLine(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t) // clock: 2026-11-21T06:00Z
 	dir := t.TempDir()
 	start := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -23,6 +24,7 @@ import (
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest/archive/archivetest"
 	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -72,7 +74,11 @@ func (r hResult) String() string {
 // exactly the environment vars.
 func hCLI(ctx context.Context, vars map[string]string, args ...string) hResult {
 	var stdout, stderr hLockedBuffer
-	code := cli.Main(ctx, args, cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: archivetest.Offline(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })})
+	// GitHub requests are tried as often as by default, with a backoff of
+	// milliseconds: what the cases check is the attempts and the outcome.
+	retry := github.RetryPolicy{BaseDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond}
+	code := cli.Main(ctx, args, cli.Env{Stdout: &stdout, Stderr: &stderr, Retry: retry,
+		Getenv: archivetest.Offline(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })})
 	return hResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 

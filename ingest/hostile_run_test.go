@@ -79,6 +79,7 @@ type hOutcome struct {
 }
 
 func TestHostile(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the hostile suite: not under -short")
 	}

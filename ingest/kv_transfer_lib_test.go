@@ -14,6 +14,7 @@ import (
 // by name from the row's JSON); it is a value of the point, not part of its
 // key: a rerun is duplicates, a changed library updates the same row.
 func TestKVTransferLibStoredAndRead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	run := RunID(778, 1)
 	ingestWith := func(lib any) {

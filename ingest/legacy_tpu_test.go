@@ -47,6 +47,7 @@ func tpuEvalRow(conc, tp int, em float64) map[string]any {
 // one config of 4 chips, and both keep dp (8 for TP1, 1 for TP8), as the
 // reference's benchmark and eval mappers do. Another run is left alone.
 func TestLegacyTPUSweepEvalsShareTheRepairedConfigs(t *testing.T) {
+	t.Parallel()
 	build := func(t *testing.T) string {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "results_bmk", "agg_bmk.json"), mustJSON(t, []any{

@@ -66,6 +66,7 @@ func replaceNumber(t *testing.T, body, key, value string) string {
 // unchecked (issue 12). The abort names the file and the reason; the
 // ledger records it when the run is known without the listing.
 func TestMalformedListingAbortsTheIngest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	base := e.mustIngest(demoTree(t), ingest.Config{})
 	require.EqualValues(t, 12, base.Rows.Benchmark.New)
@@ -155,6 +156,7 @@ func TestMalformedListingAbortsTheIngest(t *testing.T) {
 // The same tampered zip beside an intact listing fails its digest check:
 // the listing is what keeps the tampered value out.
 func TestTamperedZipFailsItsDigestWithTheListing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := demoTree(t)
 	tamperZip(t, dir)

@@ -18,6 +18,7 @@ import (
 // Run metadata the tree does not carry comes from the caller; a fallback
 // never replaces a known value, and a later known value replaces a fallback.
 func TestRunMetadataFallbackNeverReplacesKnownValues(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	perJob(t, dir, "p4", benchRow(4, nil))
@@ -67,6 +68,7 @@ func TestRunMetadataFallbackNeverReplacesKnownValues(t *testing.T) {
 // A tree whose artifacts.json names another run is refused before anything
 // is written.
 func TestTreeOfAnotherRunIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sum, err := e.ingest(demoTree(t), ingest.Config{Run: RunID(1234, 1)})
 	require.ErrorContains(t, err, "artifacts.json describes run 28485856738, not run 1234")
@@ -76,6 +78,7 @@ func TestTreeOfAnotherRunIsRefused(t *testing.T) {
 
 // Purged points are skipped and counted; a purged run writes nothing.
 func TestRunOverrides(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := demoTree(t)
 	ledger := `{"purgedPoints":[{"runId":28485856738,"attempt":2,"config":{"hardware":"b200","framework":"sglang","model":"qwen3.5",
@@ -117,6 +120,7 @@ func demoFingerprint(t *testing.T, dir string) string {
 // A legacy row without isl/osl takes the lengths its file name states;
 // one that states none is skipped as missing its identity.
 func TestLegacyRowLengthsFromNames(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "bmk_legacy", "agg_dsr1_1k8k_run.json"), mustJSON(t, benchRow(4, map[string]any{"isl": nil, "osl": nil})))

@@ -68,6 +68,7 @@ func latestConcs(t *testing.T, e *env) []string {
 // apply changes nothing and says so; latest_benchmarks no longer serves
 // the point.
 func TestOverridesApplyPurgesStoredPoints(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	e.mustIngest(demoTree(t), ingest.Config{})
@@ -136,6 +137,7 @@ func TestOverridesApplyPurgesStoredPoints(t *testing.T) {
 // whole, its workflow run with its run stats, evals, changelog and
 // telemetry, while the ledger keeps its ingests.
 func TestIngestAppliesTheLedgerToItsRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := demoTree(t)
 	e.mustIngest(dir, ingest.Config{})
@@ -168,6 +170,7 @@ func TestIngestAppliesTheLedgerToItsRun(t *testing.T) {
 // apply removes their GPU watts and joules, keeps everything else, and a
 // second apply finds nothing.
 func TestOverridesApplyRetiresStoredGPUPower(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	dir := t.TempDir()

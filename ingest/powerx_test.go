@@ -63,6 +63,7 @@ func sha256Hex(s string) string {
 // digest in gpu_metric_gpu_stats; the vendor of a multinode bundle comes
 // from its manifest. A rerun rewrites none of it.
 func TestPowerXSeriesColumnsStatsAndSidecars(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -171,6 +172,7 @@ func TestPowerXSeriesColumnsStatsAndSidecars(t *testing.T) {
 // TestPowerBundleVendor: a multinode power bundle's vendor comes from its
 // manifest, never from the CSV header alone.
 func TestPowerBundleVendor(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, manifest, want string
 	}{
@@ -212,6 +214,7 @@ func TestPowerBundleVendor(t *testing.T) {
 // bundle is read and counted; a broken one is a note, never a failure, and
 // a required-power point is not failed by it.
 func TestCPUSidePowerBestEffort(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	v2 := "schema_version,timestamp_unix,hostname,source,sensor,socket_id,power_w,cpu_rail_w,soc_w,dram_w,total_power_w\n" +

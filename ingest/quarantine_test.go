@@ -29,6 +29,7 @@ func rejectedEntry(source string, row any, field string) map[string]any {
 // rejected_rows_run_stats is not read: run stats publish only accepted
 // entries.
 func TestQuarantinedRowsAreSkipped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir, m := evalTree(t, generate.Options{Points: 4, Seed: 7, Evals: 2, EvalDocs: 3})
 	// This test's own benchmark rows: the generated ones stay as they are.
@@ -101,6 +102,7 @@ func TestQuarantinedRowsAreSkipped(t *testing.T) {
 // A list that cannot be read, or that cannot identify its rows, fails the
 // ingest: nothing is written, and the reason names the artifact and file.
 func TestUnreadableQuarantineListAbortsTheIngest(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, artifact, body, reason string
 	}{

@@ -65,6 +65,7 @@ func writeReceipt(t *testing.T, dir string, artifacts ...string) {
 // failure naming artifact and file; an unreadable receipt is one naming
 // receipt.json. Nothing requires a receipt.
 func TestReceiptPreparedTree(t *testing.T) {
+	t.Parallel()
 	build := func(t *testing.T) string {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "bmk_rcpt4", "agg.json"), mustJSON(t, benchRow(4, nil)))
@@ -136,6 +137,7 @@ func TestReceiptPreparedTree(t *testing.T) {
 // not JSON holds no rows and is counted and named in a note, never
 // silently ignored.
 func TestBenchmarkFilesInSubfoldersAreRead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "bmk_nested", "results", "agg_nested.json"), mustJSON(t, benchRow(4, nil)))

@@ -15,6 +15,7 @@ import (
 // other stamp — 2, 0, "1", null, true, 1.5 — is refused, named with
 // artifact, file and value, and counted in details.unsupportedSchemaRows.
 func TestResultSchemaVersionIsEnforced(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	perJob(t, dir, "unstamped", benchRow(4, nil))

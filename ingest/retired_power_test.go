@@ -46,6 +46,7 @@ func retiredRow(extra map[string]any) map[string]any {
 // or head commit keeps them, an unknown attempt and head still match, and a
 // re-ingest never restores them.
 func TestLegacyAMDSMIRetirement(t *testing.T) {
+	t.Parallel()
 	const head = "b9489aead453ae3765bf5882db84031326bf1ff7"
 	cases := []struct {
 		name    string
@@ -131,6 +132,7 @@ func TestLegacyAMDSMIRetirement(t *testing.T) {
 // run keeps its power; a second apply rewrites nothing; an ingest of the
 // run applies it in its transaction, and the next one finds nothing left.
 func TestRetiredSourceTelemetryLosesItsPower(t *testing.T) {
+	t.Parallel()
 	const realCSV = "39e5513048c262624dfc5d91deaf0d1ab45b5f0ba5a77958f1a1012749afd508"
 	ctx := context.Background()
 	tree := func(t *testing.T) string {

@@ -23,6 +23,7 @@ import (
 // An ingest cancelled while it streams rows leaves every data table as it
 // was; the ledger records the aborted attempt.
 func TestCancelledIngestLeavesDatabaseUnchanged(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	_, err := generate.Write(dir, generate.Options{Points: 300, Seed: 3})
@@ -63,6 +64,7 @@ func TestCancelledIngestLeavesDatabaseUnchanged(t *testing.T) {
 // Two ingests of the same run at once produce one set of rows: the second
 // waits for the first and reports duplicates.
 func TestConcurrentIngestsOfOneRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	m, err := generate.Write(dir, generate.Options{Points: 200, Seed: 5})
@@ -96,6 +98,7 @@ func TestConcurrentIngestsOfOneRun(t *testing.T) {
 
 // A generated run lands exactly as its manifest says, retries included.
 func TestGeneratedRunMatchesManifest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, opts := range []generate.Options{
 		{Points: 120, Seed: 7, Retries: 6},
@@ -117,6 +120,7 @@ func TestGeneratedRunMatchesManifest(t *testing.T) {
 // Without artifacts.json, retries are ordered by the files' modification
 // times, and the report says so.
 func TestAttemptOrderInferredWithoutListing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := demoTree(t)
 	require.NoError(t, os.Remove(filepath.Join(dir, "artifacts.json")))
@@ -158,6 +162,7 @@ func setModTime(t *testing.T, dir, at string) {
 // Bad input is reported as failed with its artifact, file and reason; the
 // rest of the run still lands.
 func TestBadInputIsReportedAndTheRestLands(t *testing.T) {
+	t.Parallel()
 	good := func(t *testing.T, dir string) {
 		perJob(t, dir, "good4", benchRow(4, nil))
 		perJob(t, dir, "good8", benchRow(8, nil))
@@ -249,6 +254,7 @@ func writeZip(t *testing.T, path string, files map[string]string) {
 // telemetry) sit beside the benchmark artifacts in a real run:
 // they are neither read nor reported, even when one is a broken zip.
 func TestOtherArtifactKindsAreLeftAlone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	m, err := generate.Write(dir, generate.Options{Points: 10, Seed: 9})

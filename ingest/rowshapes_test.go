@@ -20,6 +20,7 @@ import (
 // is ingested into PostgreSQL; the stored rows, with their resolved config,
 // are compared with a golden file.
 func TestRowShapesAsStored(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	files, err := filepath.Glob(filepath.Join("testdata", "rows", "*.json"))

@@ -17,6 +17,7 @@ import (
 // Each file's text is stored once whichever bundle holds it; files that
 // are not logs are not stored; a rerun stores nothing.
 func TestServerLogsAreTextTheDashboardReads(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := agentxTree(t, []generate.AgentXOptions{
 		{Layout: generate.AgentXSingleNode, Conc: 4},

@@ -19,6 +19,7 @@ import (
 // row, and writes nothing; the good series of the run still land, and a
 // rerun reports the same.
 func TestTelemetryBadInputFailsOnlyItsFile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t) // clock: 2026-11-21T06:00Z
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	e.deps.Arrow = mem

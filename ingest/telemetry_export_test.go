@@ -21,6 +21,7 @@ import (
 )
 
 func TestTelemetryExportParquetRoundTrip(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	want := telemetryTree(t, dir)

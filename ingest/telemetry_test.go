@@ -110,6 +110,7 @@ func telemetryTree(t *testing.T, dir string) int64 {
 }
 
 func TestTelemetryFirstIngestAndRerun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	e.deps.Arrow = mem
@@ -175,6 +176,7 @@ func TestTelemetryFirstIngestAndRerun(t *testing.T) {
 // The telemetry stage holds a large heap only while it runs, and only on
 // a run with telemetry: it asks once and is done once.
 func TestTelemetryAsksForALargeHeapWhileItRuns(t *testing.T) {
+	t.Parallel()
 	for _, withTelemetry := range []bool{true, false} {
 		e := newEnv(t)
 		var asked, done int
@@ -203,6 +205,7 @@ func TestTelemetryAsksForALargeHeapWhileItRuns(t *testing.T) {
 }
 
 func TestTelemetryChangedFileReplacesItsSeries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	start := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
@@ -224,6 +227,7 @@ func TestTelemetryChangedFileReplacesItsSeries(t *testing.T) {
 // agentic_golden, bound by the required-power manifest (sha256 of every
 // evidence file, device energies summing to the published total).
 func TestTelemetryRealPowerXGolden(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	e.deps.Arrow = mem
@@ -266,6 +270,7 @@ func TestTelemetryRealPowerXGolden(t *testing.T) {
 // A zipped telemetry artifact is identified by the zip's digest: a rerun
 // reads none of its CSVs, a changed zip replaces its series.
 func TestTelemetryZipDigest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	start := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
@@ -289,6 +294,7 @@ func TestTelemetryZipDigest(t *testing.T) {
 // bundles per multinode job, stale attempts) ingests exactly as its
 // manifest says.
 func TestTelemetryGeneratedRunMatchesManifest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	m, err := generate.Write(dir, generate.Options{Points: 60, Seed: 3, Retries: 4, Telemetry: true})
@@ -309,6 +315,7 @@ func TestTelemetryGeneratedRunMatchesManifest(t *testing.T) {
 // neither decompresses it nor scans it for hosts (its stored series say
 // how many there are); a changed zip is scanned and parsed again.
 func TestTelemetryZippedDCGMBundle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	perJob(t, dir, "s4", benchRow(32, nil))

@@ -19,6 +19,7 @@ import (
 // replace its values; without it, the ITL reconstructed from the profile
 // fills the gap.
 func TestTraceGoldenH100Retry(t *testing.T) {
+	t.Parallel()
 	const rf = "dsv41flash_tp8_conc4_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-mtp_conc4_h100-dgxc_02_recipe-d19a8f4e8d14b747"
 	aggregate, err := os.ReadFile("testdata/traces/h100-retry-attempt1.json")
 	require.NoError(t, err)

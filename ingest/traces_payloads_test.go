@@ -35,6 +35,7 @@ func payloadsOf(t *testing.T, e *env) map[string][3]string {
 // its payloads are recomputed in place, the rows stay linked to it (their
 // trace counts as a duplicate), and a further rerun changes nothing.
 func TestTracesStalePayloadsRecomputedOnRerun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := agentxTree(t, agentxPoints())
 	first := e.mustIngest(dir, ingest.Config{})
@@ -86,6 +87,7 @@ func TestTracesStalePayloadsRecomputedOnRerun(t *testing.T) {
 // the payloads at the dashboard's versions, and no way to write through it
 // (the dashboard's write-back of a recomputed payload fails, for any role).
 func TestDashboardAgenticTraceReplayView(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.mustIngest(agentxTree(t, agentxPoints()), ingest.Config{})
 	ctx := context.Background()

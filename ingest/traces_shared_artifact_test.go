@@ -19,6 +19,7 @@ import (
 // while the second finishes; before the fix this failed every time with
 // "bad file descriptor".)
 func TestTwoSidecarsOfOneRawArtifact(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir, small := t.TempDir(), t.TempDir()
 	big := generate.AgentXOptions{Layout: generate.AgentXMultinode, Conc: 16, Runner: "gb200-nv_1", ProfileBytes: 24 << 20}
@@ -50,6 +51,7 @@ func TestTwoSidecarsOfOneRawArtifact(t *testing.T) {
 // benchmark row and in the trace row alike (its trace cannot be linked),
 // on the first ingest and on a rerun.
 func TestUnmappedAgentXRowIsUnmappedTrace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := agentxTree(t, []generate.AgentXOptions{{Layout: generate.AgentXSingleNode, Conc: 4}, {Layout: generate.AgentXSingleNode, Conc: 8}})
 	files, err := filepath.Glob(filepath.Join(dir, "bmk_agentic_*conc8*", "*.json"))

@@ -46,6 +46,7 @@ const dynamoDisaggExport = `{"schema_version":"1.0","metrics":{
 // filled them is recomputed by the next ingest, and a further rerun
 // changes nothing.
 func TestTraceMetricSources(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := agentxTree(t, []generate.AgentXOptions{
 		{Layout: generate.AgentXMultinode, Conc: 16, Runner: "gb200-nv_1"},

@@ -49,6 +49,7 @@ func checkTraceInvariant(t *testing.T, sum *schema.Summary) {
 }
 
 func TestTracesFirstIngestAndRerun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := agentxTree(t, agentxPoints())
 
@@ -199,6 +200,7 @@ func hasNote(sum *schema.Summary, part string) bool {
 // retry's published values are the producer's (published_<key>) and the
 // rest of its metrics exactly (reference benchmark-ingest-retry).
 func TestTraceDerivedMetricsSurviveARetriedAggregate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := agentxTree(t, agentxPoints()[:1])
 	e.mustIngest(dir, ingest.Config{})
@@ -246,6 +248,7 @@ func TestTraceDerivedMetricsSurviveARetriedAggregate(t *testing.T) {
 }
 
 func TestDatasetProvenance(t *testing.T) {
+	t.Parallel()
 	t.Run("two slugs abort the ingest", func(t *testing.T) {
 		e := newEnv(t)
 		dir := agentxTree(t, []generate.AgentXOptions{

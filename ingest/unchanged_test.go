@@ -21,6 +21,7 @@ import (
 // the run's newest finished ingest and no transaction has written data
 // since; in every other case it reads the run in full.
 func TestUnchangedRerun(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	dir := t.TempDir()
 	hGenTree(t, dir)

@@ -208,6 +208,7 @@ func (e *env) threeTrees() {
 }
 
 func TestRunIngestsEveryRunOnceOldestFirst(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.threeTrees()
 	require.NoError(t, os.MkdirAll(filepath.Join(e.root, "not-a-run"), 0o755))
@@ -246,6 +247,7 @@ func TestRunIngestsEveryRunOnceOldestFirst(t *testing.T) {
 }
 
 func TestRunFailedRunIsRetriedByTheNextPass(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.threeTrees()
 	// Malformed reuse metadata aborts the ingest (as a malformed
@@ -297,6 +299,7 @@ func TestRunFailedRunIsRetriedByTheNextPass(t *testing.T) {
 }
 
 func TestRunReingestsEachRunOnceAcrossAnInterruption(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.threeTrees()
 	e.mustRun(false)
@@ -375,6 +378,7 @@ func (e *env) queuedAttempt(passID, runID int64) int {
 // A run queued at attempt 1 whose tree holds attempt 2 when it is claimed
 // (re-run and downloaded again since) is worked on as attempt 2.
 func TestRunTakesTheAttemptOfTheTree(t *testing.T) {
+	t.Parallel()
 	attempt2 := []ledgerRow{{RunID: runOld, Attempt: 2, Status: string(schema.StatusSucceeded)}}
 	t.Run("ingested", func(t *testing.T) {
 		e := newEnv(t)
@@ -418,6 +422,7 @@ func TestRunTakesTheAttemptOfTheTree(t *testing.T) {
 }
 
 func TestRunSkipsATreeWithoutListingOnceIngested(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := e.tree(runOld, 0, 0)
 	require.NoError(t, os.Remove(filepath.Join(dir, "artifacts.json")))
@@ -447,6 +452,7 @@ func (c *cancelOnStart) Start(schema.BackfillPass, schema.BackfillCounts) { c.ca
 // ingest is aborted before its commit, the worker stops, and the next
 // worker ingests the run once.
 func TestRunLostClaimDoesNotCommit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.threeTrees()
 	realIngest := e.ingest

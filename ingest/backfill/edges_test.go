@@ -23,6 +23,7 @@ import (
 // row (status purged): it is settled skipped with the reason, not counted ingested in the totals,
 // the pass or `ingest status`.
 func TestPurgedRunIsNotCountedIngested(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.tree(runOld, 1, 0)
 	e.tree(runNew, 1, 1)
@@ -72,6 +73,7 @@ func (p *startHookProgress) Start(schema.BackfillPass, schema.BackfillCounts) { 
 // ingested meanwhile costs a ledger read, not an ingest: ten such runs and one ingest of a minute
 // leave the ETA of the one run left at about a minute.
 func TestETAIgnoresClaimTimeSkips(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	clock := &manualClock{now: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
 	var runs []schema.BackfillRun
@@ -100,6 +102,7 @@ func TestETAIgnoresClaimTimeSkips(t *testing.T) {
 // once its ingest holds the run's lock, before any work, and writes no ledger row, so the newest
 // summary of the run stays the other worker's success.
 func TestLostClaimOvertakenByAnotherWorker(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.tree(runOld, 1, 0)
 	realIngest := e.ingest
@@ -129,6 +132,7 @@ func TestLostClaimOvertakenByAnotherWorker(t *testing.T) {
 // reused sweep's tree) without artifacts.json or reuse metadata is left out with a warning, not
 // ingested as the source run's own run.
 func TestFromDirMergeNamedTreeWithoutMetadata(t *testing.T) {
+	t.Parallel()
 	const mergeRun = int64(30000000900)
 	e := newEnv(t)
 	dir := filepath.Join(e.root, fmt.Sprintf("%d-merge-%d", runOld, mergeRun))

@@ -12,6 +12,7 @@ import (
 // repository's case aside); any parameter that changes the work changes
 // the pass.
 func TestParamsKey(t *testing.T) {
+	t.Parallel()
 	base := backfill.Params{Repo: "SemiAnalysisAI/InferenceX", Source: "github", Workflow: "run-sweep.yml", Branch: "main",
 		Since: "2026-01-01T00:00:00Z"}
 	key := func(p backfill.Params) string {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestReadRunIDs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, file string
 		want       []int64
@@ -50,6 +51,7 @@ func TestReadRunIDs(t *testing.T) {
 // The digest (part of the pass key) is the set's: order, duplicates,
 // separators and comments do not change it; another set does.
 func TestReadRunIDsDigestIsTheSet(t *testing.T) {
+	t.Parallel()
 	digest := func(file string) string {
 		t.Helper()
 		_, d, err := backfill.ReadRunIDs(strings.NewReader(file), "runs.txt")

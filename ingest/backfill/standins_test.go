@@ -82,6 +82,7 @@ func (f rerunFetcher) Discard(*github.Result) error { return nil }
 // while the new attempt is in progress: its listing still holds the previous attempt's artifacts,
 // and an ingest would record the new attempt as done before it is.
 func TestRunRerunInProgressAtFetch(t *testing.T) {
+	t.Parallel()
 	st := stubStore(t, pgtest.New(t))
 	ing := &stubIngester{}
 	src := &backfill.GitHubSource{Client: rerunFetcher{dir: t.TempDir()}, Log: zaptest.NewLogger(t)}
@@ -144,6 +145,7 @@ func (c *manualClock) advance(d time.Duration) {
 // done, so one ingest of a minute and 100 such runs still give a minute or so for the one run
 // left.
 func TestETAIgnoresRunsQueuedSettled(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	st := stubStore(t, db)
 	clock := &manualClock{now: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
@@ -181,6 +183,8 @@ func TestETAIgnoresRunsQueuedSettled(t *testing.T) {
 // (common on managed PostgreSQL) does not end it, since the claim turns the timeout off for its
 // own transaction.
 func TestClaimSurvivesIdleInTransactionTimeout(t *testing.T) {
+	// Not parallel: an idle-in-transaction timeout of milliseconds must
+	// not be reached by the claim's own statements on a busy machine.
 	db := pgtest.New(t)
 	conn, err := pgx.Connect(t.Context(), db)
 	require.NoError(t, err)
@@ -207,6 +211,7 @@ func TestClaimSurvivesIdleInTransactionTimeout(t *testing.T) {
 // workers finished the pass joined that pass before listing, so it does not begin a new one and
 // ingest every run a second time.
 func TestReingestWorkerListingPastTheEnd(t *testing.T) {
+	t.Parallel()
 	st := stubStore(t, pgtest.New(t))
 	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	runs := []schema.BackfillRun{{RunID: 1, Attempt: 1, CreatedAt: base}, {RunID: 2, Attempt: 1, CreatedAt: base.Add(time.Hour)}}

@@ -51,6 +51,7 @@ func (e *env) addLedger(repo string, runID int64, attempt int, status schema.Sta
 }
 
 func TestPlan(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.addLedger(strings.ToLower(testRepo), 100, 1, schema.StatusSucceeded) // #1
 	e.addLedger(testRepo, 200, 1, schema.StatusSucceeded)                  // #2: an older attempt
@@ -89,6 +90,7 @@ func TestPlan(t *testing.T) {
 }
 
 func TestWriteResultGolden(t *testing.T) {
+	t.Parallel()
 	res := &backfill.Result{
 		Pass:   schema.BackfillPass{ID: 7, Repo: testRepo, Reingest: true},
 		Listed: 12,
@@ -111,6 +113,7 @@ func TestWriteResultGolden(t *testing.T) {
 // settled stay settled — a failed one is not retried before the pass ends
 // — and the rest are pending in it.
 func TestPlanOverAnOpenPass(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	p := e.params(false)

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -23,13 +22,14 @@ import (
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
 
-// childEnv makes the test binary run `ingest` itself, so that tests can
-// start real worker processes and kill them.
+// childEnv makes the test binary run `ingest` itself, as cmd/ingest's main
+// does (cli.SignalContext around cli.Main), so that tests can start real
+// ingest processes, signal them and kill them without building the binary.
 const childEnv = "INGEST_TEST_RUN_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := cli.SignalContext(context.Background())
 		code := cli.Main(ctx, os.Args[1:], cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv})
 		stop()
 		os.Exit(code)

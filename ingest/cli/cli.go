@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferencex/ingest/ingest/gctarget"
+	"github.com/inferencex/ingest/ingest/github"
 )
 
 // Env is the process environment a command runs in; tests inject their own.
@@ -37,6 +38,10 @@ type Env struct {
 	// (cmd/ingest's version, set by the release build); empty: the module
 	// version from the build information.
 	Version string
+	// Retry is how GitHub requests are tried again (zero fields: the
+	// client's defaults, as cmd/ingest runs); tests that make GitHub fail
+	// shorten its backoff here.
+	Retry github.RetryPolicy
 }
 
 // app is one command line being run: the environment and the exit code

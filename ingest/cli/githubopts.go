@@ -65,7 +65,7 @@ func (g *githubOpts) options(env Env, repo, tokenNeed string) (github.Options, e
 	if token == "" && tokenNeed != "" {
 		return github.Options{}, errors.New("GITHUB_TOKEN is required, or GH_TOKEN (" + tokenNeed + ")")
 	}
-	o := github.Options{BaseURL: g.baseURL.String(), Token: token, Repo: repo, StallTimeout: time.Minute}
+	o := github.Options{BaseURL: g.baseURL.String(), Token: token, Repo: repo, StallTimeout: time.Minute, Retry: env.Retry}
 	if g.commentAuthor != nil {
 		o.CommentAuthor = g.commentAuthor.String()
 	}

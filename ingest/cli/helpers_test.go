@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -20,6 +21,7 @@ import (
 	"github.com/inferencex/ingest/fixtures/generate"
 	"github.com/inferencex/ingest/ingest/archive/archivetest"
 	"github.com/inferencex/ingest/ingest/cli"
+	"github.com/inferencex/ingest/ingest/github"
 	"github.com/inferencex/ingest/schema"
 )
 
@@ -76,9 +78,22 @@ func run(t *testing.T, vars map[string]string, args ...string) result {
 }
 
 func runCtx(ctx context.Context, vars map[string]string, args ...string) result {
+	return runEnv(ctx, cli.Env{Getenv: fakeEnv(vars)}, args...)
+}
+
+// runEnv runs a command line in env, its output captured.
+func runEnv(ctx context.Context, env cli.Env, args ...string) result {
 	var stdout, stderr syncBuffer
-	code := cli.Main(ctx, args, cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: fakeEnv(vars)})
+	env.Stdout, env.Stderr = &stdout, &stderr
+	code := cli.Main(ctx, args, env)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// quickRetry retries GitHub requests as often as the client's default
+// policy, with a backoff of milliseconds instead of seconds: the number of
+// attempts is what tests of GitHub failures check.
+func quickRetry() github.RetryPolicy {
+	return github.RetryPolicy{BaseDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond}
 }
 
 // requireCode stops the test unless the command exited with want.

@@ -348,7 +348,8 @@ func TestRunFetchFailureIsRecorded(t *testing.T) {
 	}{
 		{"401 on the run", fakegithub.Fault{Route: fakegithub.RouteRun, Kind: fakegithub.Status, Status: 401, Message: "Bad credentials"},
 			0, "401 Bad credentials"},
-		// Retried with backoff until the client gives up (about 30 s).
+		// Retried until the client gives up (quickRetry: the default
+		// attempts, a backoff of milliseconds).
 		{"500 on a download", fakegithub.Fault{Route: fakegithub.RouteDownload, Kind: fakegithub.Status, Status: 500, Message: "Server Error"},
 			2, "gave up after 6 attempts: unexpected status code: 500 Internal Server Error"},
 	}
@@ -358,7 +359,8 @@ func TestRunFetchFailureIsRecorded(t *testing.T) {
 			fake, _ := demoFake(t)
 			fake.Inject(tt.fault)
 			db := pgtest.NewEmpty(t) // migrated by the run before the fetch
-			r := run(t, runVars(fake, db, t.TempDir()), "run", "--run-id", "28485856738", "--format", "json")
+			r := runEnv(t.Context(), cli.Env{Getenv: fakeEnv(runVars(fake, db, t.TempDir())), Retry: quickRetry()},
+				"run", "--run-id", "28485856738", "--format", "json")
 			requireCode(t, cli.ExitAborted, r)
 			require.Contains(t, r.stderr, "ingest: aborted: fetch run 28485856738: ")
 			require.Contains(t, r.stderr, tt.wantReason)
@@ -377,11 +379,9 @@ func TestRunFetchFailureIsRecorded(t *testing.T) {
 			require.Equal(t, queryInt64s(t, db, `SELECT id FROM ingests`), []int64{s.IngestID})
 			require.Zero(t, count(t, db, "workflow_runs"))
 
-			if tt.wantAttempt != 0 {
-				return // the dry run below retries for another 30 s to prove the same
-			}
 			dry := pgtest.New(t)
-			r = run(t, runVars(fake, dry, t.TempDir()), "run", "--run-id", "28485856738", "--dry-run")
+			r = runEnv(t.Context(), cli.Env{Getenv: fakeEnv(runVars(fake, dry, t.TempDir())), Retry: quickRetry()},
+				"run", "--run-id", "28485856738", "--dry-run")
 			requireCode(t, cli.ExitAborted, r)
 			require.Zero(t, count(t, dry, "ingests"), "a dry run recorded its abort")
 		})

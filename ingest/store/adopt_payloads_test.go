@@ -22,6 +22,7 @@ import (
 // derived metrics), not the reference's: a NULL aggregate_stats becomes
 // the computed one, not {}.
 func TestAdoptComputesTracePayloads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, stats := refDatabase(t, refdb.Level017)
 	_, err := pgxExec(ctx, db, `UPDATE agentic_trace_replay SET aggregate_stats = NULL WHERE id = 1`)
@@ -114,6 +115,7 @@ func pgxExec(ctx context.Context, db, sql string) (int64, error) {
 // A trace whose profile our trace code cannot read keeps the reference's
 // payloads (a NULL aggregate_stats as {}), counted; the adopt goes on.
 func TestAdoptKeepsUnreadableTracePayloads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := refDatabase(t, refdb.Level017)
 	var gz bytes.Buffer
@@ -149,6 +151,7 @@ func TestAdoptKeepsUnreadableTracePayloads(t *testing.T) {
 // whose size the reference recorded wrongly (or not at all) is read again,
 // told its true size.
 func TestAdoptReadsEachBlobOnce(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, setup string
 		again       string // the bytes read a second time
@@ -195,6 +198,7 @@ func TestAdoptReadsEachBlobOnce(t *testing.T) {
 // the reference's payloads (counted), and the dashboard gives back a NULL
 // profile and size, as the reference's table had them.
 func TestAdoptTraceWithoutProfile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, stats := refDatabase(t, refdb.Level017)
 	conn, err := pgx.Connect(ctx, db)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -24,15 +25,20 @@ import (
 // with SmallOptions rows, and returns its URL and the fill's counts.
 func refDatabase(t *testing.T, level string) (string, refdb.Stats) {
 	t.Helper()
-	ctx := context.Background()
-	db := pgtest.NewEmpty(t)
-	conn, err := pgx.Connect(ctx, db)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	require.NoError(t, refdb.Create(ctx, conn, level))
-	stats, err := refdb.Fill(ctx, conn, refdb.SmallOptions(7))
-	require.NoError(t, err)
-	return db, stats
+	// The filled reference is the same for every test of a level: built
+	// once per level (named by its number, "017"), copied for each test.
+	number, _, _ := strings.Cut(level, "_")
+	return pgtest.NewFrom(t, "ref"+number, func(ctx context.Context, db string) (refdb.Stats, error) {
+		conn, err := pgx.Connect(ctx, db)
+		if err != nil {
+			return refdb.Stats{}, err
+		}
+		defer conn.Close(ctx)
+		if err := refdb.Create(ctx, conn, level); err != nil {
+			return refdb.Stats{}, err
+		}
+		return refdb.Fill(ctx, conn, refdb.SmallOptions(7))
+	})
 }
 
 // Adopt converts a reference database at each level: every row lands in
@@ -40,6 +46,7 @@ func refDatabase(t *testing.T, level string) (string, refdb.Stats) {
 // reference_archive, user_feedback and schema_migrations stay, and the
 // schema is then ours (writes pass CheckWritable).
 func TestAdoptLevels(t *testing.T) {
+	t.Parallel()
 	for _, level := range refdb.Levels() {
 		t.Run(level, func(t *testing.T) {
 			ctx := context.Background()
@@ -115,6 +122,7 @@ func requireSameDump(t *testing.T, want, got, what string) {
 // process does, or its backend terminated — leaves the database exactly as
 // it was before (one transaction), and a later adopt then succeeds.
 func TestAdoptKilled(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := refDatabase(t, refdb.Level017)
 	st, err := store.Open(ctx, db, zaptest.NewLogger(t))
@@ -188,6 +196,7 @@ func TestAdoptKilled(t *testing.T) {
 // reference_archive unconverted, and keeping each row's kv_transfer_lib,
 // which the site reads from benchmark_results and latest_benchmarks.
 func TestAdoptBranchFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, stats := refDatabase(t, refdb.Level017)
 	conn, err := pgx.Connect(ctx, db)
@@ -300,6 +309,7 @@ func readDigests(t *testing.T, db string) map[string]string {
 // into our chunks, the formats and hosts ours derived. At level 016 (no
 // stats_version yet) the series read as version 0, as before.
 func TestAdoptGPUMetrics(t *testing.T) {
+	t.Parallel()
 	t.Run("017", func(t *testing.T) { adoptGPUMetrics(t, false) })
 	t.Run("016", func(t *testing.T) { adoptGPUMetrics(t, true) })
 }
@@ -352,6 +362,7 @@ func adoptGPUMetrics(t *testing.T, level016 bool) {
 // into the newest: it keeps its id and values, and holds every document
 // either had, the newest row's where both have one.
 func TestAdoptMergesDuplicateEvalKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, stats := refDatabase(t, refdb.Level017)
 	conn, err := pgx.Connect(ctx, db)
@@ -402,6 +413,7 @@ func TestAdoptMergesDuplicateEvalKeys(t *testing.T) {
 // the ledger knowing it so; one whose run also has an attempt 1 refuses
 // the adopt.
 func TestAdoptUnknownAttempt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.NewEmpty(t)
 	conn, err := pgx.Connect(ctx, db)

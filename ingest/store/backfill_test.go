@@ -75,6 +75,7 @@ func settle(t *testing.T, c *store.BackfillClaim, state schema.BackfillState) {
 }
 
 func TestOpenBackfillJoinsTheActivePassOfItsKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	mark := addLedger(t, st, backfillRepo, 1, 1, schema.StatusSucceeded)
@@ -112,6 +113,7 @@ func TestOpenBackfillJoinsTheActivePassOfItsKey(t *testing.T) {
 }
 
 func TestOpenBackfillConcurrentOpensMakeOnePass(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	stores := []*store.Store{openStore(t, db), openStore(t, db)}
 	const workers = 8
@@ -142,6 +144,7 @@ func TestOpenBackfillConcurrentOpensMakeOnePass(t *testing.T) {
 }
 
 func TestEnqueueBackfillKeepsSettledRuns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	p, err := st.OpenBackfill(ctx, backfillSpec("k"))
@@ -198,6 +201,7 @@ func TestEnqueueBackfillKeepsSettledRuns(t *testing.T) {
 }
 
 func TestClaimBackfillRunServesOldestFirst(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	t1 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
@@ -230,6 +234,7 @@ func TestClaimBackfillRunServesOldestFirst(t *testing.T) {
 }
 
 func TestClaimsOfTwoStoresNeverMeet(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	a, b := openStore(t, db), openStore(t, db)
@@ -254,6 +259,7 @@ func TestClaimsOfTwoStoresNeverMeet(t *testing.T) {
 }
 
 func TestClaimOfATerminatedConnectionIsReleased(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	dying, other := openStore(t, db), openStore(t, db)
@@ -298,6 +304,7 @@ func TestClaimOfATerminatedConnectionIsReleased(t *testing.T) {
 }
 
 func TestSettleRecordsTheOutcome(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	ingestID := addLedger(t, st, backfillRepo, 1, 2, schema.StatusCompletedWithFailures)
@@ -359,6 +366,7 @@ func TestSettleRecordsTheOutcome(t *testing.T) {
 }
 
 func TestFinishBackfillOnlyWhenNothingIsPending(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	p := openPass(t, st, "k", schema.BackfillRun{RunID: 1, Attempt: 1}, schema.BackfillRun{RunID: 2, Attempt: 1})
@@ -387,6 +395,7 @@ func TestFinishBackfillOnlyWhenNothingIsPending(t *testing.T) {
 }
 
 func TestLedgerHits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	r1a1 := addLedger(t, st, "owner/REPO", 1, 1, schema.StatusSucceeded)
@@ -432,6 +441,7 @@ func TestLedgerHits(t *testing.T) {
 // A listing can name a run twice (pages shift while GitHub lists): the
 // queue holds it once, as first listed.
 func TestEnqueueBackfillRunListedTwice(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	p, err := st.OpenBackfill(ctx, backfillSpec("k"))
@@ -445,6 +455,7 @@ func TestEnqueueBackfillRunListedTwice(t *testing.T) {
 }
 
 func TestRecentBackfillsAndIngests(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	first := addLedger(t, st, backfillRepo, 1, 1, schema.StatusSucceeded)
@@ -508,6 +519,8 @@ func TestRecentBackfillsAndIngests(t *testing.T) {
 // server (or database) idle_in_transaction_session_timeout must not end
 // it. The test has to wait past the timeout: no signal stands for it.
 func TestClaimOutlivesIdleInTransactionTimeout(t *testing.T) {
+	// Not parallel: an idle-in-transaction timeout of milliseconds must
+	// not be reached by the claim's own statements on a busy machine.
 	ctx := context.Background()
 	db := pgtest.New(t)
 	admin := openStore(t, db)
@@ -533,6 +546,7 @@ func TestClaimOutlivesIdleInTransactionTimeout(t *testing.T) {
 // (claimed or queued failed) and those a worker skipped for another than
 // the routine reason are listed.
 func TestBackfillNoteworthy(t *testing.T) {
+	t.Parallel()
 	st := openStore(t, pgtest.New(t))
 	ctx := context.Background()
 	at := func(h int) time.Time { return time.Date(2026, 6, 1, h, 0, 0, 0, time.UTC) }

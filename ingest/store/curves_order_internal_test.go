@@ -16,6 +16,7 @@ import (
 // concurrency, row id; a deleted row, which has no key, after its
 // config's other rows, by row id.
 func TestComparePoints(t *testing.T) {
+	t.Parallel()
 	n := func(v int) *int { return &v }
 	s := func(v string) *string { return &v }
 	want := []schema.CurvePoint{

@@ -252,6 +252,7 @@ func rowsOfRun(run, snapshot int64, day int, concs ...int) []shown {
 // full run truncates the curve to its own points. Every row carries the
 // chain's snapshot.
 func TestCurvesAppendOnlyChains(t *testing.T) {
+	t.Parallel()
 	st := openCurveStore(t)
 	x := curvePoint{image: "trt:rc26"}
 	steps := []struct {
@@ -285,6 +286,7 @@ func TestCurvesAppendOnlyChains(t *testing.T) {
 // offload variant; a fixed-sequence curve keeps them apart. Points of
 // several variants in one run all stay.
 func TestCurvesAgentXScope(t *testing.T) {
+	t.Parallel()
 	st := openCurveStore(t)
 	agg := curvePoint{agentic: true, spec: "mtp", offload: "off", image: "trt:rc22"}
 	fixedAgg := curvePoint{spec: "mtp", offload: "off", image: "trt:rc22"}
@@ -314,6 +316,7 @@ func TestCurvesAgentXScope(t *testing.T) {
 // snapshot_workflow_run_id, then kv_transfer_lib (the site reads it by
 // name) — with their types, and shows a row's power provenance as stored.
 func TestCurvesColumnsAndPower(t *testing.T) {
+	t.Parallel()
 	st := openCurveStore(t)
 	ctx := context.Background()
 	curveIngest(t, st, curveRun{id: 100, day: 1, points: []curvePoint{{conc: 1, image: "i", power: true}, {conc: 2, image: "i"}}}, "commit", nil)
@@ -367,6 +370,7 @@ func pointVersions(t *testing.T, st *store.Store) []string {
 // was, though inside its transaction the view showed the run; a new
 // attempt hides the older attempt's rows.
 func TestCurvesRerunRollbackDryRun(t *testing.T) {
+	t.Parallel()
 	st := openCurveStore(t)
 	x := curvePoint{image: "i"}
 	first := curveRun{id: 100, day: 1, points: pts(x, 1, 2)}
@@ -401,6 +405,7 @@ func TestCurvesRerunRollbackDryRun(t *testing.T) {
 // TestCurveImpact: inside the run's transaction the store tells which
 // curves the run touched and what each showed before and shows after.
 func TestCurveImpact(t *testing.T) {
+	t.Parallel()
 	st := openCurveStore(t)
 	x := curvePoint{image: "i"}
 	other := curvePoint{image: "i", isl: 8192}
@@ -448,6 +453,7 @@ func TestCurveImpact(t *testing.T) {
 // of that run only, and a forced refresh recomputes everything to the same
 // rows.
 func TestCurvesHandWrittenChanges(t *testing.T) {
+	t.Parallel()
 	st := openCurveStore(t)
 	ctx := context.Background()
 	x := curvePoint{image: "i"}
@@ -489,6 +495,7 @@ func TestCurvesHandWrittenChanges(t *testing.T) {
 // errors, ingested in a random order: after each, the view kept per curve
 // equals the rule computed over the whole database.
 func TestCurvesRandomHistory(t *testing.T) {
+	t.Parallel()
 	st := openCurveStore(t)
 	rng := rand.New(rand.NewPCG(24, 13))
 	images := []string{"a", "a", "a", "b", ""}
@@ -538,6 +545,7 @@ func TestCurvesRandomHistory(t *testing.T) {
 // from the rows already stored (here: what 000006's view held is rebuilt
 // by the rule), and down and up again lands on the same rows.
 func TestCurvesMigrationBuild(t *testing.T) {
+	t.Parallel()
 	st := openCurveStore(t)
 	ctx := context.Background()
 	x := curvePoint{image: "i"}
@@ -562,6 +570,7 @@ func TestCurvesMigrationBuild(t *testing.T) {
 // row in place keeps current (an override's new metrics between two
 // runs); a deleted row leaves the curve at the next refresh.
 func TestCurveImpactKeptValues(t *testing.T) {
+	t.Parallel()
 	st := openCurveStore(t)
 	ctx := context.Background()
 	x := curvePoint{image: "i"}
@@ -623,6 +632,7 @@ func TestCurveImpactKeptValues(t *testing.T) {
 // values of the points already shown from their rows, and mark those whose
 // row is gone; their down migrations drop them.
 func TestCurvePointValuesMigration(t *testing.T) {
+	t.Parallel()
 	st := openCurveStore(t)
 	ctx := context.Background()
 	x := curvePoint{image: "i"}
@@ -664,6 +674,7 @@ func TestCurvePointValuesMigration(t *testing.T) {
 // the transaction, and a row whose metrics hold a type the stager leaves
 // to the database, have theirs read from the row as it ends up.
 func TestCurvePointValuesTakenAtInsert(t *testing.T) {
+	t.Parallel()
 	st := openCurveStore(t)
 	ctx := context.Background()
 	tenth, fifth := 0.1, 0.2 // summed at run time: 0.30000000000000004

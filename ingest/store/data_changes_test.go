@@ -16,6 +16,7 @@ import (
 // trigger would let a rerun answer from stale data: this lists every table
 // of the schema that lacks it, bookkeeping and derived tables excepted.
 func TestEveryDataTableNotesChanges(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pgtest.New(t))
 	require.NoError(t, err)

@@ -22,6 +22,7 @@ func evalText(kind, content string) *schema.EvalText {
 // Staged sample lines land as given: NULLs, texts sent once then named by
 // digest, NUL bytes dropped from text, JSON as jsonb.
 func TestEvalSamplesStaged(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
 	require.NoError(t, err)

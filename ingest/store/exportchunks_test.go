@@ -15,6 +15,7 @@ import (
 // whose clock stepped back), with each sample's own metrics; a metric a
 // chunk lacks is NULL; a ragged chunk is an error.
 func TestExportOrdersAGPUsChunks(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	at := func(secs ...int) []time.Time {
 		var out []time.Time

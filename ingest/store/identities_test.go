@@ -16,6 +16,7 @@ import (
 // (schema.CurveScope, schema.Config, schema.PointValues); these tests hold
 // their SQL counterparts to them, so that neither drifts alone.
 func TestIdentitiesMatchTheSchema(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	db := st.Pool()

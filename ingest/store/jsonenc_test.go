@@ -9,6 +9,7 @@ import (
 )
 
 func TestEncodeMetricsMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	cases := []map[string]any{
 		{},
 		{"tput_per_gpu": 1607.93415277835, "p99.9_e2el": 92.52239999999999, "request_goodput:": 12.5},
@@ -28,6 +29,7 @@ func TestEncodeMetricsMatchesEncodingJSON(t *testing.T) {
 }
 
 func TestEncodeMetricsDropsWhatPostgresRejects(t *testing.T) {
+	t.Parallel()
 	got, err := encodeMetrics(nil, map[string]any{"a\x00b": "c\x00d", "bad": string([]byte{0xff}), "nan": math.NaN()})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"ab":"cd","bad":"\ufffd","nan":null}`, string(got))
@@ -39,6 +41,7 @@ func TestEncodeMetricsDropsWhatPostgresRejects(t *testing.T) {
 // of maps (same keys, as many other keys, fewer, more, none) writes what a
 // fresh encoding of each map writes, byte for byte.
 func TestMetricsEncoderReusesKeysOnlyForTheSameSet(t *testing.T) {
+	t.Parallel()
 	stream := []map[string]any{
 		{"b": 1.0, "a": 2.0, "c": 3.0},
 		{"c": 4.0, "a": 5.0, "b": 6.0},

@@ -17,6 +17,7 @@ import (
 // the old run and the new one, and nothing for rows whose metrics or
 // links alone changed, however many rows the statement touched.
 func TestUpdateMarksOnlyRunsWhoseRowsMovedOnACurve(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	var rows []schema.StagedBenchmark

@@ -22,6 +22,7 @@ import (
 // still goes to golang-migrate, which refuses it, and an older one is
 // migrated.
 func TestMigrateUpAtTheNewestVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
 	require.NoError(t, err)
@@ -57,6 +58,7 @@ func TestMigrateUpAtTheNewestVersion(t *testing.T) {
 // clears it), newer than the binary, or older (every write needs the
 // newest schema: "ingest migrate up").
 func TestSchemaGuard(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
 	require.NoError(t, err)
@@ -101,6 +103,7 @@ func TestSchemaGuard(t *testing.T) {
 // (19 drops override_applications) with its rows, and rolls back: the
 // version and the table stay.
 func TestPlanDownSeesColumnsAndTables(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
 	require.NoError(t, err)
@@ -127,6 +130,7 @@ func TestPlanDownSeesColumnsAndTables(t *testing.T) {
 // TestMigrateDownPartly: a down migration that fails after others ran
 // says which versions were reverted and which failed.
 func TestMigrateDownPartly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
 	require.NoError(t, err)

@@ -27,6 +27,7 @@ import (
 // conclusion corrected on every attempt, a point purged) in its own
 // transaction; the apply does the same for the whole ledger.
 func TestApplyOverridesRacingIngestOfTheRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
 	require.NoError(t, err)

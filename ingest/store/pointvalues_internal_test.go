@@ -13,6 +13,7 @@ import (
 // is no value, and a type it writes through encoding/json is left to the
 // database.
 func TestImpactValues(t *testing.T) {
+	t.Parallel()
 	negZero := math.Copysign(0, -1)
 	for _, tc := range []struct {
 		name  string

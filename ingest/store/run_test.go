@@ -80,6 +80,7 @@ func ingestOnce(t *testing.T, st *store.Store, rows []schema.StagedBenchmark, st
 }
 
 func TestApplyRanksPointsAndIsIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
 	require.NoError(t, err)
@@ -124,6 +125,7 @@ func TestApplyRanksPointsAndIsIdempotent(t *testing.T) {
 // rows were staged in (the order the parser's workers happened to send
 // them), and writes each distinct config and availability entry once.
 func TestFirstIngestWritesIDsInPointKeyOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
 	require.NoError(t, err)

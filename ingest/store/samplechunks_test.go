@@ -110,6 +110,7 @@ func chunkLayout(t *testing.T, st *store.Store) []string {
 // shows exactly the samples sent, and migrating down to per-sample rows
 // and up again keeps them.
 func TestSampleChunks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)

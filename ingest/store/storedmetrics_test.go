@@ -20,6 +20,7 @@ import (
 // numeric values of the asked keys and says when an owned key holds
 // something else.
 func TestStoredMetricsAreWrittenButNotDigested(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	p := testPoint(4, 1)

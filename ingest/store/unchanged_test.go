@@ -19,6 +19,7 @@ import (
 // a change since; an ingest with no such write is unchanged, and another
 // run's ingest afterwards does not change that.
 func TestPriorIngestSeesWritesDuringTheRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	_, _, err := st.MigrateUp(ctx)
@@ -67,6 +68,7 @@ func TestPriorIngestSeesWritesDuringTheRun(t *testing.T) {
 // and the next rerun still gets it, through the unchanged_since chain; an
 // index that differs (files indexed since) is stored and then resolves.
 func TestRerunFileIndexIsNotStoredTwice(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	_, _, err := st.MigrateUp(ctx)
@@ -118,6 +120,7 @@ func TestRerunFileIndexIsNotStoredTwice(t *testing.T) {
 // answer from (the rerun reads the run in full), and verify's read-back
 // refuses, saying why. A summary of this build's version reads as before.
 func TestStoredSummaryOfUnknownVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, pgtest.New(t))
 	_, _, err := st.MigrateUp(ctx)

@@ -19,6 +19,7 @@ import (
 // on a first ingest and on a rerun (nothing written), and TraceRowLinks
 // finds each one's stored row by its content digest.
 func TestTracePointsAreTheWrittenWinners(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.New(t), zaptest.NewLogger(t))
 	require.NoError(t, err)

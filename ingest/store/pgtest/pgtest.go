@@ -1,8 +1,8 @@
 // Package pgtest gives tests fresh, migrated PostgreSQL databases on the
 // real server, each created from a migrated template and dropped when the
-// test ends, and transactions on one shared migrated database rolled back
-// when the test ends (Tx, RunTx), for tests that need no database of
-// their own. Every database a test creates is named with one prefix
+// test ends (or copied from a template the tests build once: NewFrom),
+// and transactions on one shared migrated database rolled back when the
+// test ends (Tx, RunTx), for tests that need no database of their own. Every database a test creates is named with one prefix
 // (PrefixEnv, default "ingest_"), so teams sharing a server can tell their
 // databases apart, and nothing here drops a database outside it.
 package pgtest
@@ -124,13 +124,28 @@ func Main(m *testing.M) int {
 }
 
 // templates is the one template database of this test process: a test
-// binary is one process, and its template lives exactly as long as it.
+// binary is one process, and its template lives exactly as long as it. The
+// templates NewFrom builds live as long.
 var templates struct {
-	mu   sync.Mutex
-	main bool   // Main is running the tests
-	name string // created, not yet dropped
-	err  error  // why it could not be built: every later test fails with it
+	mu    sync.Mutex
+	main  bool   // Main is running the tests
+	name  string // created, not yet dropped
+	err   error  // why it could not be built: every later test fails with it
+	built map[string]*builtTemplate
 }
+
+// builtTemplate is a template NewFrom builds once per process and key.
+type builtTemplate struct {
+	once  sync.Once
+	name  string // created, not yet dropped ("" if its creation failed)
+	value any    // what its build returned
+	err   error
+}
+
+// safeKey is a NewFrom key: a part of a database name that needs no
+// quoting, short enough that the template's name (prefix, "tmpl_", key,
+// "_", 12 hex digits) fits the 63-byte identifier limit.
+var safeKey = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
 
 // New creates a fresh database holding the current schema and returns its
 // URL. The database is dropped when the test ends. The package's TestMain
@@ -157,6 +172,91 @@ func New(t testing.TB) string {
 	}
 	dropAtCleanup(t, name)
 	return withDatabase(AdminURL(), name)
+}
+
+// NewFrom creates a fresh database copied from a template that this
+// process builds once per key: build runs on an empty database (as
+// NewEmpty makes it), which then becomes the template, and what build
+// returned is returned with every copy. For tests that each need the same
+// expensive starting point, such as a filled reference database: every
+// test gets its own copy, dropped when the test ends; the template is
+// dropped when Main ends. build must be deterministic in what it leaves
+// and close its connections. key is a-z, 0-9 and _, at most 15 characters.
+// Under -short the test is skipped, as with New.
+func NewFrom[T any](t testing.TB, key string, build func(ctx context.Context, url string) (T, error)) (string, T) {
+	t.Helper()
+	skipShort(t)
+	var zero T
+	if !safeKey.MatchString(key) {
+		t.Fatalf("pgtest: template key %q: want at most 15 of a-z, 0-9, _", key)
+	}
+	templates.mu.Lock()
+	if !templates.main {
+		templates.mu.Unlock()
+		t.Fatalf("pgtest: the package's TestMain must call pgtest.Main, which drops the templates when the tests end")
+	}
+	if templates.built == nil {
+		templates.built = map[string]*builtTemplate{}
+	}
+	b := templates.built[key]
+	if b == nil {
+		b = &builtTemplate{}
+		templates.built[key] = b
+	}
+	templates.mu.Unlock()
+	b.once.Do(func() { b.build(key, func(ctx context.Context, url string) (any, error) { return build(ctx, url) }) })
+	if b.err != nil {
+		t.Fatalf("pgtest: template %s: %v", key, b.err)
+	}
+	value, ok := b.value.(T)
+	if !ok {
+		t.Fatalf("pgtest: template %s was built with a %T, not a %T", key, b.value, zero)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, AdminURL())
+	if err != nil {
+		t.Fatalf("pgtest: connect to %s (start PostgreSQL or set %s): %v", AdminURL(), AdminURLEnv, err)
+	}
+	defer admin.Close(ctx)
+	name := Name(t, "test")
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, b.name)); err != nil {
+		t.Fatalf("pgtest: create database %s: %v", name, err)
+	}
+	dropAtCleanup(t, name)
+	return withDatabase(AdminURL(), name), value
+}
+
+// build creates the template of key, runs build on it and marks it a
+// template; from its creation on, Main drops it.
+func (b *builtTemplate) build(key string, build func(ctx context.Context, url string) (any, error)) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	prefix, err := Prefix()
+	if err != nil {
+		b.err = err
+		return
+	}
+	admin, err := pgx.Connect(ctx, AdminURL())
+	if err != nil {
+		b.err = fmt.Errorf("connect to %s (start PostgreSQL or set %s): %w", AdminURL(), AdminURLEnv, err)
+		return
+	}
+	defer admin.Close(ctx)
+	name := prefix + "tmpl_" + key + "_" + randomSuffix()
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		b.err = fmt.Errorf("create %s: %w", name, err)
+		return
+	}
+	b.name = name
+	if b.value, err = build(ctx, withDatabase(AdminURL(), name)); err != nil {
+		b.err = fmt.Errorf("build %s: %w", name, err)
+		return
+	}
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+name+" WITH IS_TEMPLATE true"); err != nil {
+		b.err = fmt.Errorf("mark %s a template: %w", name, err)
+	}
 }
 
 // Shared is the URL of one migrated database for every test of this
@@ -390,28 +490,40 @@ func dropShared() error {
 	return nil
 }
 
-// dropTemplate drops the template this process built.
+// dropTemplate drops the templates this process built: the migrated one
+// and NewFrom's.
 func dropTemplate() error {
 	templates.mu.Lock()
 	defer templates.mu.Unlock()
-	name := templates.name
-	if name == "" {
+	var names []string
+	if templates.name != "" {
+		names = append(names, templates.name)
+	}
+	for _, b := range templates.built {
+		if b.name != "" {
+			names = append(names, b.name)
+		}
+	}
+	if len(names) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, AdminURL())
 	if err != nil {
-		return fmt.Errorf("drop template %s: %w", name, err)
+		return fmt.Errorf("drop templates %v: %w", names, err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "ALTER DATABASE "+name+" WITH IS_TEMPLATE false"); err != nil {
-		return fmt.Errorf("unmark template %s: %w", name, err)
-	}
-	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-		return fmt.Errorf("drop template %s: %w", name, err)
+	for _, name := range names {
+		if _, err := admin.Exec(ctx, "ALTER DATABASE "+name+" WITH IS_TEMPLATE false"); err != nil {
+			return fmt.Errorf("unmark template %s: %w", name, err)
+		}
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("drop template %s: %w", name, err)
+		}
 	}
 	templates.name = ""
+	templates.built = nil
 	return nil
 }
 

@@ -98,3 +98,59 @@ func TestTransactionsRollBack(t *testing.T) {
 	require.Nil(t, table, "the table created in Tx is rolled back")
 	require.Zero(t, runs, "the run written in RunTx is rolled back")
 }
+
+// NewFrom builds a key's template once per process and gives every test a
+// copy of its own, with what the build returned; each copy carries the
+// prefix and is gone once its test ends.
+func TestNewFromBuildsOnce(t *testing.T) {
+	ctx := context.Background()
+	builds := 0
+	build := func(ctx context.Context, url string) (int, error) {
+		builds++
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, `CREATE TABLE probe (x int); INSERT INTO probe VALUES (7)`)
+		return 42, err
+	}
+	var names []string
+	for _, name := range []string{"first", "second"} {
+		t.Run(name, func(t *testing.T) {
+			raw, got := NewFrom(t, "probe", build)
+			require.Equal(t, 42, got)
+			u, err := url.Parse(raw)
+			require.NoError(t, err)
+			names = append(names, strings.TrimPrefix(u.Path, "/"))
+			conn, err := pgx.Connect(ctx, raw)
+			require.NoError(t, err)
+			defer conn.Close(ctx)
+			r, err := conn.Query(ctx, `SELECT x FROM probe`)
+			require.NoError(t, err)
+			rows, err := pgx.CollectRows(r, pgx.RowTo[int])
+			require.NoError(t, err)
+			require.Equal(t, []int{7}, rows, "the template's rows, not the other copy's")
+			_, err = conn.Exec(ctx, `INSERT INTO probe VALUES (8)`)
+			require.NoError(t, err)
+		})
+	}
+	require.Equal(t, 1, builds)
+	prefix, err := Prefix()
+	require.NoError(t, err)
+	require.Len(t, names, 2)
+	require.NotEqual(t, names[0], names[1])
+	templates.mu.Lock()
+	tmpl := templates.built["probe"].name
+	templates.mu.Unlock()
+	require.True(t, strings.HasPrefix(tmpl, prefix+"tmpl_probe_"), tmpl)
+	for _, n := range names {
+		require.True(t, strings.HasPrefix(n, prefix), n)
+	}
+	conn, err := pgx.Connect(ctx, AdminURL())
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var left int
+	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname = ANY($1)", names).Scan(&left))
+	require.Zero(t, left, "dropped when the test ends: %v", names)
+}

@@ -14,44 +14,62 @@ import (
 	"github.com/inferencex/ingest/ingest/store/pgtest"
 )
 
-// The process bench runs `ingest load` as separate processes (first and
-// rerun into a fresh database), checks both reports and reads the stage
-// times each process logged.
+// The process bench runs `ingest load` as separate processes (first,
+// rerun and --reread, into a fresh database per repeat), checks every
+// report, reads the stage times each process logged and measures the
+// database floor of the binary measured. With a baseline binary every
+// repeat loads the tree with both binaries, alternating which goes first
+// (two repeats: each order once), and the report compares them side by
+// side. The binary measured is the one the bench builds itself (Bin
+// empty); the baseline is built here. One bench serves every assertion:
+// the runs of the binary measured are the same whether or not a baseline
+// runs beside them.
 func TestRunProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the ingest binary")
 	}
+	base := filepath.Join(t.TempDir(), "ingest")
+	out, err := exec.Command("go", "build", "-o", base, "github.com/inferencex/ingest/cmd/ingest").CombinedOutput()
+	require.NoError(t, err, "%s", out)
 	admin := pgtest.New(t) // a database of the test server that may CREATE DATABASE
 	res, err := RunProcesses(context.Background(), ProcessConfig{
-		Gen: generate.Options{Points: 30, Seed: 3, Evals: 3, EvalDocs: 2}, Repeat: 2, Floor: true, AdminURL: admin, DatabasePrefix: pgtest.KindPrefix(t, "bench"), Dir: t.TempDir()})
+		Gen: generate.Options{Points: 30, Seed: 3, Evals: 3, EvalDocs: 2}, Repeat: 2, Floor: true, Baseline: base,
+		AdminURL: admin, DatabasePrefix: pgtest.KindPrefix(t, "bench"), Dir: t.TempDir()})
 	require.NoError(t, err)
 	require.Empty(t, res.Problems)
-	require.Len(t, res.First, 2)
-	require.Len(t, res.Rerun, 2)
-	require.Len(t, res.Reread, 2)
-	for k, runs := range [][]ProcessRun{res.First, res.Rerun, res.Reread} {
-		for _, r := range runs {
-			require.Positive(t, r.Wall)
-			require.Positive(t, r.MaxRSS)
-			stages := []string{"benchmarks", "evals", "traces", "commit"}
-			if k == 1 {
-				stages = []string{"unchanged"} // answered from the ledger
-				require.Len(t, r.Stages, 1, "%v", r.Stages)
-			} else {
-				require.NotContains(t, r.Stages, "unchanged")
+	require.NotNil(t, res.Baseline)
+	for _, bin := range []*ProcessRuns{&res.ProcessRuns, res.Baseline} {
+		require.Len(t, bin.First, 2)
+		require.Len(t, bin.Rerun, 2)
+		require.Len(t, bin.Reread, 2)
+		for k, runs := range [][]ProcessRun{bin.First, bin.Rerun, bin.Reread} {
+			for _, r := range runs {
+				require.Positive(t, r.Wall)
+				require.Positive(t, r.MaxRSS)
+				stages := []string{"benchmarks", "evals", "traces", "commit"}
+				if k == 1 {
+					stages = []string{"unchanged"} // answered from the ledger
+					require.Equal(t, stages, stageKeys(r), "a rerun of either binary is answered from the ledger")
+				} else {
+					require.NotContains(t, r.Stages, "unchanged")
+				}
+				for _, s := range stages {
+					require.Contains(t, r.Stages, s)
+				}
+				var sum time.Duration
+				for _, d := range r.Stages {
+					sum += d
+				}
+				require.Less(t, sum, r.Wall, "the stages run inside the process")
 			}
-			for _, s := range stages {
-				require.Contains(t, r.Stages, s)
-			}
-			var sum time.Duration
-			for _, d := range r.Stages {
-				sum += d
-			}
-			require.Less(t, sum, r.Wall, "the stages run inside the process")
+		}
+		for _, r := range bin.First {
+			require.Positive(t, r.ParentRSS, "the bench's own resident set, read before each load")
 		}
 	}
 	// The database floor copied every row the first ingest wrote, each
-	// table after those it references, and refreshed the view.
+	// table after those it references, and refreshed the view: once per
+	// repeat, for the binary measured only.
 	require.Len(t, res.Floors, 2)
 	m := res.Designed
 	for _, f := range res.Floors {
@@ -76,9 +94,6 @@ func TestRunProcesses(t *testing.T) {
 		require.Positive(t, f.Refresh)
 		require.Greater(t, f.Total(), f.Refresh+f.Commit)
 	}
-	for _, r := range res.First {
-		require.Positive(t, r.ParentRSS, "the bench's own resident set, read before each load")
-	}
 	// A load whose peak is not clearly above the bench's own resident set
 	// (the kernel counts it in the child's), or whose bench resident set
 	// is unknown, is shown as not measured; the others keep their figures.
@@ -94,13 +109,30 @@ func TestRunProcesses(t *testing.T) {
 	} {
 		require.Equal(t, c.want, phase{name: "first", runs: c.runs}.peakRSS())
 	}
-	var out strings.Builder
-	require.NoError(t, RenderProcesses(&out, res, "md"))
-	require.Contains(t, out.String(), "| first |")
-	require.Contains(t, out.String(), "| floor, in all |")
-	require.Contains(t, out.String(), "| first ingest (above) / floor |")
-	require.Contains(t, out.String(), "| benchmarks |")
-	require.Contains(t, out.String(), "every rerun wrote nothing new")
+
+	// The report without a baseline, then with it.
+	plain := *res
+	plain.Baseline = nil
+	for _, r := range []*ProcessResult{&plain, res} {
+		var text strings.Builder
+		require.NoError(t, RenderProcesses(&text, r, "md"))
+		require.Contains(t, text.String(), "| first |")
+		require.Contains(t, text.String(), "| floor, in all |")
+		require.Contains(t, text.String(), "| first ingest (above) / floor |")
+		require.Contains(t, text.String(), "| benchmarks |")
+		require.Contains(t, text.String(), "every rerun wrote nothing new")
+		if r.Baseline == nil {
+			require.Contains(t, text.String(), "| ingest load | wall, median (min–max) | peak RSS, median (max) |\n")
+			require.NotContains(t, text.String(), "baseline")
+			continue
+		}
+		require.Contains(t, text.String(), "| ingest load | wall, median (min–max) | peak RSS, median (max) | baseline wall | baseline peak RSS | wall, this / baseline |")
+		require.Contains(t, text.String(), "this build: go build ./cmd/ingest; baseline: "+base)
+	}
+
+	_, err = RunProcesses(context.Background(), ProcessConfig{Gen: res.Config.Gen, Repeat: 1, Bin: base,
+		Baseline: filepath.Join(t.TempDir(), "missing"), AdminURL: admin, DatabasePrefix: pgtest.KindPrefix(t, "bench"), Dir: t.TempDir()})
+	require.ErrorContains(t, err, "is not an ingest binary")
 }
 
 func TestMedian(t *testing.T) {
@@ -116,41 +148,6 @@ func TestMedian(t *testing.T) {
 	} {
 		require.Equal(t, c.want, median(c.in), "%v", c.in)
 	}
-}
-
-// With a baseline binary, every repeat loads the tree with both binaries
-// (alternating which goes first), checks both, and the report compares
-// them side by side.
-func TestRunProcessesWithBaseline(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the ingest binary")
-	}
-	bin := filepath.Join(t.TempDir(), "ingest")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/inferencex/ingest/cmd/ingest").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	admin := pgtest.New(t)
-	cfg := ProcessConfig{Gen: generate.Options{Points: 20, Seed: 5, Evals: 2, EvalDocs: 2}, Repeat: 3,
-		Bin: bin, Baseline: bin, AdminURL: admin, DatabasePrefix: pgtest.KindPrefix(t, "bench"), Dir: t.TempDir()}
-	res, err := RunProcesses(context.Background(), cfg)
-	require.NoError(t, err)
-	require.Empty(t, res.Problems)
-	require.NotNil(t, res.Baseline)
-	for _, runs := range []*ProcessRuns{&res.ProcessRuns, res.Baseline} {
-		require.Len(t, runs.First, 3)
-		require.Len(t, runs.Rerun, 3)
-		require.Len(t, runs.Reread, 3)
-		for _, r := range runs.Rerun {
-			require.Equal(t, []string{"unchanged"}, stageKeys(r), "a rerun of either binary is answered from the ledger")
-		}
-	}
-	var text strings.Builder
-	require.NoError(t, RenderProcesses(&text, res, "md"))
-	require.Contains(t, text.String(), "| ingest load | wall, median (min–max) | peak RSS, median (max) | baseline wall | baseline peak RSS | wall, this / baseline |")
-	require.Contains(t, text.String(), "baseline: "+bin)
-
-	_, err = RunProcesses(context.Background(), ProcessConfig{Gen: cfg.Gen, Repeat: 1, Bin: bin,
-		Baseline: filepath.Join(t.TempDir(), "missing"), AdminURL: admin, DatabasePrefix: pgtest.KindPrefix(t, "bench"), Dir: t.TempDir()})
-	require.ErrorContains(t, err, "is not an ingest binary")
 }
 
 func stageKeys(r ProcessRun) []string {
