@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -39,7 +41,13 @@ type Options struct {
 	// Config is the base configuration of every run's ingest.
 	Config ingest.Config
 	// Worker names this worker in the queue (host:pid).
-	Worker   string
+	Worker string
+	// Jobs is how many runs the worker works on at once (0: one). Each
+	// job claims, fetches and ingests its own run in its own transactions,
+	// as separate worker processes would; while one waits on PostgreSQL
+	// or fetches its tree, another parses. Memory grows with Jobs, never
+	// with the number of runs.
+	Jobs     int
 	Progress Progress
 	Log      *zap.Logger
 	Now      func() time.Time
@@ -120,7 +128,7 @@ func Run(ctx context.Context, o Options, q Queue, src Source, ing Ingester) (*Re
 	}
 	o.Progress.Start(res.Pass, counts)
 	w.startWorked, w.began = counts.Worked, o.Now()
-	loopErr := w.loop(ctx)
+	loopErr := w.jobs(ctx)
 	// The closing reads must happen even when the context is cancelled.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -200,15 +208,54 @@ type worker struct {
 	ing         Ingester
 	pass        schema.BackfillPass
 	log         *zap.Logger
-	res         *Result
 	startWorked int64
 	began       time.Time
+
+	// stop is set when a job fails: the others finish the run they hold
+	// and claim no more.
+	stop atomic.Bool
+	// mu guards res.Totals, which every job adds to, and serialises the
+	// calls to Progress.
+	mu  sync.Mutex
+	res *Result
+}
+
+// jobs runs Options.Jobs loops at once and returns the first error one of
+// them stopped on.
+func (w *worker) jobs(ctx context.Context) error {
+	n := max(w.o.Jobs, 1)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = w.loop(ctx)
+			if errs[i] != nil {
+				w.stop.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	// A job's own failure before the cancellation the others saw.
+	var first error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case !errors.Is(err, context.Canceled):
+			return err
+		case first == nil:
+			first = err
+		}
+	}
+	return first
 }
 
 func (w *worker) loop(ctx context.Context) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if w.stop.Load() {
+			return nil
 		}
 		claim, err := w.q.ClaimBackfillRun(ctx, w.pass.ID)
 		if err != nil {
@@ -217,7 +264,9 @@ func (w *worker) loop(ctx context.Context) error {
 		if claim == nil {
 			return nil
 		}
+		w.mu.Lock()
 		w.o.Progress.Working(claim.Run)
+		w.mu.Unlock()
 		began := w.o.Now()
 		out, sum := w.work(ctx, claim.Run, claim.Alive)
 		if ctx.Err() != nil {
@@ -231,12 +280,16 @@ func (w *worker) loop(ctx context.Context) error {
 		if err := claim.Settle(ctx, out); err != nil {
 			return err
 		}
+		w.mu.Lock()
 		w.res.Totals.add(out, sum)
+		w.mu.Unlock()
 		counts, err := w.q.BackfillCounts(ctx, w.pass.ID)
 		if err != nil {
 			return err
 		}
+		w.mu.Lock()
 		w.o.Progress.Settled(claim.Run, out, sum, counts, w.eta(counts))
+		w.mu.Unlock()
 	}
 }
 
