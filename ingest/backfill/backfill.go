@@ -121,7 +121,9 @@ func Run(ctx context.Context, o Options, q Queue, src Source, ing Ingester) (*Re
 		zap.Int64("queued_pending", res.Queued[schema.BackfillPending]),
 		zap.Int64("queued_settled", res.Queued[schema.BackfillSkipped]+res.Queued[schema.BackfillFailed]), zap.Bool("reingest", res.Pass.Reingest), zap.String("worker", o.Worker))
 
-	w := &worker{o: o, q: q, src: src, ing: ing, pass: res.Pass, log: log, res: res}
+	first := make(chan struct{})
+	close(first)
+	w := &worker{o: o, q: q, src: src, ing: ing, pass: res.Pass, log: log, res: res, last: first}
 	counts, err := q.BackfillCounts(ctx, res.Pass.ID)
 	if err != nil {
 		return nil, err
@@ -214,6 +216,10 @@ type worker struct {
 	// stop is set when a job fails: the others finish the run they hold
 	// and claim no more.
 	stop atomic.Bool
+	// claimMu serialises claims; last is the turn of the run claimed
+	// last (a closed channel before the first claim).
+	claimMu sync.Mutex
+	last    <-chan struct{}
 	// mu guards res.Totals, which every job adds to, and serialises the
 	// calls to Progress.
 	mu  sync.Mutex
@@ -257,7 +263,7 @@ func (w *worker) loop(ctx context.Context) error {
 		if w.stop.Load() {
 			return nil
 		}
-		claim, err := w.q.ClaimBackfillRun(ctx, w.pass.ID)
+		claim, turn, err := w.claim(ctx)
 		if err != nil {
 			return err
 		}
@@ -268,7 +274,8 @@ func (w *worker) loop(ctx context.Context) error {
 		w.o.Progress.Working(claim.Run)
 		w.mu.Unlock()
 		began := w.o.Now()
-		out, sum := w.work(ctx, claim.Run, claim.Alive)
+		out, sum := w.work(ctx, claim.Run, claim.Alive, turn)
+		turn.begun()
 		if ctx.Err() != nil {
 			// Interrupted: whatever the ingest did was rolled back, and the
 			// run goes back to the queue for the next worker.
@@ -293,9 +300,48 @@ func (w *worker) loop(ctx context.Context) error {
 	}
 }
 
+// turn orders the ingests of a worker's jobs as their claims: an ingest
+// begins writing only once the run claimed before it has (its run row and
+// ledger row are written, the first fence) or has ended. The rows of
+// concurrent jobs then number their runs in the order one job would have:
+// latest_benchmarks breaks ties of date and start time by the run row's
+// id, so the dashboard ends as a one-job pass leaves it.
+type turn struct {
+	prev <-chan struct{} // closed once the run claimed before began
+	mine chan struct{}
+	once sync.Once
+}
+
+// begun opens the next run's turn (more calls do nothing).
+func (t *turn) begun() { t.once.Do(func() { close(t.mine) }) }
+
+// wait waits for the previous run's turn.
+func (t *turn) wait(ctx context.Context) error {
+	select {
+	case <-t.prev:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// claim claims the next run and its turn, one job at a time so that the
+// turns follow the queue's order.
+func (w *worker) claim(ctx context.Context) (*store.BackfillClaim, *turn, error) {
+	w.claimMu.Lock()
+	defer w.claimMu.Unlock()
+	claim, err := w.q.ClaimBackfillRun(ctx, w.pass.ID)
+	if err != nil || claim == nil {
+		return nil, nil, err
+	}
+	t := &turn{prev: w.last, mine: make(chan struct{})}
+	w.last = t.mine
+	return claim, t, nil
+}
+
 // work settles one claimed run: skipped when the ledger shows it
 // ingested, else fetched and ingested.
-func (w *worker) work(ctx context.Context, run schema.BackfillRun, fence func(context.Context) error) (schema.BackfillOutcome, *schema.Summary) {
+func (w *worker) work(ctx context.Context, run schema.BackfillRun, fence func(context.Context) error, turn *turn) (schema.BackfillOutcome, *schema.Summary) {
 	failed := func(format string, a ...any) schema.BackfillOutcome {
 		return schema.BackfillOutcome{State: schema.BackfillFailed, Attempt: run.Attempt, Detail: fmt.Sprintf(format, a...)}
 	}
@@ -336,7 +382,13 @@ func (w *worker) work(ctx context.Context, run schema.BackfillRun, fence func(co
 	if f.Configure != nil {
 		f.Configure(&cfg)
 	}
-	cfg.Fence = fence
+	cfg.Fence = func(ctx context.Context) error {
+		turn.begun() // the first call: the run's rows are begun
+		return fence(ctx)
+	}
+	if err := turn.wait(ctx); err != nil {
+		return failed("%v", err), nil
+	}
 	sum, err := w.ing(ctx, cfg, f.Dir)
 	if sum != nil && sum.Run.SourceRunAttempt != 0 {
 		attempt = sum.Run.SourceRunAttempt

@@ -488,13 +488,14 @@ func (e *env) killClaim(ctx context.Context) {
 	require.Equal(e.t, 1, n, "one claim is held")
 }
 
-// overlapIngester lets no ingest proceed until want of them have begun,
-// so a worker that worked on fewer runs at once fails on the deadline.
+// overlapIngester holds each ingest at its first fence (its run's rows
+// begun) until want of them are there at once, so a worker that worked
+// on fewer runs at once fails on the deadline.
 type overlapIngester struct {
 	next    backfill.Ingester
 	want    int
 	mu      sync.Mutex
-	began   int
+	at      int
 	inside  int
 	maxSeen int
 	all     chan struct{}
@@ -502,28 +503,38 @@ type overlapIngester struct {
 
 func (o *overlapIngester) ingest(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
 	o.mu.Lock()
-	o.began++
 	o.inside++
 	o.maxSeen = max(o.maxSeen, o.inside)
-	if o.began == o.want {
-		close(o.all)
-	}
 	o.mu.Unlock()
 	defer func() {
 		o.mu.Lock()
 		o.inside--
 		o.mu.Unlock()
 	}()
-	select {
-	case <-o.all:
-	case <-time.After(30 * time.Second):
-		return nil, fmt.Errorf("only %d of %d ingests began together", o.began, o.want)
+	fence, first := cfg.Fence, true
+	cfg.Fence = func(ctx context.Context) error {
+		if err := fence(ctx); err != nil || !first {
+			return err
+		}
+		first = false
+		o.mu.Lock()
+		if o.at++; o.at == o.want {
+			close(o.all)
+		}
+		o.mu.Unlock()
+		select {
+		case <-o.all:
+			return nil
+		case <-time.After(20 * time.Second):
+			return fmt.Errorf("only %d of %d ingests reached their fence together", o.at, o.want)
+		}
 	}
 	return o.next(ctx, cfg, dir)
 }
 
-func TestRunJobsIngestRunsAtOnceEachOnce(t *testing.T) {
+func TestRunJobsIngestRunsAtOnceEachOnceInQueueOrder(t *testing.T) {
 	e := newEnv(t)
+	// Oldest first: the order the queue serves them.
 	runs := []int64{runOld, runMid, runNew, 30000000050, 30000000040, 30000000030}
 	for i, id := range runs {
 		e.tree(id, 1, i)
@@ -544,12 +555,15 @@ func TestRunJobsIngestRunsAtOnceEachOnce(t *testing.T) {
 	require.True(t, res.Finished)
 	require.Equal(t, 6, res.Totals.Ingested, "every job's runs are in the totals")
 	require.EqualValues(t, 24, res.Totals.Rows.Benchmark.New)
-	got := e.ledger()
-	require.Len(t, got, 6, "one ingest per run")
-	ids := make([]int64, len(got))
-	for i, r := range got {
-		require.Equal(t, string(schema.StatusSucceeded), r.Status)
-		ids[i] = r.RunID
+	require.Equal(t, succeeded(runs...), e.ledger(), "one ingest per run, begun in the queue's order")
+	var ids []int64
+	rows, err := e.db.Query(t.Context(), `SELECT github_run_id FROM workflow_runs ORDER BY id`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
 	}
-	require.ElementsMatch(t, runs, ids)
+	require.NoError(t, rows.Err())
+	require.Equal(t, runs, ids, "run rows numbered in the queue's order")
 }
