@@ -48,7 +48,7 @@ func (a *app) backfillCommand() *cobra.Command {
 	o.reread = s.flag("reread", "read and compare every run in full even when its inputs and the data are unchanged since its last ingest", "INGEST_REREAD")
 	o.dryRun = s.flag("dry-run", "list what would be done, oldest run first; write nothing", "INGEST_DRY_RUN")
 	o.worker = s.str("worker", "", "name of this worker in the queue (default HOST:PID)", "INGEST_BACKFILL_WORKER")
-	o.jobs = s.intIn("jobs", "2", 1, 16, "runs this worker fetches and ingests at once, each in its own transaction", "INGEST_BACKFILL_JOBS")
+	o.jobs = s.intIn("jobs", "1", 1, 16, "runs this worker fetches and ingests at once, each in its own transaction (more pays while fetches wait on the network or the machine is shared)", "INGEST_BACKFILL_JOBS")
 	o.keep = s.flag("keep-downloads", "keep each run's downloaded artifacts in the cache (default: removed once the run is settled)", "INGEST_KEEP_DOWNLOADS")
 	o.catalogFiles = s.str("catalog", "", "comma-separated alias-table extension files", "INGEST_CATALOG")
 	o.overrideFiles = s.str("overrides", "", "comma-separated run-override files", "INGEST_OVERRIDES")
