@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -364,11 +365,12 @@ func (a *Archive) Download(ctx context.Context, art schema.ArtifactListing, path
 	if !ok {
 		return 0, false, fmt.Errorf("archive %s: artifact %s (id %d) is not listed", a.url, art.Name, art.ID)
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == o.Size {
+	fi, err := os.Stat(path)
+	if err == nil && fi.Mode().IsRegular() && fi.Size() == o.Size {
 		return o.Size, true, nil
 	}
 	if l, ok := a.b.(linker); ok {
-		if n, done, err := a.linkInto(ctx, l, o, art, path); done || err != nil {
+		if n, done, err := a.linkInto(ctx, l, o, art, path, !errors.Is(err, fs.ErrNotExist)); done || err != nil {
 			return n, false, err
 		}
 	}
@@ -428,9 +430,9 @@ func (a *Archive) Download(ctx context.Context, art schema.ArtifactListing, path
 
 // linkInto places a local mirror's object at path as a hard link, after
 // checking its size (and its sha256 against GitHub's listing, when the
-// metadata gives one). done is false when the file system cannot link:
-// the object is then copied.
-func (a *Archive) linkInto(ctx context.Context, l linker, o object, art schema.ArtifactListing, path string) (int64, bool, error) {
+// metadata gives one); a file found at path (exists) is replaced. done is
+// false when the file system cannot link: the object is then copied.
+func (a *Archive) linkInto(ctx context.Context, l linker, o object, art schema.ArtifactListing, path string, exists bool) (int64, bool, error) {
 	if algo, want, ok := strings.Cut(art.Digest, ":"); ok && strings.EqualFold(algo, "sha256") {
 		r, err := a.b.open(ctx, o.Name)
 		if err != nil {
@@ -446,7 +448,9 @@ func (a *Archive) linkInto(ctx context.Context, l linker, o object, art schema.A
 			return 0, false, &CorruptError{Object: o.Name, Why: fmt.Sprintf("sha256 %s, GitHub's listing says %s", got, want)}
 		}
 	}
-	os.Remove(path) // a file of another size (a partial copy of an older listing)
+	if exists {
+		os.Remove(path) // a file of another size (a partial copy of an older listing)
+	}
 	if err := l.link(o.Name, path); err != nil {
 		return 0, false, nil
 	}

@@ -67,7 +67,11 @@ func (a *ArchiveSource) Fetch(ctx context.Context, run schema.BackfillRun) (*Fet
 	if c != nil && !sweep(c.Uploads) {
 		return &Fetched{Skip: fmt.Sprintf("%sno benchmark, eval or changelog artifact among its %d", NotSweepPrefix, len(c.Uploads))}, nil
 	}
-	res, err := a.Client.Fetch(ctx, github.Request{SourceRunID: run.RunID, Source: a.Source})
+	req := github.Request{SourceRunID: run.RunID, Source: a.Source}
+	if a.Source == github.SourceArchive {
+		req.Archived = c // listed just now: not listed again
+	}
+	res, err := a.Client.Fetch(ctx, req)
 	switch {
 	case errors.Is(err, github.ErrNoArtifacts):
 		return &Fetched{Skip: err.Error()}, nil

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -39,7 +41,13 @@ type Options struct {
 	// Config is the base configuration of every run's ingest.
 	Config ingest.Config
 	// Worker names this worker in the queue (host:pid).
-	Worker   string
+	Worker string
+	// Jobs is how many runs the worker works on at once (0: one). Each
+	// job claims, fetches and ingests its own run in its own transactions,
+	// as separate worker processes would; while one waits on PostgreSQL
+	// or fetches its tree, another parses. Memory grows with Jobs, never
+	// with the number of runs.
+	Jobs     int
 	Progress Progress
 	Log      *zap.Logger
 	Now      func() time.Time
@@ -113,14 +121,16 @@ func Run(ctx context.Context, o Options, q Queue, src Source, ing Ingester) (*Re
 		zap.Int64("queued_pending", res.Queued[schema.BackfillPending]),
 		zap.Int64("queued_settled", res.Queued[schema.BackfillSkipped]+res.Queued[schema.BackfillFailed]), zap.Bool("reingest", res.Pass.Reingest), zap.String("worker", o.Worker))
 
-	w := &worker{o: o, q: q, src: src, ing: ing, pass: res.Pass, log: log, res: res}
+	first := make(chan struct{})
+	close(first)
+	w := &worker{o: o, q: q, src: src, ing: ing, pass: res.Pass, log: log, res: res, last: first}
 	counts, err := q.BackfillCounts(ctx, res.Pass.ID)
 	if err != nil {
 		return nil, err
 	}
 	o.Progress.Start(res.Pass, counts)
 	w.startWorked, w.began = counts.Worked, o.Now()
-	loopErr := w.loop(ctx)
+	loopErr := w.jobs(ctx)
 	// The closing reads must happen even when the context is cancelled.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -200,9 +210,49 @@ type worker struct {
 	ing         Ingester
 	pass        schema.BackfillPass
 	log         *zap.Logger
-	res         *Result
 	startWorked int64
 	began       time.Time
+
+	// stop is set when a job fails: the others finish the run they hold
+	// and claim no more.
+	stop atomic.Bool
+	// claimMu serialises claims; last is the turn of the run claimed
+	// last (a closed channel before the first claim).
+	claimMu sync.Mutex
+	last    <-chan struct{}
+	// mu guards res.Totals, which every job adds to, and serialises the
+	// calls to Progress.
+	mu  sync.Mutex
+	res *Result
+}
+
+// jobs runs Options.Jobs loops at once and returns the first error one of
+// them stopped on.
+func (w *worker) jobs(ctx context.Context) error {
+	n := max(w.o.Jobs, 1)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = w.loop(ctx)
+			if errs[i] != nil {
+				w.stop.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	// A job's own failure before the cancellation the others saw.
+	var first error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case !errors.Is(err, context.Canceled):
+			return err
+		case first == nil:
+			first = err
+		}
+	}
+	return first
 }
 
 func (w *worker) loop(ctx context.Context) error {
@@ -210,16 +260,22 @@ func (w *worker) loop(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		claim, err := w.q.ClaimBackfillRun(ctx, w.pass.ID)
+		if w.stop.Load() {
+			return nil
+		}
+		claim, turn, err := w.claim(ctx)
 		if err != nil {
 			return err
 		}
 		if claim == nil {
 			return nil
 		}
+		w.mu.Lock()
 		w.o.Progress.Working(claim.Run)
+		w.mu.Unlock()
 		began := w.o.Now()
-		out, sum := w.work(ctx, claim.Run, claim.Alive)
+		out, sum := w.work(ctx, claim.Run, claim.Alive, turn)
+		turn.begun()
 		if ctx.Err() != nil {
 			// Interrupted: whatever the ingest did was rolled back, and the
 			// run goes back to the queue for the next worker.
@@ -231,18 +287,61 @@ func (w *worker) loop(ctx context.Context) error {
 		if err := claim.Settle(ctx, out); err != nil {
 			return err
 		}
+		w.mu.Lock()
 		w.res.Totals.add(out, sum)
+		w.mu.Unlock()
 		counts, err := w.q.BackfillCounts(ctx, w.pass.ID)
 		if err != nil {
 			return err
 		}
+		w.mu.Lock()
 		w.o.Progress.Settled(claim.Run, out, sum, counts, w.eta(counts))
+		w.mu.Unlock()
 	}
+}
+
+// turn orders the ingests of a worker's jobs as their claims: an ingest
+// begins writing only once the run claimed before it has (its run row and
+// ledger row are written, the first fence) or has ended. The rows of
+// concurrent jobs then number their runs in the order one job would have:
+// latest_benchmarks breaks ties of date and start time by the run row's
+// id, so the dashboard ends as a one-job pass leaves it.
+type turn struct {
+	prev <-chan struct{} // closed once the run claimed before began
+	mine chan struct{}
+	once sync.Once
+}
+
+// begun opens the next run's turn (more calls do nothing).
+func (t *turn) begun() { t.once.Do(func() { close(t.mine) }) }
+
+// wait waits for the previous run's turn.
+func (t *turn) wait(ctx context.Context) error {
+	select {
+	case <-t.prev:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// claim claims the next run and its turn, one job at a time so that the
+// turns follow the queue's order.
+func (w *worker) claim(ctx context.Context) (*store.BackfillClaim, *turn, error) {
+	w.claimMu.Lock()
+	defer w.claimMu.Unlock()
+	claim, err := w.q.ClaimBackfillRun(ctx, w.pass.ID)
+	if err != nil || claim == nil {
+		return nil, nil, err
+	}
+	t := &turn{prev: w.last, mine: make(chan struct{})}
+	w.last = t.mine
+	return claim, t, nil
 }
 
 // work settles one claimed run: skipped when the ledger shows it
 // ingested, else fetched and ingested.
-func (w *worker) work(ctx context.Context, run schema.BackfillRun, fence func(context.Context) error) (schema.BackfillOutcome, *schema.Summary) {
+func (w *worker) work(ctx context.Context, run schema.BackfillRun, fence func(context.Context) error, turn *turn) (schema.BackfillOutcome, *schema.Summary) {
 	failed := func(format string, a ...any) schema.BackfillOutcome {
 		return schema.BackfillOutcome{State: schema.BackfillFailed, Attempt: run.Attempt, Detail: fmt.Sprintf(format, a...)}
 	}
@@ -283,7 +382,13 @@ func (w *worker) work(ctx context.Context, run schema.BackfillRun, fence func(co
 	if f.Configure != nil {
 		f.Configure(&cfg)
 	}
-	cfg.Fence = fence
+	cfg.Fence = func(ctx context.Context) error {
+		turn.begun() // the first call: the run's rows are begun
+		return fence(ctx)
+	}
+	if err := turn.wait(ctx); err != nil {
+		return failed("%v", err), nil
+	}
 	sum, err := w.ing(ctx, cfg, f.Dir)
 	if sum != nil && sum.Run.SourceRunAttempt != 0 {
 		attempt = sum.Run.SourceRunAttempt

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ const testRepo = "SemiAnalysisAI/InferenceX"
 type env struct {
 	t    *testing.T
 	st   *store.Store
+	url  string
 	db   *pgxpool.Pool // the test's own queries
 	root string
 	log  *zap.Logger
@@ -53,7 +55,7 @@ func newEnv(t *testing.T) *env {
 	require.NoError(t, err)
 	ov, err := overrides.Load()
 	require.NoError(t, err)
-	e := &env{t: t, st: st, db: pgtest.Pool(t, url), root: t.TempDir(), log: log, cat: cat}
+	e := &env{t: t, st: st, url: url, db: pgtest.Pool(t, url), root: t.TempDir(), log: log, cat: cat}
 	e.ingest = e.ingester(ov)
 	return e
 }
@@ -490,4 +492,84 @@ func (e *env) killClaim(ctx context.Context) {
 	require.NoError(e.t, e.db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) FROM pg_stat_activity
 		WHERE datname = current_database() AND state = 'idle in transaction' AND pid <> pg_backend_pid()`).Scan(&n))
 	require.Equal(e.t, 1, n, "one claim is held")
+}
+
+// overlapIngester holds each ingest at its first fence (its run's rows
+// begun) until want of them are there at once, so a worker that worked
+// on fewer runs at once fails on the deadline.
+type overlapIngester struct {
+	next    backfill.Ingester
+	want    int
+	mu      sync.Mutex
+	at      int
+	inside  int
+	maxSeen int
+	all     chan struct{}
+}
+
+func (o *overlapIngester) ingest(ctx context.Context, cfg ingest.Config, dir string) (*schema.Summary, error) {
+	o.mu.Lock()
+	o.inside++
+	o.maxSeen = max(o.maxSeen, o.inside)
+	o.mu.Unlock()
+	defer func() {
+		o.mu.Lock()
+		o.inside--
+		o.mu.Unlock()
+	}()
+	fence, first := cfg.Fence, true
+	cfg.Fence = func(ctx context.Context) error {
+		if err := fence(ctx); err != nil || !first {
+			return err
+		}
+		first = false
+		o.mu.Lock()
+		if o.at++; o.at == o.want {
+			close(o.all)
+		}
+		o.mu.Unlock()
+		select {
+		case <-o.all:
+			return nil
+		case <-time.After(20 * time.Second):
+			return fmt.Errorf("only %d of %d ingests reached their fence together", o.at, o.want)
+		}
+	}
+	return o.next(ctx, cfg, dir)
+}
+
+func TestRunJobsIngestRunsAtOnceEachOnceInQueueOrder(t *testing.T) {
+	e := newEnv(t)
+	// Oldest first: the order the queue serves them.
+	runs := []int64{runOld, runMid, runNew, 30000000050, 30000000040, 30000000030}
+	for i, id := range runs {
+		e.tree(id, 1, i)
+	}
+	const jobs = 3
+	ov := &overlapIngester{next: e.ingest, want: jobs, all: make(chan struct{})}
+	opts := store.DefaultOptions()
+	opts.Jobs = jobs // the pool of `ingest backfill --jobs 3`
+	st, err := store.OpenWith(t.Context(), e.url, opts, e.log)
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	o := e.options(false, &recorder{})
+	o.Jobs = jobs
+	res, err := backfill.Run(t.Context(), o, st, &backfill.DirSource{Dir: e.root, Log: e.log}, ov.ingest)
+	require.NoError(t, err)
+	require.Equal(t, jobs, ov.maxSeen, "the worker ingested %d runs at once", jobs)
+	require.Equal(t, schema.BackfillCounts{Total: 6, Ingested: 6, Worked: 6}, res.Counts)
+	require.True(t, res.Finished)
+	require.Equal(t, 6, res.Totals.Ingested, "every job's runs are in the totals")
+	require.EqualValues(t, 24, res.Totals.Rows.Benchmark.New)
+	require.Equal(t, succeeded(runs...), e.ledger(), "one ingest per run, begun in the queue's order")
+	var ids []int64
+	rows, err := e.db.Query(t.Context(), `SELECT github_run_id FROM workflow_runs ORDER BY id`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, runs, ids, "run rows numbered in the queue's order")
 }

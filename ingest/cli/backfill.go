@@ -48,6 +48,7 @@ func (a *app) backfillCommand() *cobra.Command {
 	o.reread = s.flag("reread", "read and compare every run in full even when its inputs and the data are unchanged since its last ingest", "INGEST_REREAD")
 	o.dryRun = s.flag("dry-run", "list what would be done, oldest run first; write nothing", "INGEST_DRY_RUN")
 	o.worker = s.str("worker", "", "name of this worker in the queue (default HOST:PID)", "INGEST_BACKFILL_WORKER")
+	o.jobs = s.intIn("jobs", "1", 1, 16, "runs this worker fetches and ingests at once, each in its own transaction (more pays while fetches wait on the network or the machine is shared)", "INGEST_BACKFILL_JOBS")
 	o.keep = s.flag("keep-downloads", "keep each run's downloaded artifacts in the cache (default: removed once the run is settled)", "INGEST_KEEP_DOWNLOADS")
 	o.catalogFiles = s.str("catalog", "", "comma-separated alias-table extension files", "INGEST_CATALOG")
 	o.overrideFiles = s.str("overrides", "", "comma-separated run-override files", "INGEST_OVERRIDES")
@@ -62,7 +63,7 @@ func (a *app) backfillCommand() *cobra.Command {
 type backfillOpts struct {
 	common                                                  *commonOpts
 	repo, workflow, branch, since, until, runsFile, fromDir *setting
-	worker, catalogFiles, overrideFiles                     *setting
+	worker, catalogFiles, overrideFiles, jobs               *setting
 	reingest, reread, dryRun, keep                          *bool
 	gh                                                      *githubOpts
 	coverage                                                coverageOpts
@@ -239,6 +240,8 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 		return fail(env, "%v", err)
 	}
 	*common.noMigrate = *common.noMigrate || *dryRun // a dry run writes nothing, not even a migration
+	jobs := int(o.jobs.int64())
+	common.store.Jobs = jobs
 	st, err := openStore(ctx, common, log, !*dryRun)
 	if err != nil {
 		return failOpen(env, err)
@@ -283,7 +286,7 @@ func runBackfill(ctx context.Context, env Env, o *backfillOpts) int {
 	if onTerminal {
 		progress = newBackfillProgress(env.Stderr)
 	}
-	res, err := backfill.Run(ctx, backfill.Options{Params: p, Config: cfg, Worker: name, Progress: progress, Log: log},
+	res, err := backfill.Run(ctx, backfill.Options{Params: p, Config: cfg, Worker: name, Jobs: jobs, Progress: progress, Log: log},
 		st, src, ingestTree)
 	if res != nil {
 		if werr := backfill.WriteResult(env.Stdout, res, name); werr != nil && err == nil {

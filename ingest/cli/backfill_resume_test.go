@@ -96,7 +96,9 @@ func TestBackfillArchiveResumesFromCache(t *testing.T) {
 			cache := t.TempDir()
 			vars := map[string]string{"DATABASE_URL": db, "INGEST_CACHE_DIR": cache, "INGEST_TARGET": "production",
 				"STORAGE_EMULATOR_HOST": proxy.URL, "INGEST_ARCHIVE": "gs://backup/ci"}
-			args := []string{"backfill", "--repo", "SemiAnalysisAI/InferenceX", "--source", "archive"}
+			// One job: the second run is fetched only after the first, so
+			// the stop finds it not downloaded yet.
+			args := []string{"backfill", "--repo", "SemiAnalysisAI/InferenceX", "--source", "archive", "--jobs", "1"}
 			tree := filepath.Join(cache, "SemiAnalysisAI", "InferenceX", "runs", strconv.Itoa(first))
 
 			// The first run's ingest waits for its lock: the pass is stopped

@@ -85,9 +85,11 @@ func (c *Client) source(req Request) (Source, error) {
 // when a token is set (GitHub keeps runs long after their artifacts),
 // else from the archive.
 func (c *Client) fetchArchive(ctx context.Context, req Request, res *Result) (map[int64]bool, error) {
-	arch, err := c.opts.Archive.Contents(ctx, req.SourceRunID)
-	if err != nil {
-		return nil, fmt.Errorf("archive %s: run %d: %w", c.opts.Archive, req.SourceRunID, err)
+	arch, err := req.Archived, error(nil)
+	if arch == nil {
+		if arch, err = c.opts.Archive.Contents(ctx, req.SourceRunID); err != nil {
+			return nil, fmt.Errorf("archive %s: run %d: %w", c.opts.Archive, req.SourceRunID, err)
+		}
 	}
 	if arch == nil || len(arch.Uploads) == 0 {
 		return nil, fmt.Errorf("run %d: %w %s", req.SourceRunID, ErrNotArchived, c.opts.Archive)

@@ -32,6 +32,10 @@ type Request struct {
 	// Source is where the artifacts come from (default: auto when the
 	// client has an archive, else github).
 	Source Source
+	// Archived, when set, is what the archive holds of the source run, as
+	// the caller listed it just before (Archive.Contents): an archive
+	// fetch takes it instead of listing the run again.
+	Archived *schema.ArchivedRun
 	// RequireCompleted refuses, before any download, a source run whose
 	// current attempt is not completed (a re-run in progress: its listing
 	// still holds the previous attempt's artifacts) with a
@@ -360,6 +364,11 @@ func dropUnavailable(selected, listing []schema.ArtifactListing, gone []*Unavail
 // placeFile puts the cached file at dst: a hard link when the file system
 // allows, else a copy; either way dst appears atomically.
 func placeFile(src, dst string) error {
+	// A new tree's files are absent: one link lays each, where replacing
+	// an existing name takes two stats, a link and a rename.
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
 	if a, err := os.Stat(src); err == nil {
 		if b, err := os.Stat(dst); err == nil && os.SameFile(a, b) {
 			return nil

@@ -31,6 +31,9 @@ type Options struct {
 	LockTimeout time.Duration
 	// StatementTimeout bounds every statement (0: no limit).
 	StatementTimeout time.Duration
+	// Jobs is how many backfill runs the process works on at once (0:
+	// one): the pool allows three connections for each.
+	Jobs int
 }
 
 // DefaultOptions are the options of Open.

@@ -45,9 +45,10 @@ func OpenWith(ctx context.Context, url string, opts Options, log *zap.Logger) (*
 		cfg.MaxConns = 4
 	}
 	// A backfill worker holds a claim while its ingest writes and the
-	// ledger is read: three connections at once. Fewer would deadlock.
-	if cfg.MaxConns < 3 {
-		cfg.MaxConns = 3
+	// ledger is read: three connections at once for each run it works
+	// on. Fewer would deadlock.
+	if need := 3 * int32(max(opts.Jobs, 1)); cfg.MaxConns < need {
+		cfg.MaxConns = need
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
