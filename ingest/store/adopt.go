@@ -330,6 +330,9 @@ type AdoptOptions struct {
 	// Step, when set, is called before each step with its name; an error
 	// stops the adopt there (the transaction rolls back). Tests use it.
 	Step func(name string) error
+	// EvalBatchSamples is about how many reference samples one batch of
+	// the eval sample copy takes; 0 is evalSamplesPerBatch.
+	EvalBatchSamples int64
 }
 
 // AdoptResult is what adopt did.
@@ -386,6 +389,9 @@ type adoption struct {
 	o   AdoptOptions
 	tx  pgx.Tx
 	res *AdoptResult
+	// evalBounds are the first reference eval ids of the sample batches
+	// not copied yet, each batch up to the next bound (the last: on).
+	evalBounds []int64
 }
 
 func (a *adoption) step(name string) error {
@@ -488,8 +494,22 @@ func (a *adoption) run(ctx context.Context, latest uint) error {
 			return err
 		}
 	}
+	if err := a.evalRows(ctx); err != nil {
+		return err
+	}
+	// The eval samples need nothing the trace step writes: their batches
+	// run while the trace readers have no trace ready, the rest after.
 	if err := a.traces(ctx); err != nil {
 		return err
+	}
+	for {
+		more, err := a.evalBatch(ctx)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
 	}
 	copies = []struct {
 		table, sql string
@@ -497,11 +517,6 @@ func (a *adoption) run(ctx context.Context, latest uint) error {
 	}{
 		{"benchmark_results", qAdoptBenchmarkResults, []any{trace.ServerMetricsReplaced()}},
 		{"run_stats", qAdoptRunStats, nil},
-		{"", qAdoptEvalMap, nil},
-		{"eval_results", qAdoptEvalResults, nil},
-		{"eval_sample_texts", qAdoptSampleTexts, nil},
-		{"eval_samples", strings.NewReplacer("{samples}", "public.eval_samples", "{merged}", "NOT m.merged").Replace(qAdoptEvalSamples), nil},
-		{"eval_samples", strings.NewReplacer("{samples}", qAdoptMergedSamples, "{merged}", "m.merged").Replace(qAdoptEvalSamples), nil},
 		{"changelog_entries", qAdoptChangelog, nil},
 		{"availability", qAdoptAvailability, nil},
 		{"datasets", qAdoptDatasets, nil},
@@ -708,7 +723,7 @@ func (a *adoption) traces(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("adopt agentic_trace_replay: %w", err)
 	}
-	if err := a.readTraces(ctx, all, func(r traceRead) error { return a.trace(ctx, r) }); err != nil {
+	if err := a.readTraces(ctx, all, func(r traceRead) error { return a.trace(ctx, r) }, a.evalBatch); err != nil {
 		return err
 	}
 	if err := a.serverMetrics(ctx, "r.trace_replay_id IS NULL", nil); err != nil {

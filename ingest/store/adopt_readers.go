@@ -53,9 +53,12 @@ var snapshotID = regexp.MustCompile(`^[0-9A-Fa-f-]+$`)
 // in its own read-only transaction on the adopt transaction's snapshot
 // (the reference's tables are locked against writes and the adopt never
 // writes them, so the readers see what it sees), and hands each read to
-// use in order, on the calling goroutine. A reader's failure or use's
+// use in order, on the calling goroutine. While the next trace is not
+// read yet, idle runs other work of the adopt's transaction, one piece a
+// call, until it says none is left. A reader's failure, use's or idle's
 // stops the others.
-func (a *adoption) readTraces(ctx context.Context, all []traceRow, use func(traceRead) error) error {
+func (a *adoption) readTraces(ctx context.Context, all []traceRow, use func(traceRead) error,
+	idle func(context.Context) (bool, error)) error {
 	if len(all) == 0 {
 		return nil
 	}
@@ -107,8 +110,15 @@ func (a *adoption) readTraces(ctx context.Context, all []traceRow, use func(trac
 		})
 	}
 	var useErr error
+	idling := true
 consume:
 	for i := range all {
+		for idling && len(results[i]) == 0 && gctx.Err() == nil {
+			if idling, useErr = idle(ctx); useErr != nil {
+				cancel()
+				break consume
+			}
+		}
 		select {
 		case r := <-results[i]:
 			<-window

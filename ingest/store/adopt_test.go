@@ -360,9 +360,22 @@ func adoptGPUMetrics(t *testing.T, level016 bool) {
 // Eval rows of one key with NULL isl, osl or conc (the reference's plain
 // UNIQUE never made them conflict, so a re-ingest added a row) are merged
 // into the newest: it keeps its id and values, and holds every document
-// either had, the newest row's where both have one.
+// either had, the newest row's where both have one. So too when the
+// samples are copied in many batches, the two rows in different ones.
 func TestAdoptMergesDuplicateEvalKeys(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		perBatch int64
+	}{{"one batch", 0}, {"many batches", 7}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			adoptMergesDuplicateEvalKeys(t, c.perBatch)
+		})
+	}
+}
+
+func adoptMergesDuplicateEvalKeys(t *testing.T, perBatch int64) {
 	ctx := context.Background()
 	db, stats := refDatabase(t, refdb.Level017)
 	conn, err := pgx.Connect(ctx, db)
@@ -388,7 +401,7 @@ func TestAdoptMergesDuplicateEvalKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, plan.Refusals)
 	require.Equal(t, int64(1), plan.EvalMerges)
-	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test"})
+	res, err := st.Adopt(ctx, plan, store.AdoptOptions{Repo: "r/r", ToolVersion: "test", EvalBatchSamples: perBatch})
 	require.NoError(t, err)
 	require.Equal(t, stats.EvalResults, res.Rows["eval_results"])
 	require.Equal(t, stats.EvalSamples, res.Rows["eval_samples"])

@@ -340,8 +340,14 @@ INSERT INTO eval_sample_texts (digest, kind, content)
 SELECT sha256(convert_to(k.kind, 'UTF8') || '\x00'::bytea || convert_to(k.content, 'UTF8')), k.kind, k.content
 FROM public.eval_samples s,
      LATERAL (VALUES ('prompt', s.prompt), ('doc', (s.data -> 'doc')::text), ('resps', (s.data -> 'resps')::text)) AS k(kind, content)
-WHERE k.content IS NOT NULL
+WHERE k.content IS NOT NULL AND s.eval_result_id >= $1 AND s.eval_result_id < $2
 ON CONFLICT (digest) DO NOTHING`
+
+	// qAdoptEvalBounds splits the reference's eval rows into $1 ranges of
+	// ids, each as many rows: the first id of each range.
+	qAdoptEvalBounds = `
+SELECT min(id) FROM (SELECT id, ntile($1) OVER (ORDER BY id) AS part FROM public.eval_results) p
+GROUP BY part ORDER BY 1`
 
 	// The samples of an eval row nothing merged keep their row; those of
 	// merged rows go to the row that stands for the key, each document
@@ -366,7 +372,7 @@ WHERE {merged}`
 	qAdoptMergedSamples = `(
     SELECT DISTINCT ON (m.new_id, s.doc_id, coalesce(s.data ->> 'filter', '')) s.*
     FROM public.eval_samples s JOIN adopt_eval_map m ON m.old_id = s.eval_result_id
-    WHERE m.merged
+    WHERE m.merged AND m.new_id >= $1 AND m.new_id < $2
     ORDER BY m.new_id, s.doc_id, coalesce(s.data ->> 'filter', ''), s.eval_result_id DESC, s.id DESC)`
 
 	qAdoptChangelog = `
