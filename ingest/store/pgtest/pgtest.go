@@ -155,6 +155,13 @@ var safeKey = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
 func New(t testing.TB) string {
 	t.Helper()
 	skipShort(t)
+	return copyOf(t, func(ctx context.Context, admin *pgx.Conn) (string, error) { return ensureTemplate(ctx, admin) })
+}
+
+// copyOf creates a database for test t copied from the template tmpl
+// names, dropped when the test ends, and returns its URL.
+func copyOf(t testing.TB, tmpl func(ctx context.Context, admin *pgx.Conn) (string, error)) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, AdminURL())
@@ -162,12 +169,12 @@ func New(t testing.TB) string {
 		t.Fatalf("pgtest: connect to %s (start PostgreSQL or set %s): %v", AdminURL(), AdminURLEnv, err)
 	}
 	defer admin.Close(ctx)
-	tmpl, err := ensureTemplate(ctx, admin)
+	from, err := tmpl(ctx, admin)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
 	name := Name(t, "test")
-	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, tmpl)); err != nil {
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, from)); err != nil {
 		t.Fatalf("pgtest: create database %s: %v", name, err)
 	}
 	dropAtCleanup(t, name)
@@ -212,20 +219,7 @@ func NewFrom[T any](t testing.TB, key string, build func(ctx context.Context, ur
 	if !ok {
 		t.Fatalf("pgtest: template %s was built with a %T, not a %T", key, b.value, zero)
 	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	admin, err := pgx.Connect(ctx, AdminURL())
-	if err != nil {
-		t.Fatalf("pgtest: connect to %s (start PostgreSQL or set %s): %v", AdminURL(), AdminURLEnv, err)
-	}
-	defer admin.Close(ctx)
-	name := Name(t, "test")
-	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, b.name)); err != nil {
-		t.Fatalf("pgtest: create database %s: %v", name, err)
-	}
-	dropAtCleanup(t, name)
-	return withDatabase(AdminURL(), name), value
+	return copyOf(t, func(context.Context, *pgx.Conn) (string, error) { return b.name, nil }), value
 }
 
 // build creates the template of key, runs build on it and marks it a
