@@ -1037,14 +1037,8 @@ func (a *adoption) rawBlob(ctx context.Context, id int64, col string, n int64, p
 	if !fresh {
 		sink = io.Discard
 	}
-	src := &readErr{r: &sliceReader{ctx: ctx, q: a.tx, id: id, col: col, n: n, read: &a.res.BlobBytesRead}}
-	tee := io.TeeReader(src, sink)
-	perr = parse(tee)
-	if _, err := io.Copy(io.Discard, tee); err != nil {
+	if _, perr, err = parseAll(&sliceReader{ctx: ctx, q: a.tx, id: id, col: col, n: n, read: &a.res.BlobBytesRead}, sink, parse); err != nil {
 		return nil, 0, nil, err
-	}
-	if src.err != nil {
-		return nil, 0, nil, src.err
 	}
 	if !fresh {
 		return d, n, perr, nil

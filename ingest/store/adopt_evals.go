@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // evalSamplesPerBatch is about how many reference samples one batch of
@@ -19,7 +21,7 @@ func (a *adoption) evalRows(ctx context.Context) error {
 	if err := a.exec(ctx, "", qAdoptEvalMap); err != nil {
 		return err
 	}
-	if err := a.exec(ctx, "", `ANALYZE adopt_eval_map`); err != nil {
+	if err := a.exec(ctx, "", qAdoptEvalMapAnalyze); err != nil {
 		return err
 	}
 	if err := a.exec(ctx, "eval_results", qAdoptEvalResults); err != nil {
@@ -36,21 +38,12 @@ func (a *adoption) evalRows(ctx context.Context) error {
 		per = evalSamplesPerBatch
 	}
 	parts := min(max(samples/per, 1), 256)
-	rows, err := a.tx.Query(ctx, qAdoptEvalBounds, parts)
+	rows, _ := a.tx.Query(ctx, qAdoptEvalBounds, parts)
+	bounds, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
 		return fmt.Errorf("adopt eval_samples: split into batches: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return fmt.Errorf("adopt eval_samples: split into batches: %w", err)
-		}
-		a.evalBounds = append(a.evalBounds, id)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("adopt eval_samples: split into batches: %w", err)
-	}
+	a.evalBounds = bounds
 	if len(a.evalBounds) > 0 {
 		a.evalBounds[0] = math.MinInt64 // every sample's eval row is in a range
 	}

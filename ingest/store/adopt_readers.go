@@ -63,7 +63,7 @@ func (a *adoption) readTraces(ctx context.Context, all []traceRow, use func(trac
 		return nil
 	}
 	var snap string
-	if err := a.tx.QueryRow(ctx, `SELECT pg_export_snapshot()`).Scan(&snap); err != nil {
+	if err := a.tx.QueryRow(ctx, qAdoptExportSnapshot).Scan(&snap); err != nil {
 		return fmt.Errorf("adopt agentic_trace_replay: export the snapshot: %w", err)
 	}
 	if !snapshotID.MatchString(snap) {
@@ -149,7 +149,7 @@ func (a *adoption) reader(ctx context.Context, snap string, f func(pgx.Tx) error
 	defer conn.Release()
 	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+snap+"'"); err != nil {
+			if _, err := tx.Exec(ctx, fmt.Sprintf(qAdoptImportSnapshot, snap)); err != nil {
 				return fmt.Errorf("adopt agentic_trace_replay: take the snapshot: %w", err)
 			}
 			return f(tx)
@@ -204,15 +204,27 @@ func readGzip(ctx context.Context, q pgx.Tx, id int64, col string, n int64, read
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	src := &readErr{r: zr}
 	h := sha256.New()
-	tee := io.TeeReader(src, h)
-	perr = parse(tee)
-	if _, err := io.Copy(io.Discard, tee); err != nil {
+	size, perr, err = parseAll(zr, h, parse)
+	if err != nil {
 		return nil, 0, nil, err
 	}
-	if src.err != nil {
-		return nil, 0, nil, src.err
+	return h.Sum(nil), size, perr, nil
+}
+
+// parseAll feeds r to parse and, as parse reads it, to sink; the rest of r
+// is read (into sink) when parse stops early. It returns the bytes read,
+// parse's error as perr, and a read error as err: a parser that stops at a
+// read error must not hide it as a parse error.
+func parseAll(r io.Reader, sink io.Writer, parse func(io.Reader) error) (n int64, perr, err error) {
+	src := &readErr{r: r}
+	tee := io.TeeReader(src, sink)
+	perr = parse(tee)
+	if _, err := io.Copy(io.Discard, tee); err != nil {
+		return 0, nil, err
 	}
-	return h.Sum(nil), src.n, perr, nil
+	if src.err != nil {
+		return 0, nil, src.err
+	}
+	return src.n, perr, nil
 }

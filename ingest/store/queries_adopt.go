@@ -343,6 +343,16 @@ FROM public.eval_samples s,
 WHERE k.content IS NOT NULL AND s.eval_result_id >= $1 AND s.eval_result_id < $2
 ON CONFLICT (digest) DO NOTHING`
 
+	// The eval map's statistics, for the plans of the batched sample
+	// copies that filter it by id.
+	qAdoptEvalMapAnalyze = `ANALYZE adopt_eval_map`
+
+	// The adopt transaction's snapshot, exported for the trace readers
+	// and imported by each (%s: the id, checked; the command takes no
+	// parameter).
+	qAdoptExportSnapshot = `SELECT pg_export_snapshot()`
+	qAdoptImportSnapshot = `SET TRANSACTION SNAPSHOT '%s'`
+
 	// qAdoptEvalBounds splits the reference's eval rows into $1 ranges of
 	// ids, each as many rows: the first id of each range.
 	qAdoptEvalBounds = `
