@@ -85,7 +85,8 @@ func (c *Client) source(req Request) (Source, error) {
 // when a token is set (GitHub keeps runs long after their artifacts),
 // else from the archive.
 func (c *Client) fetchArchive(ctx context.Context, req Request, res *Result) (map[int64]bool, error) {
-	arch, err := req.Archived, error(nil)
+	arch := req.Archived
+	var err error
 	if arch == nil {
 		if arch, err = c.opts.Archive.Contents(ctx, req.SourceRunID); err != nil {
 			return nil, fmt.Errorf("archive %s: run %d: %w", c.opts.Archive, req.SourceRunID, err)

@@ -17,7 +17,9 @@ import (
 // The trace blobs are read and parsed by traceReaders readers while the
 // adopt's transaction writes the traces before them, at most
 // traceLookahead traces read ahead of the one being written: memory
-// holds that many parsed traces, whatever the number of traces.
+// holds that many parsed traces, whatever the number of traces. The
+// readers and the transaction fit the store's pool, which OpenWith never
+// makes smaller than three connections.
 const (
 	traceReaders   = 2
 	traceLookahead = 3
